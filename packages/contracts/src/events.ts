@@ -1,0 +1,234 @@
+/**
+ * The versioned event union of a session stream, and its wire codec.
+ *
+ * Every event has a `_tag` and a schema version. The codec writes `{ type, version, payload }`
+ * and, on read, refuses an unknown type or a version newer than this build knows instead of
+ * guessing: a store written by a newer Rewind must never be misread by an older one.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import { Checkpoint } from "./checkpoint.js"
+import { EventDecodeError } from "./errors.js"
+import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
+import { Message, Part } from "./message.js"
+import { RevertCursor, RewindScope } from "./rewind.js"
+import { Session } from "./session.js"
+import { WorkspacePath } from "./workspacePath.js"
+
+export class SessionCreated extends Schema.TaggedClass<SessionCreated>()("SessionCreated", {
+  session: Session,
+}) {}
+
+export class MessageAppended extends Schema.TaggedClass<MessageAppended>()("MessageAppended", {
+  message: Message,
+}) {}
+
+export class PartAppended extends Schema.TaggedClass<PartAppended>()("PartAppended", {
+  part: Part,
+}) {}
+
+export class TurnStarted extends Schema.TaggedClass<TurnStarted>()("TurnStarted", {
+  turnId: TurnId,
+  userMessageId: MessageId,
+}) {}
+
+export class TurnCompleted extends Schema.TaggedClass<TurnCompleted>()("TurnCompleted", {
+  turnId: TurnId,
+  status: Schema.Literal("completed", "aborted"),
+}) {}
+
+/** The conversation was wound back: the cursor replaces the previous one wholesale. */
+export class ConversationRewound extends Schema.TaggedClass<ConversationRewound>()("ConversationRewound", {
+  cursor: RevertCursor,
+  /** The id the caller asked for (an assistant id is resolved to its turn's user message). */
+  requestedMessageId: MessageId,
+}) {}
+
+/** A summary message covers the contiguous active-branch range `fromMessageId..toMessageId`. */
+export class CompactionApplied extends Schema.TaggedClass<CompactionApplied>()("CompactionApplied", {
+  summaryMessageId: MessageId,
+  fromMessageId: MessageId,
+  toMessageId: MessageId,
+}) {}
+
+export class BackgroundTaskStarted extends Schema.TaggedClass<BackgroundTaskStarted>()(
+  "BackgroundTaskStarted",
+  {
+    taskId: TaskId,
+    turnId: TurnId,
+    description: Schema.String,
+    /** The branch generation the task was started on; results of an older generation are discarded. */
+    branchGeneration: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  },
+) {}
+
+export class BackgroundTaskFinished extends Schema.TaggedClass<BackgroundTaskFinished>()(
+  "BackgroundTaskFinished",
+  {
+    taskId: TaskId,
+    outcome: Schema.Literal("completed", "failed", "stopped"),
+  },
+) {}
+
+export class CheckpointCreated extends Schema.TaggedClass<CheckpointCreated>()("CheckpointCreated", {
+  checkpoint: Checkpoint,
+}) {}
+
+/** A preview-then-apply file rewind succeeded: the undo offer for these checkpoints is spent. */
+export class FileRewindApplied extends Schema.TaggedClass<FileRewindApplied>()("FileRewindApplied", {
+  operationId: OperationId,
+  checkpointIds: Schema.Array(CheckpointId),
+  files: Schema.Array(
+    Schema.Struct({ path: WorkspacePath, action: Schema.Literal("restored", "deleted", "unchanged") }),
+  ),
+}) {}
+
+/** A direct or cascade restore of files from checkpoints (the files part of a rewind). */
+export class WorkspaceRewound extends Schema.TaggedClass<WorkspaceRewound>()("WorkspaceRewound", {
+  operationId: OperationId,
+  scope: RewindScope,
+  targetMessageId: Schema.optional(MessageId),
+  checkpointIds: Schema.Array(CheckpointId),
+  outcome: Schema.Literal("applied", "unavailable"),
+  reason: Schema.optional(Schema.String),
+  files: Schema.Array(
+    Schema.Struct({ path: WorkspacePath, action: Schema.Literal("restored", "deleted", "unchanged") }),
+  ),
+}) {}
+
+/**
+ * Every event class this build understands, with the schema version it writes. When a payload
+ * changes shape, bump its version here and teach `decodeEvent` to upgrade the older one.
+ */
+export const EVENT_VERSIONS = {
+  SessionCreated: { schema: SessionCreated, version: 1 },
+  MessageAppended: { schema: MessageAppended, version: 1 },
+  PartAppended: { schema: PartAppended, version: 1 },
+  TurnStarted: { schema: TurnStarted, version: 1 },
+  TurnCompleted: { schema: TurnCompleted, version: 1 },
+  ConversationRewound: { schema: ConversationRewound, version: 1 },
+  CompactionApplied: { schema: CompactionApplied, version: 1 },
+  BackgroundTaskStarted: { schema: BackgroundTaskStarted, version: 1 },
+  BackgroundTaskFinished: { schema: BackgroundTaskFinished, version: 1 },
+  CheckpointCreated: { schema: CheckpointCreated, version: 1 },
+  FileRewindApplied: { schema: FileRewindApplied, version: 1 },
+  WorkspaceRewound: { schema: WorkspaceRewound, version: 1 },
+} as const
+
+export type EventType = keyof typeof EVENT_VERSIONS
+
+export const SessionEvent = Schema.Union(
+  SessionCreated,
+  MessageAppended,
+  PartAppended,
+  TurnStarted,
+  TurnCompleted,
+  ConversationRewound,
+  CompactionApplied,
+  BackgroundTaskStarted,
+  BackgroundTaskFinished,
+  CheckpointCreated,
+  FileRewindApplied,
+  WorkspaceRewound,
+)
+export type SessionEvent = typeof SessionEvent.Type
+
+/** An event as a store keeps it: its place in the stream and when it was appended. */
+export interface StoredEvent {
+  readonly sessionId: SessionId
+  /** 1-based position in the session's stream; the stream's version is its last sequence. */
+  readonly sequence: number
+  readonly at: number
+  readonly event: SessionEvent
+}
+
+/** The wire/storage form of an event. `payload` is plain JSON. */
+export interface EncodedEvent {
+  readonly type: string
+  readonly version: number
+  readonly payload: unknown
+}
+
+const isKnownType = (type: string): type is EventType => Object.hasOwn(EVENT_VERSIONS, type)
+
+/** Encodes an event for storage: JSON-safe payload plus its type and schema version. */
+export const encodeEvent = (event: SessionEvent): EncodedEvent => {
+  const entry = EVENT_VERSIONS[event._tag]
+  const payload = Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>)(event)
+  return { type: event._tag, version: entry.version, payload }
+}
+
+const decoders = Object.fromEntries(
+  Object.entries(EVENT_VERSIONS).map(([type, entry]) => [
+    type,
+    Schema.decodeUnknownEither(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>),
+  ]),
+) as Record<EventType, (input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>>
+
+const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, EventDecodeError> => {
+  const { type, version, payload } = encoded
+  if (typeof type !== "string" || !isKnownType(type)) {
+    return Either.left(
+      new EventDecodeError({
+        reason: "unknown_type",
+        type: String(type),
+        version,
+        message: `unknown event type '${String(type)}'`,
+      }),
+    )
+  }
+  const known = EVENT_VERSIONS[type].version
+  if (!Number.isInteger(version) || version < 1) {
+    return Either.left(
+      new EventDecodeError({
+        reason: "malformed",
+        type,
+        version,
+        message: "event version must be a positive integer",
+      }),
+    )
+  }
+  if (version > known) {
+    return Either.left(
+      new EventDecodeError({
+        reason: "unsupported_version",
+        type,
+        version,
+        message: `event ${type} has version ${version}, but this build of Rewind understands up to version ${known}; upgrade Rewind to read this store`,
+      }),
+    )
+  }
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+    return Either.left(
+      new EventDecodeError({
+        reason: "malformed",
+        type,
+        version,
+        message: `event ${type} payload must be an object`,
+      }),
+    )
+  }
+  return Either.mapLeft(
+    decoders[type]({ ...payload, _tag: type }),
+    (error) =>
+      new EventDecodeError({
+        reason: "malformed",
+        type,
+        version,
+        message: `event ${type} v${version} does not match its schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+      }),
+  )
+}
+
+/**
+ * Decodes a stored event, refusing unknown types, versions newer than this build, and payloads
+ * that do not match their schema. Never returns a partially understood event.
+ */
+export const decodeEvent = (encoded: EncodedEvent): Effect.Effect<SessionEvent, EventDecodeError> =>
+  Effect.suspend(() => decodeToEither(encoded))
+
+/** Synchronous variant for hot loops (cold loads); throws the same EventDecodeError. */
+export const decodeEventSync = (encoded: EncodedEvent): SessionEvent => {
+  const result = decodeToEither(encoded)
+  if (Either.isLeft(result)) throw result.left
+  return result.right
+}

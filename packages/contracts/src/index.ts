@@ -1,0 +1,12 @@
+/**
+ * @rewind/contracts: the schemas every Rewind package shares. Data only; no I/O.
+ */
+export * from "./checkpoint.js"
+export * from "./errors.js"
+export * from "./events.js"
+export * from "./ids.js"
+export * from "./message.js"
+export * from "./refusal.js"
+export * from "./rewind.js"
+export * from "./session.js"
+export * from "./workspacePath.js"

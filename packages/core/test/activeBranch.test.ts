@@ -1,0 +1,66 @@
+import { describe, expect, it } from "@effect/vitest"
+import { activeBranch } from "../src/activeBranch.js"
+import { branchView } from "../src/branchView.js"
+import { evolve, projectSession } from "../src/sessionState.js"
+import { mid, StreamBuilder, tid } from "./fixtures.js"
+
+describe("activeBranch", () => {
+  it("is every message in order when nothing was rewound", () => {
+    const state = projectSession(new StreamBuilder().turn(1).turn(2).stored())
+    expect(activeBranch(state)).toEqual([mid("u1"), mid("a1"), mid("u2"), mid("a2")])
+  })
+
+  it("is the kept prefix plus what was appended after the cut, and older branches never resurface", () => {
+    const b = new StreamBuilder().turn(1).turn(2)
+    b.rewind({
+      keptMessageIds: [mid("u1"), mid("a1")],
+      branchCutAfterMessageId: mid("a2"),
+      branchGeneration: 1,
+      targetMessageId: mid("u2"),
+      scope: "conversation",
+    })
+    b.turn(3)
+    // Second rewind to u3 keeps only turn 1 again; turn 2 (cut before) must not come back.
+    b.rewind({
+      keptMessageIds: [mid("u1"), mid("a1")],
+      branchCutAfterMessageId: mid("a3"),
+      branchGeneration: 2,
+      targetMessageId: mid("u3"),
+      scope: "conversation",
+    })
+    b.turn(4)
+    const state = projectSession(b.stored())
+    expect(activeBranch(state)).toEqual([mid("u1"), mid("a1"), mid("u4"), mid("a4")])
+    expect(state.messageOrder).toHaveLength(8)
+    expect(state.branchGeneration).toBe(2)
+  })
+
+  it("the branch view hides compacted messages from the model and restores them once the summary is cut", () => {
+    const b = new StreamBuilder().turn(1).turn(2).compaction(mid("s"), mid("u1"), mid("a1"), tid(2)).turn(3)
+    const state = projectSession(b.stored())
+    const view = branchView(state)
+    expect(view.modelHistory).toEqual([mid("u2"), mid("a2"), mid("s"), mid("u3"), mid("a3")])
+    expect(view.coveredBy.get(mid("u1"))).toBe(mid("s"))
+    expect(view.turnIds).toEqual([tid(1), tid(2), tid(3)])
+
+    b.rewind({
+      keptMessageIds: [mid("u1"), mid("a1"), mid("u2"), mid("a2")],
+      branchCutAfterMessageId: mid("a3"),
+      branchGeneration: 1,
+      targetMessageId: mid("s"),
+      scope: "conversation",
+    })
+    const after = branchView(projectSession(b.stored()))
+    expect(after.activeCompactions).toEqual([])
+    expect(after.modelHistory).toEqual([mid("u1"), mid("a1"), mid("u2"), mid("a2")])
+  })
+
+  it("evolve does not mutate its input", () => {
+    const state = projectSession(new StreamBuilder().turn(1).stored())
+    const before = [...state.messageOrder]
+    const next = evolve(state, new StreamBuilder().turn(9).events[1]!)
+    expect(state.messageOrder).toEqual(before)
+    expect(next.messageOrder).toHaveLength(before.length + 1)
+    expect(next.version).toBe(state.version + 1)
+  })
+})
