@@ -114,3 +114,16 @@ export class UnrecoverableRewindError extends Schema.TaggedError<UnrecoverableRe
     message: Schema.String,
   },
 ) {}
+
+/**
+ * A fork bundle about to be committed has a reference that does not point inside the child (or
+ * another shape problem): a bug in the bundle builder, never committed. Lists every problem found.
+ */
+export class ForkBundleInvalid extends Schema.TaggedError<ForkBundleInvalid>()("ForkBundleInvalid", {
+  sessionId: SessionId,
+  problems: Schema.Array(Schema.String),
+}) {
+  override get message() {
+    return `fork bundle for session ${this.sessionId} is invalid: ${this.problems.join("; ")}`
+  }
+}

@@ -8,6 +8,15 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { Checkpoint } from "./checkpoint.js"
 import { EventDecodeError } from "./errors.js"
+import {
+  ExecutionStateRecorded,
+  ForkBoundaryPinned,
+  GoalUpdated,
+  ModelSelectionRecorded,
+  SessionForked,
+  SubagentSpawned,
+  VerificationRecorded,
+} from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
 import { Message, Part } from "./message.js"
 import { RevertCursor, RewindScope } from "./rewind.js"
@@ -112,6 +121,13 @@ export const EVENT_VERSIONS = {
   CheckpointCreated: { schema: CheckpointCreated, version: 1 },
   FileRewindApplied: { schema: FileRewindApplied, version: 1 },
   WorkspaceRewound: { schema: WorkspaceRewound, version: 1 },
+  ForkBoundaryPinned: { schema: ForkBoundaryPinned, version: 1 },
+  SessionForked: { schema: SessionForked, version: 1 },
+  GoalUpdated: { schema: GoalUpdated, version: 1 },
+  VerificationRecorded: { schema: VerificationRecorded, version: 1 },
+  ModelSelectionRecorded: { schema: ModelSelectionRecorded, version: 1 },
+  ExecutionStateRecorded: { schema: ExecutionStateRecorded, version: 1 },
+  SubagentSpawned: { schema: SubagentSpawned, version: 1 },
 } as const
 
 export type EventType = keyof typeof EVENT_VERSIONS
@@ -129,6 +145,13 @@ export const SessionEvent = Schema.Union(
   CheckpointCreated,
   FileRewindApplied,
   WorkspaceRewound,
+  ForkBoundaryPinned,
+  SessionForked,
+  GoalUpdated,
+  VerificationRecorded,
+  ModelSelectionRecorded,
+  ExecutionStateRecorded,
+  SubagentSpawned,
 )
 export type SessionEvent = typeof SessionEvent.Type
 

@@ -1,6 +1,7 @@
 /** Messages, their parts and turns: the conversation content a session's stream carries. */
 import { Schema } from "effect"
-import { GoalId, MessageId, PartId, SessionId, Timestamp, TurnId, VerificationId } from "./ids.js"
+import { GoalBoundary } from "./goal.js"
+import { MessageId, PartId, SessionId, Timestamp, TurnId } from "./ids.js"
 
 export const Role = Schema.Literal("user", "assistant", "system", "summary")
 export type Role = typeof Role.Type
@@ -19,26 +20,18 @@ export const ForkOrigin = Schema.Struct({
 })
 export type ForkOrigin = typeof ForkOrigin.Type
 
-export const GoalStatus = Schema.Literal("active", "paused", "done", "abandoned")
-export type GoalStatus = typeof GoalStatus.Type
-
-/** A goal as a fork sees it: the live-run fields of the parent are never part of a snapshot. */
-export const GoalSnapshot = Schema.Struct({
-  goalId: GoalId,
-  text: Schema.String,
-  status: GoalStatus,
-  tokensUsed: Schema.Number,
-})
-export type GoalSnapshot = typeof GoalSnapshot.Type
-
-/** The stable fork boundary pinned on a turn's final assistant message before TurnCompleted. */
+/**
+ * The stable fork boundary pinned on a turn's final assistant message before TurnCompleted: the
+ * turn's messages in active-branch order (from its user message to this one), how many rounds the
+ * history had, and the goals and verification records as they stood. A side chat strips
+ * `goalBoundary` from the anchors it copies.
+ */
 export const StableBoundary = Schema.Struct({
   turnId: TurnId,
   historyRoundCount: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
-  orderedMessageIds: Schema.Array(MessageId),
+  orderedMessageIds: Schema.NonEmptyArray(MessageId),
   boundaryMessageId: MessageId,
-  goal: Schema.optional(GoalSnapshot),
-  verificationIds: Schema.Array(VerificationId),
+  goalBoundary: Schema.optional(GoalBoundary),
 })
 export type StableBoundary = typeof StableBoundary.Type
 

@@ -3,19 +3,27 @@
  * `projectSession(events)` folds a whole stream. Both are pure from the outside; internally a fold
  * works on one private copy so that loading a 100,000-event stream is linear, not quadratic.
  */
-import type {
-  Checkpoint,
-  CheckpointId,
+import {
+  type Checkpoint,
+  type CheckpointId,
+  type ExecutionState,
+  type ForkKind,
+  type Goal,
+  type GoalId,
   Message,
-  MessageId,
-  Part,
-  RevertCursor,
-  Session,
-  SessionEvent,
-  StoredEvent,
-  TaskId,
-  Turn,
-  TurnId,
+  type MessageId,
+  type ModelSelection,
+  type Part,
+  type RevertCursor,
+  type Session,
+  type SessionEvent,
+  type SessionId,
+  type StoredEvent,
+  type TaskId,
+  type Turn,
+  type TurnId,
+  type VerificationId,
+  type VerificationRecord,
 } from "@rewind/contracts"
 
 export interface Compaction {
@@ -30,6 +38,25 @@ export interface BackgroundTask {
   readonly description: string
   readonly branchGeneration: number
   readonly status: "running" | "completed" | "failed" | "stopped"
+}
+
+/** A subagent session a turn of this session spawned (or a carried clone replacing one). */
+export interface SubagentLink {
+  readonly subagentSessionId: SessionId
+  readonly turnId: TurnId
+  readonly messageId: MessageId | undefined
+  readonly carriedFrom: SessionId | undefined
+  /** When the subagent was born: a carry leaves out subagents born after its cut. */
+  readonly spawnedAt: number
+}
+
+/** Where a forked child's content came from (its SessionForked event). */
+export interface ForkedFrom {
+  readonly sourceSessionId: SessionId
+  readonly originMessageId: MessageId | undefined
+  readonly forkKind: ForkKind
+  /** The number of leading events of the stream that are copied history. */
+  readonly copiedEventCount: number
 }
 
 export interface SessionState {
@@ -50,6 +77,14 @@ export interface SessionState {
   /** Checkpoints whose undo was applied (preview/apply or a restore): the offer is spent. */
   readonly spentCheckpointIds: ReadonlySet<CheckpointId>
   readonly lastEventAt: number
+  // Fork-related records (goals, verifications, what replies ran with, subagents, fork origin).
+  readonly goals: ReadonlyMap<GoalId, Goal>
+  /** In the order they were recorded. */
+  readonly verifications: ReadonlyMap<VerificationId, VerificationRecord>
+  readonly modelSelections: ReadonlyMap<MessageId, ModelSelection>
+  readonly executionStates: ReadonlyMap<MessageId, ExecutionState>
+  readonly subagents: ReadonlyArray<SubagentLink>
+  readonly forkedFrom: ForkedFrom | undefined
 }
 
 interface MutableState {
@@ -67,6 +102,12 @@ interface MutableState {
   checkpoints: Array<Checkpoint>
   spentCheckpointIds: Set<CheckpointId>
   lastEventAt: number
+  goals: Map<GoalId, Goal>
+  verifications: Map<VerificationId, VerificationRecord>
+  modelSelections: Map<MessageId, ModelSelection>
+  executionStates: Map<MessageId, ExecutionState>
+  subagents: Array<SubagentLink>
+  forkedFrom: ForkedFrom | undefined
 }
 
 export const emptySessionState: SessionState = Object.freeze<SessionState>({
@@ -84,6 +125,12 @@ export const emptySessionState: SessionState = Object.freeze<SessionState>({
   checkpoints: [],
   spentCheckpointIds: new Set<CheckpointId>(),
   lastEventAt: 0,
+  goals: new Map(),
+  verifications: new Map(),
+  modelSelections: new Map(),
+  executionStates: new Map(),
+  subagents: [],
+  forkedFrom: undefined,
 })
 
 const copy = (s: SessionState): MutableState => ({
@@ -101,6 +148,12 @@ const copy = (s: SessionState): MutableState => ({
   checkpoints: [...s.checkpoints],
   spentCheckpointIds: new Set(s.spentCheckpointIds),
   lastEventAt: s.lastEventAt,
+  goals: new Map(s.goals),
+  verifications: new Map(s.verifications),
+  modelSelections: new Map(s.modelSelections),
+  executionStates: new Map(s.executionStates),
+  subagents: [...s.subagents],
+  forkedFrom: s.forkedFrom,
 })
 
 const apply = (s: MutableState, event: SessionEvent, at: number): void => {
@@ -179,6 +232,41 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
       return
     case "WorkspaceRewound":
       if (event.outcome === "applied") for (const id of event.checkpointIds) s.spentCheckpointIds.add(id)
+      return
+    case "ForkBoundaryPinned": {
+      const m = s.messages.get(event.messageId)
+      // Validated when decoded; rebuilt without re-validation to keep a long fold linear.
+      if (m !== undefined) s.messages.set(m.id, new Message({ ...m, anchor: event.boundary }, true))
+      return
+    }
+    case "SessionForked":
+      s.forkedFrom = {
+        sourceSessionId: event.sourceSessionId,
+        originMessageId: event.originMessageId,
+        forkKind: event.forkKind,
+        copiedEventCount: event.copiedEventCount,
+      }
+      return
+    case "GoalUpdated":
+      s.goals.set(event.goal.goalId, event.goal)
+      return
+    case "VerificationRecorded":
+      s.verifications.set(event.verification.verificationId, event.verification)
+      return
+    case "ModelSelectionRecorded":
+      s.modelSelections.set(event.messageId, event.selection)
+      return
+    case "ExecutionStateRecorded":
+      s.executionStates.set(event.messageId, event.state)
+      return
+    case "SubagentSpawned":
+      s.subagents.push({
+        subagentSessionId: event.subagentSessionId,
+        turnId: event.turnId,
+        messageId: event.messageId,
+        carriedFrom: event.carriedFrom,
+        spawnedAt: event.spawnedAt,
+      })
       return
   }
 }

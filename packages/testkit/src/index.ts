@@ -4,5 +4,6 @@
  * conformance suites.
  */
 
+export * from "./forkFixtures.js"
 export * from "./refusals.js"
 export * from "./steppingClock.js"
