@@ -5,5 +5,6 @@
  */
 
 export * from "./forkFixtures.js"
+export * from "./forkInvariants.js"
 export * from "./refusals.js"
 export * from "./steppingClock.js"

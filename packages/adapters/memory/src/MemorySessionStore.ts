@@ -5,8 +5,9 @@
  */
 import {
   CommandAlreadyRecorded,
-  decodeEvent,
+  decodeEventSync,
   type EncodedEvent,
+  EventDecodeError,
   encodeEvent,
   type SessionId,
   type StoredEvent,
@@ -134,17 +135,28 @@ export const makeMemorySessionStore = (
           data.facts.set(factKey(f.sessionId, f.commandId), { json, at: f.at })
       }),
 
+    // One synchronous loop rather than an effect per event: long streams are read on every load.
     read: (sessionId, options) =>
-      Effect.gen(function* () {
-        const after = options?.afterSequence ?? 0
-        const rows = data.streams.get(sessionId) ?? []
-        const out: Array<StoredEvent> = []
-        for (let i = after; i < rows.length; i++) {
-          const row = rows[i]!
-          const encoded = JSON.parse(row.json) as EncodedEvent
-          out.push({ sessionId, sequence: row.sequence, at: row.at, event: yield* decodeEvent(encoded) })
-        }
-        return out
+      Effect.try({
+        try: () => {
+          const after = options?.afterSequence ?? 0
+          const rows = data.streams.get(sessionId) ?? []
+          const out: Array<StoredEvent> = []
+          for (let i = after; i < rows.length; i++) {
+            const row = rows[i]!
+            const encoded = JSON.parse(row.json) as EncodedEvent
+            out.push({ sessionId, sequence: row.sequence, at: row.at, event: decodeEventSync(encoded) })
+          }
+          return out
+        },
+        catch: (cause) =>
+          cause instanceof EventDecodeError
+            ? cause
+            : new StoreError({
+                operation: "read",
+                message: `could not read session ${sessionId}: ${String(cause)}`,
+                cause,
+              }),
       }),
 
     version: (sessionId) => Effect.sync(() => versionOf(sessionId)),
