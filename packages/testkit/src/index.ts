@@ -4,5 +4,9 @@
  * conformance suites.
  */
 
+export * from "./arbitraries.js"
 export * from "./refusals.js"
+export * from "./scriptedBackgroundTasks.js"
+export * from "./sessionModel.js"
+export * from "./sessionModelTests.js"
 export * from "./steppingClock.js"
