@@ -90,11 +90,15 @@ export const parseSlashCommand = (input: string): Either.Either<SlashCommand, Sl
   }
 }
 
-const parseRewind = (input: string, args: ReadonlyArray<string>): Either.Either<SlashCommand, SlashCommandError> => {
+const parseRewind = (
+  input: string,
+  args: ReadonlyArray<string>,
+): Either.Either<SlashCommand, SlashCommandError> => {
   const [sub, ...rest] = args
   if (sub === undefined) return Either.right({ _tag: "RewindStatus" })
   const lower = sub.toLowerCase()
-  const noMore = (n: number) => (rest.length > n ? fail(input, `unexpected '${rest.slice(n).join(" ")}'`) : undefined)
+  const noMore = (n: number) =>
+    rest.length > n ? fail(input, `unexpected '${rest.slice(n).join(" ")}'`) : undefined
   switch (lower) {
     case "status":
       return noMore(0) ?? Either.right({ _tag: "RewindStatus" })
@@ -112,27 +116,35 @@ const parseRewind = (input: string, args: ReadonlyArray<string>): Either.Either<
       const extra = noMore(1)
       if (extra) return extra
       const scope = SCOPE_ALIASES[lower]!
-      return Either.map(messageIdArg(input, rest[0], `/rewind ${lower}`), (messageId): SlashCommand =>
-        scope === "conversation"
-          ? { _tag: "RewindConversation", messageId }
-          : scope === "workspace"
-            ? { _tag: "RewindCode", messageId }
-            : { _tag: "RewindBoth", messageId },
+      return Either.map(
+        messageIdArg(input, rest[0], `/rewind ${lower}`),
+        (messageId): SlashCommand =>
+          scope === "conversation"
+            ? { _tag: "RewindConversation", messageId }
+            : scope === "workspace"
+              ? { _tag: "RewindCode", messageId }
+              : { _tag: "RewindBoth", messageId },
       )
     }
     case "cascade": {
       const [scopeRaw, id] = rest
       const scope = scopeRaw === undefined ? undefined : SCOPE_ALIASES[scopeRaw.toLowerCase()]
       if (scope === undefined) {
-        return fail(input, `/rewind cascade needs a scope (conversation, code or both), got '${scopeRaw ?? ""}'`)
+        return fail(
+          input,
+          `/rewind cascade needs a scope (conversation, code or both), got '${scopeRaw ?? ""}'`,
+        )
       }
       const extra = noMore(2)
       if (extra) return extra
-      return Either.map(messageIdArg(input, id, "/rewind cascade"), (messageId): SlashCommand => ({
-        _tag: "RewindCascade",
-        scope,
-        messageId,
-      }))
+      return Either.map(
+        messageIdArg(input, id, "/rewind cascade"),
+        (messageId): SlashCommand => ({
+          _tag: "RewindCascade",
+          scope,
+          messageId,
+        }),
+      )
     }
     default: {
       const extra = noMore(0)
