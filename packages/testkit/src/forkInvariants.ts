@@ -16,7 +16,6 @@ import {
   appendReply,
   appendUserMessage,
   applyCompaction,
-  BackgroundTasks,
   branchView,
   carryLineageOf,
   completeTurn,
@@ -40,6 +39,7 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
 import { completedTurn, storedLines } from "./forkFixtures.js"
+import { layerScriptedTasks } from "./scriptedBackgroundTasks.js"
 import { layerSteppingClock } from "./steppingClock.js"
 
 type Pick = number
@@ -107,12 +107,6 @@ const opArbitrary: fc.Arbitrary<ForkProgramOp> = fc.oneof(
 )
 
 export const forkProgramArbitrary = fc.array(opArbitrary, { minLength: 4, maxLength: 28 })
-
-/** A BackgroundTasks for programs that start no tasks: stopping is a no-op. */
-const layerNoTasks = Layer.succeed(BackgroundTasks, {
-  stop: () => Effect.void,
-  setGeneration: () => Effect.void,
-})
 
 interface World {
   readonly family: Array<SessionId>
@@ -373,7 +367,12 @@ export const runForkProgram = (
     } satisfies ForkRunStats
   }).pipe(
     Effect.provide(
-      Layer.mergeAll(makeStoreLayer(), IdGenerators.layerSequential("p"), layerNoTasks, layerSteppingClock()),
+      Layer.mergeAll(
+        makeStoreLayer(),
+        IdGenerators.layerSequential("p"),
+        layerScriptedTasks,
+        layerSteppingClock(),
+      ),
     ),
     Effect.scoped,
   )
