@@ -7,10 +7,11 @@
  * conversation rewinds, compactions, forks and side chats, over a family of sessions that grows
  * as it runs, so forks of forks of forks, forks of side chats and forks of subagents all occur.
  *
- * Run it on any SessionStore: `describeForkInvariants("memory", () => MemorySessionStore.layer)`.
- * The seed is fixed, overridable with REWIND_FC_SEED, and printed so a failure can be replayed.
+ * Run it on any SessionStore: `checkForkInvariants(() => MemorySessionStore.layer)`. The seed is
+ * fixed, overridable with REWIND_FORK_SEED (REWIND_FORK_RUNS sets the number of runs), and returned
+ * so a test can print it and a failure can be replayed.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import type { CommandId, GoalId, MessageId, RunId, SessionId } from "@rewind/contracts"
 import {
   appendReply,
@@ -106,7 +107,33 @@ const opArbitrary: fc.Arbitrary<ForkProgramOp> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("SideChat" as const), session: sessionPick }) },
 )
 
-export const forkProgramArbitrary = fc.array(opArbitrary, { minLength: 4, maxLength: 28 })
+/**
+ * Every program opens with the shapes the invariant is most about, so each run reaches them
+ * whatever the seed: a turn that spawns a subagent, a side chat, a fork of that side chat and a
+ * fork of that fork (three deep), and a fork that carries the subagent. The random tail then
+ * grows, rewinds, compacts and forks the family further.
+ */
+const PRELUDE: ReadonlyArray<ForkProgramOp> = [
+  {
+    _tag: "Turn",
+    session: 0,
+    intermediate: 1,
+    uiOnlyReply: true,
+    outcome: "pinned",
+    goal: true,
+    verify: true,
+    model: true,
+    subagent: true,
+  },
+  { _tag: "SideChat", session: 0 },
+  { _tag: "Fork", session: -1, pick: 0 },
+  { _tag: "Fork", session: -1, pick: 0 },
+  { _tag: "Fork", session: 0, pick: 0 },
+]
+
+export const forkProgramArbitrary = fc
+  .array(opArbitrary, { minLength: 2, maxLength: 26 })
+  .map((tail): ReadonlyArray<ForkProgramOp> => [...PRELUDE, ...tail])
 
 interface World {
   readonly family: Array<SessionId>
@@ -323,13 +350,6 @@ const runOp = (world: World, op: ForkProgramOp) =>
     }
   })
 
-export interface ForkInvariantOptions {
-  /** A fresh, empty store for one run (a scoped layer may create and remove a temp dir). */
-  readonly makeStoreLayer: () => Layer.Layer<SessionStore, unknown>
-  readonly numRuns?: number
-  readonly seed?: number
-}
-
 export interface ForkRunStats {
   readonly forks: number
   readonly sideChats: number
@@ -377,40 +397,56 @@ export const runForkProgram = (
     Effect.scoped,
   )
 
-export const forkInvariantSeed = (): number => {
-  const fromEnv = Number(process.env.REWIND_FC_SEED)
-  return Number.isInteger(fromEnv) ? fromEnv : 6_062_025
+export const DEFAULT_FORK_SEED = 6_062_025
+
+const envInteger = (name: string): number | undefined => {
+  const value = Number(globalThis.process?.env?.[name])
+  return Number.isInteger(value) ? value : undefined
 }
 
-export const forkInvariantRuns = (): number => {
-  const fromEnv = Number(process.env.REWIND_FC_RUNS)
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 30
+export interface ForkInvariantCoverage {
+  readonly forks: number
+  readonly sideChats: number
+  readonly forksOfSideChats: number
+  /** The longest chain of forks (and side chats) seen: 3 means a fork of a fork of a fork. */
+  readonly maxDepth: number
+  readonly carriedSubagents: number
 }
 
-/** Registers the invariant-6 property for a store. */
-export const describeForkInvariants = (name: string, options: ForkInvariantOptions) =>
-  describe(`fork invariants (${name})`, () => {
-    it("a fork leaves every stream unchanged, points only inside itself, and replays to the same child", async () => {
-      const seed = options.seed ?? forkInvariantSeed()
-      console.log(`fork invariants (${name}): seed=${seed} (set REWIND_FC_SEED to replay another)`)
-      const total = { forks: 0, sideChats: 0, forksOfSideChats: 0, maxDepth: 0, carried: 0 }
-      await fc.assert(
-        fc.asyncProperty(forkProgramArbitrary, async (program) => {
-          const stats = await Effect.runPromise(runForkProgram(options.makeStoreLayer, program))
-          total.forks += stats.forks
-          total.sideChats += stats.sideChats
-          total.forksOfSideChats += stats.forksOfSideChats
-          total.carried += stats.carried
-          total.maxDepth = Math.max(total.maxDepth, stats.maxDepth)
-        }),
-        { seed, numRuns: options.numRuns ?? forkInvariantRuns() },
-      )
-      console.log(`fork invariants (${name}): ${JSON.stringify(total)}`)
-      // The programs must reach what the invariant is about, or the property says nothing.
-      expect(total.forks).toBeGreaterThan(0)
-      expect(total.sideChats).toBeGreaterThan(0)
-      expect(total.forksOfSideChats).toBeGreaterThan(0)
-      expect(total.maxDepth).toBeGreaterThanOrEqual(3)
-      expect(total.carried).toBeGreaterThan(0)
-    })
-  })
+/**
+ * Checks invariant 6 over random programs on fresh stores from `makeStoreLayer`. Resolves with
+ * the seed, the number of runs and what the programs covered; rejects with the counterexample
+ * when a fork breaks the invariant, or when the programs never reached forks of forks of forks,
+ * forks of side chats or carried subagents (a property that never gets there proves nothing).
+ */
+export const checkForkInvariants = async (
+  makeStoreLayer: () => Layer.Layer<SessionStore, unknown>,
+  options: { readonly numRuns?: number; readonly seed?: number } = {},
+): Promise<{ readonly seed: number; readonly numRuns: number; readonly coverage: ForkInvariantCoverage }> => {
+  const seed = options.seed ?? envInteger("REWIND_FORK_SEED") ?? DEFAULT_FORK_SEED
+  const numRuns = options.numRuns ?? envInteger("REWIND_FORK_RUNS") ?? 30
+  const total = { forks: 0, sideChats: 0, forksOfSideChats: 0, maxDepth: 0, carriedSubagents: 0 }
+  await fc.assert(
+    fc.asyncProperty(forkProgramArbitrary, async (program) => {
+      const stats = await Effect.runPromise(runForkProgram(makeStoreLayer, program))
+      total.forks += stats.forks
+      total.sideChats += stats.sideChats
+      total.forksOfSideChats += stats.forksOfSideChats
+      total.carriedSubagents += stats.carried
+      total.maxDepth = Math.max(total.maxDepth, stats.maxDepth)
+    }),
+    { seed, numRuns },
+  )
+  if (
+    total.forks === 0 ||
+    total.sideChats === 0 ||
+    total.forksOfSideChats === 0 ||
+    total.maxDepth < 3 ||
+    total.carriedSubagents === 0
+  ) {
+    throw new Error(
+      `fork invariants (seed ${seed}, ${numRuns} runs) did not cover what they check: ${JSON.stringify(total)}`,
+    )
+  }
+  return { seed, numRuns, coverage: total }
+}
