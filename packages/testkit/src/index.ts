@@ -6,3 +6,5 @@
 
 export * from "./refusals.js"
 export * from "./steppingClock.js"
+export * from "./storeConformance.js"
+export * from "./storeEvents.js"
