@@ -7,4 +7,4 @@
 export * from "./refusals.js"
 export * from "./steppingClock.js"
 export * from "./storeConformance.js"
-export * from "./storeEvents.js"
+export * as StoreEvents from "./storeEvents.js"

@@ -3,10 +3,12 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@rewind/core"
-import { sessionCreated, sessionIdOf, textPart } from "@rewind/testkit"
+import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import { tempDir } from "./tempStore.js"
+
+const { sessionCreated, sessionIdOf, textPart } = StoreEvents
 
 describe("fibers sharing one SQLite store", () => {
   it.scoped("interleaved commits, appends and reads stay consistent", () =>

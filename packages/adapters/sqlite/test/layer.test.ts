@@ -4,10 +4,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@rewind/core"
-import { sessionCreated, sessionIdOf } from "@rewind/testkit"
+import { StoreEvents } from "@rewind/testkit"
 import { ConfigProvider, Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import { tempDir } from "./tempStore.js"
+
+const { sessionCreated, sessionIdOf } = StoreEvents
 
 const withEnv = (entries: ReadonlyArray<readonly [string, string]>) =>
   Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries)))

@@ -4,11 +4,13 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@rewind/core"
-import { sessionIdOf } from "@rewind/testkit"
+import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import { fixture, runNode } from "./childProcess.js"
 import { tempDir, withRawDatabase } from "./tempStore.js"
+
+const { sessionIdOf } = StoreEvents
 
 const PER_WORKER = 2_000
 const WORKERS = ["left", "right"] as const

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@rewind/core"
-import { sessionCreated, sessionIdOf, textPart, userMessage } from "@rewind/testkit"
+import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import { makeSqliteStore } from "../src/internal/makeSqliteStore.js"
@@ -14,6 +14,8 @@ import { resolveOptions, type SqliteStoreOptions } from "../src/SqliteStoreOptio
 import { fixture, runNode } from "./childProcess.js"
 import { V2_MIGRATION } from "./fixtures/v2Migration.mjs"
 import { tempDir, withRawDatabase } from "./tempStore.js"
+
+const { sessionCreated, sessionIdOf, textPart, userMessage } = StoreEvents
 
 const openStore = (options: SqliteStoreOptions) => Effect.scoped(SqliteSessionStore.make(options))
 

@@ -4,12 +4,14 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { encodeEvent } from "@rewind/contracts"
 import { SessionStore } from "@rewind/core"
-import { sessionCreated, sessionIdOf, textPart, userMessage } from "@rewind/testkit"
+import { StoreEvents } from "@rewind/testkit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import type { SqliteStoreOptions } from "../src/SqliteStoreOptions.js"
 import { tempDir, withRawDatabase } from "./tempStore.js"
+
+const { sessionCreated, sessionIdOf, textPart, userMessage } = StoreEvents
 
 const a = sessionIdOf("a")
 const b = sessionIdOf("b")
