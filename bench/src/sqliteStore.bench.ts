@@ -212,66 +212,82 @@ export const runSqliteStoreBench = async (
     const singleEvents = sessionEvents(singleAppends)
     const singleRows = singleEvents.map(encodeRow)
 
-    // Batched throughput: events per second.
-    const storeBatched = async () => {
-      const file = await freshFile()
-      return withStore(file, (store) =>
+    // The store and the raw baselines run interleaved, batch by batch (rotating who goes first), so
+    // that other processes competing for the cores slow every side alike.
+    const batchedRun = async () => {
+      const storeFile = await freshFile()
+      const rawEncoding = rawAppender(await freshFile())
+      const rawEncoded = rawAppender(await freshFile())
+      const elapsed = await withStore(storeFile, (store) =>
         Effect.gen(function* () {
-          const start = performance.now()
+          const time = { store: 0, rawEncoding: 0, rawEncoded: 0 }
           for (let b = 0; b < batches; b++) {
-            const events = batchEvents.slice(b * batchSize, (b + 1) * batchSize)
-            yield* store.append({ sessionId: SESSION, expectedVersion: b * batchSize, events, at: b })
+            const from = b * batchSize
+            const events = batchEvents.slice(from, from + batchSize)
+            for (let turn = 0; turn < 3; turn++) {
+              const start = performance.now()
+              switch ((b + turn) % 3) {
+                case 0:
+                  yield* store.append({ sessionId: SESSION, expectedVersion: from, events, at: b })
+                  time.store += performance.now() - start
+                  break
+                case 1:
+                  rawEncoding.append(from, events.map(encodeRow), b)
+                  time.rawEncoding += performance.now() - start
+                  break
+                default:
+                  rawEncoded.append(from, batchRows.slice(from, from + batchSize), b)
+                  time.rawEncoded += performance.now() - start
+              }
+            }
           }
-          return (batchEvents.length / (performance.now() - start)) * 1000
+          return time
         }),
       )
-    }
-    const rawBatched = async (encodeInLoop: boolean) => {
-      const raw = rawAppender(await freshFile())
-      const start = performance.now()
-      for (let b = 0; b < batches; b++) {
-        const rows = encodeInLoop
-          ? batchEvents.slice(b * batchSize, (b + 1) * batchSize).map(encodeRow)
-          : batchRows.slice(b * batchSize, (b + 1) * batchSize)
-        raw.append(b * batchSize, rows, b)
+      rawEncoding.close()
+      rawEncoded.close()
+      const perSecond = (millis: number) => (batchEvents.length / millis) * 1000
+      return {
+        store: perSecond(elapsed.store),
+        rawEncoding: perSecond(elapsed.rawEncoding),
+        rawEncoded: perSecond(elapsed.rawEncoded),
       }
-      const eps = (batchEvents.length / (performance.now() - start)) * 1000
-      raw.close()
-      return eps
     }
 
-    // Single-event latency: microseconds per append, median over the appends of a run.
-    const storeSingle = async () => {
-      const file = await freshFile()
-      return withStore(file, (store) =>
+    // Single-event latency: microseconds per append, interleaved the same way.
+    const singleRun = async () => {
+      const storeFile = await freshFile()
+      const raw = rawAppender(await freshFile())
+      const latencies = await withStore(storeFile, (store) =>
         Effect.gen(function* () {
-          const latencies: Array<number> = []
+          const out = { store: [] as Array<number>, raw: [] as Array<number> }
           for (let i = 0; i < singleEvents.length; i++) {
-            const start = performance.now()
-            yield* store.append({ sessionId: SESSION, expectedVersion: i, events: [singleEvents[i]!], at: i })
-            latencies.push((performance.now() - start) * 1000)
+            for (let turn = 0; turn < 2; turn++) {
+              const start = performance.now()
+              if ((i + turn) % 2 === 0) {
+                yield* store.append({
+                  sessionId: SESSION,
+                  expectedVersion: i,
+                  events: [singleEvents[i]!],
+                  at: i,
+                })
+                out.store.push((performance.now() - start) * 1000)
+              } else {
+                raw.append(i, [singleRows[i]!], i)
+                out.raw.push((performance.now() - start) * 1000)
+              }
+            }
           }
-          return latencies
+          return out
         }),
       )
-    }
-    const rawSingle = async () => {
-      const raw = rawAppender(await freshFile())
-      const latencies: Array<number> = []
-      for (let i = 0; i < singleEvents.length; i++) {
-        const start = performance.now()
-        raw.append(i, [singleRows[i]!], i)
-        latencies.push((performance.now() - start) * 1000)
-      }
       raw.close()
       return latencies
     }
 
-    // Warm both paths up once so the JIT does not land on whichever runs first.
-    await storeBatched()
-    await rawBatched(true)
-    await storeSingle()
-    await rawSingle()
+    // Warm every path up once so the JIT does not favour whichever runs first.
+    await batchedRun()
+    await singleRun()
 
     const batched = {
       store: [] as Array<number>,
@@ -281,17 +297,15 @@ export const runSqliteStoreBench = async (
     const single = { store: [] as Array<number>, raw: [] as Array<number>, storeP95: [] as Array<number> }
     for (let run = 0; run < runs; run++) {
       collectGarbage()
-      batched.store.push(await storeBatched())
+      const b = await batchedRun()
+      batched.store.push(b.store)
+      batched.rawEncoding.push(b.rawEncoding)
+      batched.rawEncoded.push(b.rawEncoded)
       collectGarbage()
-      batched.rawEncoding.push(await rawBatched(true))
-      collectGarbage()
-      batched.rawEncoded.push(await rawBatched(false))
-      collectGarbage()
-      const s = await storeSingle()
-      single.store.push(median(s))
-      single.storeP95.push(percentile(s, 95))
-      collectGarbage()
-      single.raw.push(median(await rawSingle()))
+      const s = await singleRun()
+      single.store.push(median(s.store))
+      single.storeP95.push(percentile(s.store, 95))
+      single.raw.push(median(s.raw))
     }
 
     // Cold load: a closed file with a 100,000-event session, opened, read, decoded and projected.
@@ -305,8 +319,13 @@ export const runSqliteStoreBench = async (
         }
       }),
     )
+    const cpuMillis = (since: NodeJS.CpuUsage) => {
+      const used = process.cpuUsage(since)
+      return (used.user + used.system) / 1000
+    }
     const coldStore = async () => {
       collectGarbage()
+      const cpu0 = process.cpuUsage()
       const t0 = performance.now()
       return Effect.runPromise(
         Effect.scoped(
@@ -318,13 +337,14 @@ export const runSqliteStoreBench = async (
             const state = projectSession(events)
             const t3 = performance.now()
             if (state.version !== coldLoadEvents) throw new Error(`loaded ${state.version} events`)
-            return { total: t3 - t0, open: t1 - t0, read: t2 - t1, project: t3 - t2 }
+            return { total: t3 - t0, cpu: cpuMillis(cpu0), open: t1 - t0, read: t2 - t1, project: t3 - t2 }
           }),
         ),
       )
     }
     const coldRaw = () => {
       collectGarbage()
+      const cpu0 = process.cpuUsage()
       const t0 = performance.now()
       const db = new Database(coldFile)
       const rows = db
@@ -336,10 +356,10 @@ export const runSqliteStoreBench = async (
       const parsed = rows.map((r) => JSON.parse(r[3]))
       db.close()
       if (parsed.length !== coldLoadEvents) throw new Error(`raw read ${parsed.length} rows`)
-      return performance.now() - t0
+      return { total: performance.now() - t0, cpu: cpuMillis(cpu0) }
     }
-    const coldRuns: Array<{ total: number; open: number; read: number; project: number }> = []
-    const coldRawRuns: Array<number> = []
+    const coldRuns: Array<{ total: number; cpu: number; open: number; read: number; project: number }> = []
+    const coldRawRuns: Array<{ total: number; cpu: number }> = []
     for (let run = 0; run < runs; run++) {
       coldRuns.push(await coldStore())
       coldRawRuns.push(coldRaw())
@@ -351,7 +371,7 @@ export const runSqliteStoreBench = async (
     const singleStore = median(single.store)
     const singleRaw = median(single.raw)
     const coldTotal = median(coldRuns.map((r) => r.total))
-    const coldRawTotal = median(coldRawRuns)
+    const coldRawTotal = median(coldRawRuns.map((r) => r.total))
 
     return {
       suite: "sqlite-store",
@@ -398,6 +418,9 @@ export const runSqliteStoreBench = async (
       details: {
         singleAppendStoreP95Micros: median(single.storeP95),
         coldLoadFirstRunMillis: coldRuns[0]!.total,
+        // CPU time is what the load costs without other processes competing for the cores.
+        coldLoadCpuMillis: median(coldRuns.map((r) => r.cpu)),
+        coldLoadRawCpuMillis: median(coldRawRuns.map((r) => r.cpu)),
         coldLoadOpenMillis: median(coldRuns.map((r) => r.open)),
         coldLoadReadDecodeMillis: median(coldRuns.map((r) => r.read)),
         coldLoadProjectMillis: median(coldRuns.map((r) => r.project)),
