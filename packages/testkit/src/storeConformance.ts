@@ -63,9 +63,9 @@ export interface StoreConformanceOptions {
 
 const DEFAULT_SEED = 20_240_607
 
-/** The fast-check seed: `REWIND_TEST_SEED` when set, so a failing run can be replayed. */
+/** The fast-check seed: `REWIND_CONFORMANCE_SEED` when set, so a failing run can be replayed. */
 export const conformanceSeed = (): number => {
-  const raw = process.env.REWIND_TEST_SEED
+  const raw = process.env.REWIND_CONFORMANCE_SEED
   const parsed = raw === undefined ? Number.NaN : Number.parseInt(raw, 10)
   return Number.isSafeInteger(parsed) ? parsed : DEFAULT_SEED
 }
