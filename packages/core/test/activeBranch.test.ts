@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { activeBranch } from "../src/activeBranch.js"
 import { branchView } from "../src/branchView.js"
 import { evolve, projectSession } from "../src/sessionState.js"
+import { transcript } from "../src/transcript.js"
 import { mid, StreamBuilder, tid } from "./fixtures.js"
 
 describe("activeBranch", () => {
@@ -62,5 +63,19 @@ describe("activeBranch", () => {
     expect(state.messageOrder).toEqual(before)
     expect(next.messageOrder).toHaveLength(before.length + 1)
     expect(next.version).toBe(state.version + 1)
+  })
+})
+
+describe("transcript", () => {
+  it("lists the active branch with parts and compaction flags", () => {
+    const b = new StreamBuilder().turn(1).turn(2).compaction(mid("s"), mid("u1"), mid("a1"), tid(2))
+    const entries = transcript(projectSession(b.stored()))
+    expect(entries.map((e) => [e.message.id, e.compacted])).toEqual([
+      [mid("u1"), true],
+      [mid("a1"), true],
+      [mid("u2"), false],
+      [mid("a2"), false],
+      [mid("s"), false],
+    ])
   })
 })

@@ -4,7 +4,11 @@
  * conformance suites.
  */
 
+export * from "./arbitraries.js"
 export * from "./refusals.js"
+export * from "./scriptedBackgroundTasks.js"
+export * from "./sessionModel.js"
+export * from "./sessionModelTests.js"
 export * from "./steppingClock.js"
 export * from "./storeConformance.js"
 export * as StoreEvents from "./storeEvents.js"
