@@ -1,0 +1,83 @@
+/**
+ * The SQLite SessionStore: layers over a file (or `:memory:`), plus the adapter's own service
+ * (`SqliteStore`) for what only this adapter can do: rebuild its projections, check integrity,
+ * say which schema version and journal mode it runs with and where it put its pre-migration backup.
+ */
+import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
+import { SessionStore, type SessionStoreService } from "@rewind/core"
+import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
+import { makeSqliteStore } from "./internal/makeSqliteStore.js"
+import { STORE_MIGRATIONS } from "./internal/migrations.js"
+import type { ConnectionSettings } from "./internal/openDatabase.js"
+import type { RebuildReport } from "./internal/projections.js"
+import type { IntegrityReport } from "./internal/storeService.js"
+import { type SqliteStoreOptions, sqliteStoreConfig } from "./SqliteStoreOptions.js"
+
+export type { ConnectionSettings } from "./internal/openDatabase.js"
+export type { RebuildReport } from "./internal/projections.js"
+export type { IntegrityReport } from "./internal/storeService.js"
+
+export interface SqliteStoreService {
+  readonly sessionStore: SessionStoreService
+  /** The file path, or `:memory:`. */
+  readonly location: string
+  readonly schemaVersion: number
+  /** The connection's pragmas as SQLite reports them (journal mode, synchronous, busy timeout, foreign keys). */
+  readonly settings: ConnectionSettings
+  /** Migrations this open applied, oldest first (empty when the store was already current). */
+  readonly migrationsApplied: ReadonlyArray<string>
+  /** The copy made before migrating a store that had data, if this open made one. */
+  readonly backupPath: string | undefined
+  /** Recomputes the `streams` and `sessions` projections from the events, in one transaction. */
+  readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
+  /** `PRAGMA integrity_check` and `foreign_key_check`. */
+  readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
+}
+
+export class SqliteStore extends Context.Tag("@rewind/adapter-sqlite/SqliteStore")<
+  SqliteStore,
+  SqliteStoreService
+>() {}
+
+/** Opens the store for the life of the scope: the connection closes when the scope does. */
+export const make = (
+  options: SqliteStoreOptions,
+): Effect.Effect<SqliteStoreService, StoreIncompatible | StoreError, Scope.Scope> =>
+  makeSqliteStore(options, STORE_MIGRATIONS)
+
+/** The adapter's own service; `layer` provides it together with the SessionStore. */
+export const layerSqliteStore = (
+  options: SqliteStoreOptions,
+): Layer.Layer<SqliteStore, StoreIncompatible | StoreError> => Layer.scoped(SqliteStore, make(options))
+
+/** A SessionStore over a SQLite file (each build of the layer opens it; the scope closes it). */
+export const layer = (
+  options: SqliteStoreOptions,
+): Layer.Layer<SessionStore | SqliteStore, StoreIncompatible | StoreError> =>
+  Layer.effect(
+    SessionStore,
+    Effect.map(SqliteStore, (store) => store.sessionStore),
+  ).pipe(Layer.provideMerge(layerSqliteStore(options)))
+
+const configError = (error: ConfigError.ConfigError): StoreError =>
+  new StoreError({
+    operation: "config",
+    message: `invalid SQLite store configuration: ${error}`,
+    cause: error,
+  })
+
+/** Like `layer`, reading its options from `Config` (by default the `REWIND_SQLITE_*` variables). */
+export const layerConfig = (
+  config: Config.Config<SqliteStoreOptions> = sqliteStoreConfig,
+): Layer.Layer<SessionStore | SqliteStore, StoreIncompatible | StoreError> =>
+  Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
+
+/** Rebuilds the projections of the store in context from its events. */
+export const rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError, SqliteStore> =
+  Effect.flatMap(SqliteStore, (store) => store.rebuildProjections)
+
+/** Runs SQLite's integrity and foreign key checks on the store in context. */
+export const integrityCheck: Effect.Effect<IntegrityReport, StoreError, SqliteStore> = Effect.flatMap(
+  SqliteStore,
+  (store) => store.integrityCheck,
+)

@@ -1,0 +1,59 @@
+/**
+ * The options of a SQLite session store, as a Schema (validated when the store opens) and as an
+ * Effect `Config` read from `REWIND_SQLITE_*` variables.
+ */
+import { Config, Schema } from "effect"
+
+export const SynchronousMode = Schema.Literal("NORMAL", "FULL")
+export type SynchronousMode = typeof SynchronousMode.Type
+
+export const SqliteStoreOptions = Schema.Struct({
+  /** Path of the database file (created when missing), or `:memory:` for a private in-memory store. */
+  path: Schema.NonEmptyString,
+  /** How long a write waits for another connection's lock before failing (SQLite busy_timeout). */
+  busyTimeoutMillis: Schema.optional(Schema.Int.pipe(Schema.between(0, 600_000))),
+  /**
+   * `NORMAL` (default): with WAL, a commit survives a process crash but the last commits can be
+   * lost on power failure or an OS crash. `FULL`: every commit is synced to disk before it returns.
+   */
+  synchronous: Schema.optional(SynchronousMode),
+  /** Run `PRAGMA quick_check` when opening (reads the whole file: slow on big stores). */
+  integrityCheckOnOpen: Schema.optional(Schema.Boolean),
+  /** Copy the file to `<path>.bak-v<from>` before migrating a store that has data (default true). */
+  backupBeforeMigration: Schema.optional(Schema.Boolean),
+})
+export type SqliteStoreOptions = typeof SqliteStoreOptions.Type
+
+export interface ResolvedSqliteStoreOptions {
+  readonly path: string
+  readonly busyTimeoutMillis: number
+  readonly synchronous: SynchronousMode
+  readonly integrityCheckOnOpen: boolean
+  readonly backupBeforeMigration: boolean
+}
+
+export const DEFAULT_BUSY_TIMEOUT_MILLIS = 5_000
+
+export const resolveOptions = (options: SqliteStoreOptions): ResolvedSqliteStoreOptions => ({
+  path: options.path,
+  busyTimeoutMillis: options.busyTimeoutMillis ?? DEFAULT_BUSY_TIMEOUT_MILLIS,
+  synchronous: options.synchronous ?? "NORMAL",
+  integrityCheckOnOpen: options.integrityCheckOnOpen ?? false,
+  backupBeforeMigration: options.backupBeforeMigration ?? true,
+})
+
+/**
+ * `REWIND_SQLITE_PATH` (required), `REWIND_SQLITE_BUSY_TIMEOUT_MS`, `REWIND_SQLITE_SYNCHRONOUS`
+ * (`NORMAL` or `FULL`), `REWIND_SQLITE_INTEGRITY_CHECK` (boolean).
+ */
+export const sqliteStoreConfig: Config.Config<SqliteStoreOptions> = Config.all({
+  path: Config.nonEmptyString("REWIND_SQLITE_PATH"),
+  busyTimeoutMillis: Config.integer("REWIND_SQLITE_BUSY_TIMEOUT_MS").pipe(
+    Config.withDefault(DEFAULT_BUSY_TIMEOUT_MILLIS),
+  ),
+  synchronous: Config.literal(
+    "NORMAL",
+    "FULL",
+  )("REWIND_SQLITE_SYNCHRONOUS").pipe(Config.withDefault("NORMAL")),
+  integrityCheckOnOpen: Config.boolean("REWIND_SQLITE_INTEGRITY_CHECK").pipe(Config.withDefault(false)),
+})

@@ -1,0 +1,59 @@
+/**
+ * Events to rows and back. Encoding uses the contracts codec (`encodeEvent`) and JSON text;
+ * decoding uses `decodeEventSync`, so a row of an unknown type, a newer version or a malformed
+ * payload is an EventDecodeError, never a misread event.
+ */
+import {
+  decodeEventSync,
+  EventDecodeError,
+  encodeEvent,
+  type SessionEvent,
+  type SessionId,
+  type StoredEvent,
+} from "@rewind/contracts"
+
+export interface EncodedRow {
+  readonly type: string
+  readonly version: number
+  readonly payload: string
+  readonly event: SessionEvent
+}
+
+/** Throws when an event does not encode (it would not survive a round trip). */
+export const encodeRows = (events: ReadonlyArray<SessionEvent>): Array<EncodedRow> =>
+  events.map((event) => {
+    const encoded = encodeEvent(event)
+    return { type: encoded.type, version: encoded.version, payload: JSON.stringify(encoded.payload), event }
+  })
+
+/** Throws EventDecodeError for a stored event this build cannot understand. */
+export const decodeStored = (type: string, version: number, payload: string, where: string): SessionEvent => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(payload)
+  } catch {
+    throw new EventDecodeError({
+      reason: "malformed",
+      type,
+      version,
+      message: `event ${type} ${where} is not valid JSON`,
+    })
+  }
+  return decodeEventSync({ type, version, payload: parsed })
+}
+
+/** A row as the read statement returns it (raw mode): sequence, type, version, payload, at. */
+export type EventRowTuple = readonly [
+  sequence: number,
+  type: string,
+  version: number,
+  payload: string,
+  at: number,
+]
+
+export const decodeRow = (sessionId: SessionId, row: EventRowTuple): StoredEvent => ({
+  sessionId,
+  sequence: row[0],
+  at: row[4],
+  event: decodeStored(row[1], row[2], row[3], `at sequence ${row[0]} of session ${sessionId}`),
+})

@@ -1,0 +1,135 @@
+/**
+ * The store's schema history, as code. Each migration has a version number; Kysely's `Migrator`
+ * runs the pending ones (through the in-code provider below) inside one `BEGIN IMMEDIATE`
+ * transaction, and each records its version in `PRAGMA user_version` and `rewind_meta` in that
+ * same transaction, so the recorded version can never disagree with the tables.
+ *
+ * Rules for a new migration: append it with the next version and a name that sorts after the last
+ * one; never edit a released migration; anything that rewrites `events` must keep every row (the
+ * append-only triggers have to be dropped and re-created inside the migration).
+ */
+import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
+
+/** `PRAGMA application_id` of a Rewind store: "RWND" in ASCII. */
+export const REWIND_APPLICATION_ID = 0x52574e44
+
+export interface StoreMigration {
+  readonly version: number
+  readonly name: string
+  readonly up: (db: Kysely<unknown>) => Promise<void>
+}
+
+const appendOnly = (table: string) => [
+  sql`create trigger ${sql.raw(`${table}_no_update`)} before update on ${sql.table(table)}
+      begin select raise(abort, ${sql.lit(`rewind: ${table} are append-only (update refused)`)}); end`,
+  sql`create trigger ${sql.raw(`${table}_no_delete`)} before delete on ${sql.table(table)}
+      begin select raise(abort, ${sql.lit(`rewind: ${table} are append-only (delete refused)`)}); end`,
+]
+
+const initial: StoreMigration = {
+  version: 1,
+  name: "0001_initial",
+  up: async (db) => {
+    await sql`pragma application_id = ${sql.raw(String(REWIND_APPLICATION_ID))}`.execute(db)
+
+    await db.schema
+      .createTable("rewind_meta")
+      .addColumn("key", "text", (c) => c.primaryKey())
+      .addColumn("value", "text", (c) => c.notNull())
+      .modifyEnd(sql`strict`)
+      .execute()
+
+    await db.schema
+      .createTable("streams")
+      .addColumn("session_id", "text", (c) => c.primaryKey())
+      .addColumn("version", "integer", (c) => c.notNull().check(sql`version >= 1`))
+      .addColumn("updated_at", "integer", (c) => c.notNull())
+      .modifyEnd(sql`strict, without rowid`)
+      .execute()
+
+    await db.schema
+      .createTable("events")
+      .addColumn("position", "integer", (c) => c.primaryKey())
+      .addColumn("session_id", "text", (c) => c.notNull().references("streams.session_id"))
+      .addColumn("sequence", "integer", (c) => c.notNull().check(sql`sequence >= 1`))
+      .addColumn("type", "text", (c) => c.notNull())
+      .addColumn("version", "integer", (c) => c.notNull())
+      .addColumn("payload", "text", (c) => c.notNull())
+      .addColumn("at", "integer", (c) => c.notNull())
+      .addUniqueConstraint("events_stream_sequence", ["session_id", "sequence"])
+      .modifyEnd(sql`strict`)
+      .execute()
+
+    // Rebuilding the sessions projection reads only these rows.
+    await db.schema
+      .createIndex("events_session_created")
+      .on("events")
+      .column("position")
+      .where(sql.ref("type"), "=", "SessionCreated")
+      .execute()
+
+    await db.schema
+      .createTable("sessions")
+      .addColumn("session_id", "text", (c) => c.primaryKey().references("streams.session_id"))
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("parent_id", "text")
+      .addColumn("root_trace_id", "text", (c) => c.notNull())
+      .addColumn("title", "text", (c) => c.notNull())
+      .addColumn("cwd", "text", (c) => c.notNull())
+      .addColumn("created_at", "integer", (c) => c.notNull())
+      .addColumn("created_position", "integer", (c) => c.notNull().unique().references("events.position"))
+      .modifyEnd(sql`strict`)
+      .execute()
+    await db.schema.createIndex("sessions_parent").on("sessions").column("parent_id").execute()
+
+    await db.schema
+      .createTable("command_facts")
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("command_id", "text", (c) => c.notNull())
+      .addColumn("result", "text", (c) => c.notNull())
+      .addColumn("at", "integer", (c) => c.notNull())
+      .addPrimaryKeyConstraint("command_facts_pk", ["session_id", "command_id"])
+      .modifyEnd(sql`strict`)
+      .execute()
+
+    for (const statement of [...appendOnly("events"), ...appendOnly("command_facts")]) {
+      await statement.execute(db)
+    }
+    // A stream has no holes: each event continues its stream exactly where it ended.
+    await sql`create trigger events_contiguous before insert on events
+      when new.sequence <> coalesce((select max(sequence) from events where session_id = new.session_id), 0) + 1
+      begin select raise(abort, 'rewind: event sequence must continue its stream without a gap'); end`.execute(
+      db,
+    )
+
+    await sql`insert into rewind_meta (key, value) values ('store', 'rewind-session-store')`.execute(db)
+  },
+}
+
+/** Every migration this build knows, oldest first. */
+export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial]
+
+export const latestVersion = (migrations: ReadonlyArray<StoreMigration>): number =>
+  migrations.reduce((max, m) => Math.max(max, m.version), 0)
+
+const recordVersion = async (db: Kysely<unknown>, version: number) => {
+  await sql`pragma user_version = ${sql.raw(String(version))}`.execute(db)
+  await sql`insert into rewind_meta (key, value) values ('schema_version', ${String(version)})
+            on conflict (key) do update set value = excluded.value`.execute(db)
+}
+
+/** The in-code provider: each migration also records its version, in its own transaction. */
+export const migrationProvider = (migrations: ReadonlyArray<StoreMigration>): MigrationProvider => ({
+  getMigrations: async () => {
+    const out: Record<string, Migration> = {}
+    for (const m of migrations) {
+      out[m.name] = {
+        up: async (db) => {
+          await m.up(db)
+          await recordVersion(db, m.version)
+        },
+      }
+    }
+    return out
+  },
+})

@@ -1,0 +1,296 @@
+/**
+ * Opening a store file: recognise it, refuse what must not be touched, back it up, migrate it.
+ *
+ * Nothing is written to a file until it is known to be a Rewind store this build understands (or a
+ * new, empty file): a file that is not SQLite is refused before SQLite sees it; a SQLite file of
+ * another application, a damaged file, or a store written by a newer Rewind is refused after
+ * read-only queries, and the connection is closed without a write. Only then are WAL mode and the
+ * migrations applied, after copying a store with data to `<file>.bak-v<version>`.
+ */
+import * as fs from "node:fs"
+import { StoreError, StoreIncompatible } from "@rewind/contracts"
+import Database from "better-sqlite3"
+import { Effect, type Scope } from "effect"
+import { Kysely, Migrator } from "kysely"
+import type { ResolvedSqliteStoreOptions } from "../SqliteStoreOptions.js"
+import { ImmediateSqliteDialect } from "./dialect.js"
+import { latestVersion, migrationProvider, REWIND_APPLICATION_ID, type StoreMigration } from "./migrations.js"
+import { Busy, isBusy, isCorrupt, retryBusy, toStoreError } from "./sqliteErrors.js"
+import type { StoreTables } from "./tables.js"
+
+export const MEMORY_PATH = ":memory:"
+
+export interface OpenedDatabase {
+  readonly db: Database.Database
+  readonly kysely: Kysely<StoreTables>
+  readonly location: string
+  /** The schema version of the store after opening (always the latest this build knows). */
+  readonly schemaVersion: number
+  /** Names of the migrations this open applied (empty when the store was already current). */
+  readonly migrationsApplied: ReadonlyArray<string>
+  /** Where the pre-migration copy was written, when one was made. */
+  readonly backupPath: string | undefined
+  readonly settings: ConnectionSettings
+}
+
+/** The connection's settings as SQLite reports them back after opening. */
+export interface ConnectionSettings {
+  /** `wal` for files; `memory` for `:memory:`. */
+  readonly journalMode: string
+  readonly synchronous: string
+  readonly busyTimeoutMillis: number
+  readonly foreignKeys: boolean
+}
+
+const SYNCHRONOUS_NAMES = ["OFF", "NORMAL", "FULL", "EXTRA"]
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\u0000", "latin1")
+/** Tables Kysely's Migrator creates before its first migration runs (a crash can leave them alone). */
+const MIGRATOR_TABLES = new Set(["kysely_migration", "kysely_migration_lock"])
+
+type FileState = "absent" | "empty" | "sqlite"
+
+const incompatible = (reason: StoreIncompatible["reason"], location: string, message: string) =>
+  new StoreIncompatible({ reason, location, message })
+
+/** Looks at the file's first bytes without opening it with SQLite. */
+const inspectFile = (path: string): Effect.Effect<FileState, StoreIncompatible | StoreError> =>
+  Effect.gen(function* () {
+    if (path === MEMORY_PATH) return "absent" as const
+    const stat = yield* Effect.try({
+      try: () => fs.statSync(path, { throwIfNoEntry: false }),
+      catch: (cause) => toStoreError("open", cause, path),
+    })
+    if (stat === undefined) return "absent" as const
+    if (!stat.isFile()) {
+      return yield* incompatible(
+        "not_a_store",
+        path,
+        `${path} is not a regular file, so it cannot be a Rewind store`,
+      )
+    }
+    if (stat.size === 0) return "empty" as const
+    const header = yield* Effect.try({
+      try: () => {
+        const fd = fs.openSync(path, "r")
+        try {
+          const buffer = Buffer.alloc(SQLITE_HEADER.length)
+          const read = fs.readSync(fd, buffer, 0, buffer.length, 0)
+          return buffer.subarray(0, read)
+        } finally {
+          fs.closeSync(fd)
+        }
+      },
+      catch: (cause) => toStoreError("open", cause, path),
+    })
+    if (!header.equals(SQLITE_HEADER)) {
+      return yield* incompatible(
+        "not_a_store",
+        path,
+        `${path} is not a SQLite database, so it is not a Rewind store; it was left untouched`,
+      )
+    }
+    return "sqlite" as const
+  })
+
+interface StoreInfo {
+  readonly kind: "fresh" | "existing"
+  readonly userVersion: number
+}
+
+/** Read-only questions to the file: whose is it, which schema version, is it readable at all. */
+const readStoreInfo = (
+  db: Database.Database,
+  location: string,
+  latest: number,
+  integrityCheck: boolean,
+): Effect.Effect<StoreInfo, StoreIncompatible | StoreError | Busy> =>
+  Effect.try({
+    try: () => {
+      const applicationId = db.pragma("application_id", { simple: true }) as number
+      const userVersion = db.pragma("user_version", { simple: true }) as number
+      const tables = db
+        .prepare(
+          "select name from sqlite_schema where type = 'table' and name not like 'sqlite\\_%' escape '\\'",
+        )
+        .pluck()
+        .all() as Array<string>
+      if (applicationId === REWIND_APPLICATION_ID) {
+        if (userVersion > latest) {
+          return incompatible(
+            "newer_version",
+            location,
+            `${location} was written by a newer Rewind (store schema version ${userVersion}; this build understands up to ${latest}). Upgrade Rewind to open it; the file was not changed.`,
+          )
+        }
+        if (userVersion < 1 || !tables.includes("events")) {
+          return incompatible(
+            "corrupt",
+            location,
+            `${location} is marked as a Rewind store but its schema is missing`,
+          )
+        }
+      } else {
+        const foreign = tables.filter((t) => !MIGRATOR_TABLES.has(t))
+        const migrated =
+          tables.includes("kysely_migration") &&
+          (db.prepare("select count(*) from kysely_migration").pluck().get() as number) > 0
+        if (applicationId !== 0 || userVersion !== 0 || foreign.length > 0 || migrated) {
+          return incompatible(
+            "not_a_store",
+            location,
+            `${location} is a SQLite database of another application (application_id ${applicationId}, tables: ${foreign.join(", ") || "none"}), not a Rewind store; it was left untouched`,
+          )
+        }
+      }
+      if (integrityCheck) {
+        const problems = (db.pragma("quick_check(10)") as Array<Record<string, string>>).map(
+          (row) => Object.values(row)[0],
+        )
+        if (problems.length !== 1 || problems[0] !== "ok") {
+          return incompatible(
+            "corrupt",
+            location,
+            `${location} failed its integrity check: ${problems.join("; ")}`,
+          )
+        }
+      }
+      return { kind: applicationId === REWIND_APPLICATION_ID ? "existing" : "fresh", userVersion } as const
+    },
+    catch: (cause) =>
+      isCorrupt(cause)
+        ? incompatible(
+            "corrupt",
+            location,
+            `${location} is damaged or not a database (${String(cause)}); it was left untouched`,
+          )
+        : isBusy(cause)
+          ? new Busy({ operation: "open", cause })
+          : toStoreError("open", cause, location),
+  }).pipe(
+    Effect.flatMap((result) =>
+      result instanceof StoreIncompatible ? Effect.fail(result) : Effect.succeed(result),
+    ),
+  )
+
+/** Copies the store (a consistent snapshot, compacted) next to it, never over an existing file. */
+const backupBeforeMigration = (db: Database.Database, path: string, fromVersion: number) =>
+  Effect.try({
+    try: () => {
+      for (let n = 0; n < 1000; n++) {
+        const target = n === 0 ? `${path}.bak-v${fromVersion}` : `${path}.bak-v${fromVersion}.${n}`
+        if (fs.existsSync(target)) continue
+        try {
+          db.prepare("vacuum into ?").run(target)
+          return target
+        } catch (error) {
+          // Another process may have taken the name between the check and the copy.
+          if (fs.existsSync(target)) continue
+          throw error
+        }
+      }
+      throw new Error(`too many backups of ${path} already exist`)
+    },
+    catch: (cause) => toStoreError("backup before migration", cause, path),
+  })
+
+/**
+ * Runs the pending migrations with Kysely's Migrator. Running it on a current store is a no-op;
+ * a store whose recorded migrations this build does not know was written by a newer Rewind.
+ */
+export const migrateStore = (
+  kysely: Kysely<StoreTables>,
+  location: string,
+  migrations: ReadonlyArray<StoreMigration>,
+): Effect.Effect<ReadonlyArray<string>, StoreIncompatible | StoreError | Busy> =>
+  Effect.gen(function* () {
+    const migrator = new Migrator({ db: kysely, provider: migrationProvider(migrations) })
+    const result = yield* Effect.promise(() => migrator.migrateToLatest())
+    if (result.error !== undefined) {
+      const error = result.error
+      if (isBusy(error)) return yield* new Busy({ operation: "migrate", cause: error })
+      if (error instanceof Error && error.message.startsWith("corrupted migrations")) {
+        return yield* incompatible(
+          "newer_version",
+          location,
+          `${location} records migrations this build of Rewind does not know (${error.message}); upgrade Rewind to open it`,
+        )
+      }
+      return yield* toStoreError("migrate", error, location)
+    }
+    return (result.results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName)
+  })
+
+/** Opens (creating or migrating as needed) the store; the connection closes with the scope. */
+export const openDatabase = (
+  options: ResolvedSqliteStoreOptions,
+  migrations: ReadonlyArray<StoreMigration>,
+): Effect.Effect<OpenedDatabase, StoreIncompatible | StoreError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const location = options.path
+    const latest = latestVersion(migrations)
+    yield* inspectFile(location)
+
+    const { db, kysely } = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new Database(location)
+          const kysely = new Kysely<StoreTables>({ dialect: new ImmediateSqliteDialect({ database: db }) })
+          return { db, kysely }
+        },
+        catch: (cause) =>
+          isCorrupt(cause)
+            ? incompatible("corrupt", location, `${location} is damaged or not a database (${String(cause)})`)
+            : toStoreError("open", cause, location),
+      }),
+      ({ db, kysely }) =>
+        Effect.promise(async () => {
+          await kysely.destroy().catch(() => undefined)
+          if (db.open) db.close()
+        }),
+    )
+
+    const setPragma = (pragma: string) =>
+      retryBusy(
+        Effect.try({
+          try: () => db.pragma(pragma, { simple: true }),
+          catch: (cause) =>
+            isBusy(cause)
+              ? new Busy({ operation: "open", cause })
+              : toStoreError(`pragma ${pragma}`, cause, location),
+        }),
+      )
+
+    yield* setPragma(`busy_timeout = ${options.busyTimeoutMillis}`)
+    const info = yield* retryBusy(readStoreInfo(db, location, latest, options.integrityCheckOnOpen))
+    const pending = migrations.filter((m) => m.version > info.userVersion)
+
+    const backupPath =
+      info.kind === "existing" &&
+      pending.length > 0 &&
+      options.backupBeforeMigration &&
+      location !== MEMORY_PATH
+        ? yield* backupBeforeMigration(db, location, info.userVersion)
+        : undefined
+
+    yield* setPragma(location === MEMORY_PATH ? "journal_mode" : "journal_mode = WAL")
+    yield* setPragma(`synchronous = ${options.synchronous}`)
+    yield* setPragma("foreign_keys = ON")
+
+    const migrationsApplied =
+      pending.length > 0 ? yield* retryBusy(migrateStore(kysely, location, migrations)) : []
+    const schemaVersion = Number(yield* setPragma("user_version"))
+    if (schemaVersion !== latest) {
+      return yield* new StoreError({
+        operation: "migrate",
+        message: `${location} is at schema version ${schemaVersion} after migrating, expected ${latest}`,
+      })
+    }
+    const settings: ConnectionSettings = {
+      journalMode: String(yield* setPragma("journal_mode")),
+      synchronous: SYNCHRONOUS_NAMES[Number(yield* setPragma("synchronous"))] ?? "unknown",
+      busyTimeoutMillis: Number(yield* setPragma("busy_timeout")),
+      foreignKeys: Number(yield* setPragma("foreign_keys")) === 1,
+    }
+    return { db, kysely, location, schemaVersion, migrationsApplied, backupPath, settings }
+  })

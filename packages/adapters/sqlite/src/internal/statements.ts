@@ -1,0 +1,37 @@
+/**
+ * The prepared statements of the hot paths (appending batches of events, reading a stream cold,
+ * the version lookup every command makes).
+ * better-sqlite3 is synchronous, so these run on the store's one connection inside the same
+ * `BEGIN IMMEDIATE` transaction Kysely opened; building and compiling a Kysely query per event
+ * would cost more than the insert itself.
+ */
+import type Database from "better-sqlite3"
+import type { EventRowTuple } from "./eventRows.js"
+
+export interface HotStatements {
+  readonly streamVersion: Database.Statement<[string], number>
+  readonly insertStream: Database.Statement<[string, number, number]>
+  readonly advanceStream: Database.Statement<[number, number, string, number]>
+  readonly insertEvent: Database.Statement<[string, number, string, number, string, number]>
+  readonly lastSequence: Database.Statement<[string], number | null>
+  readonly readEvents: Database.Statement<[string, number], EventRowTuple>
+}
+
+export const prepareHotStatements = (db: Database.Database): HotStatements => ({
+  streamVersion: db.prepare<[string], number>("select version from streams where session_id = ?").pluck(),
+  insertStream: db.prepare("insert into streams (session_id, version, updated_at) values (?, ?, ?)"),
+  advanceStream: db.prepare(
+    "update streams set version = ?, updated_at = ? where session_id = ? and version = ?",
+  ),
+  insertEvent: db.prepare(
+    "insert into events (session_id, sequence, type, version, payload, at) values (?, ?, ?, ?, ?, ?)",
+  ),
+  lastSequence: db
+    .prepare<[string], number | null>("select max(sequence) from events where session_id = ?")
+    .pluck(),
+  readEvents: db
+    .prepare<[string, number], EventRowTuple>(
+      "select sequence, type, version, payload, at from events where session_id = ? and sequence > ? order by sequence",
+    )
+    .raw(),
+})

@@ -1,0 +1,402 @@
+// Opening store files: new ones get the schema and pragmas, current ones are left as they are, and
+// files that are not (or not yet) ours are refused without a single byte changed.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { SessionStore } from "@rewind/core"
+import { StoreEvents } from "@rewind/testkit"
+import { Effect } from "effect"
+import { SqliteSessionStore } from "../src/index.js"
+import { makeSqliteStore } from "../src/internal/makeSqliteStore.js"
+import { REWIND_APPLICATION_ID, STORE_MIGRATIONS } from "../src/internal/migrations.js"
+import { migrateStore, openDatabase } from "../src/internal/openDatabase.js"
+import { resolveOptions, type SqliteStoreOptions } from "../src/SqliteStoreOptions.js"
+import { fixture, runNode } from "./childProcess.js"
+import { V2_MIGRATION } from "./fixtures/v2Migration.mjs"
+import { tempDir, withRawDatabase } from "./tempStore.js"
+
+const { sessionCreated, sessionIdOf, textPart, userMessage } = StoreEvents
+
+const openStore = (options: SqliteStoreOptions) => Effect.scoped(SqliteSessionStore.make(options))
+
+/** Opens the store for the duration of `body`. */
+const withStore = <A, E>(
+  options: SqliteStoreOptions,
+  body: Effect.Effect<A, E, SessionStore | SqliteSessionStore.SqliteStore>,
+) => Effect.provide(body, SqliteSessionStore.layer(options))
+
+const main = sessionIdOf("main")
+const fork = sessionIdOf("fork")
+
+const writeSampleSessions = (file: string) =>
+  withStore(
+    { path: file },
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* store.append({
+        sessionId: main,
+        expectedVersion: 0,
+        events: [sessionCreated(main), userMessage(main, 1)],
+        at: 1,
+      })
+      yield* store.append({
+        sessionId: fork,
+        expectedVersion: 0,
+        events: [sessionCreated(fork, { kind: "fork", parentId: main }), textPart(1, 1, "copied ✓")],
+        at: 2,
+      })
+      return { main: yield* store.read(main), fork: yield* store.read(fork) }
+    }),
+  )
+
+const snapshot = (dir: string, file: string) => ({
+  bytes: fs.readFileSync(file),
+  entries: fs.readdirSync(dir).sort(),
+})
+
+/** The open must fail with StoreIncompatible(reason) and leave the file and its directory as they were. */
+const expectRefusedUntouched = (
+  dir: string,
+  file: string,
+  reason: string,
+  options: Partial<SqliteStoreOptions> = {},
+) =>
+  Effect.gen(function* () {
+    const before = snapshot(dir, file)
+    const error = yield* Effect.flip(openStore({ path: file, ...options }))
+    expect(error).toMatchObject({ _tag: "StoreIncompatible", reason, location: file })
+    const after = snapshot(dir, file)
+    expect(after.entries).toEqual(before.entries)
+    expect(Buffer.compare(after.bytes, before.bytes)).toBe(0)
+    return error
+  })
+
+describe("opening a SQLite store", () => {
+  it.scoped("creates a new store in WAL mode with foreign keys, NORMAL sync and a 5 s busy timeout", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "new.db")
+      const store = yield* openStore({ path: file })
+      expect(store.settings).toEqual({
+        journalMode: "wal",
+        synchronous: "NORMAL",
+        busyTimeoutMillis: 5000,
+        foreignKeys: true,
+      })
+      expect(store.schemaVersion).toBe(1)
+      expect(store.migrationsApplied).toEqual(["0001_initial"])
+      expect(store.backupPath).toBeUndefined()
+      withRawDatabase(file, (db) => {
+        expect(db.pragma("application_id", { simple: true })).toBe(REWIND_APPLICATION_ID)
+        expect(db.pragma("user_version", { simple: true })).toBe(1)
+        expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
+        expect(db.prepare("select value from rewind_meta where key = 'schema_version'").pluck().get()).toBe(
+          "1",
+        )
+        expect(db.prepare("select name from kysely_migration").pluck().all()).toEqual(["0001_initial"])
+      })
+    }),
+  )
+
+  it.scoped("uses FULL sync and the busy timeout it is given", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const store = yield* openStore({
+        path: path.join(dir, "full.db"),
+        synchronous: "FULL",
+        busyTimeoutMillis: 1234,
+      })
+      expect(store.settings).toMatchObject({ synchronous: "FULL", busyTimeoutMillis: 1234 })
+    }),
+  )
+
+  it.scoped("refuses invalid options and a missing directory with a StoreError", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const invalid = yield* Effect.flip(openStore({ path: path.join(dir, "x.db"), busyTimeoutMillis: -1 }))
+      expect(invalid).toMatchObject({ _tag: "StoreError", operation: "open" })
+      expect(invalid.message).toMatch(/busyTimeoutMillis/)
+      const missing = yield* Effect.flip(openStore({ path: path.join(dir, "no", "such", "dir", "x.db") }))
+      expect(missing._tag).toBe("StoreError")
+      expect(fs.existsSync(path.join(dir, "no"))).toBe(false)
+    }),
+  )
+
+  it.effect(":memory: gives a private store per layer", () =>
+    Effect.gen(function* () {
+      const id = sessionIdOf("mem")
+      const layer = SqliteSessionStore.layer({ path: ":memory:" })
+      const first = yield* Effect.provide(
+        Effect.gen(function* () {
+          const store = yield* SessionStore
+          const admin = yield* SqliteSessionStore.SqliteStore
+          yield* store.append({ sessionId: id, expectedVersion: 0, events: [sessionCreated(id)], at: 1 })
+          return { settings: admin.settings, events: yield* store.read(id) }
+        }),
+        layer,
+      )
+      expect(first.settings.journalMode).toBe("memory")
+      expect(first.events).toHaveLength(1)
+      expect(
+        yield* Effect.provide(
+          Effect.flatMap(SessionStore, (s) => s.version(id)),
+          layer,
+        ),
+      ).toBe(0)
+    }),
+  )
+
+  it.scoped("reopening a current store runs no migration and makes no backup", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      const written = yield* writeSampleSessions(file)
+      const reopened = yield* openStore({ path: file })
+      expect(reopened.migrationsApplied).toEqual([])
+      expect(reopened.backupPath).toBeUndefined()
+      expect(fs.readdirSync(dir)).toEqual(["store.db"])
+      const events = yield* withStore(
+        { path: file },
+        Effect.flatMap(SessionStore, (s) => s.read(main)),
+      )
+      expect(events).toEqual(written.main)
+    }),
+  )
+
+  it.scoped("running the migrations again on a current store is a no-op", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      yield* writeSampleSessions(file)
+      const schemaOf = () =>
+        withRawDatabase(file, (db) =>
+          db.prepare("select type, name, sql from sqlite_schema order by name").all(),
+        )
+      const before = schemaOf()
+      const opened = yield* openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS)
+      expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
+      expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
+      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(1)
+      expect(schemaOf()).toEqual(before)
+    }),
+  )
+
+  it.scoped("an empty file becomes a new store", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "empty.db")
+      fs.writeFileSync(file, "")
+      const store = yield* openStore({ path: file })
+      expect(store.migrationsApplied).toEqual(["0001_initial"])
+    }),
+  )
+
+  it.effect("closes the connection when the scope closes", () =>
+    Effect.gen(function* () {
+      const db = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* tempDir
+          const opened = yield* openDatabase(
+            resolveOptions({ path: path.join(dir, "s.db") }),
+            STORE_MIGRATIONS,
+          )
+          expect(opened.db.open).toBe(true)
+          return opened.db
+        }),
+      )
+      expect(db.open).toBe(false)
+    }),
+  )
+})
+
+describe("refusing files that are not a store this build may change", () => {
+  it.scoped("a file that is not SQLite is not_a_store, left byte for byte untouched", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "notes.txt")
+      fs.writeFileSync(file, "these are my notes, not a database\n".repeat(200))
+      const error = yield* expectRefusedUntouched(dir, file, "not_a_store")
+      expect(error.message).toMatch(/not a SQLite database/)
+    }),
+  )
+
+  it.scoped("a directory is not_a_store", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const error = yield* Effect.flip(openStore({ path: dir }))
+      expect(error).toMatchObject({ _tag: "StoreIncompatible", reason: "not_a_store" })
+    }),
+  )
+
+  it.scoped("a SQLite header followed by garbage is corrupt, left untouched", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "garbage.db")
+      const garbage = Buffer.alloc(8192)
+      for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 31 + 7) & 0xff
+      Buffer.from("SQLite format 3\u0000", "latin1").copy(garbage)
+      fs.writeFileSync(file, garbage)
+      yield* expectRefusedUntouched(dir, file, "corrupt")
+    }),
+  )
+
+  it.scoped("a store whose first page is damaged is corrupt, left untouched", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      yield* writeSampleSessions(file)
+      const bytes = fs.readFileSync(file)
+      for (let i = 100; i < 4096; i++) bytes[i] = (i * 7) & 0xff
+      fs.writeFileSync(file, bytes)
+      yield* expectRefusedUntouched(dir, file, "corrupt")
+    }),
+  )
+
+  it.scoped(
+    "a store damaged deep inside is found corrupt by the integrity check on open, left untouched",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const file = path.join(dir, "store.db")
+        const id = sessionIdOf("big")
+        yield* withStore(
+          { path: file },
+          Effect.flatMap(SessionStore, (s) =>
+            s.append({
+              sessionId: id,
+              expectedVersion: 0,
+              events: [
+                sessionCreated(id),
+                ...Array.from({ length: 300 }, (_, n) => textPart(0, n, `${n} `.repeat(300))),
+              ],
+              at: 1,
+            }),
+          ),
+        )
+        const bytes = fs.readFileSync(file)
+        const pageSize = 4096
+        expect(bytes.length).toBeGreaterThan(pageSize * 60)
+        for (let i = pageSize * 40; i < pageSize * 42; i++) bytes[i] = (i * 13) & 0xff
+        fs.writeFileSync(file, bytes)
+        const error = yield* expectRefusedUntouched(dir, file, "corrupt", { integrityCheckOnOpen: true })
+        expect(error.message).toMatch(/integrity check|damaged/)
+      }),
+  )
+
+  it.scoped("a SQLite database of another application is not_a_store, left untouched", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "app.db")
+      withRawDatabase(file, (db) => db.exec("create table customers (id integer primary key, name text)"))
+      const error = yield* expectRefusedUntouched(dir, file, "not_a_store")
+      expect(error.message).toMatch(/customers/)
+    }),
+  )
+
+  it.scoped("a store written by a newer Rewind is refused as newer_version and left untouched", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      yield* writeSampleSessions(file)
+      withRawDatabase(file, (db) => db.pragma("user_version = 99"))
+      const error = yield* expectRefusedUntouched(dir, file, "newer_version")
+      expect(error.message).toMatch(/version 99.*up to 1.*Upgrade Rewind/)
+    }),
+  )
+})
+
+describe("migrating a store with data", () => {
+  const withV2 = [...STORE_MIGRATIONS, V2_MIGRATION]
+
+  it.scoped("backs the file up first, records the new version, and another process reads the result", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      const written = yield* writeSampleSessions(file)
+
+      const migrated = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeSqliteStore({ path: file }, withV2)
+          return {
+            schemaVersion: store.schemaVersion,
+            migrationsApplied: store.migrationsApplied,
+            backupPath: store.backupPath,
+            main: yield* store.sessionStore.read(main),
+          }
+        }),
+      )
+      expect(migrated).toEqual({
+        schemaVersion: 2,
+        migrationsApplied: ["0002_test_session_archive"],
+        backupPath: `${file}.bak-v1`,
+        main: written.main,
+      })
+
+      // The backup is the v1 store as it was: this build opens it as a current store.
+      const backup = yield* withStore(
+        { path: `${file}.bak-v1` },
+        Effect.gen(function* () {
+          const store = yield* SessionStore
+          const admin = yield* SqliteSessionStore.SqliteStore
+          return {
+            version: admin.schemaVersion,
+            main: yield* store.read(main),
+            fork: yield* store.read(fork),
+          }
+        }),
+      )
+      expect(backup).toEqual({ version: 1, main: written.main, fork: written.fork })
+
+      // Opening again is a no-op: nothing to run, no second backup.
+      const again = yield* Effect.scoped(makeSqliteStore({ path: file }, withV2))
+      expect(again.migrationsApplied).toEqual([])
+      expect(again.backupPath).toBeUndefined()
+      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v1"])
+
+      // This build (schema 1) must not touch the upgraded store.
+      yield* expectRefusedUntouched(dir, file, "newer_version")
+
+      const child = yield* runNode(fixture("readMigratedStore.mjs"), [file])
+      expect(child.stderr).toBe("")
+      expect(child.code).toBe(0)
+      expect(JSON.parse(child.stdout)).toEqual({
+        schemaVersion: 2,
+        migrationsApplied: [],
+        backupPath: null,
+        sessions: [
+          { sessionId: main, kind: "main", title: "session main", version: 2 },
+          { sessionId: fork, kind: "fork", title: "session fork", version: 2 },
+        ],
+        eventTypes: [
+          "main#1:SessionCreated",
+          "main#2:MessageAppended",
+          "fork#1:SessionCreated",
+          "fork#2:PartAppended",
+        ],
+        integrity: { ok: true, problems: [] },
+        archived: [
+          { session_id: fork, archived: 1 },
+          { session_id: main, archived: 0 },
+        ],
+      })
+    }),
+  )
+
+  it.scoped("refuses a store that records migrations this build does not know", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      yield* writeSampleSessions(file)
+      withRawDatabase(file, (db) =>
+        db
+          .prepare(
+            "insert into kysely_migration (name, timestamp) values ('0001_zz_future', '2030-01-01T00:00:00.000Z')",
+          )
+          .run(),
+      )
+      const error = yield* Effect.flip(Effect.scoped(makeSqliteStore({ path: file }, withV2)))
+      expect(error).toMatchObject({ _tag: "StoreIncompatible", reason: "newer_version" })
+      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(1))
+    }),
+  )
+})
