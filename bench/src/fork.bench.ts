@@ -4,11 +4,15 @@
  * on the same store. The store is a parameter (`runForkBenchmark({ storeLayer })`), so the same
  * measurement runs on any adapter; run directly, it uses the memory store.
  *
- *   node --import tsx bench/src/fork.bench.ts          (BENCH_FORK_MESSAGES, BENCH_FORK_ITERATIONS)
+ *   node --import tsx bench/src/fork.bench.ts
+ *   BENCH_FORK_STORE=sqlite (a store file in a temp dir), BENCH_FORK_MESSAGES, BENCH_FORK_ITERATIONS
  */
-import { loadavg } from "node:os"
+import { mkdtempSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { MemorySessionStore } from "@rewind/adapter-memory"
+import { SqliteSessionStore } from "@rewind/adapter-sqlite"
 import {
   type CommandId,
   ForkBoundaryPinned,
@@ -240,10 +244,17 @@ export const formatForkReport = (r: ForkBenchReport, targetMs = 500) =>
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const messages = Number(process.env.BENCH_FORK_MESSAGES ?? 10_000)
   const iterations = Number(process.env.BENCH_FORK_ITERATIONS ?? 10)
-  runForkBenchmark({ label: "memory", storeLayer: MemorySessionStore.layer, messages, iterations })
+  const sqlite = process.env.BENCH_FORK_STORE === "sqlite"
+  const dir = sqlite ? mkdtempSync(join(tmpdir(), "rewind-fork-bench-")) : undefined
+  const storeLayer =
+    dir === undefined ? MemorySessionStore.layer : SqliteSessionStore.layer({ path: join(dir, "store.db") })
+  runForkBenchmark({ label: sqlite ? "sqlite file" : "memory", storeLayer, messages, iterations })
     .then((report) => console.log(formatForkReport(report)))
     .catch((error) => {
       console.error(error)
       process.exitCode = 1
+    })
+    .finally(() => {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
     })
 }
