@@ -5,16 +5,16 @@
  */
 import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
 import { SessionStore, type SessionStoreService } from "@rewind/core"
+import type { RebuildReport } from "@rewind/kysely-store"
 import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
 import { makeSqliteStore } from "./internal/makeSqliteStore.js"
 import { STORE_MIGRATIONS } from "./internal/migrations.js"
 import type { ConnectionSettings } from "./internal/openDatabase.js"
-import type { RebuildReport } from "./internal/projections.js"
 import type { IntegrityReport } from "./internal/storeService.js"
 import { type SqliteStoreOptions, sqliteStoreConfig } from "./SqliteStoreOptions.js"
 
+export type { RebuildReport } from "@rewind/kysely-store"
 export type { ConnectionSettings } from "./internal/openDatabase.js"
-export type { RebuildReport } from "./internal/projections.js"
 export type { IntegrityReport } from "./internal/storeService.js"
 
 export interface SqliteStoreService {

@@ -8,16 +8,17 @@
  * one; never edit a released migration; anything that rewrites `events` must keep every row (the
  * append-only triggers have to be dropped and re-created inside the migration).
  */
-import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
+import {
+  recordSchemaVersion,
+  type StoreMigration,
+  migrationProvider as sharedProvider,
+} from "@rewind/kysely-store"
+import { type Kysely, type MigrationProvider, sql } from "kysely"
+
+export { latestVersion, type StoreMigration } from "@rewind/kysely-store"
 
 /** `PRAGMA application_id` of a Rewind store: "RWND" in ASCII. */
 export const REWIND_APPLICATION_ID = 0x52574e44
-
-export interface StoreMigration {
-  readonly version: number
-  readonly name: string
-  readonly up: (db: Kysely<unknown>) => Promise<void>
-}
 
 const appendOnly = (table: string) => [
   sql`create trigger ${sql.raw(`${table}_no_update`)} before update on ${sql.table(table)}
@@ -109,27 +110,11 @@ const initial: StoreMigration = {
 /** Every migration this build knows, oldest first. */
 export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial]
 
-export const latestVersion = (migrations: ReadonlyArray<StoreMigration>): number =>
-  migrations.reduce((max, m) => Math.max(max, m.version), 0)
-
 const recordVersion = async (db: Kysely<unknown>, version: number) => {
   await sql`pragma user_version = ${sql.raw(String(version))}`.execute(db)
-  await sql`insert into rewind_meta (key, value) values ('schema_version', ${String(version)})
-            on conflict (key) do update set value = excluded.value`.execute(db)
+  await recordSchemaVersion(db, version)
 }
 
-/** The in-code provider: each migration also records its version, in its own transaction. */
-export const migrationProvider = (migrations: ReadonlyArray<StoreMigration>): MigrationProvider => ({
-  getMigrations: async () => {
-    const out: Record<string, Migration> = {}
-    for (const m of migrations) {
-      out[m.name] = {
-        up: async (db) => {
-          await m.up(db)
-          await recordVersion(db, m.version)
-        },
-      }
-    }
-    return out
-  },
-})
+/** The in-code provider: each migration also records its version in `PRAGMA user_version`. */
+export const migrationProvider = (migrations: ReadonlyArray<StoreMigration>): MigrationProvider =>
+  sharedProvider(migrations, recordVersion)

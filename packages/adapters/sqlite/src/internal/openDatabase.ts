@@ -9,6 +9,7 @@
  */
 import * as fs from "node:fs"
 import { StoreError, StoreIncompatible } from "@rewind/contracts"
+import { isUnknownMigrationError, type StoreTables } from "@rewind/kysely-store"
 import Database from "better-sqlite3"
 import { Effect, type Scope } from "effect"
 import { Kysely, Migrator } from "kysely"
@@ -16,7 +17,6 @@ import type { ResolvedSqliteStoreOptions } from "../SqliteStoreOptions.js"
 import { ImmediateSqliteDialect } from "./dialect.js"
 import { latestVersion, migrationProvider, REWIND_APPLICATION_ID, type StoreMigration } from "./migrations.js"
 import { Busy, isBusy, isCorrupt, retryBusy, toStoreError } from "./sqliteErrors.js"
-import type { StoreTables } from "./tables.js"
 
 export const MEMORY_PATH = ":memory:"
 
@@ -209,7 +209,7 @@ export const migrateStore = (
     if (result.error !== undefined) {
       const error = result.error
       if (isBusy(error)) return yield* new Busy({ operation: "migrate", cause: error })
-      if (error instanceof Error && error.message.startsWith("corrupted migrations")) {
+      if (isUnknownMigrationError(error)) {
         return yield* incompatible(
           "newer_version",
           location,

@@ -5,8 +5,9 @@
  * `BEGIN IMMEDIATE` transaction Kysely opened; building and compiling a Kysely query per event
  * would cost more than the insert itself.
  */
+
+import type { EventRowTuple } from "@rewind/kysely-store"
 import type Database from "better-sqlite3"
-import type { EventRowTuple } from "./eventRows.js"
 
 export interface HotStatements {
   readonly streamVersion: Database.Statement<[string], number>

@@ -1,30 +1,27 @@
 /**
- * The SessionStore over an opened database. Every operation holds the store's one permit: there
- * is a single connection, and a Kysely transaction yields between statements, so without the permit
- * another fiber's statement could run inside (and see) someone else's open transaction.
+ * The SessionStore over an opened SQLite database: the shared SQL store of `@rewind/kysely-store`
+ * with SQLite's backend. Every operation holds the store's one permit: there is a single
+ * connection, and a Kysely transaction yields between statements, so without the permit another
+ * fiber's statement could run inside (and see) someone else's open transaction.
  *
- * Writes: events are encoded before the transaction starts; inside `BEGIN IMMEDIATE` the expected
- * versions are checked, then command facts, then everything is written. Any failure rolls the
- * whole transaction back. The schema backs up the version check: a (session, sequence) unique
- * constraint and a trigger that refuses gaps, so a stale `streams` projection cannot fork a stream.
+ * Writes run inside `BEGIN IMMEDIATE`, so reading a stream's version there already excludes every
+ * other writer. The schema backs up the version check: a (session, sequence) unique constraint and
+ * a trigger that refuses gaps, so a stale `streams` projection cannot fork a stream; SQLite keeps
+ * the transaction open after such a constraint error, so its meaning is decided right there.
  */
+import { type EventDecodeError, StoreError, VersionConflict } from "@rewind/contracts"
+import type { SessionStoreService } from "@rewind/core"
 import {
-  CommandAlreadyRecorded,
-  EventDecodeError,
-  type SessionId,
-  type SessionKind,
-  StoreError,
-  VersionConflict,
-} from "@rewind/contracts"
-import type { AppendRequest, CommandFact, SessionStoreService, SessionSummary } from "@rewind/core"
-import { Effect, Option } from "effect"
-import type { Kysely } from "kysely"
-import { decodeRow, decodeStored, type EncodedRow, encodeRows } from "./eventRows.js"
+  decodeRow,
+  makeSqlSessionStore,
+  type RebuildReport,
+  rebuildProjections,
+  type SqlStoreBackend,
+} from "@rewind/kysely-store"
+import { Effect } from "effect"
 import type { OpenedDatabase } from "./openDatabase.js"
-import { type RebuildReport, rebuildProjectionTables, upsertSession } from "./projections.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
 import { prepareHotStatements } from "./statements.js"
-import type { StoreTables } from "./tables.js"
 
 export interface IntegrityReport {
   readonly ok: boolean
@@ -38,19 +35,6 @@ export interface SqliteStoreInternals {
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
 }
 
-/** Which typed failures a transaction body may throw on purpose; anything else is a StoreError. */
-type Expected<E> = (error: unknown) => error is E
-
-const isVersionConflict = (error: unknown): error is VersionConflict => error instanceof VersionConflict
-const isCommitFailure = (error: unknown): error is VersionConflict | CommandAlreadyRecorded =>
-  error instanceof VersionConflict || error instanceof CommandAlreadyRecorded
-const isDecodeError = (error: unknown): error is EventDecodeError => error instanceof EventDecodeError
-
-interface PreparedAppend {
-  readonly request: AppendRequest
-  readonly rows: ReadonlyArray<EncodedRow>
-}
-
 export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteStoreInternals> =>
   Effect.gen(function* () {
     const { db, kysely, location } = opened
@@ -62,253 +46,93 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
 
     const storeError = (operation: string) => (error: unknown) => toStoreError(operation, error, location)
 
-    /** A `BEGIN IMMEDIATE` transaction through Kysely; retried while another process holds the lock. */
-    const writeTransaction = <A, E>(
-      operation: string,
-      expected: Expected<E>,
-      body: (trx: Kysely<StoreTables>) => Promise<A>,
-    ): Effect.Effect<A, E | StoreError> =>
-      retryBusy(
-        exclusive(
-          Effect.tryPromise({
-            try: () => kysely.transaction().execute(body),
-            catch: (error): E | StoreError | Busy =>
-              expected(error) || error instanceof StoreError
-                ? error
-                : isBusy(error)
-                  ? new Busy({ operation, cause: error })
-                  : storeError(operation)(error),
-          }),
-        ),
-      )
+    const backend: SqlStoreBackend = {
+      kysely,
+      statements: {
+        // Inside `BEGIN IMMEDIATE` every other writer is already locked out.
+        lockVersions: async (_trx, sessionIds) => sessionIds.map((id) => hot.streamVersion.get(id) ?? 0),
 
-    /** Encoding happens before the transaction: a bad event never holds the write lock. */
-    const prepare = (operation: string, request: AppendRequest): Effect.Effect<PreparedAppend, StoreError> =>
-      Effect.try({
-        try: () => {
-          if (!Number.isSafeInteger(request.at) || request.at < 0) {
-            throw new StoreError({
-              operation,
-              message: `append time must be a non-negative integer, got ${request.at}`,
-            })
-          }
-          return { request, rows: encodeRows(request.events) }
-        },
-        catch: (error) =>
-          error instanceof StoreError
-            ? error
-            : new StoreError({
-                operation,
-                message: `could not encode event: ${String(error)}`,
-                cause: error,
-              }),
-      })
-
-    const checkVersion = ({ request }: PreparedAppend): number => {
-      const actual = hot.streamVersion.get(request.sessionId) ?? 0
-      if (actual !== request.expectedVersion) {
-        throw new VersionConflict({
-          sessionId: request.sessionId,
-          expectedVersion: request.expectedVersion,
-          actualVersion: actual,
-        })
-      }
-      return actual
-    }
-
-    const writeEvents = async (
-      trx: Kysely<StoreTables>,
-      { request, rows }: PreparedAppend,
-      actual: number,
-    ) => {
-      if (rows.length === 0) return actual
-      const id = request.sessionId
-      const version = actual + rows.length
-      if (actual === 0) hot.insertStream.run(id, version, request.at)
-      else hot.advanceStream.run(version, request.at, id, actual)
-      const created: Array<{ position: number; row: EncodedRow }> = []
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!
-        let position: number
-        try {
-          position = Number(
-            hot.insertEvent.run(id, actual + i + 1, row.type, row.version, row.payload, request.at)
-              .lastInsertRowid,
-          )
-        } catch (error) {
-          const code = sqliteCode(error)
-          if (!isUniqueViolation(error) && code !== "SQLITE_CONSTRAINT_TRIGGER") throw error
-          // The projection said `actual`; the events say the stream is longer: it moved on.
-          const last = hot.lastSequence.get(id) ?? 0
-          if (last > actual + i) {
-            throw new VersionConflict({
-              sessionId: id,
-              expectedVersion: request.expectedVersion,
-              actualVersion: last,
-            })
-          }
-          throw new StoreError({
-            operation: "append",
-            message: `the streams projection of ${location} is out of step with its events (${String(error)}); run rebuildProjections`,
-            cause: error,
-          })
-        }
-        if (row.event._tag === "SessionCreated") created.push({ position, row })
-      }
-      for (const { position, row } of created) {
-        if (row.event._tag === "SessionCreated") await upsertSession(trx, id, row.event.session, position)
-      }
-      return version
-    }
-
-    const factResult = (json: string): unknown => JSON.parse(json)
-
-    const sessionStore: SessionStoreService = {
-      append: (request) =>
-        Effect.flatMap(prepare("append", request), (prepared) =>
-          writeTransaction("append", isVersionConflict, async (trx) => ({
-            version: await writeEvents(trx, prepared, checkVersion(prepared)),
-          })),
-        ),
-
-      commit: (request) =>
-        Effect.gen(function* () {
-          const seen = new Set<SessionId>()
-          for (const a of request.appends) {
-            if (seen.has(a.sessionId)) {
-              return yield* new StoreError({
-                operation: "commit",
-                message: `session ${a.sessionId} appears twice in one commit`,
-              })
-            }
-            seen.add(a.sessionId)
-          }
-          const prepared: Array<PreparedAppend> = []
-          for (const a of request.appends) prepared.push(yield* prepare("commit", a))
-          const facts = yield* Effect.try({
-            try: () => encodeFacts(request.facts ?? []),
-            catch: (error) =>
-              error instanceof StoreError
-                ? error
-                : new StoreError({
-                    operation: "commit",
-                    message: `command fact result is not JSON: ${String(error)}`,
-                    cause: error,
-                  }),
-          })
-          yield* writeTransaction("commit", isCommitFailure, async (trx) => {
-            const actuals = prepared.map(checkVersion)
-            for (const f of facts) {
-              const existing = await trx
-                .selectFrom("command_facts")
-                .select("result")
-                .where("session_id", "=", f.session_id)
-                .where("command_id", "=", f.command_id)
-                .executeTakeFirst()
-              if (existing !== undefined) {
-                throw new CommandAlreadyRecorded({
-                  sessionId: f.session_id as SessionId,
-                  commandId: f.command_id,
-                  result: factResult(existing.result),
+        writeRows: async (_trx, { request, rows }, actual) => {
+          const id = request.sessionId
+          const version = actual + rows.length
+          if (actual === 0) hot.insertStream.run(id, version, request.at)
+          else hot.advanceStream.run(version, request.at, id, actual)
+          const positions: Array<number> = []
+          for (let i = 0; i < rows.length; i++) {
+            const row = rows[i]!
+            try {
+              positions.push(
+                Number(
+                  hot.insertEvent.run(id, actual + i + 1, row.type, row.version, row.payload, request.at)
+                    .lastInsertRowid,
+                ),
+              )
+            } catch (error) {
+              const code = sqliteCode(error)
+              if (!isUniqueViolation(error) && code !== "SQLITE_CONSTRAINT_TRIGGER") throw error
+              // The projection said `actual`; the events say the stream is longer: it moved on.
+              const last = hot.lastSequence.get(id) ?? 0
+              if (last > actual + i) {
+                throw new VersionConflict({
+                  sessionId: id,
+                  expectedVersion: request.expectedVersion,
+                  actualVersion: last,
                 })
               }
-            }
-            for (let i = 0; i < prepared.length; i++) await writeEvents(trx, prepared[i]!, actuals[i]!)
-            if (facts.length > 0) await trx.insertInto("command_facts").values(facts).execute()
-          })
-        }),
-
-      read: (sessionId, options) =>
-        exclusive(
-          Effect.try({
-            try: () =>
-              hot.readEvents
-                .all(sessionId, options?.afterSequence ?? 0)
-                .map((row) => decodeRow(sessionId, row)),
-            catch: (error) => (error instanceof EventDecodeError ? error : storeError("read")(error)),
-          }),
-        ),
-
-      version: (sessionId) =>
-        exclusive(
-          Effect.try({
-            try: () => hot.streamVersion.get(sessionId) ?? 0,
-            catch: storeError("version"),
-          }),
-        ),
-
-      listSessions: () =>
-        exclusive(
-          Effect.tryPromise({
-            try: async () => {
-              const rows = await kysely
-                .selectFrom("sessions as s")
-                .innerJoin("streams as st", "st.session_id", "s.session_id")
-                .innerJoin("events as e", "e.position", "s.created_position")
-                .select([
-                  "s.session_id",
-                  "s.kind",
-                  "s.parent_id",
-                  "s.created_at",
-                  "st.version",
-                  "st.updated_at",
-                  "e.type",
-                  "e.version as event_version",
-                  "e.payload",
-                  "e.position",
-                ])
-                .orderBy("s.created_position")
-                .execute()
-              return rows.map((row): SessionSummary => {
-                // The exact title (lone surrogates included) lives in the event, not the copy.
-                const event = decodeStored(
-                  row.type,
-                  row.event_version,
-                  row.payload,
-                  `at position ${row.position}`,
-                )
-                return {
-                  sessionId: row.session_id as SessionId,
-                  kind: row.kind as SessionKind,
-                  parentId: (row.parent_id ?? undefined) as SessionId | undefined,
-                  title: event._tag === "SessionCreated" ? event.session.title : "",
-                  createdAt: row.created_at,
-                  version: row.version,
-                  updatedAt: row.updated_at,
-                }
+              throw new StoreError({
+                operation: "append",
+                message: `the streams projection of ${location} is out of step with its events (${String(error)}); run rebuildProjections`,
+                cause: error,
               })
-            },
-            catch: storeError("listSessions"),
-          }),
+            }
+          }
+          return positions
+        },
+
+        readStream: (sessionId, afterSequence) =>
+          hot.readEvents.all(sessionId, afterSequence).map((row) => decodeRow(sessionId, row)),
+        version: (sessionId) => hot.streamVersion.get(sessionId) ?? 0,
+        settledVersion: (sessionId) =>
+          Math.max(hot.streamVersion.get(sessionId) ?? 0, hot.lastSequence.get(sessionId) ?? 0),
+      },
+
+      // A `BEGIN IMMEDIATE` transaction through Kysely; retried while another process holds the lock.
+      writeTransaction: (operation, expected, body) =>
+        retryBusy(
+          exclusive(
+            Effect.tryPromise({
+              try: () => kysely.transaction().execute(body),
+              catch: (error) =>
+                expected(error) || error instanceof StoreError
+                  ? error
+                  : isBusy(error)
+                    ? new Busy({ operation, cause: error })
+                    : storeError(operation)(error),
+            }),
+          ),
         ),
 
-      getCommandFact: (sessionId, commandId) =>
+      query: (operation, expected, run) =>
         exclusive(
-          Effect.tryPromise({
-            try: async () => {
-              const row = await kysely
-                .selectFrom("command_facts")
-                .select(["result", "at"])
-                .where("session_id", "=", sessionId)
-                .where("command_id", "=", commandId)
-                .executeTakeFirst()
-              return row === undefined
-                ? Option.none<CommandFact>()
-                : Option.some<CommandFact>({
-                    sessionId,
-                    commandId,
-                    result: factResult(row.result),
-                    at: row.at,
+          Effect.try({
+            try: run,
+            catch: (error) => (expected(error) ? error : storeError(operation)(error)),
+          }).pipe(
+            Effect.flatMap((value) =>
+              value instanceof Promise
+                ? Effect.tryPromise({
+                    try: () => value,
+                    catch: (error) => (expected(error) ? error : storeError(operation)(error)),
                   })
-            },
-            catch: storeError("getCommandFact"),
-          }),
+                : Effect.succeed(value),
+            ),
+          ),
         ),
     }
 
     return {
-      sessionStore,
-      rebuildProjections: writeTransaction("rebuildProjections", isDecodeError, rebuildProjectionTables),
+      sessionStore: makeSqlSessionStore(backend),
+      rebuildProjections: rebuildProjections(backend),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {
@@ -326,37 +150,3 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
       ),
     }
   })
-
-interface FactRow {
-  readonly session_id: string
-  readonly command_id: string
-  readonly result: string
-  readonly at: number
-}
-
-const encodeFacts = (facts: ReadonlyArray<CommandFact>): Array<FactRow> => {
-  const keys = new Set<string>()
-  return facts.map((f) => {
-    // SQLite text is UTF-8: an ill-formed id would be stored altered and could collide with another.
-    if (!f.commandId.isWellFormed()) {
-      throw new StoreError({ operation: "commit", message: "a command id must be well-formed Unicode text" })
-    }
-    const key = `${f.sessionId}\u0000${f.commandId}`
-    if (keys.has(key)) {
-      throw new StoreError({
-        operation: "commit",
-        message: `command ${f.commandId} of session ${f.sessionId} appears twice in one commit`,
-      })
-    }
-    keys.add(key)
-    if (!Number.isSafeInteger(f.at) || f.at < 0) {
-      throw new StoreError({
-        operation: "commit",
-        message: `fact time must be a non-negative integer, got ${f.at}`,
-      })
-    }
-    const result = JSON.stringify(f.result ?? null)
-    if (result === undefined) throw new Error("the result has no JSON form")
-    return { session_id: f.sessionId, command_id: f.commandId, result, at: f.at }
-  })
-}

@@ -2,6 +2,10 @@
  * Events to rows and back. Encoding uses the contracts codec (`encodeEvent`) and JSON text;
  * decoding uses `decodeEventSync`, so a row of an unknown type, a newer version or a malformed
  * payload is an EventDecodeError, never a misread event.
+ *
+ * Payloads are JSON text rather than a JSON column type: `JSON.stringify` escapes NUL and lone
+ * surrogates (`\u0000`, `\uD800`), so the text is valid in every database and every string of an
+ * event comes back exactly (PostgreSQL's `jsonb` would refuse both).
  */
 import {
   decodeEventSync,
@@ -42,7 +46,7 @@ export const decodeStored = (type: string, version: number, payload: string, whe
   return decodeEventSync({ type, version, payload: parsed })
 }
 
-/** A row as the read statement returns it (raw mode): sequence, type, version, payload, at. */
+/** A row as a raw-mode read returns it: sequence, type, version, payload, at. */
 export type EventRowTuple = readonly [
   sequence: number,
   type: string,
@@ -56,4 +60,25 @@ export const decodeRow = (sessionId: SessionId, row: EventRowTuple): StoredEvent
   sequence: row[0],
   at: row[4],
   event: decodeStored(row[1], row[2], row[3], `at sequence ${row[0]} of session ${sessionId}`),
+})
+
+/** A row of a stream read as an object (the columns of `events` a read selects). */
+export interface EventRowObject {
+  readonly sequence: number
+  readonly type: string
+  readonly version: number
+  readonly payload: string
+  readonly at: number
+}
+
+export const decodeRowObject = (sessionId: SessionId, row: EventRowObject): StoredEvent => ({
+  sessionId,
+  sequence: row.sequence,
+  at: row.at,
+  event: decodeStored(
+    row.type,
+    row.version,
+    row.payload,
+    `at sequence ${row.sequence} of session ${sessionId}`,
+  ),
 })

@@ -1,11 +1,20 @@
 /**
  * The projection tables (`streams`, `sessions`): how an append keeps them in step, and how they
- * are rebuilt from the events alone. They only exist for speed; the events are the record.
+ * are rebuilt from the events alone. They only exist for speed; the events are the record. The
+ * statements are plain Kysely (and one `insert … select … on conflict` that SQLite and PostgreSQL
+ * both read the same way), so every SQL adapter runs the same code.
  */
 import type { Session } from "@rewind/contracts"
 import { type Kysely, sql } from "kysely"
 import { decodeStored } from "./eventRows.js"
 import type { StoreTables } from "./tables.js"
+
+/**
+ * The copy of a text kept in a plain SQL column for people reading the tables: well-formed Unicode
+ * without NUL. A lone surrogate cannot be stored as UTF-8 and PostgreSQL text cannot hold NUL, so
+ * both become U+FFFD here; the exact text stays in the event's JSON payload.
+ */
+export const textCopy = (text: string): string => text.toWellFormed().replaceAll("\u0000", "\uFFFD")
 
 /**
  * Records a stream's SessionCreated. A later SessionCreated in the same stream updates the record
@@ -24,8 +33,8 @@ export const upsertSession = (
       kind: session.kind,
       parent_id: session.parentId ?? null,
       root_trace_id: session.rootTraceId,
-      title: session.title,
-      cwd: session.cwd,
+      title: textCopy(session.title),
+      cwd: textCopy(session.cwd),
       created_at: session.createdAt,
       created_position: position,
     })

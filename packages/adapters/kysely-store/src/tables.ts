@@ -1,7 +1,9 @@
 /**
- * The row types of the store's tables, as Kysely sees them. `events` and `command_facts` are the
- * record (append-only, enforced by triggers); `streams` and `sessions` are projections kept for
- * speed, written in the same transaction as the events they summarise and rebuildable from them.
+ * The row types of the session store's tables, as Kysely sees them, the same in every SQL dialect
+ * (each adapter's migrations create them with its own column types; integers always arrive as JS
+ * numbers). `events` and `command_facts` are the record (append-only, enforced by triggers);
+ * `streams` and `sessions` are projections kept for speed, written in the same transaction as the
+ * events they summarise and rebuildable from them.
  */
 import type { Generated } from "kysely"
 
@@ -18,7 +20,7 @@ export interface StreamsTable {
 }
 
 export interface EventsTable {
-  /** Global append order across all streams (the rowid). */
+  /** Global append order across all streams (SQLite's rowid, an identity column in PostgreSQL). */
   readonly position: Generated<number>
   readonly session_id: string
   readonly sequence: number
@@ -35,7 +37,7 @@ export interface SessionsTable {
   readonly kind: string
   readonly parent_id: string | null
   readonly root_trace_id: string
-  /** A copy for people reading the file with SQL tools; the exact title is in the event. */
+  /** A copy for people reading the tables with SQL tools (see `textCopy`); the exact title is in the event. */
   readonly title: string
   readonly cwd: string
   readonly created_at: number
