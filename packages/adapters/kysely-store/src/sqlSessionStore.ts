@@ -265,18 +265,28 @@ export const makeSqlSessionStore = (backend: SqlStoreBackend): SessionStoreServi
   }
 }
 
-/** Recomputes the projections from the events in one write transaction of the backend. */
+/**
+ * Recomputes the projections from the events in one write transaction of the backend. `before`
+ * runs first in that transaction: where the transaction alone does not keep writers out (a
+ * database with row locks), it takes the table locks that do.
+ */
 export const rebuildProjections = (
   backend: SqlStoreBackend,
+  before: (trx: Kysely<StoreTables>) => Promise<void> = async () => {},
 ): Effect.Effect<RebuildReport, StoreError | EventDecodeError> =>
-  backend.writeTransaction("rebuildProjections", isDecodeError, rebuildProjectionTables).pipe(
-    Effect.catchTag("WriteCollision", (collision) =>
-      Effect.fail(
-        new StoreError({
-          operation: "rebuildProjections",
-          message: "another writer changed the projections during the rebuild; run it again",
-          cause: collision.cause,
-        }),
+  backend
+    .writeTransaction("rebuildProjections", isDecodeError, async (trx) => {
+      await before(trx)
+      return rebuildProjectionTables(trx)
+    })
+    .pipe(
+      Effect.catchTag("WriteCollision", (collision) =>
+        Effect.fail(
+          new StoreError({
+            operation: "rebuildProjections",
+            message: "another writer changed the projections during the rebuild; run it again",
+            cause: collision.cause,
+          }),
+        ),
       ),
-    ),
-  )
+    )

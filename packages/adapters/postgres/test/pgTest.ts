@@ -1,0 +1,89 @@
+// Test helpers for a real PostgreSQL server: REWIND_PG_URL names it (.ci/postgres.sh starts a
+// throwaway one). Without it every PostgreSQL test is skipped with a printed reason, never silently.
+// Each test gets its own schema (the store's tables live there), dropped when the test's scope ends.
+import { randomUUID } from "node:crypto"
+import { afterAll, describe } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import pg from "pg"
+import { PostgresSessionStore, type PostgresStoreOptions } from "../src/index.js"
+
+export const pgUrl = process.env.REWIND_PG_URL ?? ""
+export const pgAvailable = pgUrl !== ""
+
+export const SKIP_REASON =
+  "REWIND_PG_URL is not set: the PostgreSQL adapter's tests are skipped (run `source .ci/postgres.sh` first to start a throwaway server)"
+
+/** `describe`, skipped (with the reason printed once per file) when there is no server. */
+export const describePg = (name: string, body: () => void) => {
+  if (!pgAvailable) console.warn(`${name}: ${SKIP_REASON}`)
+  describe.skipIf(!pgAvailable)(name, body)
+}
+
+let admin: pg.Pool | undefined
+/** One pool per test file for raw SQL behind the adapter's back; closed after the file. */
+export const adminPool = (): pg.Pool => {
+  if (admin === undefined) {
+    admin = new pg.Pool({ connectionString: pgUrl, max: 4 })
+    admin.on("error", () => {})
+  }
+  return admin
+}
+afterAll(async () => {
+  await admin?.end()
+  admin = undefined
+})
+
+/** Runs raw SQL with the schema first on the search path. */
+export const rawQuery = async <R extends pg.QueryResultRow = pg.QueryResultRow>(
+  schema: string,
+  text: string,
+  values: ReadonlyArray<unknown> = [],
+): Promise<pg.QueryResult<R>> => {
+  const client = await adminPool().connect()
+  try {
+    await client.query(`set search_path to "${schema}"`)
+    return await client.query<R>(text, values as Array<unknown>)
+  } finally {
+    await client.query("reset search_path").catch(() => undefined)
+    client.release()
+  }
+}
+
+export const rawQueryEffect = <R extends pg.QueryResultRow = pg.QueryResultRow>(
+  schema: string,
+  text: string,
+  values: ReadonlyArray<unknown> = [],
+) => Effect.promise(() => rawQuery<R>(schema, text, values))
+
+/** Whatever SQLSTATE and message raw SQL fails with (undefined when it succeeds). */
+export const rawError = async (schema: string, text: string) => {
+  try {
+    await rawQuery(schema, text)
+    return undefined
+  } catch (error) {
+    return { code: (error as { code?: string }).code, message: (error as Error).message }
+  }
+}
+
+export const freshSchemaName = () => `rw_t_${randomUUID().replaceAll("-", "").slice(0, 20)}`
+
+/** A schema name for this test; the schema (whatever the store created in it) is dropped at the end. */
+export const tempSchema = Effect.acquireRelease(Effect.sync(freshSchemaName), (schema) =>
+  Effect.promise(() => adminPool().query(`drop schema if exists "${schema}" cascade`)),
+)
+
+export const storeOptions = (
+  schema: string,
+  extra: Partial<PostgresStoreOptions> = {},
+): PostgresStoreOptions => ({
+  connectionString: pgUrl,
+  schema,
+  poolSize: 4,
+  ...extra,
+})
+
+/** A store in a schema of its own, dropped when the layer is released: one per model-test sequence. */
+export const freshStoreLayer = (extra: Partial<PostgresStoreOptions> = {}) =>
+  Layer.unwrapScoped(
+    Effect.map(tempSchema, (schema) => PostgresSessionStore.layer(storeOptions(schema, extra))),
+  )
