@@ -4,5 +4,14 @@
  * conformance suites.
  */
 
+export * from "./conformance/artifactStoreConformance.js"
+export * from "./conformance/workspaceConformance.js"
+export * from "./conformance/workspaceFixture.js"
+export * from "./faultRules.js"
+export * from "./faultyArtifactStore.js"
+export * from "./faultyWorkspace.js"
+export * from "./noBackgroundTasks.js"
+export * from "./properties/fileRewindProperties.js"
+export * from "./properties/propertyParameters.js"
 export * from "./refusals.js"
 export * from "./steppingClock.js"
