@@ -17,25 +17,28 @@ export interface FaultRule<Op extends string> {
   readonly persistent?: boolean
 }
 
-interface ArmedRule<Op extends string> {
-  readonly rule: FaultRule<Op>
+interface ArmedRule<R> {
+  readonly rule: R
   seen: number
   spent: boolean
 }
 
-export interface FaultBook<Op extends string> {
-  readonly inject: (rule: FaultRule<Op>) => void
+export interface FaultBook<Op extends string, R extends FaultRule<Op> = FaultRule<Op>> {
+  readonly inject: (rule: R) => void
   readonly clear: () => void
-  /** Decides, for one call, whether it fails and when; counts the call. */
-  readonly decide: (operation: Op, target: string) => "before" | "after" | undefined
+  /** Decides, for one call, whether it fails (the first rule that fires) and counts the call. */
+  readonly decide: (operation: Op, target: string) => R | undefined
   /** Calls seen per operation since the book was made (or last cleared). */
   readonly calls: (operation?: Op) => number
   /** Failures injected so far. */
   readonly injected: () => number
 }
 
-export const makeFaultBook = <Op extends string>(): FaultBook<Op> => {
-  let rules: Array<ArmedRule<Op>> = []
+export const makeFaultBook = <Op extends string, R extends FaultRule<Op> = FaultRule<Op>>(): FaultBook<
+  Op,
+  R
+> => {
+  let rules: Array<ArmedRule<R>> = []
   let callCounts = new Map<Op, number>()
   let injectedCount = 0
   return {
@@ -49,7 +52,7 @@ export const makeFaultBook = <Op extends string>(): FaultBook<Op> => {
     },
     decide: (operation, target) => {
       callCounts.set(operation, (callCounts.get(operation) ?? 0) + 1)
-      let timing: "before" | "after" | undefined
+      let fired: R | undefined
       for (const armed of rules) {
         const { rule } = armed
         if (armed.spent || rule.operation !== operation) continue
@@ -58,10 +61,10 @@ export const makeFaultBook = <Op extends string>(): FaultBook<Op> => {
         if (rule.nth !== undefined && (rule.persistent ? armed.seen < rule.nth : armed.seen !== rule.nth))
           continue
         if (!rule.persistent) armed.spent = true
-        timing ??= rule.timing ?? "before"
+        fired ??= rule
       }
-      if (timing !== undefined) injectedCount += 1
-      return timing
+      if (fired !== undefined) injectedCount += 1
+      return fired
     },
     calls: (operation) =>
       operation === undefined

@@ -13,9 +13,7 @@ export interface ArtifactFault extends FaultRule<ArtifactOperation> {
   /** How a failed get fails (default `error`). */
   readonly as?: "error" | "missing" | "corrupt"
 }
-export interface ArtifactFaultControl extends Omit<FaultBook<ArtifactOperation>, "decide" | "inject"> {
-  readonly inject: (fault: ArtifactFault) => void
-}
+export type ArtifactFaultControl = Omit<FaultBook<ArtifactOperation, ArtifactFault>, "decide">
 
 export class ArtifactFaults extends Context.Tag("@rewind/testkit/ArtifactFaults")<
   ArtifactFaults,
@@ -25,23 +23,26 @@ export class ArtifactFaults extends Context.Tag("@rewind/testkit/ArtifactFaults"
 export const makeFaultyArtifactStore = (
   inner: ArtifactStoreService,
 ): { readonly service: ArtifactStoreService; readonly control: ArtifactFaultControl } => {
-  const book = makeFaultBook<ArtifactOperation>()
-  const getModes: Array<{ fault: ArtifactFault }> = []
-  const failure = (operation: ArtifactOperation, target: string) => {
-    if (operation === "get") {
-      const as = getModes.find((g) => g.fault.target === undefined || g.fault.target === target)?.fault.as
-      if (as === "missing") return new ArtifactNotFound({ hash: target as ContentHash })
-      if (as === "corrupt")
-        return new ArtifactCorrupt({ hash: target as ContentHash, actualHash: "0".repeat(64) })
+  const book = makeFaultBook<ArtifactOperation, ArtifactFault>()
+  const failure = (rule: ArtifactFault, target: string) => {
+    if (rule.operation === "get" && rule.as === "missing")
+      return new ArtifactNotFound({ hash: target as ContentHash })
+    if (rule.operation === "get" && rule.as === "corrupt") {
+      return new ArtifactCorrupt({ hash: target as ContentHash, actualHash: "0".repeat(64) })
     }
-    return new ArtifactStoreError({ operation, message: `injected fault: ${operation} of ${target} failed` })
+    return new ArtifactStoreError({
+      operation: rule.operation,
+      message: `injected fault: ${rule.operation} of ${target} failed`,
+    })
   }
   const guard = <A, E>(operation: ArtifactOperation, target: string, call: Effect.Effect<A, E>) =>
     Effect.suspend((): Effect.Effect<A, E | ArtifactStoreError | ArtifactNotFound | ArtifactCorrupt> => {
-      const timing = book.decide(operation, target)
-      if (timing === undefined) return call
-      const error = failure(operation, target)
-      return timing === "before" ? Effect.fail(error) : Effect.zipRight(call, Effect.fail(error))
+      const rule = book.decide(operation, target)
+      if (rule === undefined) return call
+      const error = failure(rule, target)
+      return (rule.timing ?? "before") === "before"
+        ? Effect.fail(error)
+        : Effect.zipRight(call, Effect.fail(error))
     })
   const service: ArtifactStoreService = {
     put: (content) =>
@@ -52,18 +53,7 @@ export const makeFaultyArtifactStore = (
     list: () => inner.list(),
     stats: () => inner.stats(),
   }
-  const control: ArtifactFaultControl = {
-    inject: (fault) => {
-      if (fault.operation === "get" && fault.as !== undefined) getModes.push({ fault })
-      book.inject(fault)
-    },
-    clear: () => {
-      getModes.length = 0
-      book.clear()
-    },
-    calls: book.calls,
-    injected: book.injected,
-  }
+  const { decide: _decide, ...control } = book
   return { service, control }
 }
 

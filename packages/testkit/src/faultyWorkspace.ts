@@ -33,15 +33,17 @@ export const makeFaultyWorkspace = (
   const book = makeFaultBook<WorkspaceOperation>()
   const guard = <A, E>(operation: WorkspaceOperation, target: string, call: Effect.Effect<A, E>) =>
     Effect.suspend((): Effect.Effect<A, E | WorkspaceIoError> => {
-      const timing = book.decide(operation, target)
-      if (timing === undefined) return call
+      const rule = book.decide(operation, target)
+      if (rule === undefined) return call
       const failure = new WorkspaceIoError({
         operation: ioOperation[operation],
         path: target,
         code: "EINJECTED",
         message: `injected fault: ${operation} of ${target} failed`,
       })
-      return timing === "before" ? Effect.fail(failure) : Effect.zipRight(call, Effect.fail(failure))
+      return (rule.timing ?? "before") === "before"
+        ? Effect.fail(failure)
+        : Effect.zipRight(call, Effect.fail(failure))
     })
   const service: WorkspaceService = {
     root: inner.root,

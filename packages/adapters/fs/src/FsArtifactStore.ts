@@ -57,6 +57,8 @@ export const make = (
 
     const readIfPresent = (file: string, operation: string) =>
       attempt(operation, () => {
+        // A missing blob is the common case of a put: ask without paying for an exception.
+        if (lstatSync(file, { throwIfNoEntry: false }) === undefined) return undefined
         try {
           return asBytes(readFileSync(file))
         } catch (e) {
@@ -64,6 +66,18 @@ export const make = (
           throw e
         }
       })
+
+    // Shard directories are only ever added, so one that exists once exists for good.
+    const knownShards = new Set<string>()
+    const ensureShard = (shard: string) =>
+      Effect.suspend(() =>
+        knownShards.has(shard)
+          ? Effect.void
+          : attempt("put", () => {
+              mkdirSync(shard, { recursive: true })
+              knownShards.add(shard)
+            }),
+      )
 
     const listShard = (shard: string) =>
       attempt("list", () => {
@@ -94,10 +108,24 @@ export const make = (
           const { shard, file } = yield* locate(hash, "put")
           const existing = yield* readIfPresent(file, "put")
           if (existing !== undefined && hashContent(existing) === hash) return hash
-          yield* attempt("put", () => mkdirSync(shard, { recursive: true }))
-          yield* Effect.mapError(
-            writeAtomic(file, content, { mode: 0o444, tempDirectory: temp, durability }),
-            (failure) => new ArtifactStoreError({ operation: "put", message: failure.message }),
+          const write = Effect.zipRight(
+            ensureShard(shard),
+            Effect.mapError(
+              writeAtomic(file, content, { mode: 0o444, tempDirectory: temp, durability }),
+              (failure) =>
+                new ArtifactStoreError({ operation: "put", message: failure.message, cause: failure }),
+            ),
+          )
+          // If the shard directory was removed behind our back, make it again and retry once.
+          yield* write.pipe(
+            Effect.catchIf(
+              (e) => (e.cause as { code?: string } | undefined)?.code === "ENOENT",
+              () =>
+                Effect.zipRight(
+                  Effect.sync(() => knownShards.delete(shard)),
+                  write,
+                ),
+            ),
           )
           return hash
         }),

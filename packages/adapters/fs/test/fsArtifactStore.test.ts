@@ -64,6 +64,18 @@ describe("fs artifact store", () => {
     }),
   )
 
+  it.scoped("recreates a shard directory removed behind its back", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDirectory("blobs4")
+      const store = yield* FsArtifactStore.make({ directory })
+      const hash = yield* store.put(new TextEncoder().encode("first"))
+      yield* Effect.promise(() => fsp.rm(join(directory, "objects", hash.slice(0, 2)), { recursive: true }))
+      expect(yield* store.has(hash)).toBe(false)
+      yield* store.put(new TextEncoder().encode("first"))
+      expect(new TextDecoder().decode(yield* store.get(hash))).toBe("first")
+    }),
+  )
+
   it.scoped("refuses to open where a directory cannot be made", () =>
     Effect.gen(function* () {
       const directory = yield* tempDirectory("blobs3")

@@ -9,6 +9,7 @@ import {
   hashContent,
   loadSession,
   previewFileRewind,
+  rewindCascade,
   SessionStore,
   toBytes,
 } from "@rewind/core"
@@ -240,6 +241,45 @@ const patchOf = (oldLine: string, newLine: string) => ({
   hunks: [
     { oldStart: 1, oldLines: 2, newStart: 1, newLines: 2, lines: [" keep", `-${oldLine}`, `+${newLine}`] },
   ],
+})
+
+describe("snapshots the store cannot hand back", () => {
+  it.effect("a blob the store reports missing or corrupt makes its file unsafe and a cascade refuse", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      const sessionId = yield* newSession
+      const t1 = yield* userTurn(sessionId, "one")
+      yield* agentWrite(env, sessionId, t1.turnId, "a.txt", "a1\n")
+      yield* agentWrite(env, sessionId, t1.turnId, "b.txt", "b1\n")
+      const before = env.files()
+      env.artifacts.control.inject({
+        operation: "get",
+        target: hashContent("a0\n"),
+        as: "corrupt",
+        persistent: true,
+      })
+      env.artifacts.control.inject({
+        operation: "get",
+        target: hashContent("b1\n"),
+        as: "missing",
+        persistent: true,
+      })
+      const preview = yield* previewFileRewind({ sessionId, turnId: t1.turnId })
+      expect(preview.unsafe.map((u) => [u.path, u.reason])).toEqual([
+        ["b.txt", "checkpoint_unreadable"],
+        ["a.txt", "checkpoint_unreadable"],
+      ])
+      expect(preview.unsafe[1]!.message).toContain("corrupt")
+      const refusal = yield* expectRefusal(
+        rewindCascade({ sessionId, messageId: t1.messageId, scope: "workspace" }),
+        "unavailable",
+      )
+      expect(refusal.message).toContain("corrupt")
+      expect(env.files()).toEqual(before)
+    }).pipe(Effect.provide(env.layer()))
+  })
 })
 
 describe("checkpoints without after-content", () => {

@@ -121,7 +121,14 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
           fc.record({
             path: pathArb,
             lines: fc.option(linesArb, { nil: null, freq: 4 }),
-            tool: fc.constantFrom("Write" as const, "Edit" as const, "Write" as const, "Bash" as const),
+            tool: fc.constantFrom(
+              "Write" as const,
+              "Edit" as const,
+              "Write" as const,
+              "Edit" as const,
+              "Write" as const,
+              "Bash" as const,
+            ),
           }),
           { maxLength: 4 },
         ),
@@ -140,18 +147,25 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
     ),
     escapeAt: fc.integer({ min: 0, max: 5 }),
     operation: fc.oneof(
-      fc.record({
-        kind: fc.constant("cascade" as const),
-        turn: fc.nat(3),
-        scope: fc.constantFrom("workspace" as const, "both" as const),
-      }),
-      fc.record({ kind: fc.constant("checkpoint" as const), index: fc.nat(12) }),
-      fc.record({ kind: fc.constant("code" as const), turn: fc.nat(3) }),
-      fc.record({
-        kind: fc.constant("apply" as const),
-        by: fc.constantFrom("turn" as const, "message" as const),
-        turn: fc.nat(3),
-      }),
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant("cascade" as const),
+          turn: fc.nat(3),
+          scope: fc.constantFrom("workspace" as const, "both" as const),
+        }),
+      },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("checkpoint" as const), index: fc.nat(12) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("code" as const), turn: fc.nat(3) }) },
+      {
+        // Preview/apply has the most outcomes (unsafe, ignored, applied, rolled back): weigh it up.
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant("apply" as const),
+          by: fc.constantFrom("turn" as const, "message" as const),
+          turn: fc.nat(3),
+        }),
+      },
     ),
     fault: fc.option(
       fc.record({
