@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type ContentHash, WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
-import type { ArtifactStoreService, WorkspaceService } from "@rewind/core"
-import { Effect, Option, Stream } from "effect"
+import { type ArtifactStoreService, Workspace, type WorkspaceService } from "@rewind/core"
+import { Effect, Layer, Option, Stream } from "effect"
 import { makeFaultyArtifactStore } from "../src/faultyArtifactStore.js"
-import { makeFaultyWorkspace } from "../src/faultyWorkspace.js"
+import { layerFaultyWorkspace, makeFaultyWorkspace, WorkspaceFaults } from "../src/faultyWorkspace.js"
 
 /** A workspace stub that only counts the writes that really happened. */
 const countingWorkspace = () => {
@@ -68,6 +68,21 @@ describe("fault-injecting workspace", () => {
       expect(tags).toEqual(["Right", "Left", "Left", "Left"])
     }),
   )
+})
+
+describe("fault-injecting layers", () => {
+  it.effect("wrap whatever Workspace is provided below them", () => {
+    const inner = countingWorkspace()
+    const layer = layerFaultyWorkspace.pipe(Layer.provide(Layer.succeed(Workspace, inner.service)))
+    return Effect.gen(function* () {
+      const faults = yield* WorkspaceFaults
+      const workspace = yield* Workspace
+      faults.inject({ operation: "write", target: "b" })
+      yield* workspace.write(p("a"), bytes)
+      expect((yield* Effect.flip(workspace.write(p("b"), bytes)))._tag).toBe("WorkspaceIoError")
+      expect(inner.written).toEqual(["a"])
+    }).pipe(Effect.provide(layer))
+  })
 })
 
 describe("fault-injecting artifact store", () => {

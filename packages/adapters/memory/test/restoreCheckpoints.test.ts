@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type TaskId, UnrecoverableRewindError } from "@rewind/contracts"
+import { StoreError, type TaskId, UnrecoverableRewindError } from "@rewind/contracts"
 import {
   branchView,
   hashContent,
@@ -293,6 +293,29 @@ describe("cascade", () => {
       expect(state.spentCheckpointIds.size).toBe(0)
       const events = yield* eventsOf(sessionId)
       expect(events.at(-1)).toMatchObject({ _tag: "WorkspaceRewound", outcome: "unavailable", scope: "both" })
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a restore the session store will not record is undone", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const { turnId } = yield* userTurn(sessionId, "one")
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      const c = yield* agentWrite(env, sessionId, turnId, "a.txt", "a1\n")
+      const inner = yield* SessionStore
+      const broken = {
+        ...inner,
+        append: () => Effect.fail(new StoreError({ operation: "append", message: "disk full" })),
+      }
+      const error = yield* Effect.flip(
+        rewindToCheckpoint({ sessionId, checkpointId: c.checkpointId }).pipe(
+          Effect.provideService(SessionStore, broken),
+        ),
+      )
+      expect(error).toMatchObject({ _tag: "StoreError", message: "disk full" })
+      expect(env.files()).toEqual({ "a.txt": "a1\n" })
+      expect((yield* loadSession(sessionId)).spentCheckpointIds.size).toBe(0)
     }).pipe(Effect.provide(env.layer()))
   })
 
