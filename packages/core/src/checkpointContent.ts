@@ -40,13 +40,6 @@ export const decodeText = (bytes: Uint8Array): string | undefined => {
   }
 }
 
-const countLines = (text: string): number => {
-  if (text.length === 0) return 0
-  let n = 0
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++
-  return text.endsWith("\n") ? n : n + 1
-}
-
 export interface MutationDiff {
   /** Absent for binary content and for text over the size limit. */
   readonly patch: StructuredPatch | undefined
@@ -54,9 +47,37 @@ export interface MutationDiff {
   readonly linesRemoved: number
 }
 
-// Beyond this many edit steps the diff gives up (and the record keeps no patch) instead of
-// spending seconds on a pathological pair of files.
-const MAX_EDIT_LENGTH = 20_000
+/**
+ * Beyond this many changed lines the structured patch is not made: the `diff` package's Myers diff
+ * costs about the square of the edit length, so a whole-file rewrite of a big file would hold the
+ * host for seconds. Such a record keeps before and after (all a restore needs) and no patch.
+ */
+export const MAX_PATCH_EDIT_LINES = 1_000
+
+const splitLines = (text: string): Array<string> => {
+  if (text.length === 0) return []
+  const lines = text.split("\n")
+  if (text.endsWith("\n")) lines.pop()
+  return lines
+}
+
+/**
+ * Lines removed and added, counting lines present on both sides as kept whatever their order: a
+ * lower bound of what any line diff reports, exact when the kept lines did not move. O(n).
+ */
+const lineChangeBound = (before: ReadonlyArray<string>, after: ReadonlyArray<string>) => {
+  const counts = new Map<string, number>()
+  for (const line of before) counts.set(line, (counts.get(line) ?? 0) + 1)
+  let common = 0
+  for (const line of after) {
+    const n = counts.get(line)
+    if (n !== undefined && n > 0) {
+      counts.set(line, n - 1)
+      common++
+    }
+  }
+  return { linesRemoved: before.length - common, linesAdded: after.length - common }
+}
 
 /** The patch and line counts of one mutation (null = the file does not exist on that side). */
 export const diffMutation = (
@@ -70,24 +91,17 @@ export const diffMutation = (
   if (beforeText === undefined || afterText === undefined) {
     return { patch: undefined, linesAdded: 0, linesRemoved: 0 }
   }
-  if ((before?.byteLength ?? 0) > maxPatchBytes || (after?.byteLength ?? 0) > maxPatchBytes) {
-    return {
-      patch: undefined,
-      linesAdded: before === null ? countLines(afterText) : 0,
-      linesRemoved: after === null ? countLines(beforeText) : 0,
-    }
+  const bound = lineChangeBound(splitLines(beforeText), splitLines(afterText))
+  const oversized = (before?.byteLength ?? 0) > maxPatchBytes || (after?.byteLength ?? 0) > maxPatchBytes
+  if (oversized || bound.linesAdded + bound.linesRemoved > MAX_PATCH_EDIT_LINES) {
+    return { patch: undefined, ...bound }
   }
   const patch = structuredPatch(path, path, beforeText, afterText, undefined, undefined, {
     context: 3,
-    maxEditLength: MAX_EDIT_LENGTH,
+    maxEditLength: MAX_PATCH_EDIT_LINES,
   })
-  if (patch === undefined) {
-    return {
-      patch: undefined,
-      linesAdded: before === null ? countLines(afterText) : 0,
-      linesRemoved: after === null ? countLines(beforeText) : 0,
-    }
-  }
+  // Lines that moved around can still make the real diff too long; the bound is the best count then.
+  if (patch === undefined) return { patch: undefined, ...bound }
   let linesAdded = 0
   let linesRemoved = 0
   for (const hunk of patch.hunks) {
