@@ -79,7 +79,7 @@ export class ArtifactStoreError extends Schema.TaggedError<ArtifactStoreError>()
 /** A path was refused before any filesystem call: outside the root, through a symlink, malformed. */
 export class PathRefused extends Schema.TaggedError<PathRefused>()("PathRefused", {
   path: Schema.String,
-  reason: Schema.Literal("malformed", "outside_root", "symlink_escape", "not_a_regular_file"),
+  reason: Schema.Literal("malformed", "outside_root", "symlink_escape", "symlink_loop", "not_a_regular_file"),
   message: Schema.String,
 }) {}
 

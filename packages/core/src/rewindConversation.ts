@@ -13,6 +13,7 @@ import {
   type RevertCursor,
   type RewindScope,
   refuse,
+  type SessionEvent,
   type SessionId,
   type TaskId,
   type TurnId,
@@ -30,6 +31,11 @@ export interface RewindConversationInput {
   readonly messageId: MessageId
   /** Recorded on the cursor; `both` when this is the conversation half of a files-and-conversation rewind. */
   readonly scope?: RewindScope
+  /**
+   * Events committed in the same append, after the cursor (so messages among them land on the new
+   * branch): how a files-and-conversation rewind records its files half atomically with the cursor.
+   */
+  readonly alsoAppend?: ReadonlyArray<SessionEvent>
 }
 
 export interface ConversationRewindResult {
@@ -93,6 +99,7 @@ export const rewindConversation = (input: RewindConversationInput) =>
     const next = yield* appendDecided(state, input.sessionId, [
       ...stopped.map((taskId) => new BackgroundTaskFinished({ taskId, outcome: "stopped" })),
       new ConversationRewound({ cursor, requestedMessageId: input.messageId }),
+      ...(input.alsoAppend ?? []),
     ])
     yield* tasks.setGeneration(input.sessionId, cursor.branchGeneration)
     return {

@@ -3,10 +3,18 @@
  * deterministic clock and ids, a reference model, model-based command sequences and the shared
  * conformance suites.
  */
-
 export * from "./arbitraries.js"
+export * from "./conformance/artifactStoreConformance.js"
+export * from "./conformance/workspaceConformance.js"
+export * from "./conformance/workspaceFixture.js"
+export * from "./faultRules.js"
+export * from "./faultyArtifactStore.js"
+export * from "./faultyWorkspace.js"
 export * from "./forkFixtures.js"
 export * from "./forkInvariants.js"
+export * from "./noBackgroundTasks.js"
+export * from "./properties/fileRewindProperties.js"
+export * from "./properties/propertyParameters.js"
 export * from "./refusals.js"
 export * from "./scriptedBackgroundTasks.js"
 export * from "./sessionModel.js"

@@ -1,2 +1,6 @@
-// Placeholder module: the package is being built (see the open issues); it exports nothing yet.
-export {}
+/**
+ * @rewind/adapter-fs: the filesystem adapters. A content-addressed blob store on disk and the Node
+ * Workspace confined to its root.
+ */
+export * as FsArtifactStore from "./FsArtifactStore.js"
+export * as NodeWorkspace from "./NodeWorkspace.js"

@@ -3,10 +3,13 @@
  * keep sessions only for the life of a process.
  */
 
+export * as MemoryArtifactStore from "./MemoryArtifactStore.js"
 export {
   layerBackgroundTasks,
   MemoryTaskRegistry,
   makeMemoryBackgroundTasks,
   type TaskRegistryControl,
 } from "./MemoryBackgroundTasks.js"
+export { MemoryFileSystem, type MemoryFsAccess, type MemoryNode } from "./MemoryFileSystem.js"
 export * as MemorySessionStore from "./MemorySessionStore.js"
+export * as MemoryWorkspace from "./MemoryWorkspace.js"

@@ -1,0 +1,195 @@
+/**
+ * A content-addressed blob store on disk: `objects/ab/cdef…` (the SHA-256 split after two hex
+ * digits, so no directory grows past a few thousand entries). A put writes a temp file under
+ * `tmp/`, syncs it, renames it into place and syncs the shard directory; two writers of the same
+ * content (fibers or processes) each rename an identical complete file, so either wins safely. An
+ * existing blob is re-verified by a put, so a damaged copy is repaired rather than kept; every get
+ * re-hashes the bytes and reports a mismatch as `ArtifactCorrupt`.
+ */
+import { lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs"
+import { join } from "node:path"
+import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
+import { type ArtifactInfo, ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import { Effect, Layer, Stream } from "effect"
+import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
+
+const HASH = /^[0-9a-f]{64}$/
+const SHARD = /^[0-9a-f]{2}$/
+const REST = /^[0-9a-f]{62}$/
+
+export interface FsArtifactStoreOptions {
+  /** The store's directory; created if missing. */
+  readonly directory: string
+  /** `fsync` (default) flushes each blob and its directory; see `Durability`. */
+  readonly durability?: Durability
+}
+
+const attempt = <A>(operation: string, run: () => A) =>
+  Effect.try({
+    try: run,
+    catch: (cause) => new ArtifactStoreError({ operation, message: errnoOf(cause).message, cause }),
+  })
+
+const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+
+export const make = (
+  options: FsArtifactStoreOptions,
+): Effect.Effect<ArtifactStoreService, ArtifactStoreError> =>
+  Effect.gen(function* () {
+    const durability = options.durability ?? "fsync"
+    const objects = join(options.directory, "objects")
+    const temp = join(options.directory, "tmp")
+    yield* attempt("open", () => {
+      mkdirSync(objects, { recursive: true })
+      mkdirSync(temp, { recursive: true })
+    })
+
+    // A hash that is not 64 hex digits could name a path outside the store: refuse it first.
+    const locate = (hash: string, operation: string) =>
+      HASH.test(hash)
+        ? Effect.succeed({
+            shard: join(objects, hash.slice(0, 2)),
+            file: join(objects, hash.slice(0, 2), hash.slice(2)),
+          })
+        : Effect.fail(
+            new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
+          )
+
+    const readIfPresent = (file: string, operation: string) =>
+      attempt(operation, () => {
+        // A missing blob is the common case of a put: ask without paying for an exception.
+        if (lstatSync(file, { throwIfNoEntry: false }) === undefined) return undefined
+        try {
+          return asBytes(readFileSync(file))
+        } catch (e) {
+          if (isErrno(e, "ENOENT")) return undefined
+          throw e
+        }
+      })
+
+    // Shard directories are only ever added, so one that exists once exists for good.
+    const knownShards = new Set<string>()
+    const ensureShard = (shard: string) =>
+      Effect.suspend(() =>
+        knownShards.has(shard)
+          ? Effect.void
+          : attempt("put", () => {
+              mkdirSync(shard, { recursive: true })
+              knownShards.add(shard)
+            }),
+      )
+
+    const listShard = (shard: string) =>
+      attempt("list", () => {
+        const infos: Array<ArtifactInfo> = []
+        for (const name of readdirSync(join(objects, shard))) {
+          if (!REST.test(name)) continue
+          try {
+            const stat = lstatSync(join(objects, shard, name))
+            if (stat.isFile()) {
+              infos.push({
+                hash: (shard + name) as ContentHash,
+                size: stat.size,
+                storedAt: Math.trunc(stat.mtimeMs),
+              })
+            }
+          } catch (e) {
+            // Deleted between the listing and the stat: not in the store any more.
+            if (!isErrno(e, "ENOENT")) throw e
+          }
+        }
+        return infos
+      })
+
+    const service: ArtifactStoreService = {
+      put: (content) =>
+        Effect.gen(function* () {
+          const hash = hashContent(content)
+          const { shard, file } = yield* locate(hash, "put")
+          const existing = yield* readIfPresent(file, "put")
+          if (existing !== undefined && hashContent(existing) === hash) return hash
+          const write = Effect.zipRight(
+            ensureShard(shard),
+            Effect.mapError(
+              writeAtomic(file, content, { mode: 0o444, tempDirectory: temp, durability }),
+              (failure) =>
+                new ArtifactStoreError({ operation: "put", message: failure.message, cause: failure }),
+            ),
+          )
+          // If the shard directory was removed behind our back, make it again and retry once.
+          yield* write.pipe(
+            Effect.catchIf(
+              (e) => (e.cause as { code?: string } | undefined)?.code === "ENOENT",
+              () =>
+                Effect.zipRight(
+                  Effect.sync(() => knownShards.delete(shard)),
+                  write,
+                ),
+            ),
+          )
+          return hash
+        }),
+
+      get: (hash) =>
+        Effect.gen(function* () {
+          const { file } = yield* locate(hash, "get")
+          const bytes = yield* readIfPresent(file, "get")
+          if (bytes === undefined) return yield* new ArtifactNotFound({ hash })
+          const actual = hashContent(bytes)
+          if (actual !== hash) return yield* new ArtifactCorrupt({ hash, actualHash: actual })
+          return bytes
+        }),
+
+      has: (hash) =>
+        Effect.flatMap(locate(hash, "has"), ({ file }) =>
+          attempt("has", () => {
+            try {
+              return lstatSync(file).isFile()
+            } catch (e) {
+              if (isErrno(e, "ENOENT")) return false
+              throw e
+            }
+          }),
+        ),
+
+      delete: (hash) =>
+        Effect.gen(function* () {
+          const { shard, file } = yield* locate(hash, "delete")
+          const removed = yield* attempt("delete", () => {
+            try {
+              unlinkSync(file)
+              return true
+            } catch (e) {
+              if (isErrno(e, "ENOENT")) return false
+              throw e
+            }
+          })
+          if (removed && durability === "fsync") {
+            yield* Effect.mapError(
+              syncDirectory(shard),
+              (failure) => new ArtifactStoreError({ operation: "delete", message: failure.message }),
+            )
+          }
+          return removed
+        }),
+
+      list: () =>
+        Stream.fromIterableEffect(
+          attempt("list", () =>
+            readdirSync(objects)
+              .filter((name) => SHARD.test(name))
+              .sort(),
+          ),
+        ).pipe(Stream.mapEffect(listShard), Stream.flattenIterables),
+
+      stats: () =>
+        Stream.runFold(service.list(), { count: 0, bytes: 0 }, (acc, info) => ({
+          count: acc.count + 1,
+          bytes: acc.bytes + info.size,
+        })),
+    }
+    return service
+  })
+
+export const layer = (options: FsArtifactStoreOptions): Layer.Layer<ArtifactStore, ArtifactStoreError> =>
+  Layer.effect(ArtifactStore, make(options))

@@ -1,0 +1,151 @@
+/**
+ * The Node Workspace: the shared confined workspace (`makeConfinedWorkspace` in core) over
+ * `node:fs`. The root is resolved with `realpath` once; from then on every path is walked from it
+ * with `lstat`/`readlink` so no symlink is followed out of it. Files are opened with `O_NOFOLLOW`
+ * (and `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
+ * (temp + fsync + rename + directory fsync) with the file's mode kept. POSIX only. Calls are
+ * synchronous for the reason given in `internal/durable.ts`.
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+} from "node:fs"
+import type { DirectoryEntry, FileKind, FileStat } from "@rewind/contracts"
+import { WorkspaceIoError } from "@rewind/contracts"
+import {
+  type FileSystemPrimitives,
+  makeConfinedWorkspace,
+  type ProbedEntry,
+  Workspace,
+  type WorkspaceService,
+} from "@rewind/core"
+import { Effect, Layer } from "effect"
+import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
+
+const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
+
+const kindOf = (d: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): FileKind =>
+  d.isSymbolicLink() ? "symlink" : d.isDirectory() ? "directory" : d.isFile() ? "file" : "other"
+
+const parentOf = (path: string): string => path.slice(0, Math.max(1, path.lastIndexOf("/")))
+
+export interface NodeWorkspaceOptions {
+  /** `fsync` (default) flushes each written file and its directory; see `Durability`. */
+  readonly durability?: Durability
+}
+
+export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrimitives => ({
+  probe: (path) =>
+    attempt((): ProbedEntry => {
+      try {
+        const stat = lstatSync(path)
+        if (stat.isSymbolicLink()) return { kind: "symlink", target: readlinkSync(path) }
+        return { kind: stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other" }
+      } catch (e) {
+        if (isErrno(e, "ENOENT")) return { kind: "missing" }
+        throw e
+      }
+    }),
+
+  stat: (path) =>
+    attempt((): FileStat => {
+      const s = lstatSync(path, { bigint: true })
+      return {
+        kind: kindOf(s),
+        size: Number(s.size),
+        mode: Number(s.mode & 0o7777n),
+        mtimeNs: s.mtimeNs,
+        ctimeNs: s.ctimeNs,
+        inode: s.ino,
+      }
+    }),
+
+  readFile: (path) =>
+    attempt(() => {
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+      try {
+        const stat = fstatSync(fd)
+        if (!stat.isFile())
+          throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
+        const buffer = readFileSync(fd)
+        return {
+          content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+          mode: stat.mode & 0o7777,
+        }
+      } finally {
+        closeSync(fd)
+      }
+    }),
+
+  writeFileAtomic: (path, content, mode) =>
+    writeAtomic(path, content, mode === undefined ? { durability } : { mode, durability }),
+
+  mkdir: (path) =>
+    attempt(() => {
+      try {
+        mkdirSync(path)
+      } catch (e) {
+        if (!isErrno(e, "EEXIST") || !lstatSync(path).isDirectory()) throw e
+      }
+    }),
+
+  unlink: (path) =>
+    Effect.zipRight(
+      attempt(() => unlinkSync(path)),
+      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+    ),
+
+  readdir: (path) =>
+    attempt(
+      (): ReadonlyArray<DirectoryEntry> =>
+        readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) })),
+    ),
+
+  readlink: (path) => attempt(() => readlinkSync(path)),
+
+  symlink: (path, target) =>
+    Effect.zipRight(
+      attempt(() => symlinkSync(target, path)),
+      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+    ),
+})
+
+/** A workspace confined to `root` (which must be an existing directory). */
+export const make = (
+  root: string,
+  options: NodeWorkspaceOptions = {},
+): Effect.Effect<WorkspaceService, WorkspaceIoError> =>
+  Effect.try({
+    try: () => {
+      const real = realpathSync(root)
+      if (!statSync(real).isDirectory()) {
+        throw Object.assign(new Error(`${root} is not a directory`), { code: "ENOTDIR" })
+      }
+      return makeConfinedWorkspace(real, nodePrimitives(options.durability))
+    },
+    catch: (e) => {
+      const f = errnoOf(e)
+      return new WorkspaceIoError({
+        operation: "stat",
+        path: root,
+        message: `the workspace root cannot be used: ${f.message}`,
+        ...(f.code === undefined ? {} : { code: f.code }),
+      })
+    },
+  })
+
+export const layer = (
+  root: string,
+  options: NodeWorkspaceOptions = {},
+): Layer.Layer<Workspace, WorkspaceIoError> => Layer.effect(Workspace, make(root, options))

@@ -1,0 +1,120 @@
+/**
+ * File primitives shared by the blob store and the workspace: write a temp file, (sync it,) rename
+ * it over the target, (then sync the directory so the rename itself survives a power cut).
+ *
+ * Opening, writing and renaming are synchronous system calls on purpose: each is microseconds on a
+ * local disk, while an async call's round trip through libuv's thread pool costs far more than the
+ * call itself (about half a millisecond each on a busy machine). Only the flushes, which really
+ * wait for the disk, go through the thread pool, so the event loop is never blocked on them and
+ * concurrent writes' flushes can share one journal commit.
+ */
+import { randomUUID } from "node:crypto"
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fsync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs"
+import { basename, dirname } from "node:path"
+import { Effect } from "effect"
+
+export interface ErrnoFailure {
+  readonly code?: string
+  readonly message: string
+}
+
+export const errnoOf = (error: unknown): ErrnoFailure => {
+  const e = error as NodeJS.ErrnoException
+  return e?.code === undefined
+    ? { message: String(e?.message ?? error) }
+    : { code: e.code, message: e.message }
+}
+
+export const isErrno = (error: unknown, code: string): boolean =>
+  (error as NodeJS.ErrnoException)?.code === code
+
+/**
+ * How hard a write tries to survive a crash. `fsync` (the default): the file and its directory are
+ * flushed before the write returns, so it survives a power cut. `atomic`: temp file + rename only,
+ * which survives a crash of the process (readers see the old file or the new one, never a part)
+ * but leaves flushing to the OS, as git does by default for loose objects.
+ */
+export type Durability = "fsync" | "atomic"
+
+const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
+  Effect.async<void, ErrnoFailure>((resume) => {
+    fsync(fd, (error) => resume(error ? Effect.fail(errnoOf(error)) : Effect.void))
+  })
+
+/**
+ * Flushes a directory's entries (a rename or unlink in it) to disk. The flush itself goes through
+ * the thread pool, so flushes of concurrent writes can share one journal commit.
+ */
+export const syncDirectory = (directory: string): Effect.Effect<void, ErrnoFailure> =>
+  Effect.acquireUseRelease(
+    Effect.try({
+      try: () => openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY),
+      catch: errnoOf,
+    }),
+    fsyncAsync,
+    (fd) => Effect.sync(() => closeSync(fd)),
+  )
+
+const removeQuietly = (path: string) =>
+  Effect.sync(() => {
+    try {
+      unlinkSync(path)
+    } catch {
+      // Already gone; nothing else to undo.
+    }
+  })
+
+/**
+ * Writes `content` to `target` atomically. The temp file lives in `tempDirectory` (default: the
+ * target's own directory, which keeps the rename on one filesystem). `mode` undefined gives a new
+ * file the process default (0o666 & ~umask); a given mode is set exactly, whatever the umask.
+ */
+export const writeAtomic = (
+  target: string,
+  content: Uint8Array,
+  options: { readonly mode?: number; readonly tempDirectory?: string; readonly durability: Durability },
+): Effect.Effect<void, ErrnoFailure> =>
+  Effect.gen(function* () {
+    const directory = dirname(target)
+    const temp = `${options.tempDirectory ?? directory}/.${basename(target).slice(0, 100)}.${randomUUID()}.tmp`
+    const written = yield* Effect.acquireUseRelease(
+      Effect.try({
+        try: () =>
+          openSync(
+            temp,
+            constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+            options.mode ?? 0o666,
+          ),
+        catch: errnoOf,
+      }),
+      (fd) =>
+        Effect.zipRight(
+          Effect.try({
+            try: () => {
+              writeFileSync(fd, content)
+              if (options.mode !== undefined) fchmodSync(fd, options.mode)
+            },
+            catch: errnoOf,
+          }),
+          options.durability === "fsync" ? fsyncAsync(fd) : Effect.void,
+        ),
+      (fd) => Effect.sync(() => closeSync(fd)),
+    ).pipe(
+      Effect.zipRight(Effect.try({ try: () => renameSync(temp, target), catch: errnoOf })),
+      Effect.either,
+    )
+    if (written._tag === "Left") {
+      yield* removeQuietly(temp)
+      return yield* Effect.fail(written.left)
+    }
+    if (options.durability === "fsync") yield* syncDirectory(directory)
+  })

@@ -1,0 +1,121 @@
+import { promises as fsp } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { MemorySessionStore } from "@rewind/adapter-memory"
+import type { WorkspacePath } from "@rewind/contracts"
+import {
+  appendUserMessage,
+  createSession,
+  IdGenerators,
+  loadSession,
+  previewFileRewind,
+  recordFileMutation,
+  rewindCascade,
+  rewindToCheckpoint,
+  Workspace,
+} from "@rewind/core"
+import { expectRefusal, layerNoBackgroundTasks } from "@rewind/testkit"
+import { Effect, Layer, Option } from "effect"
+import { FsArtifactStore, NodeWorkspace } from "../src/index.js"
+import { fingerprint, makeNodeFixture, tempDirectory } from "./fsFixture.js"
+
+const text = (s: string) => new TextEncoder().encode(s)
+
+describe("node workspace", () => {
+  it.scoped("refuses a root that does not exist or is not a directory", () =>
+    Effect.gen(function* () {
+      const base = yield* tempDirectory("roots")
+      yield* Effect.promise(() => fsp.writeFile(join(base, "file"), "x"))
+      expect((yield* Effect.flip(NodeWorkspace.make(join(base, "missing")))).code).toBe("ENOENT")
+      expect((yield* Effect.flip(NodeWorkspace.make(join(base, "file")))).code).toBe("ENOTDIR")
+    }),
+  )
+
+  it.scoped("replaces a file by rename (a new inode), keeping its mode, leaving no temp file", () =>
+    Effect.gen(function* () {
+      const { workspace, plantFile, root } = yield* makeNodeFixture
+      yield* plantFile("tool.sh", "v1\n", 0o750)
+      const before = Option.getOrThrow(yield* workspace.stat("tool.sh" as WorkspacePath))
+      yield* workspace.write("tool.sh" as WorkspacePath, text("v2\n"))
+      const after = Option.getOrThrow(yield* workspace.stat("tool.sh" as WorkspacePath))
+      expect(after.inode).not.toBe(before.inode)
+      expect(after.mode).toBe(0o750)
+      expect(yield* Effect.promise(() => fsp.readdir(root))).toEqual(["tool.sh"])
+      expect(yield* Effect.promise(() => fsp.readFile(join(root, "tool.sh"), "utf8"))).toBe("v2\n")
+    }),
+  )
+
+  it.scoped("a rewind of checkpoints naming `..`, absolute or symlinked paths never leaves the root", () =>
+    Effect.gen(function* () {
+      const fixture = yield* makeNodeFixture
+      const { root, base, outside } = fixture
+      yield* fixture.plantSymlink("vendor", outside)
+      yield* fixture.plantFile("a.txt", "a0\n")
+      const layer = Layer.mergeAll(
+        MemorySessionStore.layer,
+        FsArtifactStore.layer({ directory: join(base, "store") }),
+        Layer.succeed(Workspace, fixture.workspace),
+        layerNoBackgroundTasks,
+        IdGenerators.layerSequential("fs"),
+      )
+      yield* Effect.gen(function* () {
+        const session = yield* createSession({ title: "escape", cwd: root })
+        const { turnId, messageId } = yield* appendUserMessage(session.id, { text: "edit" })
+        const record = (path: string) =>
+          recordFileMutation({
+            sessionId: session.id,
+            turnId,
+            path,
+            toolName: "Write",
+            before: "x\n",
+            after: "y\n",
+          })
+        // Paths that are not workspace paths never become checkpoints.
+        for (const path of ["../outside/secret.txt", `${outside}/secret.txt`, "a/../../outside/x"]) {
+          const r = yield* record(path)
+          expect(r.recorded).toBe(false)
+        }
+        yield* fixture.workspace.write("a.txt" as WorkspacePath, text("a1\n"))
+        yield* recordFileMutation({
+          sessionId: session.id,
+          turnId,
+          path: "a.txt",
+          toolName: "Edit",
+          before: "a0\n",
+          after: "a1\n",
+        })
+        // A well-formed path that leads out through a symlink to a directory outside the root.
+        const evil = yield* record("vendor/secret.txt")
+        expect(evil.recorded).toBe(true)
+        const evilNew = yield* record("vendor/nested/new.txt")
+        expect(evilNew.recorded).toBe(true)
+
+        const sentinel = yield* Effect.promise(() => fingerprint(outside))
+        const inside = yield* Effect.promise(() => fingerprint(root))
+        yield* expectRefusal(
+          rewindCascade({ sessionId: session.id, messageId, scope: "workspace" }),
+          "unavailable",
+        )
+        for (const c of (yield* loadSession(session.id)).checkpoints.filter((c) =>
+          c.path.startsWith("vendor"),
+        )) {
+          yield* expectRefusal(
+            rewindToCheckpoint({ sessionId: session.id, checkpointId: c.checkpointId }),
+            "unavailable",
+          )
+        }
+        const preview = yield* previewFileRewind({ sessionId: session.id, turnId })
+        expect(preview.canApply).toBe(false)
+        expect(preview.unsafe.map((u) => [u.path, u.reason]).sort()).toEqual([
+          ["vendor/nested/new.txt", "file_read_failed"],
+          ["vendor/secret.txt", "file_read_failed"],
+        ])
+        expect(yield* Effect.promise(() => fingerprint(outside))).toBe(sentinel)
+        expect(yield* Effect.promise(() => fingerprint(root))).toBe(inside)
+        expect(yield* Effect.promise(() => fsp.readFile(join(outside, "secret.txt"), "utf8"))).toBe(
+          "do not touch\n",
+        )
+      }).pipe(Effect.provide(layer))
+    }),
+  )
+})

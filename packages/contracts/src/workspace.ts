@@ -1,0 +1,28 @@
+/**
+ * What the Workspace port reports about a path: its kind, size, permission bits and the stat fields
+ * a snapshot engine needs for a stat cache (nanosecond times and inode, as bigints so nothing is
+ * rounded; they encode as decimal strings on the wire).
+ */
+import { Schema } from "effect"
+
+/** `other` covers FIFOs, sockets and devices: never read or written by Rewind. */
+export const FileKind = Schema.Literal("file", "directory", "symlink", "other")
+export type FileKind = typeof FileKind.Type
+
+export const FileStat = Schema.Struct({
+  kind: FileKind,
+  size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
+  /** Permission bits only (`st_mode & 0o7777`). */
+  mode: Schema.Number.pipe(Schema.int(), Schema.between(0, 0o7777)),
+  mtimeNs: Schema.BigInt,
+  ctimeNs: Schema.BigInt,
+  inode: Schema.BigInt,
+})
+export type FileStat = typeof FileStat.Type
+
+/** One entry of a directory listing; `name` is a single path segment as the filesystem spells it. */
+export const DirectoryEntry = Schema.Struct({
+  name: Schema.String,
+  kind: FileKind,
+})
+export type DirectoryEntry = typeof DirectoryEntry.Type

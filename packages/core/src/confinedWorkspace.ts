@@ -1,0 +1,217 @@
+/**
+ * A Workspace built from a filesystem's primitive operations: the semantics every adapter shares
+ * (which paths are refused, what a read of a directory does, that a write keeps the file's mode,
+ * that a delete never removes a directory or a symlink's target) live here once, and an adapter
+ * supplies only the primitives (Node's `fs`, an in-memory tree). Every path handed to a primitive
+ * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root.
+ */
+import { type DirectoryEntry, type FileStat, PathRefused, WorkspaceIoError } from "@rewind/contracts"
+import { Effect, Option } from "effect"
+import type { WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
+import {
+  type ConfinedPath,
+  checkSymlinkTarget,
+  type ProbedEntry,
+  resolveConfined,
+} from "./workspaceConfinement.js"
+
+/** Failure of a primitive; the workspace re-labels it with the operation and workspace path. */
+export interface PrimitiveFailure {
+  readonly message: string
+  readonly code?: string
+}
+
+/** Operations on absolute paths that the confined workspace has already checked. */
+export interface FileSystemPrimitives {
+  /** What is at the path itself (like `lstat` + `readlink`); "missing" when nothing is. */
+  readonly probe: (absolute: string) => Effect.Effect<ProbedEntry, PrimitiveFailure>
+  /** `lstat` of an existing entry. */
+  readonly stat: (absolute: string) => Effect.Effect<FileStat, PrimitiveFailure>
+  /** Content and mode of a regular file; must fail rather than follow a symlink or block on a FIFO. */
+  readonly readFile: (absolute: string) => Effect.Effect<WorkspaceFile, PrimitiveFailure>
+  /**
+   * Replaces or creates a regular file atomically (temp file in the same directory + rename).
+   * `mode` undefined: the platform default for a new file.
+   */
+  readonly writeFileAtomic: (
+    absolute: string,
+    content: Uint8Array,
+    mode: number | undefined,
+  ) => Effect.Effect<void, PrimitiveFailure>
+  /** Creates one directory level; succeeds if a directory is already there. */
+  readonly mkdir: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
+  /** Removes a file or symlink (never a directory). */
+  readonly unlink: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
+  readonly readdir: (absolute: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PrimitiveFailure>
+  readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
+  readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
+}
+
+type Operation = WorkspaceIoError["operation"]
+
+const ioError = (operation: Operation, path: string) => (failure: PrimitiveFailure) =>
+  new WorkspaceIoError({
+    operation,
+    path,
+    message: failure.message,
+    ...(failure.code === undefined ? {} : { code: failure.code }),
+  })
+
+const notRegular = (path: string, kind: string, doing: string) =>
+  new PathRefused({
+    path,
+    reason: "not_a_regular_file",
+    message: `refused to ${doing} ${JSON.stringify(path)}: it is a ${kind}, not a regular file`,
+  })
+
+/** Builds the Workspace service over an absolute, symlink-free root and its primitives. */
+export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): WorkspaceService => {
+  const resolve = (path: string, operation: Operation, followFinalSymlink: boolean) =>
+    resolveConfined(path, {
+      root,
+      followFinalSymlink,
+      operation,
+      probe: (absolute) => Effect.mapError(fs.probe(absolute), ioError(operation, path)),
+      notADirectory: (p, at) =>
+        new WorkspaceIoError({
+          operation,
+          path: p,
+          code: "ENOTDIR",
+          message: `${JSON.stringify(at)} is not a directory, so ${JSON.stringify(p)} cannot exist`,
+        }),
+    })
+
+  const createParents = (target: ConfinedPath, path: string, operation: Operation) =>
+    Effect.gen(function* () {
+      let dir = target.existingParent
+      for (const name of target.missing.slice(0, -1)) {
+        dir = `${dir === "/" ? "" : dir}/${name}`
+        yield* Effect.mapError(fs.mkdir(dir), ioError(operation, path))
+      }
+      return `${dir === "/" ? "" : dir}/${target.missing.at(-1)!}`
+    })
+
+  return {
+    root,
+
+    read: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "read", true)
+        switch (target.kind) {
+          case "missing":
+            return Option.none()
+          case "file":
+            return Option.some(yield* Effect.mapError(fs.readFile(target.absolute), ioError("read", path)))
+          default:
+            return yield* notRegular(path, target.kind, "read")
+        }
+      }),
+
+    write: (path, content, options) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "write", true)
+        if (
+          options?.mode !== undefined &&
+          !(Number.isInteger(options.mode) && options.mode >= 0 && options.mode <= 0o7777)
+        ) {
+          return yield* new WorkspaceIoError({
+            operation: "write",
+            path,
+            code: "EINVAL",
+            message: `mode ${String(options.mode)} is not a permission mode`,
+          })
+        }
+        switch (target.kind) {
+          case "missing": {
+            const absolute = yield* createParents(target, path, "write")
+            return yield* Effect.mapError(
+              fs.writeFileAtomic(absolute, content, options?.mode),
+              ioError("write", path),
+            )
+          }
+          case "file": {
+            const mode =
+              options?.mode ?? (yield* Effect.mapError(fs.stat(target.absolute), ioError("write", path))).mode
+            return yield* Effect.mapError(
+              fs.writeFileAtomic(target.absolute, content, mode),
+              ioError("write", path),
+            )
+          }
+          default:
+            return yield* notRegular(path, target.kind, "write")
+        }
+      }),
+
+    delete: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "delete", false)
+        switch (target.kind) {
+          case "missing":
+            return false
+          case "file":
+          case "symlink":
+            yield* Effect.mapError(fs.unlink(target.absolute), ioError("delete", path))
+            return true
+          default:
+            return yield* notRegular(path, target.kind, "delete")
+        }
+      }),
+
+    stat: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "stat", false)
+        if (target.kind === "missing") return Option.none()
+        return Option.some(yield* Effect.mapError(fs.stat(target.absolute), ioError("stat", path)))
+      }),
+
+    list: (directory) =>
+      Effect.gen(function* () {
+        const label = directory ?? "."
+        let absolute = root
+        if (directory !== undefined) {
+          const target = yield* resolve(directory, "scan", true)
+          if (target.kind !== "directory") {
+            return yield* new WorkspaceIoError({
+              operation: "scan",
+              path: directory,
+              code: target.kind === "missing" ? "ENOENT" : "ENOTDIR",
+              message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a directory`,
+            })
+          }
+          absolute = target.absolute
+        }
+        const entries = yield* Effect.mapError(fs.readdir(absolute), ioError("scan", label))
+        return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      }),
+
+    readLink: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "readlink", false)
+        if (target.kind !== "symlink") {
+          return yield* new WorkspaceIoError({
+            operation: "readlink",
+            path,
+            code: "EINVAL",
+            message: `${JSON.stringify(path)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a symlink`,
+          })
+        }
+        return yield* Effect.mapError(fs.readlink(target.absolute), ioError("readlink", path))
+      }),
+
+    symlink: (path, linkTarget) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "symlink", false)
+        if (target.kind !== "missing") {
+          return yield* new WorkspaceIoError({
+            operation: "symlink",
+            path,
+            code: "EEXIST",
+            message: `${JSON.stringify(path)} already exists`,
+          })
+        }
+        yield* checkSymlinkTarget(path, target.relative.split("/").slice(0, -1), linkTarget)
+        const absolute = yield* createParents(target, path, "symlink")
+        return yield* Effect.mapError(fs.symlink(absolute, linkTarget), ioError("symlink", path))
+      }),
+  } satisfies WorkspaceService
+}

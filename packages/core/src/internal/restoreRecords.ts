@@ -1,0 +1,144 @@
+/**
+ * What a file restore writes to the session stream: the `WorkspaceRewound` record, the hidden
+ * notice that tells the model which files changed under it, and the best-effort `unavailable`
+ * record of a restore that failed. Shared by direct restore, cascade and preview/apply.
+ */
+import {
+  type CheckpointId,
+  Message,
+  MessageAppended,
+  type MessageId,
+  type OperationId,
+  Part,
+  PartAppended,
+  type RewindScope,
+  type SessionEvent,
+  type SessionId,
+  type TurnId,
+  VersionConflict,
+  WorkspaceRewound,
+} from "@rewind/contracts"
+import { Clock, Effect, Either } from "effect"
+import { branchView } from "../branchView.js"
+import type { FileOutcome } from "../journaledWrites.js"
+import { appendDecided, loadSession } from "../loadSession.js"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import type { SessionState } from "../sessionState.js"
+
+/** The turn a notice is filed under: that of the last message kept on the branch. */
+export const noticeTurn = (
+  state: SessionState,
+  branch: ReadonlyArray<MessageId>,
+  fallback: TurnId,
+): TurnId => {
+  const last = branch.at(-1)
+  return (last === undefined ? undefined : state.messages.get(last)?.turnId) ?? fallback
+}
+
+export const lastBranchTurn = (state: SessionState, fallback: TurnId): TurnId =>
+  noticeTurn(state, branchView(state).messageIds, fallback)
+
+/** A model-only system message with a `notice` part naming the restored files. */
+export const restoreNoticeEvents = (
+  sessionId: SessionId,
+  turnId: TurnId,
+  input: {
+    readonly operationId: OperationId
+    readonly checkpointIds: ReadonlyArray<CheckpointId>
+    readonly files: ReadonlyArray<FileOutcome>
+  },
+) =>
+  Effect.gen(function* () {
+    const ids = yield* IdGenerator
+    const messageId = (yield* ids.next("msg")) as MessageId
+    const partId = (yield* ids.next("part")) as Part["id"]
+    const createdAt = yield* Clock.currentTimeMillis
+    const changed = input.files.filter((f) => f.action !== "unchanged")
+    const listed =
+      changed.length === 0
+        ? "no file content changed"
+        : changed.map((f) => `${f.path} (${f.action})`).join(", ")
+    const text = `Files in the workspace were restored from checkpoints: ${listed}. Their content on disk may differ from what earlier messages show; read a file again before editing it.`
+    const events: Array<SessionEvent> = [
+      new MessageAppended({
+        message: new Message({
+          id: messageId,
+          sessionId,
+          turnId,
+          role: "system",
+          status: "ok",
+          visibility: "model_only",
+          createdAt,
+        }),
+      }),
+      new PartAppended({
+        part: new Part({
+          id: partId,
+          messageId,
+          kind: "notice",
+          text,
+          data: {
+            kind: "files_restored",
+            operationId: input.operationId,
+            checkpointIds: [...input.checkpointIds],
+            files: input.files.map((f) => ({ path: f.path, action: f.action })),
+          },
+        }),
+      }),
+    ]
+    return events
+  })
+
+export interface RewoundRecord {
+  readonly operationId: OperationId
+  readonly scope: RewindScope
+  readonly targetMessageId: MessageId | undefined
+  readonly checkpointIds: ReadonlyArray<CheckpointId>
+  readonly files: ReadonlyArray<FileOutcome>
+}
+
+export const workspaceRewound = (
+  record: RewoundRecord,
+  outcome: "applied" | "unavailable",
+  reason?: string,
+): WorkspaceRewound =>
+  new WorkspaceRewound({
+    operationId: record.operationId,
+    scope: record.scope,
+    ...(record.targetMessageId === undefined ? {} : { targetMessageId: record.targetMessageId }),
+    checkpointIds: [...record.checkpointIds],
+    outcome,
+    ...(reason === undefined ? {} : { reason }),
+    files: record.files.map((f) => ({ path: f.path, action: f.action })),
+  })
+
+// Another writer may append while files are being written: a conflict is retried on a fresh load.
+const MAX_ATTEMPTS = 5
+
+/** Appends events decided on the freshest state, retrying when another writer got there first. */
+export const appendFresh = <E, R>(
+  sessionId: SessionId,
+  decide: (state: SessionState) => Effect.Effect<ReadonlyArray<SessionEvent>, E, R>,
+  /** A state already loaded: tried first, and the session is reloaded only on a conflict. */
+  loaded?: SessionState,
+) =>
+  Effect.gen(function* () {
+    for (let attempt = 1; ; attempt++) {
+      const state = attempt === 1 && loaded !== undefined ? loaded : yield* loadSession(sessionId)
+      const events = yield* decide(state)
+      const appended = yield* Effect.either(appendDecided(state, sessionId, events))
+      if (Either.isRight(appended)) return appended.right
+      if (appended.left instanceof VersionConflict && attempt < MAX_ATTEMPTS) continue
+      return yield* Effect.fail(appended.left)
+    }
+  })
+
+/**
+ * Records that a file rewind failed (DESIGN §4: an `unavailable` outcome). Best effort: if the
+ * store refuses this too, the caller's own error is what the host gets.
+ */
+export const recordUnavailable = (sessionId: SessionId, record: RewoundRecord, reason: string) =>
+  appendFresh(sessionId, () => Effect.succeed([workspaceRewound(record, "unavailable", reason)])).pipe(
+    Effect.asVoid,
+    Effect.ignore,
+  )

@@ -1,0 +1,62 @@
+/**
+ * The Workspace port: the only way core touches the user's files. Every operation is confined to
+ * the workspace root: paths are `WorkspacePath`s (relative, normalised), and an adapter re-checks
+ * each one and resolves symlinks component by component so that no read or write ever leaves the
+ * root, not even through a symlink inside it. Writes are atomic (temp file + rename in the same
+ * directory) and keep the file's permission bits.
+ */
+import type {
+  DirectoryEntry,
+  FileStat,
+  PathRefused,
+  WorkspaceIoError,
+  WorkspacePath,
+} from "@rewind/contracts"
+import { Context, type Effect, type Option } from "effect"
+
+export interface WorkspaceFile {
+  readonly content: Uint8Array
+  /** Permission bits of the file (`st_mode & 0o7777`). */
+  readonly mode: number
+}
+
+export interface WorkspaceWriteOptions {
+  /** Permission bits for the file; by default an existing file keeps its own, a new one gets the default. */
+  readonly mode?: number
+}
+
+export type WorkspaceError = PathRefused | WorkspaceIoError
+
+export interface WorkspaceService {
+  /** The root directory, for messages; never used to build paths outside the adapter. */
+  readonly root: string
+  /**
+   * The content of a regular file, following symlinks that stay inside the root; `None` when
+   * nothing exists at the path. A directory, FIFO or device is refused (`not_a_regular_file`).
+   */
+  readonly read: (path: WorkspacePath) => Effect.Effect<Option.Option<WorkspaceFile>, WorkspaceError>
+  /**
+   * Replaces (or creates) a regular file atomically, creating missing parent directories. Writing
+   * through a symlink writes its target, which must resolve inside the root.
+   */
+  readonly write: (
+    path: WorkspacePath,
+    content: Uint8Array,
+    options?: WorkspaceWriteOptions,
+  ) => Effect.Effect<void, WorkspaceError>
+  /** Removes a file or a symlink (never its target, never a directory); false when nothing was there. */
+  readonly delete: (path: WorkspacePath) => Effect.Effect<boolean, WorkspaceError>
+  /** What is at the path itself (a symlink is reported as a symlink); `None` when nothing is. */
+  readonly stat: (path: WorkspacePath) => Effect.Effect<Option.Option<FileStat>, WorkspaceError>
+  /** The entries of a directory (the root when no path is given), sorted by name. */
+  readonly list: (directory?: WorkspacePath) => Effect.Effect<ReadonlyArray<DirectoryEntry>, WorkspaceError>
+  /** The target of a symlink, as stored. */
+  readonly readLink: (path: WorkspacePath) => Effect.Effect<string, WorkspaceError>
+  /**
+   * Creates a symlink at a path where nothing exists. The target must be relative and resolve
+   * inside the root (`symlink_escape` otherwise), so a restore can never plant a way out.
+   */
+  readonly symlink: (path: WorkspacePath, target: string) => Effect.Effect<void, WorkspaceError>
+}
+
+export class Workspace extends Context.Tag("@rewind/core/Workspace")<Workspace, WorkspaceService>() {}

@@ -1,0 +1,183 @@
+/**
+ * Recording a checkpoint for one successful file mutation (a Write, an Edit, any fs-level write
+ * the host observed). The before and after content and a structured patch go to the artifact
+ * store, then `CheckpointCreated` is appended, anchored to the user message of the turn.
+ *
+ * The tool already succeeded when this runs, so recording must never fail the host: every problem
+ * (bad input, a store that cannot take the content, a session that moved on too often) comes back
+ * as a warning and no checkpoint is made. Blobs written before such a failure are left for GC.
+ */
+import {
+  Checkpoint,
+  CheckpointCreated,
+  type CheckpointId,
+  type FileVersion,
+  type MessageId,
+  type SessionId,
+  type TurnId,
+  VersionConflict,
+  WorkspacePath,
+} from "@rewind/contracts"
+import { Cause, Effect, Either, Schema } from "effect"
+import { diffMutation } from "./checkpointContent.js"
+import { sameBytes, toBytes } from "./contentHash.js"
+import { FileRewindSettings } from "./fileRewindSettings.js"
+import { appendDecided, loadSession } from "./loadSession.js"
+import { ArtifactStore } from "./ports/ArtifactStore.js"
+import { IdGenerator } from "./ports/IdGenerator.js"
+import type { SessionStore } from "./ports/SessionStore.js"
+
+export interface FileMutationInput {
+  readonly sessionId: SessionId
+  readonly turnId: TurnId
+  /** The file's path relative to the workspace root. */
+  readonly path: string
+  readonly toolName: string
+  /** The content before the tool ran; null when the file did not exist. */
+  readonly before: Uint8Array | string | null
+  /** The content the tool left; null when it deleted the file. */
+  readonly after: Uint8Array | string | null
+  readonly toolMessageId?: MessageId
+  readonly beforeMode?: number
+  readonly afterMode?: number
+}
+
+export type FileMutationWarningReason =
+  | "invalid_input"
+  | "unchanged"
+  | "session_unavailable"
+  | "turn_not_found"
+  | "content_not_stored"
+  | "checkpoint_not_stored"
+  | "internal_error"
+
+export interface FileMutationWarning {
+  readonly reason: FileMutationWarningReason
+  readonly message: string
+}
+
+export type FileMutationResult =
+  | { readonly recorded: true; readonly checkpoint: Checkpoint }
+  | { readonly recorded: false; readonly warning: FileMutationWarning }
+
+const warn = (reason: FileMutationWarningReason, message: string): FileMutationResult => ({
+  recorded: false,
+  warning: { reason, message },
+})
+
+// Parallel tool results of one turn race for the same stream; a conflict is retried on a fresh load.
+const MAX_APPEND_ATTEMPTS = 8
+
+const validMode = (mode: number | undefined): mode is number =>
+  mode !== undefined && Number.isInteger(mode) && mode >= 0 && mode <= 0o7777
+
+const record = (input: FileMutationInput) =>
+  Effect.gen(function* () {
+    const path = Schema.decodeUnknownEither(WorkspacePath)(input.path)
+    if (Either.isLeft(path)) {
+      return warn("invalid_input", `no checkpoint for ${JSON.stringify(input.path)}: not a workspace path`)
+    }
+    if (typeof input.toolName !== "string" || input.toolName.length === 0) {
+      return warn("invalid_input", "no checkpoint: the tool name is empty")
+    }
+    if (input.before === null && input.after === null) {
+      return warn(
+        "invalid_input",
+        `no checkpoint for ${input.path}: neither before nor after content was given`,
+      )
+    }
+    const before = input.before === null ? null : toBytes(input.before)
+    const after = input.after === null ? null : toBytes(input.after)
+    if (before !== null && after !== null && sameBytes(before, after)) {
+      return warn("unchanged", `no checkpoint for ${input.path}: the content did not change`)
+    }
+
+    const settings = yield* FileRewindSettings
+    const diff = diffMutation(path.right, before, after, settings.maxPatchBytes)
+    const artifacts = yield* ArtifactStore
+    const stored = yield* Effect.either(
+      Effect.all(
+        [
+          before === null ? Effect.succeed(undefined) : artifacts.put(before),
+          after === null ? Effect.succeed(undefined) : artifacts.put(after),
+          diff.patch === undefined
+            ? Effect.succeed(undefined)
+            : artifacts.put(toBytes(JSON.stringify(diff.patch))),
+        ],
+        { concurrency: "unbounded" },
+      ),
+    )
+    if (Either.isLeft(stored)) {
+      return warn(
+        "content_not_stored",
+        `no checkpoint for ${input.path}: its content could not be stored (${stored.left.message})`,
+      )
+    }
+    const [beforeHash, afterHash, patchHash] = stored.right
+    const version = (hash: typeof beforeHash, mode: number | undefined): FileVersion =>
+      hash === undefined
+        ? { _tag: "absent" }
+        : validMode(mode)
+          ? { _tag: "present", hash, mode }
+          : { _tag: "present", hash }
+
+    const ids = yield* IdGenerator
+    const checkpointId = (yield* ids.next("ckpt")) as CheckpointId
+    for (let attempt = 1; ; attempt++) {
+      const state = yield* loadSession(input.sessionId)
+      const turn = state.turns.get(input.turnId)
+      if (turn === undefined) {
+        return warn(
+          "turn_not_found",
+          `no checkpoint for ${input.path}: turn ${input.turnId} is not in this session`,
+        )
+      }
+      const checkpoint = Checkpoint.make({
+        checkpointId,
+        turnId: input.turnId,
+        anchorMessageId: turn.userMessageId,
+        ...(input.toolMessageId === undefined ? {} : { toolMessageId: input.toolMessageId }),
+        toolName: input.toolName,
+        path: path.right,
+        before: version(beforeHash, input.beforeMode),
+        after: version(afterHash, input.afterMode),
+        ...(patchHash === undefined ? {} : { patchHash }),
+        linesAdded: diff.linesAdded,
+        linesRemoved: diff.linesRemoved,
+      })
+      const appended = yield* Effect.either(
+        appendDecided(state, input.sessionId, [new CheckpointCreated({ checkpoint })]),
+      )
+      if (Either.isRight(appended)) return { recorded: true, checkpoint } satisfies FileMutationResult
+      if (appended.left instanceof VersionConflict && attempt < MAX_APPEND_ATTEMPTS) continue
+      return warn(
+        "checkpoint_not_stored",
+        `no checkpoint for ${input.path}: the session store refused it (${appended.left.message})`,
+      )
+    }
+  })
+
+/**
+ * Records a checkpoint for a file mutation that already happened. Never fails: a problem is a
+ * warning in the result and the tool's own result is unaffected.
+ */
+export const recordFileMutation = (
+  input: FileMutationInput,
+): Effect.Effect<FileMutationResult, never, ArtifactStore | IdGenerator | SessionStore> =>
+  record(input).pipe(
+    Effect.catchAll((error) =>
+      Effect.succeed(
+        warn(
+          error._tag === "Refused" && error.kind === "session_not_found"
+            ? "session_unavailable"
+            : "checkpoint_not_stored",
+          `no checkpoint for ${input.path}: ${error.message}`,
+        ),
+      ),
+    ),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.succeed(warn("internal_error", `no checkpoint for ${input.path}: ${Cause.pretty(cause)}`)),
+    ),
+  )

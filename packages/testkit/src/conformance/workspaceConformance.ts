@@ -1,0 +1,228 @@
+/**
+ * The Workspace conformance suite: confinement (no `..`, no absolute paths, no NUL, no symlink
+ * out of the root, for reads and writes alike), atomic writes that keep the mode, deletes that
+ * never remove a directory or a symlink's target, and stat/list/readLink/symlink behaviour. Every
+ * Workspace adapter runs it with its own fixture.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { WorkspacePath } from "@rewind/contracts"
+import { Effect, Option, type Scope } from "effect"
+import type { WorkspaceFixture } from "./workspaceFixture.js"
+
+export interface WorkspaceHarness {
+  /** A fresh root (with a sentinel directory outside it) for one test. */
+  readonly make: Effect.Effect<WorkspaceFixture, unknown, Scope.Scope>
+}
+
+const p = (path: string) => path as WorkspacePath
+const text = (s: string) => new TextEncoder().encode(s)
+const decode = (b: Uint8Array) => new TextDecoder().decode(b)
+
+const refusalOfPath = <A, E extends { _tag: string }>(effect: Effect.Effect<A, E>) =>
+  Effect.flatMap(Effect.either(effect), (result) =>
+    result._tag === "Left" && result.left._tag === "PathRefused"
+      ? Effect.succeed(result.left as unknown as { reason: string; message: string })
+      : Effect.dieMessage(`expected PathRefused, got ${JSON.stringify(result)}`),
+  )
+
+export const workspaceConformance = (name: string, harness: WorkspaceHarness): void => {
+  describe(`Workspace conformance: ${name}`, () => {
+    it.scoped("writes atomically (parents created, nothing left behind) and reads back", () =>
+      Effect.gen(function* () {
+        const { workspace, readRaw } = yield* harness.make
+        expect(Option.isNone(yield* workspace.read(p("src/deep/new.ts")))).toBe(true)
+        yield* workspace.write(p("src/deep/new.ts"), text("export {}\n"))
+        const read = yield* workspace.read(p("src/deep/new.ts"))
+        expect(Option.map(read, (f) => decode(f.content))).toEqual(Option.some("export {}\n"))
+        expect(yield* readRaw("src/deep/new.ts")).toBe("export {}\n")
+        yield* workspace.write(p("src/deep/new.ts"), text("export const x = 1\n"))
+        expect((yield* workspace.list(p("src/deep"))).map((e) => e.name)).toEqual(["new.ts"])
+        expect(yield* workspace.list()).toEqual([{ name: "src", kind: "directory" }])
+      }),
+    )
+
+    it.scoped("keeps an existing file's mode, and sets an explicit one exactly", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile } = yield* harness.make
+        yield* plantFile("bin/run.sh", "#!/bin/sh\n", 0o755)
+        yield* workspace.write(p("bin/run.sh"), text("#!/bin/sh\necho hi\n"))
+        const stat = Option.getOrThrow(yield* workspace.stat(p("bin/run.sh")))
+        expect(stat.mode).toBe(0o755)
+        expect(Option.getOrThrow(yield* workspace.read(p("bin/run.sh"))).mode).toBe(0o755)
+        yield* workspace.write(p("secret.env"), text("K=V\n"), { mode: 0o600 })
+        expect(Option.getOrThrow(yield* workspace.stat(p("secret.env"))).mode).toBe(0o600)
+        yield* workspace.write(p("bin/run.sh"), text("#!/bin/sh\n"), { mode: 0o700 })
+        expect(Option.getOrThrow(yield* workspace.stat(p("bin/run.sh"))).mode).toBe(0o700)
+      }),
+    )
+
+    it.scoped("stats files, directories and symlinks without following the last one", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile, plantSymlink } = yield* harness.make
+        yield* plantFile("dir/a.txt", "12345")
+        yield* plantSymlink("link", "dir/a.txt")
+        const file = Option.getOrThrow(yield* workspace.stat(p("dir/a.txt")))
+        expect(file.kind).toBe("file")
+        expect(file.size).toBe(5)
+        expect(typeof file.mtimeNs).toBe("bigint")
+        expect(typeof file.inode).toBe("bigint")
+        expect(Option.getOrThrow(yield* workspace.stat(p("dir"))).kind).toBe("directory")
+        expect(Option.getOrThrow(yield* workspace.stat(p("link"))).kind).toBe("symlink")
+        expect(Option.isNone(yield* workspace.stat(p("nope")))).toBe(true)
+        expect(yield* workspace.readLink(p("link"))).toBe("dir/a.txt")
+      }),
+    )
+
+    it.scoped("deletes files and symlinks (never their target), refuses directories", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile, plantSymlink, readRaw } = yield* harness.make
+        yield* plantFile("a.txt", "a")
+        yield* plantFile("dir/b.txt", "b")
+        yield* plantSymlink("to-b", "dir/b.txt")
+        expect(yield* workspace.delete(p("a.txt"))).toBe(true)
+        expect(yield* readRaw("a.txt")).toBeUndefined()
+        expect(yield* workspace.delete(p("a.txt"))).toBe(false)
+        expect(yield* workspace.delete(p("to-b"))).toBe(true)
+        expect(yield* readRaw("dir/b.txt")).toBe("b")
+        const refused = yield* refusalOfPath(workspace.delete(p("dir")))
+        expect(refused.reason).toBe("not_a_regular_file")
+        expect(yield* readRaw("dir/b.txt")).toBe("b")
+      }),
+    )
+
+    it.scoped("refuses to read or write a directory or a FIFO", () =>
+      Effect.gen(function* () {
+        const { workspace, plantDirectory, plantFifo } = yield* harness.make
+        yield* plantDirectory("dir")
+        expect((yield* refusalOfPath(workspace.read(p("dir")))).reason).toBe("not_a_regular_file")
+        expect(yield* refusalOfPath(workspace.write(p("dir"), text("x")))).toMatchObject({
+          reason: "not_a_regular_file",
+        })
+        if (plantFifo !== undefined) {
+          yield* plantFifo("pipe")
+          expect((yield* refusalOfPath(workspace.read(p("pipe")))).reason).toBe("not_a_regular_file")
+          expect((yield* refusalOfPath(workspace.write(p("pipe"), text("x")))).reason).toBe(
+            "not_a_regular_file",
+          )
+        }
+      }),
+    )
+
+    it.scoped("refuses `..`, absolute paths, NUL and unnormalised paths before touching anything", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace } = fixture
+        const before = yield* fixture.outsideFingerprint()
+        const cases: Array<[string, string]> = [
+          ["../escape.txt", "outside_root"],
+          ["a/../../escape.txt", "outside_root"],
+          [`${fixture.outside}/secret.txt`, "outside_root"],
+          ["/etc/passwd", "outside_root"],
+          ["C:/Windows/x", "outside_root"],
+          ["a\u0000b", "malformed"],
+          ["", "malformed"],
+          ["a//b", "malformed"],
+          ["./a", "malformed"],
+          // Backslashes are not separators here, but `..` between them would be on Windows.
+          ["a\\..\\b", "outside_root"],
+        ]
+        for (const [path, reason] of cases) {
+          for (const op of [
+            workspace.read(p(path)),
+            workspace.write(p(path), text("pwned")),
+            workspace.delete(p(path)),
+            workspace.stat(p(path)),
+          ]) {
+            const refused = yield* refusalOfPath(op as Effect.Effect<unknown, { _tag: string }>)
+            expect(refused.reason, `${JSON.stringify(path)}`).toBe(reason)
+          }
+        }
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+        expect(fixture.outsideAccesses?.() ?? []).toEqual([])
+      }),
+    )
+
+    it.scoped("never follows a symlink out of the root, for reads or writes", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace, plantSymlink, plantDirectory } = fixture
+        yield* plantSymlink("abs-out", fixture.outside)
+        yield* plantSymlink("rel-out", fixture.outsideFromRoot)
+        yield* plantSymlink("secret-link", `${fixture.outside}/secret.txt`)
+        yield* plantDirectory("nested")
+        yield* plantSymlink("nested/up-out", `../${fixture.outsideFromRoot}`)
+        yield* plantSymlink("chain", "abs-out")
+        const before = yield* fixture.outsideFingerprint()
+
+        const attempts: Array<Effect.Effect<unknown, { _tag: string }>> = [
+          workspace.read(p("abs-out/secret.txt")),
+          workspace.read(p("rel-out/secret.txt")),
+          workspace.read(p("secret-link")),
+          workspace.read(p("nested/up-out/secret.txt")),
+          workspace.read(p("chain/secret.txt")),
+          workspace.write(p("abs-out/new.txt"), text("pwned")),
+          workspace.write(p("abs-out/secret.txt"), text("pwned")),
+          workspace.write(p("rel-out/deeper/new.txt"), text("pwned")),
+          workspace.write(p("secret-link"), text("pwned")),
+          workspace.write(p("chain/secret.txt"), text("pwned")),
+          workspace.delete(p("abs-out/secret.txt")),
+          workspace.stat(p("rel-out/secret.txt")),
+          workspace.list(p("abs-out")),
+          workspace.readLink(p("chain/secret.txt")),
+        ]
+        for (const attempt of attempts) {
+          expect((yield* refusalOfPath(attempt)).reason).toBe("symlink_escape")
+        }
+        for (const target of ["../..", "../outside", "/etc", `${fixture.outside}`]) {
+          expect((yield* refusalOfPath(workspace.symlink(p("made-link"), target))).reason).toBe(
+            "symlink_escape",
+          )
+        }
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+        expect(fixture.outsideAccesses?.() ?? []).toEqual([])
+
+        // Deleting the escaping link removes the link, never what it points at.
+        expect(yield* workspace.delete(p("abs-out"))).toBe(true)
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+      }),
+    )
+
+    it.scoped("follows symlinks that stay inside the root, writing through to their target", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile, plantSymlink, readRaw } = yield* harness.make
+        yield* plantFile("real/a.txt", "a")
+        yield* plantSymlink("alias", "real")
+        yield* plantSymlink("file-link", "real/a.txt")
+        yield* plantSymlink("real/up", "../real/a.txt")
+        expect(Option.map(yield* workspace.read(p("alias/a.txt")), (f) => decode(f.content))).toEqual(
+          Option.some("a"),
+        )
+        expect(Option.map(yield* workspace.read(p("real/up")), (f) => decode(f.content))).toEqual(
+          Option.some("a"),
+        )
+        yield* workspace.write(p("alias/b.txt"), text("b"))
+        expect(yield* readRaw("real/b.txt")).toBe("b")
+        yield* workspace.write(p("file-link"), text("through"))
+        expect(yield* readRaw("real/a.txt")).toBe("through")
+        expect(Option.getOrThrow(yield* workspace.stat(p("file-link"))).kind).toBe("symlink")
+        yield* workspace.symlink(p("links/to-a"), "../real/a.txt")
+        expect(yield* workspace.readLink(p("links/to-a"))).toBe("../real/a.txt")
+        expect(Option.map(yield* workspace.read(p("links/to-a")), (f) => decode(f.content))).toEqual(
+          Option.some("through"),
+        )
+      }),
+    )
+
+    it.scoped("refuses symlink loops and paths through a file", () =>
+      Effect.gen(function* () {
+        const { workspace, plantSymlink, plantFile } = yield* harness.make
+        yield* plantSymlink("loop1", "loop2")
+        yield* plantSymlink("loop2", "loop1")
+        expect((yield* refusalOfPath(workspace.read(p("loop1")))).reason).toBe("symlink_loop")
+        yield* plantFile("plain.txt", "x")
+        const error = yield* Effect.flip(workspace.write(p("plain.txt/child"), text("x")))
+        expect(error._tag).toBe("WorkspaceIoError")
+      }),
+    )
+  })
+}

@@ -1,0 +1,69 @@
+/**
+ * A fault-injecting Workspace: a Layer over any Workspace that fails chosen calls with a
+ * `WorkspaceIoError` (code `EINJECTED`). Tests use it to prove that a rewind is all-or-nothing
+ * whatever write fails, and that compensation copes with a write that happened but reported failure.
+ */
+import { WorkspaceIoError } from "@rewind/contracts"
+import { Workspace, type WorkspaceService } from "@rewind/core"
+import { Context, Effect, Layer } from "effect"
+import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
+
+export type WorkspaceOperation = "read" | "write" | "delete" | "stat" | "list" | "readLink" | "symlink"
+export type WorkspaceFault = FaultRule<WorkspaceOperation>
+export type WorkspaceFaultControl = Omit<FaultBook<WorkspaceOperation>, "decide">
+
+export class WorkspaceFaults extends Context.Tag("@rewind/testkit/WorkspaceFaults")<
+  WorkspaceFaults,
+  WorkspaceFaultControl
+>() {}
+
+const ioOperation: Record<WorkspaceOperation, WorkspaceIoError["operation"]> = {
+  read: "read",
+  write: "write",
+  delete: "delete",
+  stat: "stat",
+  list: "scan",
+  readLink: "readlink",
+  symlink: "symlink",
+}
+
+export const makeFaultyWorkspace = (
+  inner: WorkspaceService,
+): { readonly service: WorkspaceService; readonly control: WorkspaceFaultControl } => {
+  const book = makeFaultBook<WorkspaceOperation>()
+  const guard = <A, E>(operation: WorkspaceOperation, target: string, call: Effect.Effect<A, E>) =>
+    Effect.suspend((): Effect.Effect<A, E | WorkspaceIoError> => {
+      const rule = book.decide(operation, target)
+      if (rule === undefined) return call
+      const failure = new WorkspaceIoError({
+        operation: ioOperation[operation],
+        path: target,
+        code: "EINJECTED",
+        message: `injected fault: ${operation} of ${target} failed`,
+      })
+      return (rule.timing ?? "before") === "before"
+        ? Effect.fail(failure)
+        : Effect.zipRight(call, Effect.fail(failure))
+    })
+  const service: WorkspaceService = {
+    root: inner.root,
+    read: (path) => guard("read", path, inner.read(path)),
+    write: (path, content, options) => guard("write", path, inner.write(path, content, options)),
+    delete: (path) => guard("delete", path, inner.delete(path)),
+    stat: (path) => guard("stat", path, inner.stat(path)),
+    list: (directory) => guard("list", directory ?? ".", inner.list(directory)),
+    readLink: (path) => guard("readLink", path, inner.readLink(path)),
+    symlink: (path, target) => guard("symlink", path, inner.symlink(path, target)),
+  }
+  const { decide: _decide, ...control } = book
+  return { service, control }
+}
+
+/** Wraps the Workspace below it; provides the faulty Workspace and its control. */
+export const layerFaultyWorkspace: Layer.Layer<Workspace | WorkspaceFaults, never, Workspace> =
+  Layer.effectContext(
+    Effect.map(Workspace, (inner) => {
+      const { service, control } = makeFaultyWorkspace(inner)
+      return Context.make(Workspace, service).pipe(Context.add(WorkspaceFaults, control))
+    }),
+  )
