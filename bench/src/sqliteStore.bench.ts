@@ -68,13 +68,13 @@ export interface SqliteStoreBenchReport {
   readonly details: Readonly<Record<string, number>>
 }
 
-const median = (values: ReadonlyArray<number>): number => {
+export const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const percentile = (values: ReadonlyArray<number>, p: number): number => {
+export const percentile = (values: ReadonlyArray<number>, p: number): number => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
@@ -87,11 +87,12 @@ const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.()
 const SESSION = "bench-session" as SessionId
 const words = "the quick brown fox jumps over the lazy dog while the build runs and the tests pass ".repeat(4)
 
-const sessionEvents = (count: number): Array<SessionEvent> => {
+/** `count` events of a realistic session (also used by the PostgreSQL benchmark). */
+export const sessionEvents = (count: number, sessionId: SessionId = SESSION): Array<SessionEvent> => {
   const events: Array<SessionEvent> = [
     new SessionCreated({
       session: new Session({
-        id: SESSION,
+        id: sessionId,
         rootTraceId: "bench-trace" as TraceId,
         kind: "main",
         title: "benchmark session",
@@ -108,7 +109,7 @@ const sessionEvents = (count: number): Array<SessionEvent> => {
       new MessageAppended({
         message: new Message({
           id,
-          sessionId: SESSION,
+          sessionId,
           turnId,
           role,
           status: "ok",
@@ -142,7 +143,7 @@ interface Row {
   readonly payload: string
 }
 
-const encodeRow = (event: SessionEvent): Row => {
+export const encodeRow = (event: SessionEvent): Row => {
   const encoded = encodeEvent(event)
   return { type: encoded.type, version: encoded.version, payload: JSON.stringify(encoded.payload) }
 }

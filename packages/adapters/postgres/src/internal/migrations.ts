@@ -89,21 +89,32 @@ const sessionStore: StoreMigration = {
         for each statement execute function rewind_refuse_change()`.execute(db)
     }
 
-    // A stream has no holes: each event continues its stream exactly where it ended. Rows earlier
-    // in the same insert statement are visible here, so a multi-row insert is checked row by row.
+    // A stream has no holes. Checked once per statement over the rows it inserted (a transition
+    // table): within each stream they are consecutive, and the first one follows a row that is
+    // already there (or is sequence 1). With the unique (session_id, sequence) key, that keeps
+    // every stream numbered 1..N, and costs one index probe per stream and statement rather than
+    // a function call per row.
     await sql`create function rewind_events_contiguous() returns trigger language plpgsql as $$
+      declare
+        broken record;
       begin
-        if new.sequence <> coalesce(
-          (select max(e.sequence) from ${qualified("events")} e where e.session_id = new.session_id), 0) + 1
-        then
-          raise exception 'rewind: event sequence must continue its stream without a gap (session %, sequence %)',
-            new.session_id, new.sequence using errcode = ${sql.lit(SqlState.sequenceGap)};
+        select s.session_id, s.first into broken
+        from (select session_id, min(sequence) as first, max(sequence) as last, count(*) as n
+              from inserted group by session_id) s
+        where s.last - s.first + 1 <> s.n
+           or (s.first > 1 and not exists (
+                select 1 from ${qualified("events")} e
+                where e.session_id = s.session_id and e.sequence = s.first - 1))
+        limit 1;
+        if found then
+          raise exception 'rewind: event sequence must continue its stream without a gap (session %, from sequence %)',
+            broken.session_id, broken.first using errcode = ${sql.lit(SqlState.sequenceGap)};
         end if;
-        return new;
+        return null;
       end
     $$`.execute(db)
-    await sql`create trigger events_contiguous before insert on events
-      for each row execute function rewind_events_contiguous()`.execute(db)
+    await sql`create trigger events_contiguous after insert on events referencing new table as inserted
+      for each statement execute function rewind_events_contiguous()`.execute(db)
 
     await sql`insert into rewind_meta (key, value) values ('store', ${STORE_MARKER})`.execute(db)
   },
