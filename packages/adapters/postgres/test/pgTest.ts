@@ -3,7 +3,8 @@
 // Each test gets its own schema (the store's tables live there), dropped when the test's scope ends.
 import { randomUUID } from "node:crypto"
 import { afterAll, describe } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { SessionStore } from "@rewind/core"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import pg from "pg"
 import { PostgresSessionStore, type PostgresStoreOptions } from "../src/index.js"
 
@@ -82,8 +83,51 @@ export const storeOptions = (
   ...extra,
 })
 
-/** A store in a schema of its own, dropped when the layer is released: one per model-test sequence. */
-export const freshStoreLayer = (extra: Partial<PostgresStoreOptions> = {}) =>
-  Layer.unwrapScoped(
-    Effect.map(tempSchema, (schema) => PostgresSessionStore.layer(storeOptions(schema, extra))),
-  )
+/**
+ * Empties a store's tables behind its back (test only: as superuser, with its triggers and foreign
+ * keys off for this session), so that the next user finds a store as fresh as a new schema.
+ */
+export const emptyStore = async (schema: string) => {
+  const client = await adminPool().connect()
+  try {
+    await client.query(`set search_path to "${schema}"`)
+    await client.query("set session_replication_role = replica")
+    await client.query(
+      "delete from sessions; delete from command_facts; delete from events; delete from streams",
+    )
+  } finally {
+    await client.query("reset session_replication_role").catch(() => undefined)
+    await client.query("reset search_path").catch(() => undefined)
+    client.release()
+  }
+}
+
+/**
+ * For model-based tests, which need a fresh store per command sequence: one store (one schema,
+ * one pool) opened for the whole test, and a layer factory whose every build empties it first.
+ * Opening and migrating a schema per sequence would cost more than the sequence itself.
+ */
+export const withRecycledStore = async <A>(
+  body: (makeStore: () => Layer.Layer<SessionStore>) => Promise<A>,
+): Promise<A> => {
+  const schema = freshSchemaName()
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(PostgresSessionStore.layer(storeOptions(schema, { poolSize: 2 })), scope),
+    )
+    const store = Context.get(context, SessionStore)
+    return await body(() =>
+      Layer.effect(
+        SessionStore,
+        Effect.as(
+          Effect.promise(() => emptyStore(schema)),
+          store,
+        ),
+      ),
+    )
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await adminPool().query(`drop schema if exists "${schema}" cascade`)
+  }
+}
