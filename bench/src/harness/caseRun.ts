@@ -2,6 +2,7 @@
  * One case at one size, as run inside its own child process: build the context, run the case,
  * put back what it changed, and return its figures with the process's peak memory.
  */
+import os from "node:os"
 import { performance } from "node:perf_hooks"
 import { type CaseRunConfig, makeCaseContext } from "./context.js"
 import { collectGarbage, makeMemoryTracker } from "./memory.js"
@@ -15,6 +16,8 @@ export interface CaseRunResult {
   readonly durationMs: number
   readonly peakRssBytes: number
   readonly peakHeapUsedBytes: number
+  /** One-minute load average when the run started and ended: how busy the shared machine was. */
+  readonly loadAverage?: { readonly start: number; readonly end: number }
   readonly figures: ReadonlyArray<Figure>
   readonly error?: string
 }
@@ -24,6 +27,7 @@ export const runCase = async (
   config: CaseRunConfig,
   log: (message: string) => void,
 ): Promise<CaseRunResult> => {
+  const loadAtStart = os.loadavg()[0]!
   const memory = makeMemoryTracker()
   collectGarbage()
   const started = performance.now()
@@ -50,6 +54,7 @@ export const runCase = async (
       : { size: { value: config.size, unit: benchCase.sizeUnit ?? "items" } }),
     durationMs: performance.now() - started,
     ...peaks,
+    loadAverage: { start: loadAtStart, end: os.loadavg()[0]! },
     figures,
     ...(error === undefined ? {} : { error }),
   }

@@ -228,7 +228,9 @@ export const renderMarkdown = (results: BenchResults): string => {
     out.push("", "### Scale curves", "")
     out.push(
       "The exponent is the slope of log(time) against log(size): 0 = does not grow, 1 = grows in proportion. " +
-        "Workspace and session curves keep the change fixed (10 edited files, one rewind), so a flat curve means the cost follows the change, not the whole.",
+        "Workspace and session curves keep the change fixed (10 edited files, one rewind), so a flat curve means the cost follows the change, not the whole. " +
+        "Each point is an absolute median measured in its own process at its own time, so a change of load on a shared machine between sizes bends the curve " +
+        "(see the load column of the case runs); the ratios above, taken within rounds, are not affected.",
       "",
     )
     out.push(
@@ -274,11 +276,14 @@ export const renderMarkdown = (results: BenchResults): string => {
   out.push("", "### Case runs", "")
   out.push(
     table(
-      ["case", "size", "time", "peak RSS", "peak heap (sampled)", "figures", "error"],
+      ["case", "size", "time", "load (start → end)", "peak RSS", "peak heap (sampled)", "figures", "error"],
       results.runs.map((r) => [
         r.case,
         r.size === undefined ? "" : `${r.size.value.toLocaleString("en-US")} ${r.size.unit}`,
         formatMs(r.durationMs),
+        r.loadAverage === undefined
+          ? ""
+          : `${r.loadAverage.start.toFixed(1)} → ${r.loadAverage.end.toFixed(1)}`,
         formatBytes(r.peakRssBytes),
         formatBytes(r.peakHeapUsedBytes),
         String(r.figureCount),
