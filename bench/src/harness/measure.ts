@@ -8,10 +8,11 @@
  * peak RSS). Its time is kept as a sample when it took at least `budget.keepCalibrationMs` (warm-up
  * effects are then negligible and repeating a slow operation is expensive); otherwise it is a
  * warm-up. The calibrated time then fixes the number of rounds: `budget.rounds` for fast work,
- * fewer (but at least `budget.minRounds`) when one iteration is slow. In-process samplers run
- * through tinybench (`time` = `budget.roundTimeMs` per round); work of a few microseconds is timed
- * in batches of calls, so timer resolution and per-sample overhead stay small beside it. Process
- * samplers repeat spawn-to-exit timings.
+ * fewer (but at least `budget.minRounds`) when one iteration is slow, and none beyond the calibration
+ * when it took `budget.singleRunAboveMs` or more. Each round gives every sampler about
+ * `budget.roundTimeMs` of timed work: in-process samplers through tinybench with an explicit
+ * iteration count (work of a few microseconds timed in batches of calls, so timer resolution and
+ * per-sample overhead stay small beside it), process samplers as repeated spawn-to-exit timings.
  */
 import { performance } from "node:perf_hooks"
 import { Bench } from "tinybench"
