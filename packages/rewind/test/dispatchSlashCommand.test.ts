@@ -51,18 +51,18 @@ describe("dispatchSlashCommand", () => {
     const again = await dispatchSlashCommand(rewind, session.id, "/rewind latest")
     expect(again.ok ? "ok" : again.refusal.kind).toBe("nothing_to_undo")
 
-    const conversation = must(
-      await dispatchSlashCommand(rewind, session.id, `/rewind conversation ${messageId}`),
-    )
-    expect(conversation._tag).toBe("ConversationRewound")
-    if (conversation._tag === "ConversationRewound") expect(conversation.removedMessageIds[0]).toBe(messageId)
-
     const side = must(await dispatchSlashCommand(rewind, session.id, "/side what changed?"))
     expect(side._tag === "SideChat" && side.fork.command).toBe("side_chat")
     if (side._tag === "SideChat") {
       const log = must(await rewind.transcript(side.fork.childSessionId))
       expect(log.at(-1)?.parts[0]?.text).toBe("what changed?")
     }
+    const conversation = must(
+      await dispatchSlashCommand(rewind, session.id, `/rewind conversation ${messageId}`),
+    )
+    expect(conversation._tag).toBe("ConversationRewound")
+    if (conversation._tag === "ConversationRewound") expect(conversation.removedMessageIds[0]).toBe(messageId)
+
     await rewind.close()
   })
 
