@@ -26,13 +26,15 @@ import {
   refuse,
   type SessionId,
   type TurnId,
+  UnrecoverableRewindError,
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
+import { activeBranch } from "./activeBranch.js"
 import { loadCheckpointContent } from "./checkpointContent.js"
 import { hashContent } from "./contentHash.js"
+import { runDurableRestore } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
-import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { FileRewindSettings, isShellLikeTool } from "./fileRewindSettings.js"
 import {
   appendFresh,
@@ -41,7 +43,7 @@ import {
   recordUnavailable,
   restoreNoticeEvents,
 } from "./internal/restoreRecords.js"
-import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { loadSession } from "./loadSession.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import { Workspace } from "./ports/Workspace.js"
@@ -296,9 +298,42 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         expectedCurrentHash: f.currentHash,
         ...(f.mode === undefined ? {} : { mode: f.mode }),
       }))
-    const journal = yield* makeMemoryJournal(operationId)
-    const applied = yield* applyJournaled(writes, journal).pipe(
-      Effect.tapError((e) => recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`)),
+    const files: ReadonlyArray<FileOutcome> = fresh.files.map((f) => ({ path: f.path, action: f.action }))
+    const applied = yield* runDurableRestore(
+      {
+        sessionId: preview.sessionId,
+        operationId,
+        kind: "file_rewind_apply",
+        writes,
+        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...preview.checkpointIds] },
+      },
+      () =>
+        appendFresh(
+          preview.sessionId,
+          (latest) =>
+            Effect.map(
+              restoreNoticeEvents(preview.sessionId, lastBranchTurn(latest, newestFirst[0]!.turnId), {
+                operationId,
+                checkpointIds: preview.checkpointIds,
+                files,
+              }),
+              (notice) => [
+                new FileRewindApplied({
+                  operationId,
+                  checkpointIds: [...preview.checkpointIds],
+                  files: files.map((f) => ({ path: f.path, action: f.action })),
+                }),
+                ...notice,
+              ],
+            ),
+          state,
+        ),
+    ).pipe(
+      Effect.tapError((e) =>
+        e instanceof UnrecoverableRewindError
+          ? recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`)
+          : recordUnavailable(preview.sessionId, record([]), `the undo failed: ${e.message}`),
+      ),
     )
     if (applied._tag === "RolledBack") {
       yield* recordUnavailable(preview.sessionId, record([]), `write_failed: ${applied.message}`)
@@ -307,43 +342,6 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         `the undo failed: ${applied.message}; every file already written was put back, nothing changed`,
         { operationId, step: applied.step, path: applied.path },
       )
-    }
-    const files: ReadonlyArray<FileOutcome> = fresh.files.map((f) => ({ path: f.path, action: f.action }))
-    const committed = yield* Effect.either(
-      appendFresh(
-        preview.sessionId,
-        (latest) =>
-          Effect.map(
-            restoreNoticeEvents(preview.sessionId, lastBranchTurn(latest, newestFirst[0]!.turnId), {
-              operationId,
-              checkpointIds: preview.checkpointIds,
-              files,
-            }),
-            (notice) => [
-              new FileRewindApplied({
-                operationId,
-                checkpointIds: [...preview.checkpointIds],
-                files: files.map((f) => ({ path: f.path, action: f.action })),
-              }),
-              ...notice,
-            ],
-          ),
-        state,
-      ),
-    )
-    if (Either.isLeft(committed)) {
-      const why = `the undo could not be recorded: ${committed.left.message}`
-      yield* rollBack(
-        journal,
-        writes.map((w) => w.path),
-        why,
-      ).pipe(
-        Effect.tapError((e) =>
-          recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`),
-        ),
-      )
-      yield* recordUnavailable(preview.sessionId, record([]), why)
-      return yield* Effect.fail(committed.left)
     }
     return { operationId, checkpointIds: preview.checkpointIds, files } satisfies FileRewindApplyResult
   })
