@@ -29,6 +29,7 @@ import {
   appendUserMessage,
   createSession,
   IdGenerators,
+  OperationJournals,
   recordFileMutation,
   rewindToCheckpoint,
 } from "@rewind/core"
@@ -181,6 +182,7 @@ export const runCheckpointsBench = async (
           FsArtifactStore.layer({ directory: join(base, `store-${durability}`), durability }),
           NodeWorkspace.layer(ws, { durability }),
           IdGenerators.layerRandom,
+          OperationJournals.layerMemory,
         ),
       )
     const modes = [

@@ -5,6 +5,7 @@
  */
 export * from "./arbitraries.js"
 export * from "./conformance/artifactStoreConformance.js"
+export * from "./conformance/operationJournalConformance.js"
 export * from "./conformance/workspaceConformance.js"
 export * from "./conformance/workspaceFixture.js"
 export * from "./faultRules.js"

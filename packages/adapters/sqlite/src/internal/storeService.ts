@@ -16,11 +16,18 @@ import {
   StoreError,
   VersionConflict,
 } from "@rewind/contracts"
-import type { AppendRequest, CommandFact, SessionStoreService, SessionSummary } from "@rewind/core"
+import type {
+  AppendRequest,
+  CommandFact,
+  OperationJournalService,
+  SessionStoreService,
+  SessionSummary,
+} from "@rewind/core"
 import { Effect, Option } from "effect"
 import type { Kysely } from "kysely"
 import { decodeRow, decodeStored, type EncodedRow, encodeRows } from "./eventRows.js"
 import type { OpenedDatabase } from "./openDatabase.js"
+import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { type RebuildReport, rebuildProjectionTables, upsertSession } from "./projections.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
 import { prepareHotStatements } from "./statements.js"
@@ -36,6 +43,7 @@ export interface SqliteStoreInternals {
   readonly sessionStore: SessionStoreService
   readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
+  readonly operationJournal: OperationJournalService
 }
 
 /** Which typed failures a transaction body may throw on purpose; anything else is a StoreError. */
@@ -309,6 +317,7 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
     return {
       sessionStore,
       rebuildProjections: writeTransaction("rebuildProjections", isDecodeError, rebuildProjectionTables),
+      operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {
