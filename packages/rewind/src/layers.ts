@@ -9,13 +9,27 @@ import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
 import { SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
 import type { ArtifactStoreError, StoreError, StoreIncompatible, WorkspaceIoError } from "@rewind/contracts"
-import type { ArtifactStore, BackgroundTasks, IdGenerator, SessionStore, Workspace } from "@rewind/core"
-import { IdGenerators } from "@rewind/core"
+import type {
+  ArtifactStore,
+  BackgroundTasks,
+  IdGenerator,
+  OperationJournal,
+  SessionStateCache,
+  SessionStore,
+  Workspace,
+} from "@rewind/core"
+import { IdGenerators, layerSessionStateCache } from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { StoreMissing } from "./errors.js"
 
 /** The services every facade operation may need. An injected Layer must provide all of them. */
-export type RewindServices = SessionStore | ArtifactStore | Workspace | IdGenerator | BackgroundTasks
+export type RewindServices =
+  | SessionStore
+  | OperationJournal
+  | ArtifactStore
+  | Workspace
+  | IdGenerator
+  | BackgroundTasks
 
 /** Where the embedded default keeps its files, relative to the store directory. */
 export const DATABASE_FILE = "rewind.db"
@@ -69,7 +83,7 @@ const ensureStoreDirectory = (dir: string, create: boolean) =>
  */
 export const layerEmbedded = (
   options: DefaultLayerOptions,
-): Layer.Layer<RewindServices | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
+): Layer.Layer<RewindServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
   const dir = storeDirectory(options)
   const durability = options.durability ?? "fsync"
   const stores = Layer.mergeAll(
@@ -78,6 +92,7 @@ export const layerEmbedded = (
     NodeWorkspace.layer(options.workspaceRoot, { durability }),
     IdGenerators.layerRandom,
     layerBackgroundTasks,
+    layerSessionStateCache(),
   )
   return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options.create ?? true), stores))
 }

@@ -5,7 +5,7 @@ import {
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators } from "@rewind/core"
+import { IdGenerators, OperationJournals } from "@rewind/core"
 import { Layer } from "effect"
 import { dispatchSlashCommand, openRewind } from "../src/index.js"
 
@@ -16,6 +16,7 @@ const layer = () =>
     MemoryWorkspace.layer(),
     IdGenerators.layerSequential("d"),
     layerBackgroundTasks,
+    OperationJournals.layerMemory,
   )
 
 const must = <A>(

@@ -8,7 +8,7 @@ import {
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators } from "@rewind/core"
+import { IdGenerators, OperationJournals } from "@rewind/core"
 import { Layer } from "effect"
 import { openRewind, type Rewind, StoreMissing } from "../src/index.js"
 
@@ -142,6 +142,7 @@ describe("openRewind with an injected layer", () => {
       MemoryWorkspace.layer(),
       IdGenerators.layerSequential("f"),
       layerBackgroundTasks,
+      OperationJournals.layerMemory,
     )
     const rewind = await openRewind({ workspaceRoot: root, layer })
     expect(rewind.dir).toBeUndefined()
