@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { MemorySessionStore } from "@rewind/adapter-memory"
 import { IdGenerators } from "@rewind/core"
-import { snapshotProperties } from "@rewind/testkit"
+import { type SnapshotHarness, snapshotGcProperty, snapshotProperties } from "@rewind/testkit"
 import { Layer } from "effect"
 import { FsArtifactStore, NodeWorkspace } from "../src/index.js"
 
@@ -36,35 +36,34 @@ const tree = (root: string): Map<string, string> => {
   return out
 }
 
-snapshotProperties(
-  "fs",
-  {
-    open: () => {
-      const base = mkdtempSync(join(tmpdir(), "rewind-snapshots-"))
-      const root = join(base, "workspace")
-      mkdirSync(root)
-      const at = (path: string) => join(root, path)
-      return {
-        layer: Layer.mergeAll(
-          Layer.orDie(NodeWorkspace.layer(root, { durability: "atomic" })),
-          Layer.orDie(FsArtifactStore.layer({ directory: join(base, "store"), durability: "atomic" })),
-          MemorySessionStore.layer,
-          IdGenerators.layerSequential("s"),
-        ),
-        write: (path, content, mode) => {
-          mkdirSync(dirname(at(path)), { recursive: true })
-          writeFileSync(at(path), content)
-          chmodSync(at(path), mode)
-        },
-        symlink: (path, target) => {
-          mkdirSync(dirname(at(path)), { recursive: true })
-          symlinkSync(target, at(path))
-        },
-        remove: (path) => rmSync(at(path), { force: true }),
-        tree: () => tree(root),
-        dispose: () => rmSync(base, { recursive: true, force: true }),
-      }
-    },
+const harness: SnapshotHarness = {
+  open: () => {
+    const base = mkdtempSync(join(tmpdir(), "rewind-snapshots-"))
+    const root = join(base, "workspace")
+    mkdirSync(root)
+    const at = (path: string) => join(root, path)
+    return {
+      layer: Layer.mergeAll(
+        Layer.orDie(NodeWorkspace.layer(root, { durability: "atomic" })),
+        Layer.orDie(FsArtifactStore.layer({ directory: join(base, "store"), durability: "atomic" })),
+        MemorySessionStore.layer,
+        IdGenerators.layerSequential("s"),
+      ),
+      write: (path, content, mode) => {
+        mkdirSync(dirname(at(path)), { recursive: true })
+        writeFileSync(at(path), content)
+        chmodSync(at(path), mode)
+      },
+      symlink: (path, target) => {
+        mkdirSync(dirname(at(path)), { recursive: true })
+        symlinkSync(target, at(path))
+      },
+      remove: (path) => rmSync(at(path), { force: true }),
+      tree: () => tree(root),
+      dispose: () => rmSync(base, { recursive: true, force: true }),
+    }
   },
-  { runs: 25 },
-)
+}
+
+snapshotProperties("fs", harness, { runs: 25 })
+snapshotGcProperty("fs", harness, { runs: 20 })

@@ -3,14 +3,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PointCaptured, SessionId, TurnId } from "@rewind/contracts"
 import {
+  ArtifactStore,
   applyPointRestore,
   type CaptureOptions,
   capturePoint,
+  cleanup,
   declareWriteIntent,
   loadManifest,
   pointIdFor,
+  previewCleanup,
   previewPointRestore,
   readPointIndex,
+  snapshotStatus,
 } from "@rewind/core"
 import { refusalOf } from "@rewind/testkit"
 import { Effect, TestClock } from "effect"
@@ -248,6 +252,47 @@ describe("restoreToPoint refusals", () => {
       const failed = yield* refusalOf(applyPointRestore(sessionId, point.pointId, preview.token!))
       expect(failed.kind).toBe("unavailable")
       expect(env.files()).toEqual(before)
+    }).pipe(Effect.provide(env.layer()))
+  })
+})
+
+describe("cleanup and status", () => {
+  it.effect("an unreadable root stops the sweep; the grace window keeps young blobs; status reports", () => {
+    const env = makeEnv()
+    env.fs.writeFile(`${ROOT}/a.txt`, "a1")
+    env.fs.writeFile(`${ROOT}/big.bin`, "x".repeat(50))
+    return Effect.gen(function* () {
+      const artifacts = yield* ArtifactStore
+      const sessionId = yield* newSession
+      const first = yield* capture(sessionId, 1, { settings: { maxFileBytes: 10 } })
+      env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+      yield* capture(sessionId, 2, { settings: { maxFileBytes: 10 } })
+      const orphan = yield* artifacts.put(new TextEncoder().encode("nobody refers to me"))
+      // Everything is young (stored at time 0): nothing goes.
+      const young = yield* previewCleanup({ graceMs: 1000 })
+      expect(young.deleted).toEqual([])
+      expect(young.keptYoung).toBeGreaterThan(0)
+      yield* TestClock.adjust("1 hour")
+      const dry = yield* previewCleanup()
+      expect(dry.deleted).toContain(orphan)
+      expect(yield* artifacts.has(orphan)).toBe(true)
+      // A manifest that cannot be read: nothing at all is deleted.
+      env.artifacts.control.inject({ operation: "get", target: first.point.manifestHash, persistent: true })
+      const stopped = yield* cleanup()
+      expect(stopped.swept).toBe(false)
+      expect(stopped.deleted).toEqual([])
+      expect(yield* artifacts.has(orphan)).toBe(true)
+      env.artifacts.control.clear()
+      // Keeping one point releases the first point's content ("a1") but not its manifest.
+      const swept = yield* cleanup({ retention: { keepLastPoints: 1 } })
+      expect(swept.swept).toBe(true)
+      expect(swept.releasedPoints).toEqual([first.point.pointId])
+      expect(swept.deleted).toContain(orphan)
+      expect(yield* artifacts.has(first.point.manifestHash)).toBe(true)
+      const status = yield* snapshotStatus
+      expect(status.pointsPerSession).toEqual([{ sessionId, points: 2 }])
+      expect(status.unprotected.map((u) => [u.path, u.reason])).toEqual([["big.bin", "over_size_limit"]])
+      expect(status.indexBytes).toBeGreaterThan(0)
     }).pipe(Effect.provide(env.layer()))
   })
 })

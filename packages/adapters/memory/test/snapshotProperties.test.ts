@@ -1,12 +1,12 @@
 // The snapshot engine's properties on the memory adapters (workspace, artifacts, session store).
 import { IdGenerators } from "@rewind/core"
-import { snapshotProperties } from "@rewind/testkit"
+import { type SnapshotHarness, snapshotGcProperty, snapshotProperties } from "@rewind/testkit"
 import { Layer } from "effect"
 import { MemoryArtifactStore, MemoryFileSystem, MemorySessionStore, MemoryWorkspace } from "../src/index.js"
 
 const ROOT = "/work/project"
 
-snapshotProperties("memory", {
+const harness: SnapshotHarness = {
   open: () => {
     const fs = new MemoryFileSystem()
     fs.mkdirp(ROOT)
@@ -33,4 +33,7 @@ snapshotProperties("memory", {
       dispose: () => {},
     }
   },
-})
+}
+
+snapshotProperties("memory", harness)
+snapshotGcProperty("memory", harness)

@@ -9,12 +9,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { PointId, SessionId, TurnId } from "@rewind/contracts"
 import {
-  type ArtifactStore,
+  ArtifactStore,
   applyPointRestore,
   capturePoint,
+  cleanup,
   createSession,
+  declareWriteIntent,
   type IdGenerator,
+  loadManifest,
+  manifestBlobs,
   previewPointRestore,
+  readPointIndex,
   type SessionStore,
   type Workspace,
 } from "@rewind/core"
@@ -185,6 +190,102 @@ export const snapshotProperties = (
             expect(tally.linked).toBeGreaterThan(0)
           }
         }),
+    )
+  })
+}
+
+const gcScenarioArb = fc.record({
+  rounds: fc.array(
+    fc.record({
+      session: fc.nat(1),
+      mutations: fc.array(mutation, { maxLength: 6 }),
+      intent: fc.option(fc.array(filePath, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+  keepLastPoints: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  byteBudget: fc.option(fc.nat(400), { nil: undefined }),
+})
+
+type GcScenario = typeof gcScenarioArb extends fc.Arbitrary<infer S> ? S : never
+
+/**
+ * Invariant 8: after a cleanup with any retention policy, every blob reachable from a point that
+ * kept its content, from any manifest, and from any write-intent pre-image is still readable.
+ */
+const runGcScenario = (harness: SnapshotHarness, scenario: GcScenario, tally: { deleted: number }) => {
+  const files = harness.open()
+  return Effect.gen(function* () {
+    const sessions = [
+      (yield* createSession({ title: "one", cwd: "/" })).id,
+      (yield* createSession({ title: "two", cwd: "/" })).id,
+    ]
+    let turnNo = 0
+    for (const round of scenario.rounds) {
+      const sessionId = sessions[round.session]!
+      turnNo++
+      if (round.intent !== undefined)
+        yield* declareWriteIntent(sessionId, `turn-${turnNo}` as TurnId, round.intent)
+      mutate(files, round.mutations)
+      yield* captured(sessionId, `turn-${turnNo}`)
+    }
+    const report = yield* cleanup({
+      graceMs: 0,
+      retention: {
+        ...(scenario.keepLastPoints === undefined ? {} : { keepLastPoints: scenario.keepLastPoints }),
+        ...(scenario.byteBudget === undefined ? {} : { byteBudget: scenario.byteBudget }),
+      },
+    })
+    expect(report.swept).toBe(true)
+    tally.deleted += report.deleted.length
+    const artifacts = yield* ArtifactStore
+    const released = new Set(report.releasedPoints)
+    for (const sessionId of sessions) {
+      const index = yield* readPointIndex(sessionId)
+      const newest = index.points.at(-1)
+      if (newest !== undefined) expect(released.has(newest.pointId)).toBe(false)
+      const newestTurn = index.points.findLast((p) => p.kind === "turn")
+      if (newestTurn?.statCacheHash !== undefined)
+        expect(yield* artifacts.has(newestTurn.statCacheHash)).toBe(true)
+      for (const point of index.points) {
+        const manifest = yield* loadManifest(point.manifestHash)
+        if (released.has(point.pointId)) continue
+        for (const hash of manifestBlobs(manifest)) expect(yield* artifacts.get(hash)).toBeDefined()
+      }
+      for (const intent of index.writeIntents) {
+        for (const e of intent.entries)
+          if (e.preImage.state === "file") expect(yield* artifacts.has(e.preImage.hash)).toBe(true)
+      }
+    }
+    // The newest point of a session can always be restored after a cleanup.
+    const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
+    const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
+    expect(preview.conflicts).toEqual([])
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+}
+
+export const snapshotGcProperty = (
+  name: string,
+  harness: SnapshotHarness,
+  options: { readonly runs?: number } = {},
+) => {
+  describe(`snapshot GC property: ${name}`, () => {
+    it.effect("invariant 8: cleanup never removes content reachable from a live root", () =>
+      Effect.gen(function* () {
+        const parameters = propertyParameters(`snapshots GC (${name})`, options.runs ?? 40)
+        const tally = { deleted: 0 }
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(gcScenarioArb, (scenario) =>
+              Effect.runPromise(runGcScenario(harness, scenario, tally)),
+            ),
+            { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
+          ),
+        )
+        console.info(`[property] snapshots GC (${name}) deleted blobs: ${tally.deleted}`)
+        // Retention and superseded stat caches must have made garbage in some runs.
+        if (parameters.numRuns >= 20) expect(tally.deleted).toBeGreaterThan(0)
+      }),
     )
   })
 }
