@@ -79,7 +79,8 @@ const sameStat = (cached: StatCacheEntry, stat: FileStat) =>
   cached.inode === stat.inode &&
   cached.mode === stat.mode
 
-const loadStatCache = (hash: ContentHash | undefined) =>
+/** The stat cache of a point; empty when there is none or it cannot be read. */
+export const loadStatCache = (hash: ContentHash | undefined) =>
   Effect.gen(function* () {
     if (hash === undefined) return new Map() as StatCache
     const artifacts = yield* ArtifactStore

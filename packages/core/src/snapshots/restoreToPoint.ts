@@ -32,9 +32,15 @@ import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { issuePreviewToken, redeemPreviewToken } from "../previewTokens.js"
-import { buildManifest, DEFAULT_CAPTURE_SETTINGS, recordPoint, summarise } from "./capturePoint.js"
-import { pointIdFor, readPointIndex } from "./pointIndex.js"
-import { encodeManifest, loadManifest, type ManifestEntry } from "./pointManifest.js"
+import {
+  buildManifest,
+  DEFAULT_CAPTURE_SETTINGS,
+  loadStatCache,
+  recordPoint,
+  summarise,
+} from "./capturePoint.js"
+import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
+import { encodeManifest, loadManifest, type ManifestEntry, type StatCache } from "./pointManifest.js"
 
 /** What is at a path now. */
 export type CurrentState =
@@ -67,11 +73,24 @@ export interface PointRestorePreview {
   readonly expiresAt?: number
 }
 
-const inspect = (path: WorkspacePath) =>
+const inspect = (path: WorkspacePath, cache: StatCache) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stat = yield* workspace.stat(path)
     if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
+    // The capture's stat cache vouches for an unchanged file as it does for a capture (it only
+    // holds entries outside the racy window), so a large restore reads only what changed.
+    const cached = cache.get(path)
+    if (
+      cached !== undefined &&
+      stat.value.kind === "file" &&
+      cached.size === stat.value.size &&
+      cached.mtimeNs === stat.value.mtimeNs &&
+      cached.inode === stat.value.inode &&
+      cached.mode === stat.value.mode
+    ) {
+      return { kind: "file", hash: cached.hash, mode: cached.mode } as CurrentState
+    }
     switch (stat.value.kind) {
       case "symlink":
         return { kind: "link", target: yield* workspace.readLink(path) } as CurrentState
@@ -111,11 +130,13 @@ const plan = (sessionId: SessionId, pointId: PointId) =>
     const manifest = yield* Effect.catchAll(loadManifest(point.manifestHash), (e) =>
       refuse("unavailable", `the manifest of point ${pointId} cannot be read: ${e.message}`),
     )
+    const latest = latestTurnPoint(yield* readPointIndex(sessionId))
+    const cache = yield* loadStatCache(latest?.statCacheHash)
     const changes: Array<PlannedChange> = []
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
     for (const [path, wanted] of manifest) {
-      const current = yield* Effect.either(inspect(path))
+      const current = yield* Effect.either(inspect(path, cache))
       if (Either.isLeft(current)) {
         conflicts.push({ path, reason: "unreadable", detail: current.left.message })
         continue
