@@ -19,6 +19,7 @@ import {
 } from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
 import { Message, Part } from "./message.js"
+import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
 import { RedoApplied } from "./redo.js"
 import { RevertCursor, RewindScope } from "./rewind.js"
 import { Session } from "./session.js"
@@ -130,6 +131,9 @@ export const EVENT_VERSIONS = {
   ExecutionStateRecorded: { schema: ExecutionStateRecorded, version: 1 },
   SubagentSpawned: { schema: SubagentSpawned, version: 1 },
   RedoApplied: { schema: RedoApplied, version: 1 },
+  PointCaptured: { schema: PointCaptured, version: 1 },
+  WriteIntentDeclared: { schema: WriteIntentDeclared, version: 1 },
+  PointRestored: { schema: PointRestored, version: 1 },
 } as const
 
 export type EventType = keyof typeof EVENT_VERSIONS
@@ -155,6 +159,9 @@ export const SessionEvent = Schema.Union(
   ExecutionStateRecorded,
   SubagentSpawned,
   RedoApplied,
+  PointCaptured,
+  WriteIntentDeclared,
+  PointRestored,
 )
 export type SessionEvent = typeof SessionEvent.Type
 

@@ -266,6 +266,11 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
     case "ExecutionStateRecorded":
       s.executionStates.set(event.messageId, event.state)
       return
+    // Points and write intents are read from the stream by the snapshot engine, not projected.
+    case "PointCaptured":
+    case "WriteIntentDeclared":
+    case "PointRestored":
+      return
     case "SubagentSpawned":
       s.subagents.push({
         subagentSessionId: event.subagentSessionId,
