@@ -62,4 +62,15 @@ describe("workspace generator", () => {
     expect(ws.differing(ws.files.map((f) => f.path))).toEqual([])
     for (const p of created) expect(() => readFileSync(join(ws.root, p))).toThrow()
   })
+
+  it("rewrites a generated file whole, refuses other paths, and reverts the rewrite", () => {
+    const ws = benchWorkspace(generateWorkspace(tempDir(), { fileCount: 20, seed: 5 }))
+    const path = ws.files[3]!.path
+    ws.rewrite(path, "written by the agent\n")
+    expect(readFileSync(join(ws.root, path), "utf8")).toBe("written by the agent\n")
+    expect(ws.differing([path])).toEqual([path])
+    expect(() => ws.rewrite("not/generated.ts", "x")).toThrow(/not a generated file/)
+    ws.revert()
+    expect(ws.differing(ws.files.map((f) => f.path))).toEqual([])
+  })
 })

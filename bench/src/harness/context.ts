@@ -78,6 +78,10 @@ export const makeCaseContext = (
         markDirty()
         return base.delete(count, seed)
       },
+      rewrite: (path, bytes) => {
+        markDirty()
+        base.rewrite(path, bytes)
+      },
     }
     workspaces.set(fileCount, { ws, dir })
     return ws
