@@ -1,7 +1,7 @@
 // Runs the whole harness in quick mode, as `npm run bench -- --quick` does, and checks that the
 // results it writes are complete and well-formed. Timings are never asserted: only that every case
 // ran at every size, that each figure carries consistent statistics, and that the reports exist.
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -29,11 +29,13 @@ describe("npm run bench -- --quick", () => {
   let results: BenchResults
   let markdown: string
 
-  beforeAll(() => {
+  beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), "rewind-bench-test-"))
     const env = { ...process.env }
     for (const key of Object.keys(env)) if (key.startsWith("BENCH_")) delete env[key]
-    const run = spawnSync(
+    // Asynchronous on purpose: a synchronous spawn would block this worker's event loop for the
+    // whole run, and vitest's worker RPC times out on a busy machine.
+    const child = spawn(
       process.execPath,
       [
         "--expose-gc",
@@ -45,10 +47,17 @@ describe("npm run bench -- --quick", () => {
         out,
         "--no-docs",
       ],
-      { cwd: BENCH_DIR, env, encoding: "utf8" },
+      { cwd: BENCH_DIR, env, stdio: ["ignore", "ignore", "pipe"] },
     )
-    status = run.status
-    stderr = run.stderr
+    let log = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      log += chunk
+    })
+    status = await new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject)
+      child.on("close", resolve)
+    })
+    stderr = log
     results = JSON.parse(readFileSync(join(out, "quick.json"), "utf8")) as BenchResults
     markdown = readFileSync(join(out, "quick.md"), "utf8")
   })

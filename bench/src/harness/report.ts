@@ -274,16 +274,31 @@ export const renderMarkdown = (results: BenchResults): string => {
   }
 
   out.push("", "### Case runs", "")
+  // Results written before runs recorded their load have no such column.
+  const withLoad = results.runs.some((r) => r.loadAverage !== undefined)
   out.push(
     table(
-      ["case", "size", "time", "load (start → end)", "peak RSS", "peak heap (sampled)", "figures", "error"],
+      [
+        "case",
+        "size",
+        "time",
+        ...(withLoad ? ["load (start → end)"] : []),
+        "peak RSS",
+        "peak heap (sampled)",
+        "figures",
+        "error",
+      ],
       results.runs.map((r) => [
         r.case,
         r.size === undefined ? "" : `${r.size.value.toLocaleString("en-US")} ${r.size.unit}`,
         formatMs(r.durationMs),
-        r.loadAverage === undefined
-          ? ""
-          : `${r.loadAverage.start.toFixed(1)} → ${r.loadAverage.end.toFixed(1)}`,
+        ...(withLoad
+          ? [
+              r.loadAverage === undefined
+                ? ""
+                : `${r.loadAverage.start.toFixed(1)} → ${r.loadAverage.end.toFixed(1)}`,
+            ]
+          : []),
         formatBytes(r.peakRssBytes),
         formatBytes(r.peakHeapUsedBytes),
         String(r.figureCount),
