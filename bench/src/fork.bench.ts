@@ -1,16 +1,10 @@
 /**
- * Fork benchmark: forking a session of 10,000 messages (each with parts, every turn pinned) in one
- * commit, against the baseline of appending the same messages one by one, measured in the same run
- * on the same store. The store is a parameter (`runForkBenchmark({ storeLayer })`), so the same
- * measurement runs on any adapter; run directly, it uses the memory store.
- *
- *   node --import tsx bench/src/fork.bench.ts
- *   BENCH_FORK_STORE=sqlite (a store file in a temp dir), BENCH_FORK_MESSAGES, BENCH_FORK_ITERATIONS
+ * Fork benchmark: forking a session of 10,000 messages (in full mode; each with parts, every turn
+ * pinned) in one commit, against the baseline of appending the same messages one by one into a new
+ * stream, measured in the same rounds on the same store, once on the memory store and once on a
+ * SQLite file. Loading the parent, which every fork does first, is the floor.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { MemorySessionStore } from "@rewind/adapter-memory"
 import { SqliteSessionStore } from "@rewind/adapter-sqlite"
 import {
@@ -33,33 +27,10 @@ import {
 } from "@rewind/contracts"
 import { forkAtMessage, IdGenerators, loadSession, SessionStore } from "@rewind/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { Bench } from "tinybench"
+import type { BenchCase, BenchContext } from "./harness/types.js"
 
-export interface ForkBenchOptions {
-  readonly label: string
-  readonly storeLayer: Layer.Layer<SessionStore, unknown>
-  /** Messages in the parent (user and assistant alternate); default 10,000. */
-  readonly messages?: number
-  readonly iterations?: number
-}
-
-export interface ForkBenchReport {
-  readonly label: string
-  readonly messages: number
-  readonly forkMedianMs: number
-  readonly appendOneByOneMedianMs: number
-  readonly loadParentMedianMs: number
-  /**
-   * Median CPU time (user + system) of the process per call: on a machine shared with other work,
-   * wall time includes waiting for a core, CPU time does not.
-   */
-  readonly forkCpuMedianMs: number
-  readonly appendOneByOneCpuMedianMs: number
-  /** Fork time as a fraction of the one-by-one baseline. */
-  readonly ratio: number
-  /** The machine's 1-minute load average when the run ended: absolute times on a busy machine mislead. */
-  readonly loadAverage: number
-}
+/** The fork target: a fork of a session this long should take under half a second. */
+const TARGET = { messages: 10_000, maxMedianMs: 500 }
 
 const CHUNK = 2_000
 
@@ -127,16 +98,13 @@ const parentEvents = (sessionId: SessionId, messages: number) => {
   return { events, messageEvents, lastBoundary: lastBoundary! }
 }
 
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-export const runForkBenchmark = async (options: ForkBenchOptions): Promise<ForkBenchReport> => {
-  const messages = options.messages ?? 10_000
-  const iterations = options.iterations ?? 10
-  const runtime = ManagedRuntime.make(Layer.merge(options.storeLayer, IdGenerators.layerRandom))
+const measureStore = async (
+  ctx: BenchContext,
+  label: string,
+  storeLayer: Layer.Layer<SessionStore, unknown>,
+) => {
+  const messages = ctx.size!
+  const runtime = ManagedRuntime.make(Layer.merge(storeLayer, IdGenerators.layerRandom))
   try {
     const parentId = "ses_bench_parent" as SessionId
     const parent = parentEvents(parentId, messages)
@@ -167,6 +135,7 @@ export const runForkBenchmark = async (options: ForkBenchOptions): Promise<ForkB
     if (check.copiedMessageCount !== messages) {
       throw new Error(`the fork copied ${check.copiedMessageCount} messages, expected ${messages}`)
     }
+    ctx.sampleMemory()
 
     // The baseline: the same messages (with their parts), one append per message, into a new stream.
     let b = 0
@@ -187,74 +156,45 @@ export const runForkBenchmark = async (options: ForkBenchOptions): Promise<ForkB
           }
         }),
       )
-    const loadParent = () => runtime.runPromise(loadSession(parentId))
 
-    const cpu = new Map<string, Array<number>>()
-    const withCpu = (name: string, fn: () => Promise<unknown>) => async () => {
-      const start = process.cpuUsage()
-      await fn()
-      const used = process.cpuUsage(start)
-      const samples = cpu.get(name) ?? []
-      samples.push((used.user + used.system) / 1000)
-      cpu.set(name, samples)
-    }
-    const bench = new Bench({ iterations, time: 0, warmupIterations: 1, warmupTime: 0 })
-    bench
-      .add("fork (one commit)", withCpu("fork", fork))
-      .add("append one by one", withCpu("append", appendOneByOne))
-      .add("load parent", loadParent)
-    await bench.run()
-    const medianOf = (name: string) => {
-      const task = bench.getTask(name)
-      const samples = task?.result?.latency.samples
-      if (samples === undefined || samples.length === 0)
-        throw new Error(`no samples for ${name}: ${String(task?.result?.error)}`)
-      return median(samples)
-    }
-    const forkMedianMs = medianOf("fork (one commit)")
-    const appendOneByOneMedianMs = medianOf("append one by one")
-    return {
-      label: options.label,
-      messages,
-      forkMedianMs,
-      appendOneByOneMedianMs,
-      loadParentMedianMs: medianOf("load parent"),
-      // Warm-up calls are in the CPU samples too; the median keeps them from mattering.
-      forkCpuMedianMs: median(cpu.get("fork") ?? [Number.NaN]),
-      appendOneByOneCpuMedianMs: median(cpu.get("append") ?? [Number.NaN]),
-      ratio: forkMedianMs / appendOneByOneMedianMs,
-      loadAverage: loadavg()[0] ?? 0,
-    }
+    await ctx.compare({
+      series: `fork at the last message (${label})`,
+      subject: { kind: "in-process", label: "forkAtMessage (one commit)", fn: fork },
+      baseline: { kind: "in-process", label: "append the messages one by one", fn: appendOneByOne },
+      limit: {
+        kind: "in-process",
+        label: "loadSession of the parent",
+        fn: () => runtime.runPromise(loadSession(parentId)),
+      },
+      expectedGrowth: "whole",
+      ...(messages >= TARGET.messages
+        ? {
+            target: {
+              description: `fork of a ${messages}-message session (${label})`,
+              maxMedianMs: TARGET.maxMedianMs,
+            },
+          }
+        : {}),
+      notes: [`${parent.events.length} events in the parent; limit: loading it, which every fork does first`],
+    })
   } finally {
     await runtime.dispose()
   }
 }
 
-export const formatForkReport = (r: ForkBenchReport, targetMs = 500) =>
-  [
-    `fork benchmark [${r.label}], ${r.messages} messages with parts`,
-    `  fork (one commit):   median ${r.forkMedianMs.toFixed(1)} ms  (${r.forkMedianMs < targetMs ? "within" : "OVER"} the ${targetMs} ms target)`,
-    `  append one by one:   median ${r.appendOneByOneMedianMs.toFixed(1)} ms  (baseline)`,
-    `  ratio fork/baseline: ${r.ratio.toFixed(2)}`,
-    `  CPU time per call:   fork ${r.forkCpuMedianMs.toFixed(1)} ms, append one by one ${r.appendOneByOneCpuMedianMs.toFixed(1)} ms (median)`,
-    `  (load parent, part of every fork: median ${r.loadParentMedianMs.toFixed(1)} ms)`,
-    `  (1-minute load average at the end of the run: ${r.loadAverage.toFixed(2)})`,
-  ].join("\n")
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const messages = Number(process.env.BENCH_FORK_MESSAGES ?? 10_000)
-  const iterations = Number(process.env.BENCH_FORK_ITERATIONS ?? 10)
-  const sqlite = process.env.BENCH_FORK_STORE === "sqlite"
-  const dir = sqlite ? mkdtempSync(join(tmpdir(), "rewind-fork-bench-")) : undefined
-  const storeLayer =
-    dir === undefined ? MemorySessionStore.layer : SqliteSessionStore.layer({ path: join(dir, "store.db") })
-  runForkBenchmark({ label: sqlite ? "sqlite file" : "memory", storeLayer, messages, iterations })
-    .then((report) => console.log(formatForkReport(report)))
-    .catch((error) => {
-      console.error(error)
-      process.exitCode = 1
-    })
-    .finally(() => {
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
-    })
+export const fork: BenchCase = {
+  name: "fork",
+  group: "conversation",
+  description:
+    "forkAtMessage of a whole session in one commit vs appending its messages one by one, on the memory and SQLite stores",
+  sizes: (sizes, mode) => (mode === "full" ? [TARGET.messages] : [sizes.messages[0]!]),
+  sizeUnit: "messages",
+  run: async (ctx) => {
+    await measureStore(ctx, "memory store", MemorySessionStore.layer)
+    await measureStore(
+      ctx,
+      "SQLite file",
+      SqliteSessionStore.layer({ path: join(ctx.tempDir("fork-sqlite"), "store.db") }),
+    )
+  },
 }

@@ -1,115 +1,228 @@
 /**
- * The PostgreSQL SessionStore beside the SQLite one, measured in one run on the same events:
- * - batched append throughput (events per second, batches of 100 events), with a raw `pg`
- *   baseline that writes the same rows into the same schema in one transaction per batch (the
- *   version bump and one `INSERT … SELECT FROM unnest(…)`), so the adapter's own cost shows;
- * - fork-like commit latency: one multi-stream commit of a new child stream (a copied prefix of
- *   the parent), a marker event in the parent at its expected version, and a command fact.
- * Every side runs interleaved with the others, step by step with a rotating order, so other
- * processes competing for the cores slow every side alike; ratios are PostgreSQL / SQLite.
+ * The PostgreSQL SessionStore beside the SQLite one, measured in the same rounds on the same events:
+ * - batched appends (100 events per append, one transaction each): the PostgreSQL store against
+ *   the SQLite store (a file), with raw `pg` writing the same rows into the same PostgreSQL schema
+ *   (the version bump and one `INSERT … SELECT FROM unnest(…)` per batch) as the limit, so the
+ *   adapter's own cost shows apart from the server's;
+ * - fork-like commits: one multi-stream commit of a new child stream (a copied prefix of the
+ *   parent), a marker event in the parent at its expected version, and a command fact in the parent,
+ *   on the PostgreSQL store against the SQLite store.
  *
- * Needs a server: `BENCH_PG_URL` or `REWIND_PG_URL` (`source .ci/postgres.sh` starts a throwaway
- * one). Without it `runPostgresStoreBench` returns a report saying so. The benchmark works in a
- * schema of its own, dropped at the end. Self-contained: `runPostgresStoreBench()` returns the
- * figures and `formatPostgresStoreBench` prints them.
+ * It needs a server: `REWIND_PG_URL`; `source .ci/postgres.sh` starts a
+ * throwaway one. The registry lists the case only when one is configured. Each store works in a
+ * schema of its own, dropped when the case ends.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { pathToFileURL } from "node:url"
+import { join } from "node:path"
 import { PostgresSessionStore } from "@rewind/adapter-postgres"
 import { SqliteSessionStore } from "@rewind/adapter-sqlite"
-import { Session, SessionCreated, type SessionEvent, type SessionId } from "@rewind/contracts"
+import { Session, SessionCreated, type SessionEvent, type SessionId, type TraceId } from "@rewind/contracts"
 import { SessionStore, type SessionStoreService } from "@rewind/core"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Effect, type Layer, ManagedRuntime } from "effect"
 import pg from "pg"
-import { type BenchFigure, encodeRow, median, percentile, sessionEvents } from "./sqliteStore.bench.js"
+import type { BenchCase, BenchContext, InProcessSampler } from "./harness/types.js"
+import { chunks, encodeRow, type Row, sessionEvents } from "./sqliteStore.bench.js"
 
-export interface PostgresStoreBenchOptions {
-  /** Events per batch in the throughput figure (default 100). */
-  readonly batchSize?: number
-  /** Batches per throughput run (default 60). */
-  readonly batches?: number
-  /** Events in the parent of the fork-like commits (default 2,000). */
-  readonly parentEvents?: number
-  /** Events copied into each child (default 500). */
-  readonly copiedEvents?: number
-  /** Fork-like commits per store (default 40). */
-  readonly forks?: number
-  /** Repetitions of the throughput run; the median is reported (default 3). */
-  readonly runs?: number
+/** The server the case runs against ("" when none is configured). */
+export const benchPostgresUrl = (): string => process.env.REWIND_PG_URL ?? ""
+
+/** Per mode: events per batched append, prepared batches, parent length and events copied per fork. */
+const SHAPE = {
+  full: { batchSize: 100, batches: 60, parentEvents: 2_000, copiedEvents: 500 },
+  quick: { batchSize: 100, batches: 5, parentEvents: 200, copiedEvents: 50 },
+} as const
+
+const SESSION = "bench-session" as SessionId
+const PARENT = "bench-parent" as SessionId
+
+interface Target {
+  readonly run: (iteration: number) => Promise<void>
+  readonly close: () => Promise<void>
 }
 
-export type PostgresStoreBenchReport =
-  | { readonly suite: "postgres-store"; readonly skipped: string }
-  | {
-      readonly suite: "postgres-store"
-      readonly serverVersion: string
-      readonly figures: ReadonlyArray<BenchFigure>
-      readonly details: Readonly<Record<string, number>>
-    }
-
-const pgUrl = () => process.env.BENCH_PG_URL ?? process.env.REWIND_PG_URL ?? ""
-
-/** Builds a layer for the life of the returned scope and hands back its SessionStore. */
-const openStore = async (layer: Layer.Layer<SessionStore, unknown>) => {
-  const scope = await Effect.runPromise(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+/**
+ * An in-process sampler whose iterations each call `run` on a target; `fresh` (untimed, in
+ * `beforeEach`) opens a new target when the current one has had `iterations` calls.
+ */
+const targetSampler = (
+  label: string,
+  iterations: number,
+  open: () => Promise<Target>,
+): InProcessSampler & { readonly close: () => Promise<void> } => {
+  let target: Target | undefined
+  let next = 0
   return {
-    store: Context.get(context, SessionStore),
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    kind: "in-process",
+    label,
+    beforeEach: async () => {
+      if (target !== undefined && next < iterations) return
+      await target?.close()
+      target = await open()
+      next = 0
+    },
+    fn: () => target!.run(next++),
+    close: async () => {
+      await target?.close()
+      target = undefined
+    },
   }
 }
 
-const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect)
+const storeOf = async (layer: Layer.Layer<SessionStore, unknown>) => {
+  const runtime = ManagedRuntime.make(layer)
+  const store: SessionStoreService = await runtime.runPromise(SessionStore)
+  return { store, dispose: () => runtime.dispose() }
+}
+
+/** Opens stores on fresh PostgreSQL schemas and SQLite files, and removes them all at the end. */
+const storeFactory = (ctx: BenchContext, url: string) => {
+  const admin = new pg.Pool({ connectionString: url, max: 2 })
+  admin.on("error", () => {})
+  const dir = ctx.tempDir("postgres-store")
+  const schemas: Array<string> = []
+  const base = `rewind_bench_${process.pid}_${Date.now().toString(36)}`
+  let files = 0
+  const freshSchema = () => {
+    const schema = `${base}_${schemas.length}`
+    schemas.push(schema)
+    return schema
+  }
+  const dropSchema = (schema: string) => admin.query(`drop schema if exists "${schema}" cascade`)
+  return {
+    url,
+    admin,
+    freshSchema,
+    dropSchema,
+    postgres: async () => {
+      const schema = freshSchema()
+      const opened = await storeOf(PostgresSessionStore.layer({ connectionString: url, schema, poolSize: 2 }))
+      return {
+        ...opened,
+        schema,
+        dispose: async () => {
+          await opened.dispose()
+          await dropSchema(schema)
+        },
+      }
+    },
+    sqlite: () => storeOf(SqliteSessionStore.layer({ path: join(dir, `store-${files++}.db`) })),
+    close: async () => {
+      for (const schema of schemas) await dropSchema(schema).catch(() => undefined)
+      await admin.end()
+    },
+  }
+}
+
+type Stores = ReturnType<typeof storeFactory>
+
+const appendTarget =
+  (
+    open: () => Promise<{ store: SessionStoreService; dispose: () => Promise<void> }>,
+    batches: ReadonlyArray<ReadonlyArray<SessionEvent>>,
+  ) =>
+  async (): Promise<Target> => {
+    const { store, dispose } = await open()
+    let version = 0
+    return {
+      run: async (b) => {
+        const events = batches[b]!
+        await Effect.runPromise(store.append({ sessionId: SESSION, expectedVersion: version, events, at: b }))
+        version += events.length
+      },
+      close: dispose,
+    }
+  }
 
 /** The minimum a hand-written PostgreSQL store does per append, on the adapter's own tables. */
-const rawAppender = (pool: pg.Pool, schema: string, sessionId: SessionId) => ({
-  append: async (sequence: number, rows: ReadonlyArray<ReturnType<typeof encodeRow>>, at: number) => {
-    const client = await pool.connect()
-    try {
-      await client.query("begin")
-      await client.query(
-        `insert into "${schema}".streams (session_id, version, updated_at) values ($1, $2, $3)
-         on conflict (session_id) do update set version = excluded.version, updated_at = excluded.updated_at`,
-        [sessionId, sequence + rows.length, at],
-      )
-      await client.query(
-        `insert into "${schema}".events (session_id, sequence, type, version, payload, at)
-         select $1, $2::integer + u.ord::integer, u.type, u.version, u.payload, $3
-         from unnest($4::text[], $5::integer[], $6::text[]) with ordinality as u(type, version, payload, ord)
-         order by u.ord`,
-        [
-          sessionId,
-          sequence,
-          at,
-          rows.map((r) => r.type),
-          rows.map((r) => r.version),
-          rows.map((r) => r.payload),
-        ],
-      )
-      await client.query("commit")
-    } catch (error) {
-      await client.query("rollback").catch(() => undefined)
-      throw error
-    } finally {
-      client.release()
-    }
-  },
-})
+const rawTarget = (stores: Stores, rows: ReadonlyArray<ReadonlyArray<Row>>) => async (): Promise<Target> => {
+  // The adapter creates the schema and its tables; raw pg then writes into them.
+  const schema = stores.freshSchema()
+  const made = await storeOf(
+    PostgresSessionStore.layer({ connectionString: stores.url, schema, poolSize: 1 }),
+  )
+  await made.dispose()
+  let version = 0
+  return {
+    run: async (b) => {
+      const batch = rows[b]!
+      const client = await stores.admin.connect()
+      try {
+        await client.query("begin")
+        await client.query(
+          `insert into "${schema}".streams (session_id, version, updated_at) values ($1, $2, $3)
+           on conflict (session_id) do update set version = excluded.version, updated_at = excluded.updated_at`,
+          [SESSION, version + batch.length, b],
+        )
+        await client.query(
+          `insert into "${schema}".events (session_id, sequence, type, version, payload, at)
+           select $1, $2::integer + u.ord::integer, u.type, u.version, u.payload, $3
+           from unnest($4::text[], $5::integer[], $6::text[]) with ordinality as u(type, version, payload, ord)
+           order by u.ord`,
+          [
+            SESSION,
+            version,
+            b,
+            batch.map((r) => r.type),
+            batch.map((r) => r.version),
+            batch.map((r) => r.payload),
+          ],
+        )
+        await client.query("commit")
+      } catch (error) {
+        await client.query("rollback").catch(() => undefined)
+        throw error
+      } finally {
+        client.release()
+      }
+      version += batch.length
+    },
+    close: () => stores.dropSchema(schema).then(() => undefined),
+  }
+}
 
-const childOf = (
-  parent: ReadonlyArray<SessionEvent>,
-  child: SessionId,
-  parentId: SessionId,
-  copied: number,
-) => [
+const measureAppends = async (ctx: BenchContext, stores: Stores) => {
+  const shape = SHAPE[ctx.mode]
+  const batchEvents = chunks(sessionEvents(shape.batchSize * shape.batches), shape.batchSize)
+  const batchRows = batchEvents.map((events) => events.map(encodeRow))
+  const samplers = [
+    targetSampler(
+      `PostgresSessionStore.append (${shape.batchSize} events)`,
+      batchEvents.length,
+      appendTarget(stores.postgres, batchEvents),
+    ),
+    targetSampler(
+      `SqliteSessionStore.append (${shape.batchSize} events)`,
+      batchEvents.length,
+      appendTarget(stores.sqlite, batchEvents),
+    ),
+    targetSampler(
+      "raw pg, rows encoded beforehand, same schema, one transaction",
+      batchEvents.length,
+      rawTarget(stores, batchRows),
+    ),
+  ] as const
+  try {
+    await ctx.compare({
+      series: `PostgreSQL store: batched append (${shape.batchSize} events per append)`,
+      subject: samplers[0],
+      baseline: samplers[1],
+      limit: samplers[2],
+      notes: [
+        "time per append of one batch in its own transaction; ratio = PostgreSQL store / SQLite store",
+        "limit: raw pg writing the same rows, encoded beforehand, into the same PostgreSQL tables (the server alone)",
+      ],
+    })
+  } finally {
+    for (const s of samplers) await s.close()
+  }
+}
+
+const childEvents = (parent: ReadonlyArray<SessionEvent>, child: SessionId, copied: number) => [
   new SessionCreated({
     session: new Session({
       id: child,
-      rootTraceId: `trace-${child}` as Session["rootTraceId"],
+      rootTraceId: `trace-${child}` as TraceId,
       kind: "fork",
-      parentId,
+      parentId: PARENT,
       title: "Fork of benchmark session",
       cwd: "/work",
       createdAt: 0,
@@ -118,200 +231,78 @@ const childOf = (
   ...parent.slice(1, copied),
 ]
 
-export const runPostgresStoreBench = async (
-  options: PostgresStoreBenchOptions = {},
-): Promise<PostgresStoreBenchReport> => {
-  const url = pgUrl()
-  if (url === "") {
+/** A store holding the parent; each iteration commits one fork-like bundle against it. */
+const forkTarget =
+  (
+    open: () => Promise<{ store: SessionStoreService; dispose: () => Promise<void> }>,
+    parent: ReadonlyArray<SessionEvent>,
+    copied: number,
+  ) =>
+  async (): Promise<Target> => {
+    const { store, dispose } = await open()
+    await Effect.runPromise(store.append({ sessionId: PARENT, expectedVersion: 0, events: parent, at: 0 }))
+    let version = parent.length
     return {
-      suite: "postgres-store",
-      skipped:
-        "no PostgreSQL server: set BENCH_PG_URL or REWIND_PG_URL (`source .ci/postgres.sh` starts one)",
-    }
-  }
-  const batchSize = options.batchSize ?? 100
-  const batches = options.batches ?? 60
-  const parentEvents = options.parentEvents ?? 2_000
-  const copiedEvents = options.copiedEvents ?? 500
-  const forks = options.forks ?? 40
-  const runs = options.runs ?? 3
-
-  const schemaBase = `rewind_bench_${process.pid}_${Date.now().toString(36)}`
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rewind-bench-pg-"))
-  const admin = new pg.Pool({ connectionString: url, max: 2 })
-  admin.on("error", () => {})
-  const schemas: Array<string> = []
-  const pgStore = async () => {
-    const schema = `${schemaBase}_${schemas.length}`
-    schemas.push(schema)
-    return { schema, ...(await openStore(PostgresSessionStore.layer({ connectionString: url, schema }))) }
-  }
-  let files = 0
-  const sqliteStore = () => openStore(SqliteSessionStore.layer({ path: path.join(dir, `run-${files++}.db`) }))
-
-  try {
-    const serverVersion = (await admin.query<{ v: string }>("select current_setting('server_version') as v"))
-      .rows[0]!.v
-    const session = "bench-session" as SessionId
-    const batchEvents = sessionEvents(batchSize * batches, session)
-
-    // Batched appends: PostgreSQL store, SQLite store and raw pg, interleaved batch by batch.
-    const batchedRun = async () => {
-      const postgres = await pgStore()
-      const sqlite = await sqliteStore()
-      const rawSide = await pgStore()
-      const raw = rawAppender(admin, rawSide.schema, session)
-      const time = { postgres: 0, sqlite: 0, raw: 0 }
-      try {
-        for (let b = 0; b < batches; b++) {
-          const from = b * batchSize
-          const events = batchEvents.slice(from, from + batchSize)
-          for (let turn = 0; turn < 3; turn++) {
-            const start = performance.now()
-            switch ((b + turn) % 3) {
-              case 0:
-                await run(postgres.store.append({ sessionId: session, expectedVersion: from, events, at: b }))
-                time.postgres += performance.now() - start
-                break
-              case 1:
-                await run(sqlite.store.append({ sessionId: session, expectedVersion: from, events, at: b }))
-                time.sqlite += performance.now() - start
-                break
-              default:
-                await raw.append(from, events.map(encodeRow), b)
-                time.raw += performance.now() - start
-            }
-          }
-        }
-      } finally {
-        await Promise.all([postgres.close(), sqlite.close(), rawSide.close()])
-      }
-      const perSecond = (millis: number) => (batchEvents.length / millis) * 1000
-      return { postgres: perSecond(time.postgres), sqlite: perSecond(time.sqlite), raw: perSecond(time.raw) }
-    }
-    const batched: Array<Awaited<ReturnType<typeof batchedRun>>> = []
-    for (let r = 0; r < runs; r++) batched.push(await batchedRun())
-
-    // Fork-like commits: a new child stream, a marker in the parent, and a command fact.
-    const parent = "bench-parent" as SessionId
-    const parentStream = sessionEvents(parentEvents, parent)
-    const postgres = await pgStore()
-    const sqlite = await sqliteStore()
-    const latencies = { postgres: [] as Array<number>, sqlite: [] as Array<number> }
-    try {
-      for (const side of [postgres, sqlite]) {
-        await run(side.store.append({ sessionId: parent, expectedVersion: 0, events: parentStream, at: 0 }))
-      }
-      const forkOnce = async (store: SessionStoreService, i: number) => {
+      run: async (i) => {
         const child = `bench-child-${i}` as SessionId
-        const start = performance.now()
-        await run(
+        await Effect.runPromise(
           store.commit({
             appends: [
-              {
-                sessionId: child,
-                expectedVersion: 0,
-                events: childOf(parentStream, child, parent, copiedEvents),
-                at: i,
-              },
-              {
-                sessionId: parent,
-                expectedVersion: parentEvents + i,
-                events: parentStream.slice(parentEvents - 1, parentEvents),
-                at: i,
-              },
+              { sessionId: child, expectedVersion: 0, events: childEvents(parent, child, copied), at: i },
+              { sessionId: PARENT, expectedVersion: version, events: parent.slice(-1), at: i },
             ],
-            facts: [{ sessionId: parent, commandId: `fork-${i}`, result: { child }, at: i }],
+            facts: [{ sessionId: PARENT, commandId: `fork-${i}`, result: { child }, at: i }],
           }),
         )
-        return performance.now() - start
-      }
-      for (let i = 0; i < forks; i++) {
-        const order = i % 2 === 0 ? (["postgres", "sqlite"] as const) : (["sqlite", "postgres"] as const)
-        for (const side of order) {
-          latencies[side].push(await forkOnce(side === "postgres" ? postgres.store : sqlite.store, i))
-        }
-      }
-    } finally {
-      await Promise.all([postgres.close(), sqlite.close()])
+        version += 1
+      },
+      close: dispose,
     }
-
-    const throughput = {
-      postgres: median(batched.map((b) => b.postgres)),
-      sqlite: median(batched.map((b) => b.sqlite)),
-      raw: median(batched.map((b) => b.raw)),
-    }
-    const forkMedian = { postgres: median(latencies.postgres), sqlite: median(latencies.sqlite) }
-    const figures: Array<BenchFigure> = [
-      {
-        name: `batched append, ${batchSize} events per append`,
-        unit: "events/s",
-        store: throughput.postgres,
-        baseline: throughput.sqlite,
-        baselineName: "SQLite store, same events",
-        ratio: throughput.postgres / throughput.sqlite,
-        higherIsBetter: true,
-      },
-      {
-        name: `batched append, ${batchSize} events per append`,
-        unit: "events/s",
-        store: throughput.postgres,
-        baseline: throughput.raw,
-        baselineName: "raw pg, same rows and encoding, one transaction per batch",
-        ratio: throughput.postgres / throughput.raw,
-        higherIsBetter: true,
-      },
-      {
-        name: `fork-like commit (child of ${copiedEvents} events + parent marker + command fact), median`,
-        unit: "ms",
-        store: forkMedian.postgres,
-        baseline: forkMedian.sqlite,
-        baselineName: "SQLite store, same commit",
-        ratio: forkMedian.postgres / forkMedian.sqlite,
-        higherIsBetter: false,
-      },
-    ]
-    return {
-      suite: "postgres-store",
-      serverVersion,
-      figures,
-      details: {
-        forkP95PostgresMs: percentile(latencies.postgres, 95),
-        forkP95SqliteMs: percentile(latencies.sqlite, 95),
-        throughputRuns: runs,
-        forks,
-      },
-    }
-  } finally {
-    for (const schema of schemas)
-      await admin.query(`drop schema if exists "${schema}" cascade`).catch(() => undefined)
-    await admin.end()
-    fs.rmSync(dir, { recursive: true, force: true })
   }
-}
 
-const number = (value: number) =>
-  value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(value >= 10 ? 1 : 2)
-
-export const formatPostgresStoreBench = (report: PostgresStoreBenchReport): string => {
-  if ("skipped" in report) return `PostgreSQL store benchmark skipped: ${report.skipped}`
-  const lines = [`PostgreSQL store (server ${report.serverVersion}) beside SQLite, measured in the same run:`]
-  for (const f of report.figures) {
-    lines.push(
-      `  ${f.name}: ${number(f.store)} ${f.unit} vs ${number(f.baseline)} ${f.unit} (${f.baselineName}): ratio ${f.ratio.toFixed(2)}${f.higherIsBetter ? "" : " (lower is better)"}`,
-    )
-  }
-  lines.push(
-    `  fork-like commit p95: PostgreSQL ${number(report.details.forkP95PostgresMs!)} ms, SQLite ${number(report.details.forkP95SqliteMs!)} ms`,
-  )
-  return lines.join("\n")
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runPostgresStoreBench()
-    .then((report) => console.log(formatPostgresStoreBench(report)))
-    .catch((error) => {
-      console.error(error)
-      process.exitCode = 1
+const measureForks = async (ctx: BenchContext, stores: Stores) => {
+  const shape = SHAPE[ctx.mode]
+  const parent = sessionEvents(shape.parentEvents, PARENT)
+  // A target serves this many forks before a fresh one (its parent stream grows by one per fork).
+  const perTarget = 200
+  const samplers = [
+    targetSampler(
+      "PostgresSessionStore.commit",
+      perTarget,
+      forkTarget(stores.postgres, parent, shape.copiedEvents),
+    ),
+    targetSampler(
+      "SqliteSessionStore.commit",
+      perTarget,
+      forkTarget(stores.sqlite, parent, shape.copiedEvents),
+    ),
+  ] as const
+  try {
+    await ctx.compare({
+      series: `PostgreSQL store: fork-like commit (new child of ${shape.copiedEvents} events + parent marker + command fact)`,
+      subject: samplers[0],
+      baseline: samplers[1],
+      notes: ["one multi-stream commit with a command fact; ratio = PostgreSQL store / SQLite store"],
     })
+  } finally {
+    for (const s of samplers) await s.close()
+  }
+}
+
+export const postgresStore: BenchCase = {
+  name: "postgres-store",
+  group: "store",
+  description:
+    "PostgresSessionStore batched appends and fork-like multi-stream commits beside the SQLite store (and raw pg), on a configured PostgreSQL server",
+  run: async (ctx) => {
+    const url = benchPostgresUrl()
+    if (url === "") throw new Error("no PostgreSQL server: set REWIND_PG_URL")
+    const stores = storeFactory(ctx, url)
+    try {
+      await measureAppends(ctx, stores)
+      await measureForks(ctx, stores)
+    } finally {
+      await stores.close()
+    }
+  },
 }

@@ -1,19 +1,17 @@
 /**
- * The SQLite SessionStore against raw better-sqlite3 on the very same schema, measured in one run:
- * - batched append throughput (events per second, batches of 100 events);
- * - single-event append latency (one transaction per event);
- * - the cold load of a 100,000-event session: open the file, read, decode and `projectSession`.
+ * The SQLite SessionStore against raw better-sqlite3 on the very same schema, measured in the same
+ * rounds: batched appends (100 events per append), single-event appends (one transaction per
+ * event), and the cold load of a long session (100,000 events in full mode): open the file, read,
+ * decode and `projectSession`.
  *
  * Raw baselines insert the same rows into the same tables (the store creates the schema, then a
  * plain better-sqlite3 connection writes with prepared statements inside `BEGIN IMMEDIATE`), so the
- * ratios show what the adapter costs on top of SQLite. Two raw variants are reported: one that also
- * encodes each event with the contracts codec (the same work the store must do) and one that
- * inserts rows encoded beforehand (SQLite alone). Self-contained: `runSqliteStoreBench()` returns
- * the figures and `formatSqliteStoreBench` prints them.
+ * ratios show what the adapter costs on top of SQLite. Batched appends are held against a raw
+ * writer that also encodes each event with the contracts codec (the same work the store must do),
+ * and against one that inserts rows encoded beforehand (SQLite alone: the floor).
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
+import { rmSync } from "node:fs"
+import { join } from "node:path"
 import { SqliteSessionStore } from "@rewind/adapter-sqlite"
 import {
   encodeEvent,
@@ -34,52 +32,21 @@ import {
 } from "@rewind/contracts"
 import { projectSession, SessionStore, type SessionStoreService } from "@rewind/core"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, ManagedRuntime } from "effect"
+import type { BenchCase, BenchContext, InProcessSampler } from "./harness/types.js"
 
-export interface SqliteStoreBenchOptions {
-  /** Events per batch in the throughput figure (default 100). */
-  readonly batchSize?: number
-  /** Batches per throughput run (default 100). */
-  readonly batches?: number
-  /** Appends in the latency figure (default 2,000). */
-  readonly singleAppends?: number
-  /** Events of the cold-loaded session (default 100,000). */
-  readonly coldLoadEvents?: number
-  /** Repetitions of each measurement; the median is reported (default 3). */
-  readonly runs?: number
+/** Per mode: events per batched append, prepared batches, prepared single events, cold-load length. */
+const SHAPE = {
+  full: { batchSize: 100, batches: 100, singleAppends: 2_000, coldLoadEvents: 100_000 },
+  quick: { batchSize: 100, batches: 10, singleAppends: 200, coldLoadEvents: 2_000 },
+} as const
+
+/** Results are kept here so no timed call can be optimised away as dead code. */
+let sink: unknown
+const keep = (value: unknown): void => {
+  sink = value
 }
-
-export interface BenchFigure {
-  readonly name: string
-  readonly unit: string
-  readonly store: number
-  readonly baseline: number
-  readonly baselineName: string
-  /** `store / baseline`; `higherIsBetter` says how to read it. */
-  readonly ratio: number
-  readonly higherIsBetter: boolean
-  readonly target?: { readonly description: string; readonly met: boolean }
-}
-
-export interface SqliteStoreBenchReport {
-  readonly suite: "sqlite-store"
-  readonly figures: ReadonlyArray<BenchFigure>
-  /** Extra observations: breakdowns and first-run numbers. */
-  readonly details: Readonly<Record<string, number>>
-}
-
-export const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-export const percentile = (values: ReadonlyArray<number>, p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}
-
-const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.()
+export const lastKept = () => sink
 
 // ---------------------------------------------------------------------------------------------
 // A realistic stream: turns of a user question, a reply with reasoning, a tool call and text.
@@ -87,7 +54,7 @@ const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.()
 const SESSION = "bench-session" as SessionId
 const words = "the quick brown fox jumps over the lazy dog while the build runs and the tests pass ".repeat(4)
 
-/** `count` events of a realistic session (also used by the PostgreSQL benchmark). */
+/** `count` events of a realistic session (the PostgreSQL store case uses them too). */
 export const sessionEvents = (count: number, sessionId: SessionId = SESSION): Array<SessionEvent> => {
   const events: Array<SessionEvent> = [
     new SessionCreated({
@@ -137,7 +104,7 @@ export const sessionEvents = (count: number, sessionId: SessionId = SESSION): Ar
   return events.slice(0, count)
 }
 
-interface Row {
+export interface Row {
   readonly type: string
   readonly version: number
   readonly payload: string
@@ -154,11 +121,6 @@ export const encodeRow = (event: SessionEvent): Row => {
 /** Creates the store's schema in a new file and closes it again. */
 const createStoreFile = (file: string) =>
   Effect.runPromise(Effect.scoped(SqliteSessionStore.make({ path: file })))
-
-const withStore = <A>(file: string, body: (store: SessionStoreService) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(
-    Effect.flatMap(SessionStore, body).pipe(Effect.provide(SqliteSessionStore.layer({ path: file }))),
-  )
 
 /** The minimum a hand-written store does per append: lock, insert the rows, bump the version, commit. */
 const rawAppender = (file: string) => {
@@ -189,263 +151,228 @@ const rawAppender = (file: string) => {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
+export const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
 
-export const runSqliteStoreBench = async (
-  options: SqliteStoreBenchOptions = {},
-): Promise<SqliteStoreBenchReport> => {
-  const batchSize = options.batchSize ?? 100
-  const batches = options.batches ?? 100
-  const singleAppends = options.singleAppends ?? 2_000
-  const coldLoadEvents = options.coldLoadEvents ?? 100_000
-  const runs = options.runs ?? 3
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rewind-bench-sqlite-"))
-  let fileCount = 0
-  const freshFile = async () => {
-    const file = path.join(dir, `run-${fileCount++}.db`)
-    await createStoreFile(file)
-    return file
-  }
+/** One side's target: a store file it appends prepared batches to, in order. */
+interface Target {
+  readonly append: (batch: number) => unknown
+  readonly close: () => unknown
+}
 
-  try {
-    const batchEvents = sessionEvents(batchSize * batches)
-    const batchRows = batchEvents.map(encodeRow)
-    const singleEvents = sessionEvents(singleAppends)
-    const singleRows = singleEvents.map(encodeRow)
-
-    // The store and the raw baselines run interleaved, batch by batch (rotating who goes first), so
-    // that other processes competing for the cores slow every side alike.
-    const batchedRun = async () => {
-      const storeFile = await freshFile()
-      const rawEncoding = rawAppender(await freshFile())
-      const rawEncoded = rawAppender(await freshFile())
-      const elapsed = await withStore(storeFile, (store) =>
-        Effect.gen(function* () {
-          const time = { store: 0, rawEncoding: 0, rawEncoded: 0 }
-          for (let b = 0; b < batches; b++) {
-            const from = b * batchSize
-            const events = batchEvents.slice(from, from + batchSize)
-            for (let turn = 0; turn < 3; turn++) {
-              const start = performance.now()
-              switch ((b + turn) % 3) {
-                case 0:
-                  yield* store.append({ sessionId: SESSION, expectedVersion: from, events, at: b })
-                  time.store += performance.now() - start
-                  break
-                case 1:
-                  rawEncoding.append(from, events.map(encodeRow), b)
-                  time.rawEncoding += performance.now() - start
-                  break
-                default:
-                  rawEncoded.append(from, batchRows.slice(from, from + batchSize), b)
-                  time.rawEncoded += performance.now() - start
-              }
-            }
-          }
-          return time
-        }),
-      )
-      rawEncoding.close()
-      rawEncoded.close()
-      const perSecond = (millis: number) => (batchEvents.length / millis) * 1000
-      return {
-        store: perSecond(elapsed.store),
-        rawEncoding: perSecond(elapsed.rawEncoding),
-        rawEncoded: perSecond(elapsed.rawEncoded),
-      }
-    }
-
-    // Single-event latency: microseconds per append, interleaved the same way.
-    const singleRun = async () => {
-      const storeFile = await freshFile()
-      const raw = rawAppender(await freshFile())
-      const latencies = await withStore(storeFile, (store) =>
-        Effect.gen(function* () {
-          const out = { store: [] as Array<number>, raw: [] as Array<number> }
-          for (let i = 0; i < singleEvents.length; i++) {
-            for (let turn = 0; turn < 2; turn++) {
-              const start = performance.now()
-              if ((i + turn) % 2 === 0) {
-                yield* store.append({
-                  sessionId: SESSION,
-                  expectedVersion: i,
-                  events: [singleEvents[i]!],
-                  at: i,
-                })
-                out.store.push((performance.now() - start) * 1000)
-              } else {
-                raw.append(i, [singleRows[i]!], i)
-                out.raw.push((performance.now() - start) * 1000)
-              }
-            }
-          }
-          return out
-        }),
-      )
-      raw.close()
-      return latencies
-    }
-
-    // Warm every path up once so the JIT does not favour whichever runs first.
-    await batchedRun()
-    await singleRun()
-
-    const batched = {
-      store: [] as Array<number>,
-      rawEncoding: [] as Array<number>,
-      rawEncoded: [] as Array<number>,
-    }
-    const single = { store: [] as Array<number>, raw: [] as Array<number>, storeP95: [] as Array<number> }
-    for (let run = 0; run < runs; run++) {
-      collectGarbage()
-      const b = await batchedRun()
-      batched.store.push(b.store)
-      batched.rawEncoding.push(b.rawEncoding)
-      batched.rawEncoded.push(b.rawEncoded)
-      collectGarbage()
-      const s = await singleRun()
-      single.store.push(median(s.store))
-      single.storeP95.push(percentile(s.store, 95))
-      single.raw.push(median(s.raw))
-    }
-
-    // Cold load: a closed file with a 100,000-event session, opened, read, decoded and projected.
-    const coldFile = await freshFile()
-    const coldEvents = sessionEvents(coldLoadEvents)
-    await withStore(coldFile, (store) =>
-      Effect.gen(function* () {
-        for (let start = 0; start < coldEvents.length; start += 1000) {
-          const events = coldEvents.slice(start, start + 1000)
-          yield* store.append({ sessionId: SESSION, expectedVersion: start, events, at: start })
-        }
-      }),
-    )
-    const cpuMillis = (since: NodeJS.CpuUsage) => {
-      const used = process.cpuUsage(since)
-      return (used.user + used.system) / 1000
-    }
-    const coldStore = async () => {
-      collectGarbage()
-      const cpu0 = process.cpuUsage()
-      const t0 = performance.now()
-      return Effect.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const sqlite = yield* SqliteSessionStore.make({ path: coldFile })
-            const t1 = performance.now()
-            const events = yield* sqlite.sessionStore.read(SESSION)
-            const t2 = performance.now()
-            const state = projectSession(events)
-            const t3 = performance.now()
-            if (state.version !== coldLoadEvents) throw new Error(`loaded ${state.version} events`)
-            return { total: t3 - t0, cpu: cpuMillis(cpu0), open: t1 - t0, read: t2 - t1, project: t3 - t2 }
-          }),
-        ),
-      )
-    }
-    const coldRaw = () => {
-      collectGarbage()
-      const cpu0 = process.cpuUsage()
-      const t0 = performance.now()
-      const db = new Database(coldFile)
-      const rows = db
-        .prepare(
-          "select sequence, type, version, payload, at from events where session_id = ? order by sequence",
-        )
-        .raw()
-        .all(SESSION) as Array<[number, string, number, string, number]>
-      const parsed = rows.map((r) => JSON.parse(r[3]))
-      db.close()
-      if (parsed.length !== coldLoadEvents) throw new Error(`raw read ${parsed.length} rows`)
-      return { total: performance.now() - t0, cpu: cpuMillis(cpu0) }
-    }
-    const coldRuns: Array<{ total: number; cpu: number; open: number; read: number; project: number }> = []
-    const coldRawRuns: Array<{ total: number; cpu: number }> = []
-    for (let run = 0; run < runs; run++) {
-      coldRuns.push(await coldStore())
-      coldRawRuns.push(coldRaw())
-    }
-
-    const batchedStore = median(batched.store)
-    const batchedRawEncoding = median(batched.rawEncoding)
-    const batchedRawEncoded = median(batched.rawEncoded)
-    const singleStore = median(single.store)
-    const singleRaw = median(single.raw)
-    const coldTotal = median(coldRuns.map((r) => r.total))
-    const coldRawTotal = median(coldRawRuns.map((r) => r.total))
-
-    return {
-      suite: "sqlite-store",
-      figures: [
-        {
-          name: `batched append (${batchSize} events per append)`,
-          unit: "events/s",
-          store: batchedStore,
-          baseline: batchedRawEncoding,
-          baselineName: "raw better-sqlite3, same rows, same encoding",
-          ratio: batchedStore / batchedRawEncoding,
-          higherIsBetter: true,
-          target: { description: "at least 0.5 of raw", met: batchedStore / batchedRawEncoding >= 0.5 },
-        },
-        {
-          name: `batched append (${batchSize} events per append)`,
-          unit: "events/s",
-          store: batchedStore,
-          baseline: batchedRawEncoded,
-          baselineName: "raw better-sqlite3, rows encoded beforehand",
-          ratio: batchedStore / batchedRawEncoded,
-          higherIsBetter: true,
-        },
-        {
-          name: "single-event append latency (median)",
-          unit: "µs",
-          store: singleStore,
-          baseline: singleRaw,
-          baselineName: "raw better-sqlite3 transaction, one row",
-          ratio: singleStore / singleRaw,
-          higherIsBetter: false,
-        },
-        {
-          name: `cold load of a ${coldLoadEvents.toLocaleString("en")}-event session (open + read + decode + project)`,
-          unit: "ms",
-          store: coldTotal,
-          baseline: coldRawTotal,
-          baselineName: "raw better-sqlite3 select + JSON.parse",
-          ratio: coldTotal / coldRawTotal,
-          higherIsBetter: false,
-          target: { description: "under 1000 ms", met: coldTotal < 1000 },
-        },
-      ],
-      details: {
-        singleAppendStoreP95Micros: median(single.storeP95),
-        coldLoadFirstRunMillis: coldRuns[0]!.total,
-        // CPU time is what the load costs without other processes competing for the cores.
-        coldLoadCpuMillis: median(coldRuns.map((r) => r.cpu)),
-        coldLoadRawCpuMillis: median(coldRawRuns.map((r) => r.cpu)),
-        coldLoadOpenMillis: median(coldRuns.map((r) => r.open)),
-        coldLoadReadDecodeMillis: median(coldRuns.map((r) => r.read)),
-        coldLoadProjectMillis: median(coldRuns.map((r) => r.project)),
-        coldFileMegabytes: fs.statSync(coldFile).size / 1024 / 1024,
-      },
-    }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
+/**
+ * An in-process sampler appending the prepared batches one per iteration; when they run out, the
+ * next iteration starts over on a fresh file (opened untimed), so the stream stays well-formed.
+ */
+const appendSampler = (
+  label: string,
+  batches: number,
+  open: () => Promise<Target>,
+): InProcessSampler & { readonly close: () => Promise<void> } => {
+  let target: Target | undefined
+  let next = 0
+  return {
+    kind: "in-process",
+    label,
+    beforeEach: async () => {
+      if (target !== undefined && next < batches) return
+      await target?.close()
+      target = await open()
+      next = 0
+    },
+    fn: () => target!.append(next++),
+    close: async () => {
+      await target?.close()
+      target = undefined
+    },
   }
 }
 
-const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString("en") : n.toFixed(2))
-
-export const formatSqliteStoreBench = (report: SqliteStoreBenchReport): string => {
-  const lines = ["SQLite SessionStore vs raw better-sqlite3 (same schema, same run)", ""]
-  for (const f of report.figures) {
-    const reading = f.higherIsBetter ? "of raw speed" : "× raw time"
-    const target =
-      f.target === undefined ? "" : `  [target: ${f.target.description}: ${f.target.met ? "met" : "NOT met"}]`
-    lines.push(`${f.name}`)
-    lines.push(`  store ${fmt(f.store)} ${f.unit}  vs  ${f.baselineName} ${fmt(f.baseline)} ${f.unit}`)
-    lines.push(`  ratio ${f.ratio.toFixed(2)} ${reading}${target}`)
+const storeTarget = async (
+  file: string,
+  batches: ReadonlyArray<ReadonlyArray<SessionEvent>>,
+): Promise<Target> => {
+  const runtime = ManagedRuntime.make(SqliteSessionStore.layer({ path: file }))
+  const store: SessionStoreService = await runtime.runPromise(SessionStore)
+  let version = 0
+  return {
+    append: async (b) => {
+      const events = batches[b]!
+      await Effect.runPromise(store.append({ sessionId: SESSION, expectedVersion: version, events, at: b }))
+      version += events.length
+    },
+    close: () => runtime.dispose(),
   }
-  lines.push("", "details:")
-  for (const [key, value] of Object.entries(report.details)) lines.push(`  ${key}: ${fmt(value)}`)
-  return lines.join("\n")
+}
+
+const rawTarget = (file: string, rowsOf: (b: number) => ReadonlyArray<Row>): Target => {
+  const raw = rawAppender(file)
+  let version = 0
+  return {
+    append: (b) => {
+      const rows = rowsOf(b)
+      raw.append(version, rows, b)
+      version += rows.length
+    },
+    close: raw.close,
+  }
+}
+
+const removeDb = (file: string) => {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true })
+}
+
+const measureAppends = async (ctx: BenchContext) => {
+  const shape = SHAPE[ctx.mode]
+  const dir = ctx.tempDir("sqlite-appends")
+  let files = 0
+  const freshFile = async () => {
+    const file = join(dir, `run-${files++}.db`)
+    await createStoreFile(file)
+    return file
+  }
+  /** Each side removes its previous file when it starts a fresh one. */
+  const opener = (make: (file: string) => Target | Promise<Target>) => {
+    let previous: string | undefined
+    return async () => {
+      if (previous !== undefined) removeDb(previous)
+      previous = await freshFile()
+      return make(previous)
+    }
+  }
+
+  const batchEvents = chunks(sessionEvents(shape.batchSize * shape.batches), shape.batchSize)
+  const batchRows = batchEvents.map((events) => events.map(encodeRow))
+  const batched = [
+    appendSampler(
+      `SqliteSessionStore.append (${shape.batchSize} events)`,
+      batchEvents.length,
+      opener((file) => storeTarget(file, batchEvents)),
+    ),
+    appendSampler(
+      "raw better-sqlite3, same rows, same encoding",
+      batchEvents.length,
+      opener((file) => rawTarget(file, (b) => batchEvents[b]!.map(encodeRow))),
+    ),
+    appendSampler(
+      "raw better-sqlite3, rows encoded beforehand",
+      batchEvents.length,
+      opener((file) => rawTarget(file, (b) => batchRows[b]!)),
+    ),
+  ] as const
+  try {
+    await ctx.compare({
+      series: `batched append (${shape.batchSize} events per append)`,
+      subject: batched[0],
+      baseline: batched[1],
+      limit: batched[2],
+      notes: [
+        "time per append of one batch in its own transaction; target: at least half raw speed (ratio at most 2)",
+        "limit: SQLite alone (rows encoded beforehand)",
+      ],
+    })
+  } finally {
+    for (const s of batched) await s.close()
+  }
+
+  const singleEvents = chunks(sessionEvents(shape.singleAppends), 1)
+  const singleRows = singleEvents.map((events) => events.map(encodeRow))
+  const single = [
+    appendSampler(
+      "SqliteSessionStore.append (1 event)",
+      singleEvents.length,
+      opener((file) => storeTarget(file, singleEvents)),
+    ),
+    appendSampler(
+      "raw better-sqlite3 transaction, one row",
+      singleEvents.length,
+      opener((file) => rawTarget(file, (b) => singleRows[b]!)),
+    ),
+  ] as const
+  try {
+    await ctx.compare({
+      series: "single-event append latency",
+      subject: single[0],
+      baseline: single[1],
+    })
+  } finally {
+    for (const s of single) await s.close()
+  }
+}
+
+const measureColdLoad = async (ctx: BenchContext) => {
+  const events = SHAPE[ctx.mode].coldLoadEvents
+  const file = join(ctx.tempDir("sqlite-cold"), "cold.db")
+  const stream = sessionEvents(events)
+  const runtime = ManagedRuntime.make(SqliteSessionStore.layer({ path: file }))
+  try {
+    const store = await runtime.runPromise(SessionStore)
+    for (let start = 0; start < stream.length; start += 1000) {
+      const batch = stream.slice(start, start + 1000)
+      await Effect.runPromise(
+        store.append({ sessionId: SESSION, expectedVersion: start, events: batch, at: start }),
+      )
+    }
+  } finally {
+    await runtime.dispose()
+  }
+  ctx.sampleMemory()
+
+  const loadWithStore = () =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const sqlite = yield* SqliteSessionStore.make({ path: file })
+          const state = projectSession(yield* sqlite.sessionStore.read(SESSION))
+          if (state.version !== events) throw new Error(`loaded ${state.version} events`)
+          return state
+        }),
+      ),
+    )
+  const loadRaw = () => {
+    const db = new Database(file)
+    const rows = db
+      .prepare(
+        "select sequence, type, version, payload, at from events where session_id = ? order by sequence",
+      )
+      .raw()
+      .all(SESSION) as Array<[number, string, number, string, number]>
+    const parsed = rows.map((r) => JSON.parse(r[3]))
+    db.close()
+    if (parsed.length !== events) throw new Error(`raw read ${parsed.length} rows`)
+    return parsed
+  }
+
+  await ctx.compare({
+    series: "cold load of a session (open + read + decode + project)",
+    size: { value: events, unit: "events" },
+    subject: {
+      kind: "in-process",
+      label: "SqliteSessionStore open + read + projectSession",
+      fn: async () => keep(await loadWithStore()),
+    },
+    baseline: {
+      kind: "in-process",
+      label: "raw better-sqlite3 select + JSON.parse",
+      fn: () => keep(loadRaw()),
+    },
+    ...(events >= 100_000
+      ? { target: { description: `cold load of a ${events}-event session`, maxMedianMs: 1000 } }
+      : {}),
+    expectedGrowth: "whole",
+  })
+}
+
+export const sqliteStore: BenchCase = {
+  name: "sqlite-store",
+  group: "store",
+  description:
+    "SqliteSessionStore batched and single-event appends and a cold session load, against raw better-sqlite3 on the same schema",
+  run: async (ctx) => {
+    await measureAppends(ctx)
+    await measureColdLoad(ctx)
+  },
 }

@@ -19,6 +19,8 @@ import {
 } from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
 import { Message, Part } from "./message.js"
+import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
+import { RedoApplied } from "./redo.js"
 import { RevertCursor, RewindScope } from "./rewind.js"
 import { Session } from "./session.js"
 import { WorkspacePath } from "./workspacePath.js"
@@ -128,6 +130,10 @@ export const EVENT_VERSIONS = {
   ModelSelectionRecorded: { schema: ModelSelectionRecorded, version: 1 },
   ExecutionStateRecorded: { schema: ExecutionStateRecorded, version: 1 },
   SubagentSpawned: { schema: SubagentSpawned, version: 1 },
+  RedoApplied: { schema: RedoApplied, version: 1 },
+  PointCaptured: { schema: PointCaptured, version: 1 },
+  WriteIntentDeclared: { schema: WriteIntentDeclared, version: 1 },
+  PointRestored: { schema: PointRestored, version: 1 },
 } as const
 
 export type EventType = keyof typeof EVENT_VERSIONS
@@ -152,6 +158,10 @@ export const SessionEvent = Schema.Union(
   ModelSelectionRecorded,
   ExecutionStateRecorded,
   SubagentSpawned,
+  RedoApplied,
+  PointCaptured,
+  WriteIntentDeclared,
+  PointRestored,
 )
 export type SessionEvent = typeof SessionEvent.Type
 

@@ -73,5 +73,11 @@ export const FileRewindPreview = Schema.Struct({
   ignored: Schema.Array(FileRewindIgnoredChange),
   /** True only when nothing is unsafe and at least one checkpoint would be undone. */
   canApply: Schema.Boolean,
+  /**
+   * The preview token (DESIGN §7): proof that this preview was seen, required by apply. Scoped to
+   * the session and the selection, single use, valid until `tokenExpiresAt` (Clock millis).
+   */
+  token: Schema.optional(Schema.String),
+  tokenExpiresAt: Schema.optional(Schema.Number),
 })
 export type FileRewindPreview = typeof FileRewindPreview.Type

@@ -7,7 +7,7 @@
  */
 import { type DirectoryEntry, type FileStat, PathRefused, WorkspaceIoError } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import type { WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
+import type { ScannedEntry, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
 import {
   type ConfinedPath,
   checkSymlinkTarget,
@@ -43,6 +43,11 @@ export interface FileSystemPrimitives {
   /** Removes a file or symlink (never a directory). */
   readonly unlink: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
   readonly readdir: (absolute: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PrimitiveFailure>
+  /**
+   * `readdir` + `lstat` (+ `readlink` for symlinks) of every entry, in one call. An entry that
+   * vanishes between the listing and its `lstat` is left out.
+   */
+  readonly readdirStat: (absolute: string) => Effect.Effect<ReadonlyArray<ScannedEntry>, PrimitiveFailure>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
 }
@@ -89,6 +94,21 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
         yield* Effect.mapError(fs.mkdir(dir), ioError(operation, path))
       }
       return `${dir === "/" ? "" : dir}/${target.missing.at(-1)!}`
+    })
+
+  const directoryOf = (directory: string | undefined) =>
+    Effect.gen(function* () {
+      if (directory === undefined) return root
+      const target = yield* resolve(directory, "scan", true)
+      if (target.kind !== "directory") {
+        return yield* new WorkspaceIoError({
+          operation: "scan",
+          path: directory,
+          code: target.kind === "missing" ? "ENOENT" : "ENOTDIR",
+          message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a directory`,
+        })
+      }
+      return target.absolute
     })
 
   return {
@@ -166,21 +186,15 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     list: (directory) =>
       Effect.gen(function* () {
-        const label = directory ?? "."
-        let absolute = root
-        if (directory !== undefined) {
-          const target = yield* resolve(directory, "scan", true)
-          if (target.kind !== "directory") {
-            return yield* new WorkspaceIoError({
-              operation: "scan",
-              path: directory,
-              code: target.kind === "missing" ? "ENOENT" : "ENOTDIR",
-              message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a directory`,
-            })
-          }
-          absolute = target.absolute
-        }
-        const entries = yield* Effect.mapError(fs.readdir(absolute), ioError("scan", label))
+        const absolute = yield* directoryOf(directory)
+        const entries = yield* Effect.mapError(fs.readdir(absolute), ioError("scan", directory ?? "."))
+        return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      }),
+
+    scanDirectory: (directory) =>
+      Effect.gen(function* () {
+        const absolute = yield* directoryOf(directory)
+        const entries = yield* Effect.mapError(fs.readdirStat(absolute), ioError("scan", directory ?? "."))
         return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       }),
 

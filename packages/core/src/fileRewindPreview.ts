@@ -26,13 +26,15 @@ import {
   refuse,
   type SessionId,
   type TurnId,
+  UnrecoverableRewindError,
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
+import { activeBranch } from "./activeBranch.js"
 import { loadCheckpointContent } from "./checkpointContent.js"
 import { hashContent } from "./contentHash.js"
+import { runDurableRestore } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
-import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { FileRewindSettings, isShellLikeTool } from "./fileRewindSettings.js"
 import {
   appendFresh,
@@ -41,10 +43,11 @@ import {
   recordUnavailable,
   restoreNoticeEvents,
 } from "./internal/restoreRecords.js"
-import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { loadSession } from "./loadSession.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import { Workspace } from "./ports/Workspace.js"
+import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "./previewTokens.js"
 import type { SessionState } from "./sessionState.js"
 
 export type FileRewindTarget =
@@ -209,8 +212,34 @@ export const previewFileRewind = (target: FileRewindTarget) =>
     const state = yield* loadSession(target.sessionId)
     const { selection, checkpoints } = yield* selectCheckpoints(state, target)
     const simulation = yield* simulate([...checkpoints].reverse())
-    return toPreview(target.sessionId, selection, simulation)
+    const preview = toPreview(target.sessionId, selection, simulation)
+    const { token, expiresAt } = yield* issuePreviewToken(
+      target.sessionId,
+      selectionTarget(selection),
+      planDigest(preview),
+    )
+    return { ...preview, token, tokenExpiresAt: expiresAt } satisfies FileRewindPreview
   })
+
+/** The scope a preview token is issued for: what the preview is about. */
+export const selectionTarget = (selection: FileRewindSelection): string =>
+  selection._tag === "message"
+    ? `file-rewind:message:${selection.messageId}`
+    : `file-rewind:turn:${selection.turnId}`
+
+/**
+ * A digest of the plan a preview shows: the checkpoints and, per file, the hashes before and
+ * after. Apply refuses a preview whose plan is not the one its token was issued for.
+ */
+export const planDigest = (preview: Pick<FileRewindPreview, "checkpointIds" | "files">): string =>
+  hashContent(
+    JSON.stringify({
+      checkpointIds: preview.checkpointIds,
+      files: [...preview.files]
+        .map((f) => [f.path, f.currentHash, f.targetHash, f.targetMode ?? null])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    }),
+  )
 
 export interface FileRewindApplyResult {
   readonly operationId: OperationId
@@ -239,6 +268,19 @@ export const applyFileRewind = (input: FileRewindPreview) =>
     const decoded = Schema.decodeUnknownEither(FileRewindPreview)(input)
     if (Either.isLeft(decoded)) return yield* refuse("invalid_input", "this is not a file rewind preview")
     const preview = decoded.right
+    // The token first: without a valid one for this very plan, nothing else is looked at.
+    if (preview.token === undefined) {
+      return yield* refuse("token_invalid", "apply needs the token of a preview; run the preview again")
+    }
+    const token = preview.token
+    const target = selectionTarget(preview.selection)
+    const issued = yield* checkPreviewToken(preview.sessionId, target, token)
+    if (issued.planDigest !== planDigest(preview)) {
+      return yield* refuse(
+        "token_invalid",
+        "this token was issued for a different plan than the one given; run the preview again",
+      )
+    }
     if (preview.checkpointIds.length === 0) {
       return yield* refuse("nothing_to_undo", "the preview has no checkpoint to undo")
     }
@@ -279,6 +321,9 @@ export const applyFileRewind = (input: FileRewindPreview) =>
       )
     }
 
+    // The workspace matches the preview: spend the token now, before the first write, so of two
+    // concurrent applies of one preview only one gets to write.
+    yield* redeemPreviewToken(preview.sessionId, target, token)
     const ids = yield* IdGenerator
     const operationId = (yield* ids.next("op")) as OperationId
     const record = (files: ReadonlyArray<FileOutcome>): RewoundRecord => ({
@@ -296,9 +341,42 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         expectedCurrentHash: f.currentHash,
         ...(f.mode === undefined ? {} : { mode: f.mode }),
       }))
-    const journal = yield* makeMemoryJournal(operationId)
-    const applied = yield* applyJournaled(writes, journal).pipe(
-      Effect.tapError((e) => recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`)),
+    const files: ReadonlyArray<FileOutcome> = fresh.files.map((f) => ({ path: f.path, action: f.action }))
+    const applied = yield* runDurableRestore(
+      {
+        sessionId: preview.sessionId,
+        operationId,
+        kind: "file_rewind_apply",
+        writes,
+        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...preview.checkpointIds] },
+      },
+      () =>
+        appendFresh(
+          preview.sessionId,
+          (latest) =>
+            Effect.map(
+              restoreNoticeEvents(preview.sessionId, lastBranchTurn(latest, newestFirst[0]!.turnId), {
+                operationId,
+                checkpointIds: preview.checkpointIds,
+                files,
+              }),
+              (notice) => [
+                new FileRewindApplied({
+                  operationId,
+                  checkpointIds: [...preview.checkpointIds],
+                  files: files.map((f) => ({ path: f.path, action: f.action })),
+                }),
+                ...notice,
+              ],
+            ),
+          state,
+        ),
+    ).pipe(
+      Effect.tapError((e) =>
+        e instanceof UnrecoverableRewindError
+          ? recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`)
+          : recordUnavailable(preview.sessionId, record([]), `the undo failed: ${e.message}`),
+      ),
     )
     if (applied._tag === "RolledBack") {
       yield* recordUnavailable(preview.sessionId, record([]), `write_failed: ${applied.message}`)
@@ -307,43 +385,6 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         `the undo failed: ${applied.message}; every file already written was put back, nothing changed`,
         { operationId, step: applied.step, path: applied.path },
       )
-    }
-    const files: ReadonlyArray<FileOutcome> = fresh.files.map((f) => ({ path: f.path, action: f.action }))
-    const committed = yield* Effect.either(
-      appendFresh(
-        preview.sessionId,
-        (latest) =>
-          Effect.map(
-            restoreNoticeEvents(preview.sessionId, lastBranchTurn(latest, newestFirst[0]!.turnId), {
-              operationId,
-              checkpointIds: preview.checkpointIds,
-              files,
-            }),
-            (notice) => [
-              new FileRewindApplied({
-                operationId,
-                checkpointIds: [...preview.checkpointIds],
-                files: files.map((f) => ({ path: f.path, action: f.action })),
-              }),
-              ...notice,
-            ],
-          ),
-        state,
-      ),
-    )
-    if (Either.isLeft(committed)) {
-      const why = `the undo could not be recorded: ${committed.left.message}`
-      yield* rollBack(
-        journal,
-        writes.map((w) => w.path),
-        why,
-      ).pipe(
-        Effect.tapError((e) =>
-          recordUnavailable(preview.sessionId, record([]), `unrecoverable: ${e.message}`),
-        ),
-      )
-      yield* recordUnavailable(preview.sessionId, record([]), why)
-      return yield* Effect.fail(committed.left)
     }
     return { operationId, checkpointIds: preview.checkpointIds, files } satisfies FileRewindApplyResult
   })

@@ -4,7 +4,8 @@
  * writer surfaces as a VersionConflict instead of a lost event.
  */
 import { refuse, type SessionEvent, type SessionId } from "@rewind/contracts"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
+import { SessionStateCache } from "./ports/SessionStateCache.js"
 import { SessionStore } from "./ports/SessionStore.js"
 import { evolveAll, projectSession, type SessionState } from "./sessionState.js"
 
@@ -12,9 +13,20 @@ import { evolveAll, projectSession, type SessionState } from "./sessionState.js"
 export const loadSession = (sessionId: SessionId) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
+    const cache = yield* Effect.serviceOption(SessionStateCache)
+    const cached = Option.isSome(cache) ? cache.value.get(sessionId) : undefined
+    if (cached !== undefined) {
+      const newer = yield* store.read(sessionId, { afterSequence: cached.version })
+      if (newer.length === 0) return cached
+      const state = projectSession(newer, cached)
+      if (Option.isSome(cache)) cache.value.set(sessionId, state)
+      return state
+    }
     const events = yield* store.read(sessionId)
     if (events.length === 0) return yield* refuse("session_not_found", `session ${sessionId} does not exist`)
-    return projectSession(events)
+    const state = projectSession(events)
+    if (Option.isSome(cache)) cache.value.set(sessionId, state)
+    return state
   })
 
 /** Appends events decided on `state` and returns the state they lead to. */
@@ -28,5 +40,8 @@ export const appendDecided = (
     const store = yield* SessionStore
     const at = yield* Clock.currentTimeMillis
     yield* store.append({ sessionId, expectedVersion: state.version, events, at })
-    return evolveAll(state, events, at)
+    const next = evolveAll(state, events, at)
+    const cache = yield* Effect.serviceOption(SessionStateCache)
+    if (Option.isSome(cache)) cache.value.set(sessionId, next)
+    return next
   })

@@ -49,11 +49,10 @@ export const issuePreviewToken = (sessionId: SessionId, target: string, planDige
   })
 
 /**
- * Checks a token for `target` and spends it. Refuses `token_invalid` (malformed, unknown, or issued
- * for another session or target), `token_expired`, or `token_used`; on success the token can never
- * be redeemed again.
+ * Checks a token for `target` without spending it. Refuses `token_invalid` (malformed, unknown, or
+ * issued for another session or target), `token_expired`, or `token_used`.
  */
-export const redeemPreviewToken = (sessionId: SessionId, target: string, token: string) =>
+export const checkPreviewToken = (sessionId: SessionId, target: string, token: string) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
     if (!TOKEN_SHAPE.test(token)) return yield* refuse("token_invalid", "that is not a Rewind preview token")
@@ -75,6 +74,22 @@ export const redeemPreviewToken = (sessionId: SessionId, target: string, token: 
         "this preview token expired (tokens last 5 minutes); run the preview again",
       )
     }
+    if (Option.isSome(yield* store.getCommandFact(sessionId, spentKey(token)))) {
+      return yield* refuse("token_used", "this preview token was already used; run the preview again")
+    }
+    return record
+  })
+
+/**
+ * Checks a token for `target` and spends it. Refuses like `checkPreviewToken`; on success the
+ * token can never be redeemed again (the spent fact is write-once, so of two concurrent redeems
+ * exactly one wins).
+ */
+export const redeemPreviewToken = (sessionId: SessionId, target: string, token: string) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const record = yield* checkPreviewToken(sessionId, target, token)
+    const now = yield* Clock.currentTimeMillis
     yield* store
       .commit({
         appends: [],

@@ -20,13 +20,15 @@ import {
   refuse,
   type SessionId,
   type TurnId,
+  UnrecoverableRewindError,
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Schema } from "effect"
+import { activeBranch } from "./activeBranch.js"
 import { branchView } from "./branchView.js"
 import { loadVersion } from "./checkpointContent.js"
+import { runDurableRestore } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
-import { makeMemoryJournal } from "./fileRewindJournal.js"
 import {
   appendFresh,
   lastBranchTurn,
@@ -36,7 +38,7 @@ import {
   restoreNoticeEvents,
   workspaceRewound,
 } from "./internal/restoreRecords.js"
-import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { loadSession } from "./loadSession.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import { type ConversationRewindResult, rewindConversation } from "./rewindConversation.js"
@@ -59,6 +61,7 @@ const describeError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
 interface RestoreOptions {
+  readonly kind: "cascade" | "direct_restore"
   readonly scope: RewindScope
   /** The user message the restore is about (recorded; and the cursor target for `both`). */
   readonly targetMessageId: MessageId
@@ -73,6 +76,7 @@ interface RestoredFiles {
 }
 
 const restoreCheckpoints = <A, E, R>(
+  state: SessionState,
   sessionId: SessionId,
   newestFirst: ReadonlyArray<Checkpoint>,
   options: RestoreOptions,
@@ -121,9 +125,21 @@ const restoreCheckpoints = <A, E, R>(
       )
     }
 
-    const journal = yield* makeMemoryJournal(operationId)
-    const applied = yield* applyJournaled(writes, journal).pipe(
-      Effect.tapError((e) => recordUnavailable(sessionId, record([]), `unrecoverable: ${e.message}`)),
+    const applied = yield* runDurableRestore(
+      {
+        sessionId,
+        operationId,
+        kind: options.kind,
+        writes,
+        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...checkpointIds] },
+      },
+      (files) => commit({ operationId, checkpointIds, files, record: record(files) }),
+    ).pipe(
+      Effect.tapError((e) =>
+        e instanceof UnrecoverableRewindError
+          ? recordUnavailable(sessionId, record([]), `unrecoverable: ${e.message}`)
+          : recordUnavailable(sessionId, record([]), `the restore failed: ${describeError(e)}`),
+      ),
     )
     if (applied._tag === "RolledBack") {
       yield* recordUnavailable(sessionId, record([]), `write_failed: ${applied.message}`)
@@ -134,21 +150,7 @@ const restoreCheckpoints = <A, E, R>(
       )
     }
     const files = applied.files
-    const committed = yield* Effect.either(
-      commit({ operationId, checkpointIds, files, record: record(files) }),
-    )
-    if (Either.isLeft(committed)) {
-      // A restore that is not recorded did not happen: put the files back, then report why.
-      const why = `the restore could not be committed: ${describeError(committed.left)}`
-      yield* rollBack(
-        journal,
-        writes.map((w) => w.path),
-        why,
-      ).pipe(Effect.tapError((e) => recordUnavailable(sessionId, record([]), `unrecoverable: ${e.message}`)))
-      yield* recordUnavailable(sessionId, record([]), why)
-      return yield* Effect.fail(committed.left)
-    }
-    return { operationId, checkpointIds, files, committed: committed.right }
+    return { operationId, checkpointIds, files, committed: applied.committed }
   })
 
 /** Commits a workspace-only restore: the record and the model's notice, on the latest state. */
@@ -172,6 +174,7 @@ const restoreFilesOnly = (
 ) =>
   Effect.map(
     restoreCheckpoints(
+      state,
       sessionId,
       newestFirst,
       options,
@@ -197,6 +200,7 @@ export const rewindToCheckpoint = (input: RewindToCheckpointInput) =>
       )
     }
     return yield* restoreFilesOnly(state, input.sessionId, [checkpoint], {
+      kind: "direct_restore",
       scope: "workspace",
       targetMessageId: checkpoint.anchorMessageId,
     })
@@ -226,6 +230,7 @@ export const rewindCode = (input: RewindCodeInput) =>
       )
     }
     return yield* restoreFilesOnly(state, input.sessionId, [latest], {
+      kind: "direct_restore",
       scope: "workspace",
       targetMessageId: target,
     })
@@ -273,6 +278,7 @@ export const rewindCascade = (input: RewindCascadeInput) =>
     const targetMessageId = evaluation.targetMessageId!
     if (input.scope === "workspace") {
       return yield* restoreFilesOnly(state, input.sessionId, newestFirst, {
+        kind: "cascade",
         scope: "workspace",
         targetMessageId,
       })
@@ -286,9 +292,10 @@ export const rewindCascade = (input: RewindCascadeInput) =>
       state.messages.get(targetMessageId)?.turnId ?? newestFirst[0]!.turnId,
     )
     const result = yield* restoreCheckpoints(
+      state,
       input.sessionId,
       newestFirst,
-      { scope: "both", targetMessageId },
+      { kind: "cascade", scope: "both", targetMessageId },
       (restored) =>
         Effect.flatMap(restoreNoticeEvents(input.sessionId, noticeTurnId, restored), (notice) =>
           rewindConversation({

@@ -233,6 +233,13 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
     case "WorkspaceRewound":
       if (event.outcome === "applied") for (const id of event.checkpointIds) s.spentCheckpointIds.add(id)
       return
+    case "RedoApplied":
+      if (event.cursor !== undefined) {
+        s.cursor = event.cursor
+        s.branchGeneration = event.cursor.branchGeneration
+      }
+      for (const id of event.unspentCheckpointIds) s.spentCheckpointIds.delete(id)
+      return
     case "ForkBoundaryPinned": {
       const m = s.messages.get(event.messageId)
       // Validated when decoded; rebuilt without re-validation to keep a long fold linear.
@@ -258,6 +265,11 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
       return
     case "ExecutionStateRecorded":
       s.executionStates.set(event.messageId, event.state)
+      return
+    // Points and write intents are read from the stream by the snapshot engine, not projected.
+    case "PointCaptured":
+    case "WriteIntentDeclared":
+    case "PointRestored":
       return
     case "SubagentSpawned":
       s.subagents.push({

@@ -1,2 +1,10 @@
-// Placeholder module: the package is being built (see the open issues); it exports nothing yet.
-export {}
+/**
+ * rewind: the embeddable package. `openRewind` (the Promise facade with the embedded default
+ * store), the layers it wires, and the slash-command parser and dispatcher.
+ */
+
+export * from "./dispatchSlashCommand.js"
+export * from "./errors.js"
+export * from "./layers.js"
+export * from "./openRewind.js"
+export * from "./slashCommand.js"

@@ -8,7 +8,15 @@ import { Workspace, type WorkspaceService } from "@rewind/core"
 import { Context, Effect, Layer } from "effect"
 import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
 
-export type WorkspaceOperation = "read" | "write" | "delete" | "stat" | "list" | "readLink" | "symlink"
+export type WorkspaceOperation =
+  | "read"
+  | "write"
+  | "delete"
+  | "stat"
+  | "list"
+  | "scanDirectory"
+  | "readLink"
+  | "symlink"
 export type WorkspaceFault = FaultRule<WorkspaceOperation>
 export type WorkspaceFaultControl = Omit<FaultBook<WorkspaceOperation>, "decide">
 
@@ -23,6 +31,7 @@ const ioOperation: Record<WorkspaceOperation, WorkspaceIoError["operation"]> = {
   delete: "delete",
   stat: "stat",
   list: "scan",
+  scanDirectory: "scan",
   readLink: "readlink",
   symlink: "symlink",
 }
@@ -52,6 +61,7 @@ export const makeFaultyWorkspace = (
     delete: (path) => guard("delete", path, inner.delete(path)),
     stat: (path) => guard("stat", path, inner.stat(path)),
     list: (directory) => guard("list", directory ?? ".", inner.list(directory)),
+    scanDirectory: (directory) => guard("scanDirectory", directory ?? ".", inner.scanDirectory(directory)),
     readLink: (path) => guard("readLink", path, inner.readLink(path)),
     symlink: (path, target) => guard("symlink", path, inner.symlink(path, target)),
   }

@@ -17,6 +17,7 @@ const countingWorkspace = () => {
     delete: () => Effect.succeed(false),
     stat: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([]),
+    scanDirectory: () => Effect.succeed([]),
     readLink: none,
     symlink: none,
   }

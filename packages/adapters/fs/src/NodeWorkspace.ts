@@ -27,6 +27,7 @@ import {
   type FileSystemPrimitives,
   makeConfinedWorkspace,
   type ProbedEntry,
+  type ScannedEntry,
   Workspace,
   type WorkspaceService,
 } from "@rewind/core"
@@ -111,6 +112,33 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
       (): ReadonlyArray<DirectoryEntry> =>
         readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) })),
     ),
+
+  readdirStat: (path) =>
+    attempt((): ReadonlyArray<ScannedEntry> => {
+      const out: Array<ScannedEntry> = []
+      for (const name of readdirSync(path)) {
+        const absolute = `${path === "/" ? "" : path}/${name}`
+        const s = lstatSync(absolute, { bigint: true, throwIfNoEntry: false })
+        // Gone since the listing: it is simply not there any more.
+        if (s === undefined) continue
+        const stat: FileStat = {
+          kind: kindOf(s),
+          size: Number(s.size),
+          mode: Number(s.mode & 0o7777n),
+          mtimeNs: s.mtimeNs,
+          ctimeNs: s.ctimeNs,
+          inode: s.ino,
+        }
+        if (stat.kind === "symlink") {
+          try {
+            out.push({ name, stat, target: readlinkSync(absolute) })
+          } catch (e) {
+            if (!isErrno(e, "ENOENT")) throw e
+          }
+        } else out.push({ name, stat })
+      }
+      return out
+    }),
 
   readlink: (path) => attempt(() => readlinkSync(path)),
 

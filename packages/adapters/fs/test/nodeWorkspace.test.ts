@@ -8,6 +8,7 @@ import {
   createSession,
   IdGenerators,
   loadSession,
+  OperationJournals,
   previewFileRewind,
   recordFileMutation,
   rewindCascade,
@@ -57,6 +58,7 @@ describe("node workspace", () => {
         Layer.succeed(Workspace, fixture.workspace),
         layerNoBackgroundTasks,
         IdGenerators.layerSequential("fs"),
+        OperationJournals.layerMemory,
       )
       yield* Effect.gen(function* () {
         const session = yield* createSession({ title: "escape", cwd: root })

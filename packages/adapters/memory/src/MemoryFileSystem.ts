@@ -5,7 +5,7 @@
  * primitive ever touched a path outside the root: invariant 9 made observable.
  */
 import type { DirectoryEntry, FileKind, FileStat } from "@rewind/contracts"
-import type { FileSystemPrimitives, PrimitiveFailure } from "@rewind/core"
+import type { FileSystemPrimitives, PrimitiveFailure, ScannedEntry } from "@rewind/core"
 import { Clock, Effect } from "effect"
 
 interface NodeTimes {
@@ -51,6 +51,22 @@ const normalise = (path: string): string => {
 }
 
 const kindOf = (node: MemoryNode): FileKind => (node.kind === "fifo" ? "other" : node.kind)
+
+const statOf = (node: MemoryNode): FileStat => ({
+  kind: kindOf(node),
+  size:
+    node.kind === "file"
+      ? node.content.byteLength
+      : node.kind === "symlink"
+        ? new TextEncoder().encode(node.target).byteLength
+        : node.kind === "directory"
+          ? 4096
+          : 0,
+  mode: node.kind === "symlink" ? 0o777 : node.mode,
+  mtimeNs: node.mtimeNs,
+  ctimeNs: node.ctimeNs,
+  inode: node.inode,
+})
 
 export class MemoryFileSystem {
   readonly #nodes = new Map<string, MemoryNode>()
@@ -166,22 +182,23 @@ export class MemoryFileSystem {
           Effect.suspend(() => {
             const node = this.#nodes.get(path)
             if (node === undefined) return fail("ENOENT", `${path} does not exist`)
-            const stat: FileStat = {
-              kind: kindOf(node),
-              size:
-                node.kind === "file"
-                  ? node.content.byteLength
-                  : node.kind === "symlink"
-                    ? new TextEncoder().encode(node.target).byteLength
-                    : node.kind === "directory"
-                      ? 4096
-                      : 0,
-              mode: node.kind === "symlink" ? 0o777 : node.mode,
-              mtimeNs: node.mtimeNs,
-              ctimeNs: node.ctimeNs,
-              inode: node.inode,
-            }
-            return Effect.succeed(stat)
+            return Effect.succeed(statOf(node))
+          }),
+        ),
+
+      readdirStat: (path) =>
+        Effect.zipRight(
+          log("readdir", path),
+          Effect.suspend(() => {
+            const node = this.#nodes.get(path)
+            if (node?.kind !== "directory") return fail("ENOTDIR", `${path} is not a directory`)
+            const entries: Array<ScannedEntry> = [...(this.#children.get(path) ?? [])].map((name) => {
+              const child = this.#nodes.get(`${path === "/" ? "" : path}/${name}`)!
+              return child.kind === "symlink"
+                ? { name, stat: statOf(child), target: child.target }
+                : { name, stat: statOf(child) }
+            })
+            return Effect.succeed(entries)
           }),
         ),
 

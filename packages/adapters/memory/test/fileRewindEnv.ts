@@ -7,6 +7,8 @@ import {
   appendUserMessage,
   createSession,
   IdGenerators,
+  OperationJournal,
+  OperationJournals,
   recordFileMutation,
   Workspace,
   type WorkspaceService,
@@ -31,12 +33,14 @@ export const makeEnv = () => {
   const artifactData = MemoryArtifactStore.makeMemoryArtifactData()
   const workspace = makeFaultyWorkspace(MemoryWorkspace.make({ fs, root: ROOT }))
   const artifacts = makeFaultyArtifactStore(MemoryArtifactStore.makeMemoryArtifactStore(artifactData))
+  const journal = Effect.runSync(OperationJournals.makeMemory())
   /** A fresh set of layers over the same data: what a process restart would see. */
   const layer = () =>
     Layer.mergeAll(
       MemorySessionStore.layerFrom(storeData),
       Layer.succeed(ArtifactStore, artifacts.service),
       Layer.succeed(Workspace, workspace.service),
+      Layer.succeed(OperationJournal, journal),
       layerBackgroundTasks,
       IdGenerators.layerSequential("t"),
     )
@@ -53,7 +57,7 @@ export const makeEnv = () => {
     )
   const outsideAccesses = () =>
     fs.accesses.map((a) => a.path).filter((p) => p !== ROOT && !p.startsWith(`${ROOT}/`))
-  return { fs, storeData, artifactData, workspace, artifacts, layer, text, files, outsideAccesses }
+  return { fs, storeData, artifactData, workspace, artifacts, journal, layer, text, files, outsideAccesses }
 }
 
 export type Env = ReturnType<typeof makeEnv>

@@ -49,8 +49,8 @@ describe("preview, then apply", () => {
       expect(events.find((e) => e._tag === "FileRewindApplied")).toMatchObject({
         checkpointIds: preview.checkpointIds,
       })
-      // The same preview cannot be applied twice.
-      yield* expectRefusal(applyFileRewind(preview), "conflict")
+      // The same preview cannot be applied twice: its token is spent.
+      yield* expectRefusal(applyFileRewind(preview), "token_used")
     }).pipe(Effect.provide(env.layer()))
   })
 
@@ -182,8 +182,8 @@ describe("preview, then apply", () => {
           expect(env.files(), `N=${n}`).toEqual(before)
           env.workspace.control.clear()
           expect((yield* loadSession(sessionId)).spentCheckpointIds.size).toBe(0)
-          // Nothing is lost: the same preview applies once the fault is gone.
-          yield* applyFileRewind(preview)
+          // Nothing is lost: once the fault is gone, a new preview (the token was spent) applies.
+          yield* applyFileRewind(yield* previewFileRewind({ sessionId, turnId: t1.turnId }))
           expect(env.files()).toEqual({ "a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n", "d.txt": "d0\n" })
         }).pipe(Effect.provide(env.layer()))
       }

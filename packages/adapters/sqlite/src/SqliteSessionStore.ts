@@ -4,7 +4,12 @@
  * say which schema version and journal mode it runs with and where it put its pre-migration backup.
  */
 import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
-import { SessionStore, type SessionStoreService } from "@rewind/core"
+import {
+  OperationJournal,
+  type OperationJournalService,
+  SessionStore,
+  type SessionStoreService,
+} from "@rewind/core"
 import type { RebuildReport } from "@rewind/kysely-store"
 import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
 import { makeSqliteStore } from "./internal/makeSqliteStore.js"
@@ -32,6 +37,8 @@ export interface SqliteStoreService {
   readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
   /** `PRAGMA integrity_check` and `foreign_key_check`. */
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
+  /** The durable journal of multi-file restores, in the same database. */
+  readonly operationJournal: OperationJournalService
 }
 
 export class SqliteStore extends Context.Tag("@rewind/adapter-sqlite/SqliteStore")<
@@ -50,13 +57,22 @@ export const layerSqliteStore = (
   options: SqliteStoreOptions,
 ): Layer.Layer<SqliteStore, StoreIncompatible | StoreError> => Layer.scoped(SqliteStore, make(options))
 
-/** A SessionStore over a SQLite file (each build of the layer opens it; the scope closes it). */
+/**
+ * A SessionStore and its OperationJournal over a SQLite file (each build of the layer opens it;
+ * the scope closes it).
+ */
 export const layer = (
   options: SqliteStoreOptions,
-): Layer.Layer<SessionStore | SqliteStore, StoreIncompatible | StoreError> =>
-  Layer.effect(
-    SessionStore,
-    Effect.map(SqliteStore, (store) => store.sessionStore),
+): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
+  Layer.mergeAll(
+    Layer.effect(
+      SessionStore,
+      Effect.map(SqliteStore, (store) => store.sessionStore),
+    ),
+    Layer.effect(
+      OperationJournal,
+      Effect.map(SqliteStore, (store) => store.operationJournal),
+    ),
   ).pipe(Layer.provideMerge(layerSqliteStore(options)))
 
 const configError = (error: ConfigError.ConfigError): StoreError =>
@@ -69,7 +85,7 @@ const configError = (error: ConfigError.ConfigError): StoreError =>
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_SQLITE_*` variables). */
 export const layerConfig = (
   config: Config.Config<SqliteStoreOptions> = sqliteStoreConfig,
-): Layer.Layer<SessionStore | SqliteStore, StoreIncompatible | StoreError> =>
+): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
   Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
 
 /** Rebuilds the projections of the store in context from its events. */

@@ -25,6 +25,14 @@ export interface WorkspaceWriteOptions {
   readonly mode?: number
 }
 
+/** One entry of a directory with its `lstat` (never followed), as a bulk scan reports it. */
+export interface ScannedEntry {
+  readonly name: string
+  readonly stat: FileStat
+  /** The link's target as stored, for a symlink. */
+  readonly target?: string
+}
+
 export type WorkspaceError = PathRefused | WorkspaceIoError
 
 export interface WorkspaceService {
@@ -50,6 +58,14 @@ export interface WorkspaceService {
   readonly stat: (path: WorkspacePath) => Effect.Effect<Option.Option<FileStat>, WorkspaceError>
   /** The entries of a directory (the root when no path is given), sorted by name. */
   readonly list: (directory?: WorkspacePath) => Effect.Effect<ReadonlyArray<DirectoryEntry>, WorkspaceError>
+  /**
+   * The entries of a directory (the root when no path is given) with their `lstat` and, for
+   * symlinks, their targets, in one call: the bulk operation a snapshot scan is built on, so its
+   * cost per file is one `lstat`, not a confined walk. Sorted by name.
+   */
+  readonly scanDirectory: (
+    directory?: WorkspacePath,
+  ) => Effect.Effect<ReadonlyArray<ScannedEntry>, WorkspaceError>
   /** The target of a symlink, as stored. */
   readonly readLink: (path: WorkspacePath) => Effect.Effect<string, WorkspaceError>
   /**

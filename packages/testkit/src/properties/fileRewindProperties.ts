@@ -30,6 +30,8 @@ import {
   type IdGenerator,
   IdGenerators,
   loadSession,
+  type OperationJournal,
+  OperationJournals,
   previewFileRewind,
   recordFileMutation,
   rewindCascade,
@@ -309,7 +311,7 @@ type Outcome =
   | "unsafe_preview"
   | "preview_applied"
 
-type Env = ArtifactStore | SessionStore | Workspace | IdGenerator | BackgroundTasks
+type Env = ArtifactStore | SessionStore | Workspace | IdGenerator | BackgroundTasks | OperationJournal
 
 const runScenario = (harness: FileRewindHarness, scenario: Scenario) =>
   Effect.gen(function* () {
@@ -322,6 +324,7 @@ const runScenario = (harness: FileRewindHarness, scenario: Scenario) =>
         IdGenerators.layerSequential("prop"),
         layerNoBackgroundTasks,
         layerSteppingClock(),
+        OperationJournals.layerMemory,
       ),
     )
     const run = <A, E>(effect: Effect.Effect<A, E, Env>) => Effect.provide(effect, context)

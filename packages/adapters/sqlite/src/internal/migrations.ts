@@ -107,8 +107,63 @@ const initial: StoreMigration = {
   },
 }
 
+/**
+ * The operation journal (DESIGN §7): one row per multi-file restore, its intent (every file's
+ * rescue and planned version) as JSON, and one row per step. Rows are updated as an operation
+ * completes (status, redo entry consumed), so these tables are not append-only.
+ */
+const operationJournal: StoreMigration = {
+  version: 2,
+  name: "0002_operation_journal",
+  up: async (db) => {
+    await db.schema
+      .createTable("operations")
+      .addColumn("seq", "integer", (c) => c.primaryKey())
+      .addColumn("operation_id", "text", (c) => c.notNull().unique())
+      .addColumn("session_id", "text", (c) => c.notNull())
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("intent", "text", (c) => c.notNull())
+      .addColumn("status", "text", (c) =>
+        c.notNull().check(sql`status in ('pending', 'committed', 'rolled_back')`),
+      )
+      .addColumn("started_at", "integer", (c) => c.notNull())
+      .addColumn("finished_at", "integer")
+      .addColumn("redoes", "text")
+      .addColumn("redo_available", "integer", (c) => c.notNull().check(sql`redo_available in (0, 1)`))
+      .addColumn("redo_consumed", "integer", (c) => c.notNull().check(sql`redo_consumed in (0, 1)`))
+      .modifyEnd(sql`strict`)
+      .execute()
+    await db.schema
+      .createIndex("operations_pending")
+      .on("operations")
+      .column("seq")
+      .where(sql.ref("status"), "=", "pending")
+      .execute()
+    await db.schema
+      .createIndex("operations_session")
+      .on("operations")
+      .columns(["session_id", "seq"])
+      .execute()
+    await db.schema
+      .createTable("operation_steps")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("operation_id", "text", (c) => c.notNull().references("operations.operation_id"))
+      .addColumn("step", "integer", (c) => c.notNull())
+      .addColumn("path", "text", (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("at", "integer", (c) => c.notNull())
+      .modifyEnd(sql`strict`)
+      .execute()
+    await db.schema
+      .createIndex("operation_steps_operation")
+      .on("operation_steps")
+      .columns(["operation_id", "id"])
+      .execute()
+  },
+}
+
 /** Every migration this build knows, oldest first. */
-export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial]
+export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial, operationJournal]
 
 const recordVersion = async (db: Kysely<unknown>, version: number) => {
   await sql`pragma user_version = ${sql.raw(String(version))}`.execute(db)

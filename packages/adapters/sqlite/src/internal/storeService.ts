@@ -10,7 +10,7 @@
  * the transaction open after such a constraint error, so its meaning is decided right there.
  */
 import { type EventDecodeError, StoreError, VersionConflict } from "@rewind/contracts"
-import type { SessionStoreService } from "@rewind/core"
+import type { OperationJournalService, SessionStoreService } from "@rewind/core"
 import {
   decodeRow,
   makeSqlSessionStore,
@@ -20,6 +20,7 @@ import {
 } from "@rewind/kysely-store"
 import { Effect } from "effect"
 import type { OpenedDatabase } from "./openDatabase.js"
+import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
 import { prepareHotStatements } from "./statements.js"
 
@@ -33,6 +34,7 @@ export interface SqliteStoreInternals {
   readonly sessionStore: SessionStoreService
   readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
+  readonly operationJournal: OperationJournalService
 }
 
 export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteStoreInternals> =>
@@ -133,6 +135,7 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
     return {
       sessionStore: makeSqlSessionStore(backend),
       rebuildProjections: rebuildProjections(backend),
+      operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {

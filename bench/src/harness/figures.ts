@@ -1,0 +1,74 @@
+/**
+ * Turning interleaved measurements into report rows: statistics of each side, the per-round ratio
+ * against the baseline, the share of the physical limit reached, and whether a target was met.
+ */
+import { type Measured, roundRatios } from "./measure.js"
+import { summarize } from "./stats.js"
+import type { CompareSpec, Figure, FigureSize, LimitSpec, MeasuredSide } from "./types.js"
+
+const side = (m: Measured): MeasuredSide =>
+  m.processPeakRssBytes === undefined
+    ? { label: m.label, stats: summarize(m.samples) }
+    : { label: m.label, stats: summarize(m.samples), processPeakRssBytes: m.processPeakRssBytes }
+
+export const comparisonFigure = (
+  owner: { readonly case: string; readonly group: string },
+  spec: CompareSpec,
+  size: FigureSize | undefined,
+  subject: Measured,
+  baseline: Measured | undefined,
+  limit: Measured | undefined,
+): Figure => {
+  const subjectSide = side(subject)
+  const notes = [...(spec.notes ?? [])]
+  let baselineSide: Figure["baseline"]
+  if (baseline !== undefined) {
+    const ratios = roundRatios(subject, baseline)
+    if (ratios.length === 0) throw new Error(`${spec.series}: no round measured both subject and baseline`)
+    baselineSide = { ...side(baseline), ratio: summarize(ratios) }
+  }
+  let limitSide: Figure["limit"]
+  if (limit !== undefined) {
+    const ratios = roundRatios(subject, limit)
+    if (ratios.length === 0) throw new Error(`${spec.series}: no round measured both subject and limit`)
+    const limitStats = summarize(limit.samples)
+    limitSide = {
+      ...side(limit),
+      ratio: summarize(ratios),
+      percentOfLimit: (100 * limitStats.median) / subjectSide.stats.median,
+    }
+  }
+  return {
+    kind: "comparison",
+    ...owner,
+    series: spec.series,
+    ...(size === undefined ? {} : { size }),
+    unit: "ms",
+    subject: subjectSide,
+    ...(baselineSide === undefined ? {} : { baseline: baselineSide }),
+    ...(limitSide === undefined ? {} : { limit: limitSide }),
+    ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }),
+    ...(spec.target === undefined
+      ? {}
+      : { target: { ...spec.target, met: subjectSide.stats.median <= spec.target.maxMedianMs } }),
+    ...(spec.expectedGrowth === undefined ? {} : { expectedGrowth: spec.expectedGrowth }),
+    notes,
+  }
+}
+
+export const limitFigure = (
+  owner: { readonly case: string; readonly group: string },
+  spec: LimitSpec,
+  size: FigureSize | undefined,
+  measured: Measured,
+): Figure => ({
+  kind: "limit",
+  ...owner,
+  series: spec.series,
+  ...(size === undefined ? {} : { size }),
+  unit: "ms",
+  subject: side(measured),
+  ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }),
+  expectedGrowth: "whole",
+  notes: [...(spec.notes ?? [])],
+})

@@ -1,0 +1,23 @@
+/**
+ * Every benchmark case, in the order they run. To add a benchmark, export a `BenchCase` from a
+ * `*.bench.ts` module and list it here (docs/benchmarks.md, "How to add a benchmark").
+ */
+import { checkpoints } from "./checkpoints.bench.js"
+import { conversationProjection, conversationRewind } from "./conversation.bench.js"
+import { fork } from "./fork.bench.js"
+import type { BenchCase } from "./harness/types.js"
+import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
+import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
+import { sqliteStore } from "./sqliteStore.bench.js"
+
+export const CASES: ReadonlyArray<BenchCase> = [
+  shadowGitWorkspace,
+  shadowGitChanges,
+  conversationProjection,
+  conversationRewind,
+  fork,
+  checkpoints,
+  sqliteStore,
+  // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
+  ...(benchPostgresUrl() === "" ? [] : [postgresStore]),
+]

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // The quick harness run spawns a process per case: about 20 s, but minutes on a 2-core machine
+    // shared with other builds. These are ceilings, not expectations.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
+  },
+})

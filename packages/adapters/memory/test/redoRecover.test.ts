@@ -1,0 +1,223 @@
+// Rescue points, redo and recovery of interrupted restores, on the memory adapters.
+import { describe, expect, it } from "@effect/vitest"
+import type { OperationId, WorkspacePath } from "@rewind/contracts"
+import {
+  ArtifactStore,
+  activeBranch,
+  applyFileRewind,
+  IdGenerator,
+  loadSession,
+  OperationJournal,
+  previewFileRewind,
+  recover,
+  redo,
+  resolveOperation,
+  rewindCascade,
+  runDurableRestore,
+  SessionStore,
+} from "@rewind/core"
+import { expectRefusal } from "@rewind/testkit"
+import { Effect, Option } from "effect"
+import { agentWrite, type Env, makeEnv, newSession, reply, userTurn } from "./fileRewindEnv.js"
+
+const encode = (s: string) => new TextEncoder().encode(s)
+
+/** Two turns editing two files and creating a third; returns the first user message. */
+const twoTurns = (env: Env) =>
+  Effect.gen(function* () {
+    env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+    env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+    const sessionId = yield* newSession
+    const first = yield* userTurn(sessionId, "first")
+    yield* agentWrite(env, sessionId, first.turnId, "a.txt", "a1\n")
+    yield* agentWrite(env, sessionId, first.turnId, "c.txt", "c1\n")
+    yield* reply(sessionId, first.turnId)
+    const second = yield* userTurn(sessionId, "second")
+    yield* agentWrite(env, sessionId, second.turnId, "a.txt", "a2\n")
+    yield* agentWrite(env, sessionId, second.turnId, "b.txt", "b2\n")
+    yield* reply(sessionId, second.turnId)
+    return { sessionId, first, second }
+  })
+
+describe("rescue points and redo", () => {
+  it.effect("a cascade of both, then redo: files and the active branch come back exactly", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* twoTurns(env)
+      const filesBefore = env.files()
+      const branchBefore = activeBranch(yield* loadSession(sessionId))
+
+      const rewound = yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "both" })
+      expect(env.files()).toEqual({ "a.txt": "a0\n", "b.txt": "b0\n" })
+      expect(activeBranch(yield* loadSession(sessionId)).length).toBeLessThan(branchBefore.length)
+
+      // The rescue point: every touched file's content from before, stored by content.
+      const journal = yield* OperationJournal
+      const record = Option.getOrThrow(yield* journal.get(rewound.operationId!))
+      expect(record.status).toBe("committed")
+      expect(record.intent.files.map((f) => f.path).sort()).toEqual(["a.txt", "b.txt", "c.txt"])
+      const artifacts = yield* ArtifactStore
+      for (const f of record.intent.files) {
+        expect(f.rescue._tag).toBe("present")
+        if (f.rescue._tag === "present") {
+          expect(new TextDecoder().decode(yield* artifacts.get(f.rescue.hash))).toBe(filesBefore[f.path])
+        }
+      }
+
+      const redone = yield* redo(sessionId)
+      expect(redone.redoneOperationId).toBe(rewound.operationId)
+      expect(env.files()).toEqual(filesBefore)
+      const after = yield* loadSession(sessionId)
+      expect(activeBranch(after)).toEqual(branchBefore)
+      expect(after.spentCheckpointIds.size).toBe(0)
+      expect(redone.activeBranch).toEqual(branchBefore)
+      // The redo entry is spent: there is nothing more to redo.
+      yield* expectRefusal(redo(sessionId), "nothing_to_undo")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("redo refuses (conflict, nothing written) when a file changed since the rewind", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, second } = yield* twoTurns(env)
+      yield* rewindCascade({ sessionId, messageId: second.messageId, scope: "workspace" })
+      expect(env.files()).toEqual({ "a.txt": "a1\n", "b.txt": "b0\n", "c.txt": "c1\n" })
+      env.fs.writeFile("/home/dev/project/b.txt", "someone else\n")
+      const before = env.files()
+      const refusal = yield* expectRefusal(redo(sessionId), "conflict")
+      expect(refusal.details).toMatchObject({ changed: [{ path: "b.txt" }] })
+      expect(env.files()).toEqual(before)
+      // Putting the file back as the rewind left it makes the redo possible again.
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      yield* redo(sessionId)
+      expect(env.files()).toEqual({ "a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c1\n" })
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("redo after preview/apply makes the undone checkpoints undoable again", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, second } = yield* twoTurns(env)
+      const preview = yield* previewFileRewind({ sessionId, turnId: second.turnId })
+      yield* applyFileRewind(preview)
+      expect(env.files()).toEqual({ "a.txt": "a1\n", "b.txt": "b0\n", "c.txt": "c1\n" })
+      yield* expectRefusal(previewFileRewind({ sessionId, turnId: second.turnId }), "nothing_to_undo")
+      yield* redo(sessionId)
+      expect(env.files()).toEqual({ "a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c1\n" })
+      const again = yield* previewFileRewind({ sessionId, turnId: second.turnId })
+      expect(again.canApply).toBe(true)
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("two rewinds are redone newest first", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, first, second } = yield* twoTurns(env)
+      const branch0 = activeBranch(yield* loadSession(sessionId))
+      yield* rewindCascade({ sessionId, messageId: second.messageId, scope: "both" })
+      const files1 = env.files()
+      const branch1 = activeBranch(yield* loadSession(sessionId))
+      yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "both" })
+      yield* redo(sessionId)
+      expect(env.files()).toEqual(files1)
+      expect(activeBranch(yield* loadSession(sessionId))).toEqual(branch1)
+      yield* redo(sessionId)
+      expect(env.files()).toEqual({ "a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c1\n" })
+      expect(activeBranch(yield* loadSession(sessionId))).toEqual(branch0)
+    }).pipe(Effect.provide(env.layer()))
+  })
+})
+
+/** Starts a restore of a.txt and b.txt that "crashes" (dies) after its writes, before its commit. */
+const interrupted = (sessionId: Parameters<typeof loadSession>[0]) =>
+  Effect.gen(function* () {
+    const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+    const exit = yield* Effect.exit(
+      runDurableRestore(
+        {
+          sessionId,
+          operationId,
+          kind: "direct_restore",
+          writes: [
+            { path: "a.txt" as WorkspacePath, content: encode("A\n") },
+            { path: "b.txt" as WorkspacePath, content: null },
+          ],
+          redo: { activeBranch: [], spentCheckpointIds: [] },
+        },
+        () => Effect.dieMessage("crash"),
+      ),
+    )
+    expect(exit._tag).toBe("Failure")
+    return operationId
+  })
+
+describe("recover()", () => {
+  it.effect("lists an interrupted operation with each file's state; rollback puts the rescue back", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      const sessionId = yield* newSession
+      const operationId = yield* interrupted(sessionId)
+      expect(env.files()).toEqual({ "a.txt": "A\n" })
+
+      const [op, ...rest] = yield* recover()
+      expect(rest).toEqual([])
+      expect(op!.record.intent.operationId).toBe(operationId)
+      expect(op!.recorded).toBe(false)
+      expect(op!.resolvable).toBe(true)
+      expect(op!.files.map((f) => [f.path, f.state])).toEqual([
+        ["a.txt", "planned"],
+        ["b.txt", "planned"],
+      ])
+
+      yield* resolveOperation(operationId, "rollback")
+      expect(env.files()).toEqual({ "a.txt": "a0\n", "b.txt": "b0\n" })
+      expect(yield* recover()).toEqual([])
+      const record = Option.getOrThrow(yield* (yield* OperationJournal).get(operationId))
+      expect(record.status).toBe("rolled_back")
+      yield* expectRefusal(resolveOperation(operationId, "continue"), "conflict")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("continue finishes a half-written operation and records it in the session", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      const sessionId = yield* newSession
+      const operationId = yield* interrupted(sessionId)
+      // As if the crash came between the two writes: b.txt was never deleted.
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      const [op] = yield* recover()
+      expect(op!.files.map((f) => f.state)).toEqual(["planned", "rescue"])
+
+      yield* resolveOperation(operationId, "continue")
+      expect(env.files()).toEqual({ "a.txt": "A\n" })
+      const events = (yield* (yield* SessionStore).read(sessionId)).map((e) => e.event)
+      expect(events.at(-1)).toMatchObject({ _tag: "WorkspaceRewound", operationId, outcome: "applied" })
+      // Continued, the operation can be redone like any completed restore.
+      yield* redo(sessionId)
+      expect(env.files()).toEqual({ "a.txt": "a0\n", "b.txt": "b0\n" })
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a file that holds neither version is refused and nothing is written", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      env.fs.writeFile("/home/dev/project/b.txt", "b0\n")
+      const sessionId = yield* newSession
+      const operationId = yield* interrupted(sessionId)
+      env.fs.writeFile("/home/dev/project/b.txt", "edited meanwhile\n")
+      const [op] = yield* recover()
+      expect(op!.resolvable).toBe(false)
+      expect(op!.files.find((f) => f.path === "b.txt")!.state).toBe("changed")
+      const before = env.files()
+      yield* expectRefusal(resolveOperation(operationId, "rollback"), "conflict")
+      yield* expectRefusal(resolveOperation(operationId, "continue"), "conflict")
+      expect(env.files()).toEqual(before)
+      expect((yield* recover()).length).toBe(1)
+    }).pipe(Effect.provide(env.layer()))
+  })
+})

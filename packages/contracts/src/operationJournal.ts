@@ -1,0 +1,72 @@
+/**
+ * The durable record of a multi-file restore: what each file held before (its rescue version) and
+ * what the restore means it to hold (its planned version), written before the first file is
+ * touched, so that after a crash the operation can be finished or undone file by file. A completed
+ * restore leaves a redo entry: everything needed to bring back the state it replaced.
+ */
+import { Schema } from "effect"
+import { FileVersion } from "./checkpoint.js"
+import { CheckpointId, MessageId, OperationId, SessionId } from "./ids.js"
+import { WorkspacePath } from "./workspacePath.js"
+
+/** Which program wrote the operation; recovery treats them all alike. */
+export const OperationKind = Schema.Literal(
+  "file_rewind_apply",
+  "cascade",
+  "direct_restore",
+  "fork_restore",
+  "redo",
+  "point_restore",
+)
+export type OperationKind = typeof OperationKind.Type
+
+/** One file of an operation: its content before (kept as the rescue point) and after. */
+export const JournaledFile = Schema.Struct({
+  path: WorkspacePath,
+  rescue: FileVersion,
+  planned: FileVersion,
+})
+export type JournaledFile = typeof JournaledFile.Type
+
+/** What a redo needs besides the files: the conversation as it was before the restore. */
+export const RedoConversation = Schema.Struct({
+  /** The active branch before the restore, exactly. */
+  activeBranch: Schema.Array(MessageId),
+  /** Checkpoints the restore marked spent; a redo makes them undoable again. */
+  spentCheckpointIds: Schema.Array(CheckpointId),
+})
+export type RedoConversation = typeof RedoConversation.Type
+
+export const OperationIntent = Schema.Struct({
+  operationId: OperationId,
+  sessionId: SessionId,
+  kind: OperationKind,
+  files: Schema.Array(JournaledFile),
+  startedAt: Schema.Number,
+  /** Present when the operation, once complete, can be redone (undone back to the rescue state). */
+  redo: Schema.optional(RedoConversation),
+  /** For a redo: the operation whose redo entry it consumes. */
+  redoes: Schema.optional(OperationId),
+})
+export type OperationIntent = typeof OperationIntent.Type
+
+export const OperationStatus = Schema.Literal("pending", "committed", "rolled_back")
+export type OperationStatus = typeof OperationStatus.Type
+
+export const OperationStep = Schema.Struct({
+  step: Schema.Number,
+  path: WorkspacePath,
+  state: Schema.Literal("writing", "written"),
+  at: Schema.Number,
+})
+export type OperationStep = typeof OperationStep.Type
+
+export const OperationRecord = Schema.Struct({
+  intent: OperationIntent,
+  status: OperationStatus,
+  steps: Schema.Array(OperationStep),
+  finishedAt: Schema.optional(Schema.Number),
+  /** For a committed operation with a redo entry: whether the redo was used (or invalidated). */
+  redoConsumed: Schema.Boolean,
+})
+export type OperationRecord = typeof OperationRecord.Type

@@ -1,0 +1,143 @@
+/**
+ * The durable frame around every restore that writes files (file rewind apply, cascade, direct
+ * restore, fork restore, redo). Order (DESIGN §7): read every target once; store what each holds
+ * now in the ArtifactStore (the rescue point) and what it will hold (the planned version); record
+ * both in the OperationJournal before the first write; write with the journaled, compensating
+ * writer, logging each step; then let the caller commit its session record, and only then complete
+ * the operation, which makes its redo entry available in that same journal write. A failure before
+ * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
+ * pending operation for `recover()`.
+ */
+import type {
+  FileVersion,
+  JournaledFile,
+  OperationId,
+  OperationKind,
+  RedoConversation,
+  SessionId,
+  WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either, Option } from "effect"
+import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
+import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import { ArtifactStore } from "./ports/ArtifactStore.js"
+import { OperationJournal } from "./ports/OperationJournal.js"
+import { Workspace, type WorkspaceFile } from "./ports/Workspace.js"
+
+export interface DurableRestoreInput {
+  readonly sessionId: SessionId
+  readonly operationId: OperationId
+  readonly kind: OperationKind
+  /** In write order; a path may appear more than once (its last write is its planned content). */
+  readonly writes: ReadonlyArray<PlannedWrite>
+  /** The conversation before the restore, when the restore can be redone. */
+  readonly redo?: RedoConversation
+  /** For a redo: the operation whose redo entry this one consumes. */
+  readonly redoes?: OperationId
+}
+
+export type DurableRestoreResult<A> =
+  | { readonly _tag: "Applied"; readonly files: ReadonlyArray<FileOutcome>; readonly committed: A }
+  | {
+      readonly _tag: "RolledBack"
+      readonly step: number
+      readonly path: WorkspacePath
+      readonly message: string
+    }
+
+/** A file version for content in hand: stored in the artifact store first. */
+export const storeVersion = (content: Uint8Array | null, mode: number | undefined) =>
+  Effect.gen(function* () {
+    if (content === null) return { _tag: "absent" } as FileVersion
+    const hash = yield* (yield* ArtifactStore).put(content)
+    return (mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }) as FileVersion
+  })
+
+const describeError = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+
+/**
+ * Runs `writes` as one durable, redoable operation and calls `commit` once every file is written.
+ * When `commit` fails the files are put back and its error is re-raised.
+ */
+export const runDurableRestore = <A, E, R>(
+  input: DurableRestoreInput,
+  commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const journal = yield* OperationJournal
+    const paths = [...new Set(input.writes.map((w) => w.path))]
+
+    // The rescue point: every target's current content, read once and stored by content.
+    const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
+    for (const path of paths) {
+      const read = yield* Effect.either(workspace.read(path))
+      if (Either.isLeft(read)) {
+        return {
+          _tag: "RolledBack",
+          step: input.writes.findIndex((w) => w.path === path),
+          path,
+          message: `cannot restore ${path}: ${read.left.message}`,
+        } satisfies DurableRestoreResult<A>
+      }
+      current.set(path, read.right)
+    }
+    const files: Array<JournaledFile> = []
+    for (const path of paths) {
+      const now = current.get(path)!
+      const rescue = yield* storeVersion(
+        Option.match(now, { onNone: () => null, onSome: (f) => f.content }),
+        Option.match(now, { onNone: () => undefined, onSome: (f) => f.mode }),
+      )
+      const last = input.writes.findLast((w) => w.path === path)!
+      // A write without a mode keeps the file's own, so that is its planned mode.
+      const plannedMode = last.mode ?? Option.getOrUndefined(Option.map(now, (f) => f.mode))
+      const planned = yield* storeVersion(last.content, last.content === null ? undefined : plannedMode)
+      files.push({ path, rescue, planned })
+    }
+
+    yield* journal.begin({
+      operationId: input.operationId,
+      sessionId: input.sessionId,
+      kind: input.kind,
+      files,
+      startedAt: yield* Clock.currentTimeMillis,
+      ...(input.redo === undefined ? {} : { redo: input.redo }),
+      ...(input.redoes === undefined ? {} : { redoes: input.redoes }),
+    })
+
+    // The in-memory entries drive compensation; each is also logged to the durable journal before
+    // its write starts (a journal that cannot log stops the operation: recovery takes over).
+    const entries: Array<JournalEntry> = []
+    const logged: FileRewindJournal = {
+      operationId: input.operationId,
+      record: (entry) =>
+        Effect.gen(function* () {
+          const at = yield* Clock.currentTimeMillis
+          yield* journal.step(input.operationId, { step: entry.step, path: entry.path, state: "writing", at })
+          entries.push(entry)
+        }).pipe(Effect.orDie),
+      entries: () => Effect.sync(() => [...entries]),
+    }
+    const finish = (status: "committed" | "rolled_back") =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
+
+    const applied = yield* applyJournaled(input.writes, logged)
+    if (applied._tag === "RolledBack") {
+      yield* finish("rolled_back")
+      return applied satisfies DurableRestoreResult<A>
+    }
+    const committed = yield* Effect.either(commit(applied.files))
+    if (Either.isLeft(committed)) {
+      yield* rollBack(logged, paths, `the restore could not be committed: ${describeError(committed.left)}`)
+      yield* finish("rolled_back")
+      return yield* Effect.fail(committed.left)
+    }
+    yield* finish("committed")
+    return {
+      _tag: "Applied",
+      files: applied.files,
+      committed: committed.right,
+    } satisfies DurableRestoreResult<A>
+  })

@@ -1,0 +1,118 @@
+/**
+ * The OperationJournal port: the durable journal of multi-file restores. `begin` must be durable
+ * before the first file of the operation is written; `step` records progress; `complete` finishes
+ * the operation and, for a committed one, makes its redo entry available in the same durable write
+ * (a redo consumes the entry it reverses in its own `complete`). After a crash, `incomplete` lists
+ * what `recover()` must continue or roll back. Kept general (any operation kind, files as
+ * `FileVersion`s) so the snapshot engine's point restores can use it too.
+ *
+ * `layerMemory` is the in-process implementation (for tests and hosts without durability needs);
+ * the SQLite adapter provides a durable one in the same database as the sessions.
+ */
+import type {
+  OperationId,
+  OperationIntent,
+  OperationRecord,
+  OperationStep,
+  SessionId,
+} from "@rewind/contracts"
+import { StoreError } from "@rewind/contracts"
+import { Context, Effect, Layer, Option } from "effect"
+
+export interface OperationCompletion {
+  readonly status: "committed" | "rolled_back"
+  readonly at: number
+}
+
+export interface OperationJournalService {
+  /** Records the intent durably; fails if the operation id is already journaled. */
+  readonly begin: (intent: OperationIntent) => Effect.Effect<void, StoreError>
+  readonly step: (operationId: OperationId, step: OperationStep) => Effect.Effect<void, StoreError>
+  /**
+   * Finishes a pending operation. When it commits an operation whose intent `redoes` another, the
+   * other's redo entry is consumed in the same write. Fails on an operation that is not pending.
+   */
+  readonly complete: (
+    operationId: OperationId,
+    completion: OperationCompletion,
+  ) => Effect.Effect<void, StoreError>
+  readonly get: (operationId: OperationId) => Effect.Effect<Option.Option<OperationRecord>, StoreError>
+  /** Operations begun and never completed, oldest first. */
+  readonly incomplete: () => Effect.Effect<ReadonlyArray<OperationRecord>, StoreError>
+  /** Committed operations of a session whose redo entry is still available, newest first. */
+  readonly redoStack: (sessionId: SessionId) => Effect.Effect<ReadonlyArray<OperationRecord>, StoreError>
+  /** Every operation, oldest first (for integrity checks and GC roots). */
+  readonly all: () => Effect.Effect<ReadonlyArray<OperationRecord>, StoreError>
+}
+
+export class OperationJournal extends Context.Tag("@rewind/core/OperationJournal")<
+  OperationJournal,
+  OperationJournalService
+>() {}
+
+const journalError = (message: string) =>
+  Effect.fail(new StoreError({ operation: "operationJournal", message }))
+
+/** An in-process journal: the same contract, kept in memory (lost with the process). */
+export const makeMemory = (): Effect.Effect<OperationJournalService> =>
+  Effect.sync(() => {
+    const records = new Map<string, OperationRecord>()
+    const order: Array<string> = []
+    const put = (record: OperationRecord) => records.set(record.intent.operationId, record)
+    return {
+      begin: (intent) =>
+        Effect.suspend(() => {
+          if (records.has(intent.operationId)) {
+            return journalError(`operation ${intent.operationId} is already journaled`)
+          }
+          order.push(intent.operationId)
+          put({ intent, status: "pending", steps: [], redoConsumed: false })
+          return Effect.void
+        }),
+      step: (operationId, step) =>
+        Effect.suspend(() => {
+          const record = records.get(operationId)
+          if (record === undefined || record.status !== "pending") {
+            return journalError(`operation ${operationId} is not pending`)
+          }
+          put({ ...record, steps: [...record.steps, step] })
+          return Effect.void
+        }),
+      complete: (operationId, completion) =>
+        Effect.suspend(() => {
+          const record = records.get(operationId)
+          if (record === undefined || record.status !== "pending") {
+            return journalError(`operation ${operationId} is not pending`)
+          }
+          const redoes = record.intent.redoes
+          if (completion.status === "committed" && redoes !== undefined) {
+            const target = records.get(redoes)
+            if (target === undefined || target.redoConsumed) {
+              return journalError(`the redo entry of ${redoes} is not available`)
+            }
+            put({ ...target, redoConsumed: true })
+          }
+          put({ ...record, status: completion.status, finishedAt: completion.at })
+          return Effect.void
+        }),
+      get: (operationId) => Effect.sync(() => Option.fromNullable(records.get(operationId))),
+      incomplete: () =>
+        Effect.sync(() => order.map((id) => records.get(id)!).filter((r) => r.status === "pending")),
+      redoStack: (sessionId) =>
+        Effect.sync(() =>
+          order
+            .map((id) => records.get(id)!)
+            .filter(
+              (r) =>
+                r.intent.sessionId === sessionId &&
+                r.status === "committed" &&
+                r.intent.redo !== undefined &&
+                !r.redoConsumed,
+            )
+            .reverse(),
+        ),
+      all: () => Effect.sync(() => order.map((id) => records.get(id)!)),
+    }
+  })
+
+export const layerMemory: Layer.Layer<OperationJournal> = Layer.effect(OperationJournal, makeMemory())

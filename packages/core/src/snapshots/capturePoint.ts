@@ -1,0 +1,313 @@
+/**
+ * `capturePoint(session, turn)`: records the workspace at a turn boundary as a point.
+ *
+ * Tracked set = paths of the previous point + paths of checkpoints and write intents + paths the
+ * host declares + a bounded scan. A file whose stat (size, mtime ns, inode, mode) matches the stat
+ * cache keeps its hash without being read; a file modified within `racyWindowMs` of the capture
+ * is hashed but not cached, so it is re-read next time (its mtime cannot tell a later edit apart).
+ * A tracked path that is gone becomes a tombstone; one that cannot be read keeps its previous
+ * entry and is reported as unreadable: unreadable is never absent. A capture never fails the
+ * agent: any failure becomes a `NotCaptured` outcome with the reason.
+ */
+import {
+  type ContentHash,
+  type FileStat,
+  PointCaptured,
+  type PointKind,
+  type SessionId,
+  type SkippedPath,
+  type TurnId,
+  type WorkspacePath,
+  workspacePathProblem,
+} from "@rewind/contracts"
+import { Cause, Clock, Effect, Either, Option } from "effect"
+import { loadSession } from "../loadSession.js"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
+import {
+  decodeStatCache,
+  encodeManifest,
+  encodeStatCache,
+  loadManifest,
+  type Manifest,
+  type ManifestEntry,
+  type StatCache,
+  type StatCacheEntry,
+} from "./pointManifest.js"
+import { type ScannedPath, type ScanProgress, scanWorkspace } from "./workspaceScan.js"
+
+export interface CaptureSettings {
+  /** Files larger than this are left out (`over_size_limit`). Default 16 MiB. */
+  readonly maxFileBytes: number
+  /** The scan stops after this many entries (`budget`). Default 100,000. */
+  readonly maxFiles: number
+  /** The scan stops after this long, by the Clock (`budget`). Default 30 s. */
+  readonly timeBudgetMs: number
+  /** The racy window: files modified this close to the capture are not cached. Default 2 s. */
+  readonly racyWindowMs: number
+}
+
+export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
+  maxFileBytes: 16 * 1024 * 1024,
+  maxFiles: 100_000,
+  timeBudgetMs: 30_000,
+  racyWindowMs: 2_000,
+}
+
+export interface CaptureProgress extends ScanProgress {
+  readonly phase: "scan" | "hash" | "done"
+  readonly hashed: number
+  readonly toHash: number
+}
+
+export interface CaptureOptions {
+  readonly settings?: Partial<CaptureSettings>
+  /** Paths the host knows about (e.g. a tool is about to write them); always tracked. */
+  readonly declaredPaths?: ReadonlyArray<string>
+  readonly onProgress?: (progress: CaptureProgress) => void
+}
+
+export type CaptureOutcome =
+  | { readonly _tag: "Captured"; readonly point: PointCaptured; readonly existing: boolean }
+  | { readonly _tag: "NotCaptured"; readonly reason: string }
+
+const sameStat = (cached: StatCacheEntry, stat: FileStat) =>
+  cached.size === stat.size &&
+  cached.mtimeNs === stat.mtimeNs &&
+  cached.inode === stat.inode &&
+  cached.mode === stat.mode
+
+/** The stat cache of a point; empty when there is none or it cannot be read. */
+export const loadStatCache = (hash: ContentHash | undefined) =>
+  Effect.gen(function* () {
+    if (hash === undefined) return new Map() as StatCache
+    const artifacts = yield* ArtifactStore
+    const bytes = yield* Effect.either(artifacts.get(hash))
+    // A lost or damaged cache only costs re-hashing.
+    return (Either.isRight(bytes) ? decodeStatCache(bytes.right) : undefined) ?? (new Map() as StatCache)
+  })
+
+interface Built {
+  readonly manifest: Map<WorkspacePath, ManifestEntry>
+  readonly statCache: Map<WorkspacePath, StatCacheEntry>
+  readonly skipped: Array<SkippedPath>
+}
+
+/**
+ * Builds a manifest of `paths` (or of the whole scan) against a previous manifest and stat cache.
+ * Shared by turn captures and rescue points.
+ */
+export const buildManifest = (input: {
+  readonly scanned: ReadonlyMap<WorkspacePath, ScannedPath>
+  readonly tracked: ReadonlySet<WorkspacePath>
+  readonly previous: Manifest
+  readonly statCache: StatCache
+  readonly settings: CaptureSettings
+  readonly startedAtMs: number
+  readonly onHashed?: (hashed: number, toHash: number) => void
+}) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const artifacts = yield* ArtifactStore
+    const manifest = new Map<WorkspacePath, ManifestEntry>()
+    const statCache = new Map<WorkspacePath, StatCacheEntry>()
+    const skipped: Array<SkippedPath> = []
+    const racyFromNs = BigInt(input.startedAtMs - input.settings.racyWindowMs) * 1_000_000n
+    const keepPrevious = (path: WorkspacePath) => {
+      const before = input.previous.get(path)
+      if (before !== undefined) manifest.set(path, before)
+    }
+
+    // Tracked paths the scan did not see: stat each one (it may be gone, ignored or out of budget).
+    const candidates = new Map(input.scanned)
+    for (const path of input.tracked) {
+      if (candidates.has(path)) continue
+      const stat = yield* Effect.either(workspace.stat(path))
+      if (Either.isLeft(stat)) {
+        skipped.push({ path, reason: "unreadable", detail: stat.left.message })
+        keepPrevious(path)
+        continue
+      }
+      if (Option.isNone(stat.right)) {
+        manifest.set(path, { kind: "tombstone" })
+        continue
+      }
+      if (stat.right.value.kind === "symlink") {
+        const target = yield* Effect.either(workspace.readLink(path))
+        if (Either.isLeft(target)) {
+          skipped.push({ path, reason: "unreadable", detail: target.left.message })
+          keepPrevious(path)
+        } else candidates.set(path, { stat: stat.right.value, target: target.right })
+        continue
+      }
+      candidates.set(path, { stat: stat.right.value })
+    }
+
+    const toRead: Array<[WorkspacePath, FileStat]> = []
+    for (const [path, { stat, target }] of candidates) {
+      if (stat.kind === "symlink" && target !== undefined) {
+        manifest.set(path, { kind: "link", target })
+      } else if (stat.kind !== "file") {
+        skipped.push({ path, reason: "not_a_regular_file", detail: `a ${stat.kind}` })
+      } else if (stat.size > input.settings.maxFileBytes) {
+        skipped.push({
+          path,
+          reason: "over_size_limit",
+          detail: `${stat.size} bytes > ${input.settings.maxFileBytes}`,
+        })
+        keepPrevious(path)
+      } else {
+        const cached = input.statCache.get(path)
+        if (cached !== undefined && sameStat(cached, stat)) {
+          manifest.set(path, { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size })
+          statCache.set(path, cached)
+        } else toRead.push([path, stat])
+      }
+    }
+
+    let hashed = 0
+    for (const [path, stat] of toRead) {
+      const read = yield* Effect.either(workspace.read(path))
+      hashed++
+      if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
+      if (Either.isLeft(read)) {
+        skipped.push({ path, reason: "unreadable", detail: read.left.message })
+        keepPrevious(path)
+        continue
+      }
+      if (Option.isNone(read.right)) {
+        // Gone between the scan and the read: absent now.
+        manifest.set(path, { kind: "tombstone" })
+        continue
+      }
+      const file = read.right.value
+      const hash = yield* artifacts.put(file.content)
+      manifest.set(path, { kind: "file", hash, mode: file.mode, size: file.content.byteLength })
+      // The racy rule: an mtime this close to now may not change on the next edit, so the stat
+      // cannot vouch for the content next time; such a file is read again.
+      if (stat.mtimeNs < racyFromNs && stat.size === file.content.byteLength && stat.mode === file.mode) {
+        statCache.set(path, {
+          size: stat.size,
+          mtimeNs: stat.mtimeNs,
+          inode: stat.inode,
+          mode: stat.mode,
+          hash,
+        })
+      }
+    }
+    input.onHashed?.(hashed, toRead.length)
+    return { manifest, statCache, skipped } satisfies Built
+  })
+
+const storeJson = (bytes: Uint8Array) => Effect.flatMap(ArtifactStore, (artifacts) => artifacts.put(bytes))
+
+/** Records a manifest as a point of the session (used by turn captures and rescue points). */
+export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>
+  Effect.gen(function* () {
+    const state = yield* loadSession(sessionId)
+    const store = yield* SessionStore
+    const at = yield* Clock.currentTimeMillis
+    const event = new PointCaptured({ ...point, capturedAt: at })
+    yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+    return event
+  })
+
+export const summarise = (manifest: Manifest) => {
+  let files = 0
+  let links = 0
+  let tombstones = 0
+  let bytes = 0
+  for (const e of manifest.values()) {
+    if (e.kind === "file") {
+      files++
+      bytes += e.size
+    } else if (e.kind === "link") links++
+    else tombstones++
+  }
+  return { files, links, tombstones, bytes }
+}
+
+const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptions) =>
+  Effect.gen(function* () {
+    const settings = { ...DEFAULT_CAPTURE_SETTINGS, ...options.settings }
+    const pointId = pointIdFor(sessionId, turnId)
+    const index = yield* readPointIndex(sessionId)
+    const existing = index.points.find((p) => p.pointId === pointId)
+    if (existing !== undefined) return { _tag: "Captured", point: existing, existing: true } as const
+
+    const state = yield* loadSession(sessionId)
+    const startedAtMs = yield* Clock.currentTimeMillis
+    const base = latestTurnPoint(index)
+    const previous: Manifest = base === undefined ? new Map() : yield* loadManifest(base.manifestHash)
+    const statCache = yield* loadStatCache(base?.statCacheHash)
+
+    const tracked = new Set<WorkspacePath>(previous.keys())
+    const declare = (path: string) => {
+      if (workspacePathProblem(path) === undefined) tracked.add(path as WorkspacePath)
+    }
+    for (const c of state.checkpoints) declare(c.path)
+    for (const intent of index.writeIntents) for (const e of intent.entries) declare(e.path)
+    for (const p of options.declaredPaths ?? []) declare(p)
+
+    const progress = (p: Omit<CaptureProgress, "directories" | "entries">, scan: ScanProgress) =>
+      options.onProgress?.({ ...scan, ...p })
+    let scanState: ScanProgress = { directories: 0, entries: 0 }
+    const scan = yield* scanWorkspace(
+      { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs },
+      (p) => {
+        scanState = p
+        progress({ phase: "scan", hashed: 0, toHash: 0 }, p)
+      },
+    )
+    const built = yield* buildManifest({
+      scanned: scan.entries,
+      tracked,
+      previous,
+      statCache,
+      settings,
+      startedAtMs,
+      onHashed: (hashed, toHash) => progress({ phase: "hash", hashed, toHash }, scanState),
+    })
+    const manifestBytes = encodeManifest(built.manifest)
+    const manifestHash = yield* storeJson(manifestBytes)
+    const statBytes = encodeStatCache(built.statCache)
+    const statCacheHash = yield* storeJson(statBytes)
+    const point = yield* recordPoint(sessionId, {
+      pointId,
+      kind: "turn" satisfies PointKind,
+      turnId,
+      manifestHash,
+      statCacheHash,
+      reusedManifest: base !== undefined && base.manifestHash === manifestHash,
+      ...summarise(built.manifest),
+      skipped: [...scan.skipped, ...built.skipped],
+    })
+    progress({ phase: "done", hashed: 0, toHash: 0 }, scanState)
+    return { _tag: "Captured", point, existing: false } as const
+  })
+
+/** Captures the point of (session, turn), or finds the one already captured. Never fails. */
+export const capturePoint = (
+  sessionId: SessionId,
+  turnId: TurnId,
+  options: CaptureOptions = {},
+): Effect.Effect<CaptureOutcome, never, Workspace | ArtifactStore | SessionStore> =>
+  captureOnce(sessionId, turnId, options).pipe(
+    // A racing capture of the same turn may have won: find its point rather than report failure.
+    Effect.catchTag("VersionConflict", () => captureOnce(sessionId, turnId, options)),
+    Effect.catchAllCause((cause) =>
+      Effect.succeed<CaptureOutcome>({
+        _tag: "NotCaptured",
+        reason: `no point for turn ${turnId}: ${causeMessage(cause)}`,
+      }),
+    ),
+  )
+
+const causeMessage = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  return error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+    ? String((error as { message: unknown }).message)
+    : String(error)
+}

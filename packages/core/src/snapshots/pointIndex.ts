@@ -1,0 +1,48 @@
+/**
+ * The point index of a session: its PointCaptured events (and write intents) read back from the
+ * session stream. Keeping the index in the stream (rather than a separate table) means a point is
+ * committed atomically with the session's history, found again after a restart, and copied with
+ * the history a fork copies, with no second store to keep in step.
+ */
+
+import { createHash } from "node:crypto"
+import {
+  type PointCaptured,
+  type PointId,
+  type SessionId,
+  type TurnId,
+  WriteIntentDeclared,
+} from "@rewind/contracts"
+import { Effect } from "effect"
+import { SessionStore } from "../ports/SessionStore.js"
+
+/**
+ * A point's id is derived from (session, turn) so capture is idempotent: a second capture for the
+ * same turn (after a restart, or a racing caller) finds the first. A fork's own points carry the
+ * fork's session id, so equal turn numbers in parent and child never collide.
+ */
+export const pointIdFor = (sessionId: SessionId, turnId: TurnId, kind: "turn" | "rescue" = "turn"): PointId =>
+  `pt-${kind === "turn" ? "" : "r"}${createHash("sha256").update(`${sessionId}\u0000${turnId}`).digest("hex").slice(0, 40)}` as PointId
+
+export interface PointIndex {
+  /** Every point of the session's stream, in order (inherited ones included). */
+  readonly points: ReadonlyArray<PointCaptured>
+  readonly writeIntents: ReadonlyArray<WriteIntentDeclared>
+}
+
+export const readPointIndex = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const events = yield* store.read(sessionId)
+    const points: Array<PointCaptured> = []
+    const writeIntents: Array<WriteIntentDeclared> = []
+    for (const { event } of events) {
+      if (event._tag === "PointCaptured") points.push(event)
+      else if (event instanceof WriteIntentDeclared) writeIntents.push(event)
+    }
+    return { points, writeIntents } satisfies PointIndex
+  })
+
+/** The latest full (turn) point: the base the next capture starts from. */
+export const latestTurnPoint = (index: PointIndex): PointCaptured | undefined =>
+  index.points.findLast((p) => p.kind === "turn")

@@ -1,0 +1,337 @@
+/**
+ * Restoring the workspace to a point. `previewPointRestore` compares each path of the point's
+ * manifest with what is there now (by content hash, mode and link target) and lists the writes,
+ * links and deletes a restore would make (a delete only where the point holds a tombstone; files
+ * the point does not mention are left alone), plus conflicts (a directory, FIFO or unreadable file
+ * in the way, content missing from the store) that forbid it. Without conflicts it issues a
+ * preview token bound to the point and a digest of the plan. `applyPointRestore` redeems the token,
+ * re-plans and refuses if the workspace changed since the preview, captures a rescue point of
+ * every path it will touch, then applies: symlinks in the way are removed, files are written and
+ * deleted through the journaled writer (each write checks the file still hashes as previewed), and
+ * links are created; a failure at any step undoes the earlier ones.
+ */
+
+import { createHash } from "node:crypto"
+import {
+  type ContentHash,
+  type OperationId,
+  type PointId,
+  PointRestored,
+  refuse,
+  type SessionId,
+  type TurnId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either, Option } from "effect"
+import { hashContent } from "../contentHash.js"
+import { makeMemoryJournal } from "../fileRewindJournal.js"
+import { applyJournaled, type PlannedWrite, rollBack } from "../journaledWrites.js"
+import { loadSession } from "../loadSession.js"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { issuePreviewToken, redeemPreviewToken } from "../previewTokens.js"
+import {
+  buildManifest,
+  DEFAULT_CAPTURE_SETTINGS,
+  loadStatCache,
+  recordPoint,
+  summarise,
+} from "./capturePoint.js"
+import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
+import { encodeManifest, loadManifest, type ManifestEntry, type StatCache } from "./pointManifest.js"
+
+/** What is at a path now. */
+export type CurrentState =
+  | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number }
+  | { readonly kind: "link"; readonly target: string }
+  | { readonly kind: "absent" }
+
+export interface PlannedChange {
+  readonly path: WorkspacePath
+  readonly action: "write" | "link" | "delete"
+  readonly current: CurrentState
+  readonly wanted: ManifestEntry
+}
+
+export interface RestoreConflict {
+  readonly path: WorkspacePath
+  readonly reason: "not_a_regular_file" | "unreadable" | "content_missing"
+  readonly detail: string
+}
+
+export interface PointRestorePreview {
+  readonly pointId: PointId
+  readonly changes: ReadonlyArray<PlannedChange>
+  readonly unchanged: number
+  readonly conflicts: ReadonlyArray<RestoreConflict>
+  readonly canApply: boolean
+  readonly planDigest: string
+  /** Present when `canApply`: redeem it with `applyPointRestore` within five minutes. */
+  readonly token?: string
+  readonly expiresAt?: number
+}
+
+const inspect = (path: WorkspacePath, cache: StatCache) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const stat = yield* workspace.stat(path)
+    if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
+    // The capture's stat cache vouches for an unchanged file as it does for a capture (it only
+    // holds entries outside the racy window), so a large restore reads only what changed.
+    const cached = cache.get(path)
+    if (
+      cached !== undefined &&
+      stat.value.kind === "file" &&
+      cached.size === stat.value.size &&
+      cached.mtimeNs === stat.value.mtimeNs &&
+      cached.inode === stat.value.inode &&
+      cached.mode === stat.value.mode
+    ) {
+      return { kind: "file", hash: cached.hash, mode: cached.mode } as CurrentState
+    }
+    switch (stat.value.kind) {
+      case "symlink":
+        return { kind: "link", target: yield* workspace.readLink(path) } as CurrentState
+      case "file": {
+        const file = yield* workspace.read(path)
+        if (Option.isNone(file)) return { kind: "absent" } as CurrentState
+        return { kind: "file", hash: hashContent(file.value.content), mode: file.value.mode } as CurrentState
+      }
+      default:
+        return `a ${stat.value.kind}` as const
+    }
+  })
+
+const satisfied = (current: CurrentState, wanted: ManifestEntry): boolean => {
+  switch (wanted.kind) {
+    case "file":
+      return current.kind === "file" && current.hash === wanted.hash && current.mode === wanted.mode
+    case "link":
+      return current.kind === "link" && current.target === wanted.target
+    case "tombstone":
+      return current.kind === "absent"
+  }
+}
+
+const findPoint = (sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const index = yield* readPointIndex(sessionId)
+    const point = index.points.find((p) => p.pointId === pointId)
+    if (point === undefined) return yield* refuse("not_found", `session ${sessionId} has no point ${pointId}`)
+    return point
+  })
+
+const plan = (sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const artifacts = yield* ArtifactStore
+    const point = yield* findPoint(sessionId, pointId)
+    const manifest = yield* Effect.catchAll(loadManifest(point.manifestHash), (e) =>
+      refuse("unavailable", `the manifest of point ${pointId} cannot be read: ${e.message}`),
+    )
+    const latest = latestTurnPoint(yield* readPointIndex(sessionId))
+    const cache = yield* loadStatCache(latest?.statCacheHash)
+    const changes: Array<PlannedChange> = []
+    const conflicts: Array<RestoreConflict> = []
+    let unchanged = 0
+    for (const [path, wanted] of manifest) {
+      const current = yield* Effect.either(inspect(path, cache))
+      if (Either.isLeft(current)) {
+        conflicts.push({ path, reason: "unreadable", detail: current.left.message })
+        continue
+      }
+      if (typeof current.right === "string") {
+        conflicts.push({ path, reason: "not_a_regular_file", detail: `${current.right} is in the way` })
+        continue
+      }
+      if (satisfied(current.right, wanted)) {
+        unchanged++
+        continue
+      }
+      if (wanted.kind === "file" && !(yield* artifacts.has(wanted.hash))) {
+        conflicts.push({
+          path,
+          reason: "content_missing",
+          detail: `content ${wanted.hash} is not in the store`,
+        })
+        continue
+      }
+      changes.push({
+        path,
+        action: wanted.kind === "file" ? "write" : wanted.kind === "link" ? "link" : "delete",
+        current: current.right,
+        wanted,
+      })
+    }
+    const planDigest = createHash("sha256")
+      .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
+      .digest("hex")
+    return { point, changes, conflicts, unchanged, planDigest }
+  })
+
+/** Lists what restoring `pointId` would change and, when it can be applied, issues a token. */
+export const previewPointRestore = (sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const p = yield* plan(sessionId, pointId)
+    const canApply = p.conflicts.length === 0
+    const base: PointRestorePreview = {
+      pointId,
+      changes: p.changes,
+      unchanged: p.unchanged,
+      conflicts: p.conflicts,
+      canApply,
+      planDigest: p.planDigest,
+    }
+    if (!canApply) return base
+    const issued = yield* issuePreviewToken(sessionId, pointId, p.planDigest)
+    const withToken: PointRestorePreview = { ...base, token: issued.token, expiresAt: issued.expiresAt }
+    return withToken
+  })
+
+export interface PointRestoreResult {
+  readonly operationId: OperationId
+  readonly rescuePointId: PointId
+  readonly event: PointRestored
+}
+
+/** Undo steps for what is outside the file journal (symlinks), run in reverse on failure. */
+type Undo = Effect.Effect<void, unknown, Workspace>
+
+const runUndo = (undo: ReadonlyArray<Undo>) =>
+  Effect.forEach([...undo].reverse(), (u) => Effect.either(u), { discard: true })
+
+/**
+ * Applies a previewed restore. Refuses when the token is not valid for this point, when the
+ * workspace no longer matches the preview (`conflict`: preview again), or on conflicts.
+ */
+export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token: string) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const artifacts = yield* ArtifactStore
+    const record = yield* redeemPreviewToken(sessionId, pointId, token)
+    const p = yield* plan(sessionId, pointId)
+    if (p.conflicts.length > 0) {
+      return yield* refuse("unsafe_files", "the restore has conflicts; nothing was written", p.conflicts)
+    }
+    if (p.planDigest !== record.planDigest) {
+      return yield* refuse(
+        "conflict",
+        "the workspace changed since the preview; nothing was written, preview again",
+      )
+    }
+    const ids = yield* IdGenerator
+    const operationId = (yield* ids.next("op")) as OperationId
+
+    // Every blob is read before anything is touched: a missing one refuses the whole restore.
+    const contents = new Map<WorkspacePath, Uint8Array>()
+    for (const c of p.changes) {
+      if (c.wanted.kind !== "file") continue
+      const bytes = yield* Effect.either(artifacts.get(c.wanted.hash))
+      if (Either.isLeft(bytes)) {
+        return yield* refuse("unavailable", `content for ${c.path} cannot be read: ${bytes.left.message}`)
+      }
+      contents.set(c.path, bytes.right)
+    }
+
+    // The rescue point: the current state of every path the restore will touch.
+    const startedAtMs = yield* Clock.currentTimeMillis
+    const rescue = yield* buildManifest({
+      scanned: new Map(),
+      tracked: new Set(p.changes.map((c) => c.path)),
+      previous: new Map(),
+      statCache: new Map(),
+      settings: { ...DEFAULT_CAPTURE_SETTINGS, maxFileBytes: Number.MAX_SAFE_INTEGER },
+      startedAtMs,
+    })
+    if (rescue.skipped.length > 0) {
+      return yield* refuse(
+        "unsafe_files",
+        "the current state of some files cannot be saved, so the restore could not be undone; nothing was written",
+        rescue.skipped,
+      )
+    }
+    const rescuePointId = pointIdFor(sessionId, operationId as string as TurnId, "rescue")
+    const rescueManifestHash = yield* artifacts.put(encodeManifest(rescue.manifest))
+    yield* recordPoint(sessionId, {
+      pointId: rescuePointId,
+      kind: "rescue",
+      turnId: p.point.turnId,
+      manifestHash: rescueManifestHash,
+      reusedManifest: false,
+      ...summarise(rescue.manifest),
+      skipped: [],
+    })
+
+    const undo: Array<Undo> = []
+    const journal = yield* makeMemoryJournal(operationId)
+    const failed = (message: string) =>
+      Effect.gen(function* () {
+        yield* runUndo(undo)
+        return yield* refuse("unavailable", `the restore failed and was undone: ${message}`)
+      })
+
+    // 1. Symlinks in the way of anything else are removed (and put back on failure).
+    for (const c of p.changes) {
+      if (c.current.kind !== "link") continue
+      const target = c.current.target
+      const removed = yield* Effect.either(workspace.delete(c.path))
+      if (Either.isLeft(removed)) return yield* failed(removed.left.message)
+      undo.push(Effect.asVoid(workspace.symlink(c.path, target)))
+    }
+    // 2. Files, through the journal; it rolls itself back when a step fails.
+    const writes: Array<PlannedWrite> = []
+    for (const c of p.changes) {
+      const expectedCurrentHash = c.current.kind === "file" ? c.current.hash : null
+      if (c.wanted.kind === "file") {
+        writes.push({
+          path: c.path,
+          content: contents.get(c.path)!,
+          mode: c.wanted.mode,
+          expectedCurrentHash,
+        })
+      } else if (c.current.kind === "file") {
+        writes.push({ path: c.path, content: null, expectedCurrentHash })
+      }
+    }
+    const applied = yield* applyJournaled(writes, journal)
+    if (applied._tag === "RolledBack") return yield* failed(applied.message)
+    undo.push(
+      Effect.asVoid(
+        rollBack(
+          journal,
+          writes.map((w) => w.path),
+          "a later symlink failed",
+        ),
+      ),
+    )
+    // 3. Links.
+    for (const c of p.changes) {
+      if (c.wanted.kind !== "link") continue
+      const linked = yield* Effect.either(workspace.symlink(c.path, c.wanted.target))
+      if (Either.isLeft(linked)) return yield* failed(linked.left.message)
+      const path = c.path
+      undo.push(Effect.asVoid(workspace.delete(path)))
+    }
+
+    const event = new PointRestored({
+      operationId,
+      pointId,
+      rescuePointId,
+      files: p.changes.map((c) => ({
+        path: c.path,
+        action: c.action === "write" ? "written" : c.action === "link" ? "linked" : "deleted",
+      })),
+    })
+    const state = yield* loadSession(sessionId)
+    const store = yield* SessionStore
+    const at = yield* Clock.currentTimeMillis
+    const recorded = yield* Effect.either(
+      store.append({ sessionId, expectedVersion: state.version, events: [event], at }),
+    )
+    if (Either.isLeft(recorded)) {
+      // Files and history must agree: a restore the store will not record is undone.
+      return yield* failed(`the restore could not be recorded: ${recorded.left.message}`)
+    }
+    return { operationId, rescuePointId, event } satisfies PointRestoreResult
+  })

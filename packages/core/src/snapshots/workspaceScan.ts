@@ -1,0 +1,142 @@
+/**
+ * The bounded scan of a capture: walks the workspace one directory at a time through the bulk
+ * `scanDirectory` operation (one `lstat` per entry, symlinks never followed), applying the built-in
+ * skip list, `.gitignore` and `.rewindignore` rules at every level, and a file-count and time
+ * budget. Nested repositories (a directory holding `.git`) are not entered. What the budget or an
+ * unreadable directory left out is reported; what ignore rules exclude is not "left out", it was
+ * never in scope.
+ */
+import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
+import { Clock, Effect, Either, Option } from "effect"
+import ignore from "ignore"
+
+type Ignore = ReturnType<typeof ignore>
+
+import { Workspace } from "../ports/Workspace.js"
+
+/** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
+export const BUILT_IN_SKIP = new Set([
+  ".git",
+  ".hg",
+  ".svn",
+  ".jj",
+  ".rewind",
+  "node_modules",
+  ".venv",
+  "__pycache__",
+  ".cache",
+  ".turbo",
+  ".next",
+])
+
+export const IGNORE_FILES = [".gitignore", ".rewindignore"] as const
+
+export interface ScanBudget {
+  readonly maxFiles: number
+  /** Absolute Clock time (ms) after which no further directory is scanned. */
+  readonly deadlineMs: number
+}
+
+export interface ScannedPath {
+  readonly stat: FileStat
+  readonly target?: string
+}
+
+export interface ScanProgress {
+  readonly directories: number
+  readonly entries: number
+}
+
+export interface ScanResult {
+  /** Every non-directory entry in scope: files, symlinks and `other` kinds. */
+  readonly entries: Map<WorkspacePath, ScannedPath>
+  readonly skipped: Array<SkippedPath>
+  /** Ignored entries and skipped directories, for status (not reported one by one). */
+  readonly ignored: number
+}
+
+interface Rules {
+  /** Directory the rules are relative to ("" for the root). */
+  readonly base: string
+  readonly matcher: Ignore
+}
+
+const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
+
+const relativeTo = (base: string, path: string) => (base === "" ? path : path.slice(base.length + 1))
+
+const isIgnored = (rules: ReadonlyArray<Rules>, path: string, directory: boolean): boolean => {
+  for (const r of rules) {
+    const rel = relativeTo(r.base, path)
+    if (r.matcher.ignores(directory ? `${rel}/` : rel)) return true
+  }
+  return false
+}
+
+export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress) => void) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const entries = new Map<WorkspacePath, ScannedPath>()
+    const skipped: Array<SkippedPath> = []
+    let ignored = 0
+    let directories = 0
+    const queue: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [{ dir: "", rules: [] }]
+    while (queue.length > 0) {
+      const now = yield* Clock.currentTimeMillis
+      if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
+        for (const rest of queue) {
+          skipped.push({
+            path: rest.dir === "" ? "." : rest.dir,
+            reason: "budget",
+            detail: now > budget.deadlineMs ? "time budget spent" : "file-count budget spent",
+          })
+        }
+        break
+      }
+      const { dir, rules } = queue.shift()!
+      const listed = yield* Effect.either(
+        dir === "" ? workspace.scanDirectory() : workspace.scanDirectory(dir as WorkspacePath),
+      )
+      if (Either.isLeft(listed)) {
+        if (dir === "") return yield* listed.left
+        skipped.push({ path: dir, reason: "unreadable", detail: listed.left.message })
+        continue
+      }
+      directories++
+      const children = listed.right
+      // A nested repository belongs to someone else's history: leave it alone entirely.
+      if (dir !== "" && children.some((c) => c.name === ".git")) {
+        ignored++
+        continue
+      }
+      let own: Ignore | undefined
+      for (const name of IGNORE_FILES) {
+        const file = children.find((c) => c.name === name && c.stat.kind === "file")
+        if (file === undefined) continue
+        const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
+        if (Either.isRight(read) && Option.isSome(read.right)) {
+          own ??= ignore()
+          own.add(new TextDecoder().decode(read.right.value.content))
+        }
+      }
+      const scope = own === undefined ? rules : [...rules, { base: dir, matcher: own }]
+      for (const child of children) {
+        const path = join(dir, child.name)
+        if (child.stat.kind === "directory") {
+          if (BUILT_IN_SKIP.has(child.name) || isIgnored(scope, path, true)) ignored++
+          else queue.push({ dir: path, rules: scope })
+          continue
+        }
+        if (isIgnored(scope, path, false)) {
+          ignored++
+          continue
+        }
+        entries.set(
+          path as WorkspacePath,
+          child.target === undefined ? { stat: child.stat } : { stat: child.stat, target: child.target },
+        )
+      }
+      onProgress?.({ directories, entries: entries.size })
+    }
+    return { entries, skipped, ignored } satisfies ScanResult
+  })

@@ -1,0 +1,384 @@
+/**
+ * The CLI's commands over the capabilities on main: init, sessions, log, status, preview, restore,
+ * rewind, fork, doctor. Each opens the store through the facade, prints human text or JSON Lines,
+ * and fails with a `CliFailure` carrying its exit code.
+ */
+
+import { Args, Command, Options } from "@effect/cli"
+import { CheckpointId, MessageId, SessionId } from "@rewind/contracts"
+import { Effect, Option } from "effect"
+import type { Rewind } from "../openRewind.js"
+import { bold, CliFailure, dim, ExitCode, green, red, table, yellow } from "./output.js"
+import { type CommonOptions, call, common, expect, withRewind } from "./store.js"
+
+const sessionOption = Options.text("session").pipe(
+  Options.withSchema(SessionId),
+  Options.withDescription("The session (default: the most recently created one)"),
+  Options.optional,
+)
+const messageArg = (description: string) =>
+  Args.text({ name: "message" }).pipe(Args.withSchema(MessageId), Args.withDescription(description))
+
+/** The session named by `--session`, or the newest one in the store. */
+const resolveSession = (rewind: Rewind, session: Option.Option<SessionId>) =>
+  Option.match(session, {
+    onSome: Effect.succeed,
+    onNone: () =>
+      Effect.flatMap(
+        call(() => rewind.listSessions()),
+        (all) =>
+          all[0] === undefined
+            ? Effect.fail(
+                new CliFailure({
+                  code: ExitCode.failed,
+                  message: "the store has no session yet",
+                  reason: "no_session",
+                }),
+              )
+            : Effect.succeed(all[0].sessionId),
+      ),
+  })
+
+/** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
+const usage = (message: string) =>
+  Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))
+
+const iso = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 19)
+const oneLine = (text: string, max = 72) => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+const init = Command.make("init", common, (o: CommonOptions) =>
+  withRewind(o, true, (rewind, out) =>
+    Effect.andThen(
+      out.record("init", { workspace: rewind.workspaceRoot, dir: rewind.dir }),
+      out.human(`Rewind store ready in ${bold(rewind.dir ?? "")} for workspace ${rewind.workspaceRoot}`),
+    ),
+  ),
+).pipe(Command.withDescription("Create the store (.rewind) in the current or --workspace directory"))
+
+const sessions = Command.make("sessions", common, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const all = yield* call(() => rewind.listSessions())
+      for (const s of all) {
+        yield* out.record("session", {
+          sessionId: s.sessionId,
+          kind: s.kind,
+          parentId: s.parentId ?? null,
+          title: s.title,
+          createdAt: s.createdAt,
+          updatedAt: s.updatedAt,
+          version: s.version,
+        })
+      }
+      yield* out.human(
+        all.length === 0
+          ? dim("no sessions")
+          : table(
+              ["SESSION", "KIND", "CREATED", "EVENTS", "TITLE"],
+              all.map((s) => [s.sessionId, s.kind, iso(s.createdAt), String(s.version), s.title]),
+            ),
+      )
+    }),
+  ),
+).pipe(Command.withDescription("List the sessions in the store, newest first"))
+
+const log = Command.make(
+  "log",
+  { ...common, session: Args.text({ name: "session" }).pipe(Args.withSchema(SessionId)) },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const entries = yield* expect(() => rewind.transcript(o.session))
+        const rows: Array<Array<string>> = []
+        for (const e of entries) {
+          const text = e.parts
+            .map((p) =>
+              p.kind === "text" ? (p.text ?? "") : `[${p.kind}${p.toolName ? ` ${p.toolName}` : ""}]`,
+            )
+            .join(" ")
+          yield* out.record("message", {
+            messageId: e.message.id,
+            turnId: e.message.turnId,
+            role: e.message.role,
+            status: e.message.status,
+            compacted: e.compacted,
+            createdAt: e.message.createdAt,
+            text,
+          })
+          rows.push([
+            e.message.id,
+            e.compacted ? dim(e.message.role) : e.message.role,
+            iso(e.message.createdAt),
+            oneLine(text),
+          ])
+        }
+        yield* out.human(
+          rows.length === 0 ? dim("no messages") : table(["MESSAGE", "ROLE", "AT", "TEXT"], rows),
+        )
+      }),
+    ),
+).pipe(Command.withDescription("Print a session's transcript (its active branch)"))
+
+const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const all = yield* call(() => rewind.listSessions())
+      yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
+      yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
+      if (Option.isNone(o.session) && all.length === 0) return
+      const sessionId = yield* resolveSession(rewind, o.session)
+      const changes = yield* expect(() => rewind.turnFileChanges(sessionId))
+      const files = changes?.files ?? []
+      yield* out.record("turn_changes", {
+        sessionId,
+        turnId: changes?.turnId ?? null,
+        linesAdded: changes?.linesAdded ?? 0,
+        linesRemoved: changes?.linesRemoved ?? 0,
+        files: files.map((f) => ({ path: f.path, linesAdded: f.linesAdded, linesRemoved: f.linesRemoved })),
+      })
+      yield* out.human(
+        `\nsession ${sessionId}, latest turn ${changes?.turnId ?? "(none)"}: ${files.length} file(s) changed`,
+      )
+      if (files.length > 0) {
+        yield* out.human(
+          table(
+            ["FILE", "CHANGE", "LINES"],
+            files.map((f) => [
+              f.path,
+              f.created ? "created" : f.deleted ? "deleted" : "modified",
+              `${green(`+${f.linesAdded}`)} ${red(`-${f.linesRemoved}`)}`,
+            ]),
+          ),
+        )
+      }
+    }),
+  ),
+).pipe(Command.withDescription("Show the store and the latest turn's file changes of a session"))
+
+const preview = Command.make(
+  "preview",
+  {
+    ...common,
+    session: sessionOption,
+    message: messageArg("Undo file changes from this user message onward"),
+  },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const sessionId = yield* resolveSession(rewind, o.session)
+        const p = yield* expect(() => rewind.previewFileRewind({ sessionId, messageId: o.message }))
+        yield* out.record("preview", {
+          sessionId,
+          canApply: p.canApply,
+          checkpointIds: p.checkpointIds,
+          files: p.files,
+          unsafe: p.unsafe,
+          ignored: p.ignored,
+        })
+        yield* out.human(
+          p.files.length === 0
+            ? dim("no file would change")
+            : table(
+                ["FILE", "NOW", "AFTER"],
+                p.files.map((f) => [
+                  f.path,
+                  f.currentHash === null ? "(absent)" : f.currentHash.slice(0, 12),
+                  f.targetHash === null ? "(deleted)" : f.targetHash.slice(0, 12),
+                ]),
+              ),
+        )
+        for (const u of p.unsafe) yield* out.human(`${yellow("unsafe")} ${u.path}: ${u.message}`)
+        yield* out.human(p.canApply ? green("can apply") : red("cannot apply"))
+        if (!p.canApply) {
+          return yield* new CliFailure({
+            code: ExitCode.partial,
+            message: `the preview cannot be applied (${p.unsafe.length} unsafe file(s))`,
+            reason: p.unsafe.length > 0 ? "unsafe_files" : "nothing_to_undo",
+          })
+        }
+      }),
+    ),
+).pipe(Command.withDescription("Preview undoing the file changes from a message onward (writes nothing)"))
+
+const printRestore = (
+  out: Parameters<Parameters<typeof withRewind>[2]>[1],
+  result: {
+    readonly operationId: string | undefined
+    readonly checkpointIds: ReadonlyArray<string>
+    readonly files: ReadonlyArray<{ readonly path: string; readonly action: string }>
+    readonly conversation?: { readonly removedMessageIds: ReadonlyArray<string> } | undefined
+  },
+) =>
+  Effect.gen(function* () {
+    yield* out.record("restore", {
+      operationId: result.operationId ?? null,
+      checkpointIds: result.checkpointIds,
+      files: result.files,
+      removedMessageIds: result.conversation?.removedMessageIds ?? [],
+    })
+    if (result.files.length > 0) {
+      yield* out.human(
+        table(
+          ["FILE", "ACTION"],
+          result.files.map((f) => [f.path, f.action]),
+        ),
+      )
+    }
+    if (result.conversation !== undefined) {
+      yield* out.human(`conversation: ${result.conversation.removedMessageIds.length} message(s) removed`)
+    }
+  })
+
+const restore = Command.make(
+  "restore",
+  {
+    ...common,
+    session: sessionOption,
+    checkpoint: Options.text("checkpoint").pipe(
+      Options.withSchema(CheckpointId),
+      Options.withDescription("Put back the before-content of this checkpoint"),
+      Options.optional,
+    ),
+    message: Options.text("message").pipe(
+      Options.withSchema(MessageId),
+      Options.withDescription("Restore the latest live checkpoint tied to this user message"),
+      Options.optional,
+    ),
+  },
+  (o) =>
+    Option.isSome(o.checkpoint) === Option.isSome(o.message)
+      ? usage("give exactly one of --checkpoint <id> or --message <id>")
+      : withRewind(o, false, (rewind, out) =>
+          Effect.gen(function* () {
+            const sessionId = yield* resolveSession(rewind, o.session)
+            const result = Option.isSome(o.checkpoint)
+              ? yield* expect(() =>
+                  rewind.rewindToCheckpoint(sessionId, o.checkpoint.pipe(Option.getOrThrow)),
+                )
+              : yield* expect(() => rewind.rewindCode(sessionId, o.message.pipe(Option.getOrThrow)))
+            yield* printRestore(out, result)
+          }),
+        ),
+).pipe(
+  Command.withDescription(
+    "Restore files from one checkpoint (--checkpoint) or a message's latest (--message)",
+  ),
+)
+
+const cascade = Command.make(
+  "cascade",
+  {
+    ...common,
+    session: sessionOption,
+    message: messageArg("The user message to go back to (it and everything after are undone)"),
+    scope: Options.choice("scope", ["both", "workspace", "conversation"]).pipe(
+      Options.withDescription(
+        "What to undo: files and conversation (both), files only, or conversation only",
+      ),
+      Options.withDefault("both"),
+    ),
+  },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const sessionId = yield* resolveSession(rewind, o.session)
+        out.progress("rewinding…")
+        const result = yield* expect(() => rewind.rewindCascade(sessionId, o.message, o.scope)).pipe(
+          Effect.ensuring(Effect.sync(out.endProgress)),
+        )
+        yield* printRestore(out, result)
+      }),
+    ),
+).pipe(
+  // Named `cascade`, not `rewind`: a subcommand may not share the root command's name.
+  Command.withDescription("Cascade rewind: undo everything from a user message onward"),
+)
+
+const fork = Command.make(
+  "fork",
+  {
+    ...common,
+    session: sessionOption,
+    message: Args.text({ name: "message" }).pipe(
+      Args.withSchema(MessageId),
+      Args.withDescription("A completed turn's final reply to fork at"),
+      Args.optional,
+    ),
+    sideChat: Options.boolean("side-chat").pipe(
+      Options.withDescription("Open a side chat that inherits the conversation instead"),
+    ),
+  },
+  (o) =>
+    o.sideChat === Option.isSome(o.message)
+      ? usage("give a reply message id to fork at, or --side-chat (not both)")
+      : withRewind(o, false, (rewind, out) =>
+          Effect.gen(function* () {
+            const sessionId = yield* resolveSession(rewind, o.session)
+            const result = o.sideChat
+              ? yield* expect(() => rewind.createSideChat(sessionId))
+              : yield* expect(() => rewind.forkAtMessage(sessionId, o.message.pipe(Option.getOrThrow)))
+            yield* out.record("fork", {
+              command: result.command,
+              parentSessionId: result.parentSessionId,
+              childSessionId: result.childSessionId,
+              copiedMessageCount: result.copiedMessageCount,
+              replayed: result.replayed,
+            })
+            yield* out.human(
+              `${result.command === "side_chat" ? "side chat" : "fork"} ${bold(result.childSessionId)} (${result.copiedMessageCount} message(s) copied)`,
+            )
+          }),
+        ),
+).pipe(Command.withDescription("Fork a session at a reply, or open a side chat (--side-chat)"))
+
+const doctor = Command.make("doctor", common, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const report = yield* call(() =>
+        rewind.doctor({ onProgress: (n) => out.progress(`verifying artifacts… ${n}`) }),
+      ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
+      yield* out.record("doctor", {
+        ok: report.ok,
+        database: report.database ?? null,
+        artifacts: report.artifacts,
+      })
+      const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
+      yield* out.human(
+        table(
+          ["CHECK", "RESULT", "DETAIL"],
+          [
+            ["store opens", green("ok"), rewind.dir ?? ""],
+            [
+              "sqlite integrity",
+              report.database === undefined ? dim("n/a") : mark(report.database.ok),
+              report.database?.problems.join("; ") ?? "",
+            ],
+            [
+              "artifact hashes",
+              mark(report.artifacts.bad.length === 0),
+              `${report.artifacts.checked} checked, ${report.artifacts.bytes} bytes, ${report.artifacts.bad.length} bad`,
+            ],
+          ],
+        ),
+      )
+      for (const b of report.artifacts.bad) yield* out.human(`${red("bad blob")} ${b.hash}: ${b.problem}`)
+      if (!report.ok) {
+        return yield* new CliFailure({
+          code: ExitCode.partial,
+          message: "the store opens but doctor found problems",
+          reason: "doctor_problems",
+        })
+      }
+    }),
+  ),
+).pipe(Command.withDescription("Check the store: opens it, SQLite integrity_check, every artifact's hash"))
+
+/**
+ * Every registered command. Extension point: the snapshot and recovery capabilities add theirs
+ * here once they are on main (`capture`, `points`, `diff <point>`, `restore <point> --token`,
+ * `redo`, `gc [--dry-run]`, `recover`), each built like the commands above.
+ */
+export const commands = [init, sessions, log, status, preview, restore, cascade, fork, doctor] as const

@@ -1,0 +1,76 @@
+/**
+ * How the CLI speaks: human output (aligned tables, colour only on a TTY, progress on stderr) or,
+ * with `--json`, JSON Lines on stdout where every line carries the format version `v`.
+ * Also the exit codes and the failure that carries one.
+ */
+import { Data, Effect } from "effect"
+
+/** The JSON Lines format version; bump when a line's shape changes incompatibly. */
+export const JSON_FORMAT_VERSION = 1
+
+export const ExitCode = { ok: 0, partial: 1, failed: 2, usage: 3 } as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** Ends a command with a non-zero exit code; `message` goes to stderr (and as a JSON line). */
+export class CliFailure extends Data.TaggedError("CliFailure")<{
+  readonly code: ExitCode
+  readonly message: string
+  /** A refusal kind or error tag, for `--json` consumers. */
+  readonly reason: string
+}> {}
+
+const colour = (code: string) => (s: string) =>
+  process.stdout.isTTY === true && process.env.NO_COLOR === undefined ? `\x1b[${code}m${s}\x1b[0m` : s
+export const bold = colour("1")
+export const dim = colour("2")
+export const red = colour("31")
+export const green = colour("32")
+export const yellow = colour("33")
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes to measure width
+const ANSI = /\x1b\[[0-9;]*m/g
+const width = (s: string) => s.replace(ANSI, "").length
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const all = [header.map(bold), ...rows]
+  const widths = header.map((_, i) => Math.max(...all.map((r) => width(r[i] ?? ""))))
+  return all
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell + " ".repeat(widths[i]! - width(cell))))
+        .join("  "),
+    )
+    .join("\n")
+}
+
+export interface Output {
+  readonly json: boolean
+  /** One JSON line (`{"v":1,"type":…}`) in `--json` mode; nothing otherwise. */
+  readonly record: (type: string, fields: Record<string, unknown>) => Effect.Effect<void>
+  /** Human text; nothing in `--json` mode. */
+  readonly human: (text: string) => Effect.Effect<void>
+  /** A progress line on stderr, overwritten in place; only on a TTY and never in `--json` mode. */
+  readonly progress: (text: string) => void
+  readonly endProgress: () => void
+}
+
+export const makeOutput = (json: boolean): Output => {
+  const live = !json && process.stderr.isTTY === true
+  return {
+    json,
+    record: (type, fields) =>
+      json
+        ? Effect.sync(() =>
+            process.stdout.write(`${JSON.stringify({ v: JSON_FORMAT_VERSION, type, ...fields })}\n`),
+          )
+        : Effect.void,
+    human: (text) => (json ? Effect.void : Effect.sync(() => process.stdout.write(`${text}\n`))),
+    progress: (text) => {
+      if (live) process.stderr.write(`\r\x1b[2K${dim(text)}`)
+    },
+    endProgress: () => {
+      if (live) process.stderr.write("\r\x1b[2K")
+    },
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The CLI's access to a store: the options every command shares (`--workspace`, `--dir`,
+ * `--json`), opening Rewind through the Promise facade for the life of a command, and turning
+ * refusals and errors into `CliFailure`s with exit codes.
+ */
+import { resolve } from "node:path"
+import { Options } from "@effect/cli"
+import type { Outcome } from "@rewind/contracts"
+import { Effect, Option } from "effect"
+import type { Rewind } from "../openRewind.js"
+import { CliFailure, ExitCode, makeOutput, type Output } from "./output.js"
+
+export const common = {
+  json: Options.boolean("json").pipe(
+    Options.withDescription("Print JSON Lines (each line has a version field v)"),
+  ),
+  workspace: Options.directory("workspace", { exists: "yes" }).pipe(
+    Options.withDescription("The workspace root (default: the current directory)"),
+    Options.optional,
+  ),
+  dir: Options.text("dir").pipe(
+    Options.withDescription("The store directory (default: <workspace>/.rewind)"),
+    Options.optional,
+  ),
+}
+
+export interface CommonOptions {
+  readonly json: boolean
+  readonly workspace: Option.Option<string>
+  readonly dir: Option.Option<string>
+}
+
+const errorMessage = (error: unknown): { message: string; reason: string } => {
+  if (typeof error === "object" && error !== null) {
+    const tag = "_tag" in error && typeof error._tag === "string" ? error._tag : "Error"
+    const message = "message" in error && typeof error.message === "string" ? error.message : String(error)
+    return { message, reason: tag }
+  }
+  return { message: String(error), reason: "Error" }
+}
+
+/** Any rejection from the facade: a failed command (exit 2) with the error's own message. */
+export const failed = (error: unknown): CliFailure => {
+  const { message, reason } = errorMessage(error)
+  return new CliFailure({ code: ExitCode.failed, message, reason })
+}
+
+/** Calls the facade; a rejection becomes a `CliFailure`. */
+export const call = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: failed })
+
+/** Calls the facade; a refusal becomes a failed command with the refusal's message. */
+export const expect = <A>(run: () => Promise<Outcome<A>>) =>
+  Effect.flatMap(call(run), (outcome) =>
+    outcome.ok
+      ? Effect.succeed(outcome.value)
+      : Effect.fail(
+          new CliFailure({
+            code: ExitCode.failed,
+            message: outcome.refusal.message,
+            reason: outcome.refusal.kind,
+          }),
+        ),
+  )
+
+/**
+ * Opens Rewind for the command's life and hands it and the output to `body`. Only `init` creates
+ * a store; every other command fails (exit 2) when there is none, creating nothing.
+ */
+export const withRewind = <A, E, R>(
+  options: CommonOptions,
+  create: boolean,
+  body: (rewind: Rewind, out: Output) => Effect.Effect<A, E, R>,
+) => {
+  const out = makeOutput(options.json)
+  const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
+  return Effect.acquireUseRelease(
+    // Loaded on first use, so `--help` and usage errors do not pay for loading the store adapters.
+    call(() =>
+      import("../openRewind.js").then(({ openRewind }) =>
+        openRewind({
+          workspaceRoot,
+          create,
+          ...Option.match(options.dir, { onNone: () => ({}), onSome: (dir) => ({ dir: resolve(dir) }) }),
+        }),
+      ),
+    ),
+    (rewind) => body(rewind, out),
+    (rewind) => Effect.promise(() => rewind.close()),
+  )
+}

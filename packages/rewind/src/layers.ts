@@ -1,0 +1,98 @@
+/**
+ * The embedded default: which adapters `openRewind` wires when the host injects no Layer.
+ * SQLite at `<dir>/rewind.db`, content-addressed blobs under `<dir>/artifacts`, a Node Workspace
+ * confined to the workspace root, random ids, and the in-memory background task registry.
+ */
+import { existsSync, mkdirSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
+import { layerBackgroundTasks } from "@rewind/adapter-memory"
+import { SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
+import type { ArtifactStoreError, StoreError, StoreIncompatible, WorkspaceIoError } from "@rewind/contracts"
+import type {
+  ArtifactStore,
+  BackgroundTasks,
+  IdGenerator,
+  OperationJournal,
+  SessionStateCache,
+  SessionStore,
+  Workspace,
+} from "@rewind/core"
+import { IdGenerators, layerSessionStateCache } from "@rewind/core"
+import { Effect, Layer } from "effect"
+import { StoreMissing } from "./errors.js"
+
+/** The services every facade operation may need. An injected Layer must provide all of them. */
+export type RewindServices =
+  | SessionStore
+  | OperationJournal
+  | ArtifactStore
+  | Workspace
+  | IdGenerator
+  | BackgroundTasks
+
+/** Where the embedded default keeps its files, relative to the store directory. */
+export const DATABASE_FILE = "rewind.db"
+export const ARTIFACTS_DIR = "artifacts"
+/** The store directory's name under the workspace root when `dir` is not given. */
+export const DEFAULT_DIR_NAME = ".rewind"
+
+/** Errors opening the embedded default can fail with. */
+export type DefaultOpenError =
+  | StoreMissing
+  | StoreIncompatible
+  | StoreError
+  | ArtifactStoreError
+  | WorkspaceIoError
+
+export interface DefaultLayerOptions {
+  readonly workspaceRoot: string
+  /** The store directory; defaults to `<workspaceRoot>/.rewind`. */
+  readonly dir?: string
+  /** When false, a missing database fails with `StoreMissing` instead of being created (default true). */
+  readonly create?: boolean
+  /** SQLite options other than the path. */
+  readonly sqlite?: Omit<SqliteStoreOptions, "path">
+  /** `fsync` (default) or `atomic` (no fsync): how blobs and restored files are flushed. */
+  readonly durability?: "fsync" | "atomic"
+}
+
+/** Resolves the store directory the embedded default uses for these options. */
+export const storeDirectory = (options: { readonly workspaceRoot: string; readonly dir?: string }): string =>
+  resolve(options.dir ?? join(options.workspaceRoot, DEFAULT_DIR_NAME))
+
+const ensureStoreDirectory = (dir: string, create: boolean) =>
+  Effect.suspend(() => {
+    const db = join(dir, DATABASE_FILE)
+    if (existsSync(db)) return Effect.void
+    if (!create) {
+      return Effect.fail(
+        new StoreMissing({
+          path: db,
+          message: `no Rewind store at ${db}; run \`rewind init\` in the workspace first`,
+        }),
+      )
+    }
+    mkdirSync(dir, { recursive: true })
+    return Effect.void
+  })
+
+/**
+ * The embedded default layer. It also provides the adapter's `SqliteStore` service, which
+ * `doctor` uses for SQLite's own integrity check.
+ */
+export const layerEmbedded = (
+  options: DefaultLayerOptions,
+): Layer.Layer<RewindServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
+  const dir = storeDirectory(options)
+  const durability = options.durability ?? "fsync"
+  const stores = Layer.mergeAll(
+    SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) }),
+    FsArtifactStore.layer({ directory: join(dir, ARTIFACTS_DIR), durability }),
+    NodeWorkspace.layer(options.workspaceRoot, { durability }),
+    IdGenerators.layerRandom,
+    layerBackgroundTasks,
+    layerSessionStateCache(),
+  )
+  return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options.create ?? true), stores))
+}

@@ -1,0 +1,291 @@
+/**
+ * Property tests of the snapshot engine, run by every workspace adapter over a harness:
+ * - capture → random mutations (edits, creations, deletions, mode changes, symlinks) → restore
+ *   gives back exactly what the point recorded (tombstoned paths absent, files and modes and
+ *   links equal), leaves paths the point does not mention alone, and restoring the rescue point
+ *   brings back the state the restore replaced.
+ * - GC (see `snapshotGcProperty`) never removes content reachable from a live root (invariant 8).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { PointId, SessionId, TurnId } from "@rewind/contracts"
+import {
+  ArtifactStore,
+  applyPointRestore,
+  capturePoint,
+  cleanup,
+  createSession,
+  declareWriteIntent,
+  type IdGenerator,
+  loadManifest,
+  manifestBlobs,
+  previewPointRestore,
+  readPointIndex,
+  type SessionStore,
+  type Workspace,
+} from "@rewind/core"
+import { Effect, FastCheck as fc, type Layer } from "effect"
+import { propertyParameters } from "./propertyParameters.js"
+
+/** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
+export interface SnapshotHarness {
+  /** A fresh, empty workspace with fresh stores; disposed by `dispose`. */
+  readonly open: () => {
+    readonly layer: Layer.Layer<Workspace | ArtifactStore | SessionStore | IdGenerator>
+    readonly write: (path: string, content: string, mode: number) => void
+    readonly symlink: (path: string, target: string) => void
+    /** Removes a file or symlink if present. */
+    readonly remove: (path: string) => void
+    /** path → "file <mode octal> <content>" | "link <target>" for every non-directory entry. */
+    readonly tree: () => Map<string, string>
+    readonly dispose: () => void
+  }
+}
+
+const DIRS = ["", "src", "src/lib", "docs"] as const
+const NAMES = ["a.txt", "b.ts", "c.md", "d"] as const
+const LINKS = ["ln1", "ln2"] as const
+const MODES = [0o644, 0o755, 0o600] as const
+
+const filePath = fc
+  .tuple(fc.constantFrom(...DIRS), fc.constantFrom(...NAMES))
+  .map(([d, n]) => (d === "" ? n : `${d}/${n}`))
+const linkPath = fc
+  .tuple(fc.constantFrom(...DIRS), fc.constantFrom(...LINKS))
+  .map(([d, n]) => (d === "" ? n : `${d}/${n}`))
+const content = fc.string({ maxLength: 40 })
+
+type Mutation =
+  | { readonly op: "write"; readonly path: string; readonly content: string; readonly mode: number }
+  | { readonly op: "chmod"; readonly path: string; readonly mode: number }
+  | { readonly op: "delete"; readonly path: string }
+  | { readonly op: "link"; readonly path: string; readonly target: string }
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ op: fc.constant("write" as const), path: filePath, content, mode: fc.constantFrom(...MODES) }),
+  fc.record({ op: fc.constant("chmod" as const), path: filePath, mode: fc.constantFrom(...MODES) }),
+  fc.record({ op: fc.constant("delete" as const), path: fc.oneof(filePath, linkPath) }),
+  // Links point at a sibling name (present or dangling), never out of the root.
+  fc.record({
+    op: fc.constant("link" as const),
+    path: linkPath,
+    target: fc.constantFrom(...NAMES, "missing"),
+  }),
+)
+
+const scenarioArb = fc.record({
+  initial: fc.array(mutation, { minLength: 1, maxLength: 12 }),
+  between: fc.array(mutation, { maxLength: 10 }),
+  after: fc.array(mutation, { minLength: 1, maxLength: 12 }),
+})
+
+type Files = ReturnType<SnapshotHarness["open"]>
+
+const mutate = (files: Files, mutations: ReadonlyArray<Mutation>) => {
+  for (const m of mutations) {
+    switch (m.op) {
+      case "write":
+        files.write(m.path, m.content, m.mode)
+        break
+      case "chmod": {
+        const now = files.tree().get(m.path)
+        if (now?.startsWith("file ")) {
+          const rest = now.slice(5)
+          files.write(m.path, rest.slice(rest.indexOf(" ") + 1), m.mode)
+        }
+        break
+      }
+      case "delete":
+        files.remove(m.path)
+        break
+      case "link":
+        files.remove(m.path)
+        files.symlink(m.path, m.target)
+        break
+    }
+  }
+}
+
+/** How many paths restores changed, by action, so the suite can show it exercised each one. */
+type Tally = Record<"written" | "deleted" | "linked", number>
+
+const restore = (sessionId: SessionId, pointId: PointId, tally: Tally) =>
+  Effect.gen(function* () {
+    const preview = yield* previewPointRestore(sessionId, pointId)
+    if (!preview.canApply || preview.token === undefined) {
+      return yield* Effect.dieMessage(
+        `restore of ${pointId} cannot apply: ${JSON.stringify(preview.conflicts)}`,
+      )
+    }
+    const result = yield* applyPointRestore(sessionId, pointId, preview.token)
+    for (const f of result.event.files) if (f.action !== "unchanged") tally[f.action]++
+    return result
+  })
+
+const captured = (sessionId: SessionId, turn: string) =>
+  Effect.gen(function* () {
+    const outcome = yield* capturePoint(sessionId, turn as TurnId)
+    if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+    return outcome.point
+  })
+
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never
+
+const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally) => {
+  const files = harness.open()
+  return Effect.gen(function* () {
+    const sessionId = (yield* createSession({ title: "snapshots", cwd: "/" })).id
+    mutate(files, scenario.initial)
+    const atFirst = files.tree()
+    yield* captured(sessionId, "turn-1")
+    mutate(files, scenario.between)
+    const beforeCapture = files.tree()
+    const point = yield* captured(sessionId, "turn-2")
+    mutate(files, scenario.after)
+    const beforeRestore = files.tree()
+    const result = yield* restore(sessionId, point.pointId, tally)
+    const restored = files.tree()
+
+    // Every path the point knows is back as captured; a tracked path absent then is absent now.
+    const tracked = new Set([...atFirst.keys(), ...beforeCapture.keys()])
+    for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
+      if (tracked.has(path)) expect(restored.get(path), path).toBe(beforeCapture.get(path))
+      // Paths the point never saw are left as they were.
+      else expect(restored.get(path), path).toBe(beforeRestore.get(path))
+    }
+    // The rescue point undoes the restore for every path it touched.
+    yield* restore(sessionId, result.rescuePointId, tally)
+    expect(files.tree()).toEqual(beforeRestore)
+    // And a restore of the same point again finds nothing to change after redoing it.
+    yield* restore(sessionId, point.pointId, tally)
+    const again = yield* previewPointRestore(sessionId, point.pointId)
+    expect(again.changes).toEqual([])
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+}
+
+export const snapshotProperties = (
+  name: string,
+  harness: SnapshotHarness,
+  options: { readonly runs?: number } = {},
+) => {
+  describe(`snapshot properties: ${name}`, () => {
+    it.effect(
+      "capture → random mutations → restore gives back the captured tree; the rescue point undoes it",
+      () =>
+        Effect.gen(function* () {
+          const parameters = propertyParameters(`snapshots capture/restore (${name})`, options.runs ?? 40)
+          const tally: Tally = { written: 0, deleted: 0, linked: 0 }
+          yield* Effect.promise(() =>
+            fc.assert(
+              fc.asyncProperty(scenarioArb, (scenario) =>
+                Effect.runPromise(runScenario(harness, scenario, tally)),
+              ),
+              { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
+            ),
+          )
+          console.info(`[property] snapshots (${name}) restored paths: ${JSON.stringify(tally)}`)
+          // A property whose restores never wrote, deleted or linked would prove nothing about them.
+          if (parameters.numRuns >= 20) {
+            expect(tally.written).toBeGreaterThan(0)
+            expect(tally.deleted).toBeGreaterThan(0)
+            expect(tally.linked).toBeGreaterThan(0)
+          }
+        }),
+    )
+  })
+}
+
+const gcScenarioArb = fc.record({
+  rounds: fc.array(
+    fc.record({
+      session: fc.nat(1),
+      mutations: fc.array(mutation, { maxLength: 6 }),
+      intent: fc.option(fc.array(filePath, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+  keepLastPoints: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  byteBudget: fc.option(fc.nat(400), { nil: undefined }),
+})
+
+type GcScenario = typeof gcScenarioArb extends fc.Arbitrary<infer S> ? S : never
+
+/**
+ * Invariant 8: after a cleanup with any retention policy, every blob reachable from a point that
+ * kept its content, from any manifest, and from any write-intent pre-image is still readable.
+ */
+const runGcScenario = (harness: SnapshotHarness, scenario: GcScenario, tally: { deleted: number }) => {
+  const files = harness.open()
+  return Effect.gen(function* () {
+    const sessions = [
+      (yield* createSession({ title: "one", cwd: "/" })).id,
+      (yield* createSession({ title: "two", cwd: "/" })).id,
+    ]
+    let turnNo = 0
+    for (const round of scenario.rounds) {
+      const sessionId = sessions[round.session]!
+      turnNo++
+      if (round.intent !== undefined)
+        yield* declareWriteIntent(sessionId, `turn-${turnNo}` as TurnId, round.intent)
+      mutate(files, round.mutations)
+      yield* captured(sessionId, `turn-${turnNo}`)
+    }
+    const report = yield* cleanup({
+      graceMs: 0,
+      retention: {
+        ...(scenario.keepLastPoints === undefined ? {} : { keepLastPoints: scenario.keepLastPoints }),
+        ...(scenario.byteBudget === undefined ? {} : { byteBudget: scenario.byteBudget }),
+      },
+    })
+    expect(report.swept).toBe(true)
+    tally.deleted += report.deleted.length
+    const artifacts = yield* ArtifactStore
+    const released = new Set(report.releasedPoints)
+    for (const sessionId of sessions) {
+      const index = yield* readPointIndex(sessionId)
+      const newest = index.points.at(-1)
+      if (newest !== undefined) expect(released.has(newest.pointId)).toBe(false)
+      const newestTurn = index.points.findLast((p) => p.kind === "turn")
+      if (newestTurn?.statCacheHash !== undefined)
+        expect(yield* artifacts.has(newestTurn.statCacheHash)).toBe(true)
+      for (const point of index.points) {
+        const manifest = yield* loadManifest(point.manifestHash)
+        if (released.has(point.pointId)) continue
+        for (const hash of manifestBlobs(manifest)) expect(yield* artifacts.get(hash)).toBeDefined()
+      }
+      for (const intent of index.writeIntents) {
+        for (const e of intent.entries)
+          if (e.preImage.state === "file") expect(yield* artifacts.has(e.preImage.hash)).toBe(true)
+      }
+    }
+    // The newest point of a session can always be restored after a cleanup.
+    const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
+    const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
+    expect(preview.conflicts).toEqual([])
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+}
+
+export const snapshotGcProperty = (
+  name: string,
+  harness: SnapshotHarness,
+  options: { readonly runs?: number } = {},
+) => {
+  describe(`snapshot GC property: ${name}`, () => {
+    it.effect("invariant 8: cleanup never removes content reachable from a live root", () =>
+      Effect.gen(function* () {
+        const parameters = propertyParameters(`snapshots GC (${name})`, options.runs ?? 40)
+        const tally = { deleted: 0 }
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(gcScenarioArb, (scenario) =>
+              Effect.runPromise(runGcScenario(harness, scenario, tally)),
+            ),
+            { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
+          ),
+        )
+        console.info(`[property] snapshots GC (${name}) deleted blobs: ${tally.deleted}`)
+        // Retention and superseded stat caches must have made garbage in some runs.
+        if (parameters.numRuns >= 20) expect(tally.deleted).toBeGreaterThan(0)
+      }),
+    )
+  })
+}
