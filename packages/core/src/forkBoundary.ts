@@ -11,7 +11,6 @@ import {
   goalSnapshotOf,
   type MessageId,
   type RefusalKind,
-  refuse,
   type SessionId,
   type StableBoundary,
   TurnCompleted,
@@ -20,7 +19,8 @@ import {
 } from "@rewind/contracts"
 import { Effect } from "effect"
 import { branchView } from "./branchView.js"
-import { appendDecided, loadSession } from "./loadSession.js"
+import { appendDecided } from "./loadSession.js"
+import { loadRunningTurn } from "./sessionCommands.js"
 import type { SessionState } from "./sessionState.js"
 
 export type NoBoundaryReason = "aborted" | "not_on_active_branch" | "no_assistant_reply" | "reply_failed"
@@ -109,11 +109,7 @@ export const completeTurnWithBoundary = (
   status: "completed" | "aborted" = "completed",
 ) =>
   Effect.gen(function* () {
-    const state = yield* loadSession(sessionId)
-    const turn = state.turns.get(turnId)
-    if (turn === undefined) return yield* refuse("not_found", `turn ${turnId} is not in session ${sessionId}`)
-    if (turn.status !== "running")
-      return yield* refuse("conflict", `turn ${turnId} is already ${turn.status}`)
+    const state = yield* loadRunningTurn(sessionId, turnId)
     const decision: BoundaryDecision =
       status === "aborted"
         ? { pinned: false, reason: "aborted", message: `turn ${turnId} was aborted` }

@@ -13,19 +13,15 @@ import { evolveAll, projectSession, type SessionState } from "./sessionState.js"
 export const loadSession = (sessionId: SessionId) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
-    const cache = yield* Effect.serviceOption(SessionStateCache)
-    const cached = Option.isSome(cache) ? cache.value.get(sessionId) : undefined
-    if (cached !== undefined) {
-      const newer = yield* store.read(sessionId, { afterSequence: cached.version })
-      if (newer.length === 0) return cached
-      const state = projectSession(newer, cached)
-      if (Option.isSome(cache)) cache.value.set(sessionId, state)
-      return state
+    const cache = Option.getOrUndefined(yield* Effect.serviceOption(SessionStateCache))
+    const cached = cache?.get(sessionId)
+    const events = yield* store.read(sessionId, { afterSequence: cached?.version ?? 0 })
+    if (events.length === 0) {
+      if (cached !== undefined) return cached
+      return yield* refuse("session_not_found", `session ${sessionId} does not exist`)
     }
-    const events = yield* store.read(sessionId)
-    if (events.length === 0) return yield* refuse("session_not_found", `session ${sessionId} does not exist`)
-    const state = projectSession(events)
-    if (Option.isSome(cache)) cache.value.set(sessionId, state)
+    const state = projectSession(events, cached)
+    cache?.set(sessionId, state)
     return state
   })
 
@@ -41,7 +37,6 @@ export const appendDecided = (
     const at = yield* Clock.currentTimeMillis
     yield* store.append({ sessionId, expectedVersion: state.version, events, at })
     const next = evolveAll(state, events, at)
-    const cache = yield* Effect.serviceOption(SessionStateCache)
-    if (Option.isSome(cache)) cache.value.set(sessionId, next)
+    Option.getOrUndefined(yield* Effect.serviceOption(SessionStateCache))?.set(sessionId, next)
     return next
   })

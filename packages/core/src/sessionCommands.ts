@@ -168,12 +168,19 @@ export const completeTurn = (
   status: "completed" | "aborted" = "completed",
 ) =>
   Effect.gen(function* () {
+    const state = yield* loadRunningTurn(sessionId, turnId)
+    yield* appendDecided(state, sessionId, [new TurnCompleted({ turnId, status })])
+  })
+
+/** The session's state, refusing unless `turnId` is one of its turns and still running. */
+export const loadRunningTurn = (sessionId: SessionId, turnId: TurnId) =>
+  Effect.gen(function* () {
     const state = yield* loadSession(sessionId)
     const turn = state.turns.get(turnId)
     if (turn === undefined) return yield* refuse("not_found", `turn ${turnId} is not in session ${sessionId}`)
     if (turn.status !== "running")
       return yield* refuse("conflict", `turn ${turnId} is already ${turn.status}`)
-    yield* appendDecided(state, sessionId, [new TurnCompleted({ turnId, status })])
+    return state
   })
 
 export interface CompactionInput {
