@@ -18,6 +18,7 @@ import {
   VerificationRecorded,
 } from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
+import { compilePayloadCheck, type PayloadCheck } from "./internal/payloadValidator.js"
 import { Message, Part } from "./message.js"
 import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
 import { RedoApplied } from "./redo.js"
@@ -214,24 +215,34 @@ const classFieldsOf = (schema: { readonly fields: Schema.Struct.Fields }) =>
       : [],
   )
 
+interface EventDecoder {
+  /** Schema decoding of a copy: the reference path, and the one that explains a failure. */
+  readonly decode: (input: unknown) => Either.Either<object, ParseResult.ParseError>
+  /** Whether an owned payload already is the decoded value (see internal/payloadValidator.ts). */
+  readonly isDecoded: PayloadCheck | undefined
+  /** Gives a decoded plain value its classes' prototypes. */
+  readonly restore: (value: object) => SessionEvent
+}
+
 const decoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
-    const decode = Schema.decodeUnknownEither(
-      mirrorOf(entry.schema) as unknown as Schema.Schema<SessionEvent, unknown>,
-    )
+  Object.entries(EVENT_VERSIONS).map(([type, entry]): [string, EventDecoder] => {
+    const mirror = mirrorOf(entry.schema)
     const eventPrototype = entry.schema.prototype as object
     const nested = classFieldsOf(entry.schema)
     return [
       type,
-      (input: unknown) =>
-        Either.map(decode(input), (value) => {
-          const record = value as unknown as Record<string, object>
+      {
+        decode: Schema.decodeUnknownEither(mirror as unknown as Schema.Schema<object, unknown>),
+        isDecoded: compilePayloadCheck(mirror.ast),
+        restore: (value) => {
+          const record = value as Record<string, object>
           for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
           return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
-        }),
+        },
+      },
     ]
   }),
-) as Record<EventType, (input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>>
+) as Record<EventType, EventDecoder>
 
 const encoders = Object.fromEntries(
   Object.entries(EVENT_VERSIONS).map(([type, entry]) => [
@@ -240,7 +251,10 @@ const encoders = Object.fromEntries(
   ]),
 ) as Record<EventType, (event: SessionEvent) => unknown>
 
-const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, EventDecodeError> => {
+const decodeToEither = (
+  encoded: EncodedEvent,
+  owned: boolean,
+): Either.Either<SessionEvent, EventDecodeError> => {
   const { type, version, payload } = encoded
   if (typeof type !== "string" || !isKnownType(type)) {
     return Either.left(
@@ -283,16 +297,21 @@ const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, Even
       }),
     )
   }
-  return Either.mapLeft(
-    decoders[type]({ ...payload, _tag: type }),
-    (error) =>
+  const decoder = decoders[type]
+  // `_tag` first, as the classes put it, so a decoded event serialises exactly like a constructed one.
+  const input: Record<string, unknown> = Object.assign({ _tag: type }, payload)
+  input._tag = type
+  if (owned && decoder.isDecoded?.(input) === true) return Either.right(decoder.restore(input))
+  return Either.mapBoth(decoder.decode(input), {
+    onRight: decoder.restore,
+    onLeft: (error) =>
       new EventDecodeError({
         reason: "malformed",
         type,
         version,
         message: `event ${type} v${version} does not match its schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
       }),
-  )
+  })
 }
 
 /**
@@ -300,11 +319,22 @@ const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, Even
  * that do not match their schema. Never returns a partially understood event.
  */
 export const decodeEvent = (encoded: EncodedEvent): Effect.Effect<SessionEvent, EventDecodeError> =>
-  Effect.suspend(() => decodeToEither(encoded))
+  Effect.suspend(() => decodeToEither(encoded, false))
 
 /** Synchronous variant for hot loops (cold loads); throws the same EventDecodeError. */
 export const decodeEventSync = (encoded: EncodedEvent): SessionEvent => {
-  const result = decodeToEither(encoded)
+  const result = decodeToEither(encoded, false)
+  if (Either.isLeft(result)) throw result.left
+  return result.right
+}
+
+/**
+ * Like `decodeEventSync`, for a payload the caller has just parsed and hands over: when it already
+ * has the event's exact shape it becomes the event itself (no copy), which is what keeps a cold
+ * load of a long stream cheap. Anything else takes the schema path and gets the same error.
+ */
+export const decodeParsedEventSync = (encoded: EncodedEvent): SessionEvent => {
+  const result = decodeToEither(encoded, true)
   if (Either.isLeft(result)) throw result.left
   return result.right
 }
