@@ -34,8 +34,11 @@ const TARGET = { messages: 10_000, maxMedianMs: 500 }
 
 const CHUNK = 2_000
 
-/** The parent's stream, written directly (host commands would reload the session per message). */
-const parentEvents = (sessionId: SessionId, messages: number) => {
+/**
+ * The parent's stream, written directly (host commands would reload the session per message);
+ * also the parent of the PostgreSQL case's fork series.
+ */
+export const parentEvents = (sessionId: SessionId, messages: number) => {
   const events: Array<SessionEvent> = [
     new SessionCreated({
       session: new Session({

@@ -6,7 +6,10 @@
  *   adapter's own cost shows apart from the server's;
  * - fork-like commits: one multi-stream commit of a new child stream (a copied prefix of the
  *   parent), a marker event in the parent at its expected version, and a command fact in the parent,
- *   on the PostgreSQL store against the SQLite store.
+ *   on the PostgreSQL store against the SQLite store: the store's share of a fork;
+ * - fork latency: core's `forkAtMessage` (load the parent, build the child, one commit) of the fork
+ *   benchmark's parent session, on the PostgreSQL store against the SQLite store.
+ * The append series reports events per second beside the time per append.
  *
  * It needs a server: `REWIND_PG_URL`; `source .ci/postgres.sh` starts a
  * throwaway one. The registry lists the case only when one is configured. Each store works in a
@@ -15,20 +18,31 @@
 import { join } from "node:path"
 import { PostgresSessionStore } from "@rewind/adapter-postgres"
 import { SqliteSessionStore } from "@rewind/adapter-sqlite"
-import { Session, SessionCreated, type SessionEvent, type SessionId, type TraceId } from "@rewind/contracts"
-import { SessionStore, type SessionStoreService } from "@rewind/core"
-import { Effect, type Layer, ManagedRuntime } from "effect"
+import {
+  type CommandId,
+  Session,
+  SessionCreated,
+  type SessionEvent,
+  type SessionId,
+  type TraceId,
+} from "@rewind/contracts"
+import { forkAtMessage, IdGenerators, SessionStore, type SessionStoreService } from "@rewind/core"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import pg from "pg"
+import { parentEvents } from "./fork.bench.js"
 import type { BenchCase, BenchContext, InProcessSampler } from "./harness/types.js"
 import { chunks, encodeRow, type Row, sessionEvents } from "./sqliteStore.bench.js"
 
 /** The server the case runs against ("" when none is configured). */
 export const benchPostgresUrl = (): string => process.env.REWIND_PG_URL ?? ""
 
-/** Per mode: events per batched append, prepared batches, parent length and events copied per fork. */
+/**
+ * Per mode: events per batched append, prepared batches, parent length and events copied per
+ * fork-like commit, and messages of the session `forkAtMessage` forks.
+ */
 const SHAPE = {
-  full: { batchSize: 100, batches: 60, parentEvents: 2_000, copiedEvents: 500 },
-  quick: { batchSize: 100, batches: 5, parentEvents: 200, copiedEvents: 50 },
+  full: { batchSize: 100, batches: 60, parentEvents: 2_000, copiedEvents: 500, forkMessages: 2_000 },
+  quick: { batchSize: 100, batches: 5, parentEvents: 200, copiedEvents: 50, forkMessages: 100 },
 } as const
 
 const SESSION = "bench-session" as SessionId
@@ -92,6 +106,10 @@ const storeFactory = (ctx: BenchContext, url: string) => {
     admin,
     freshSchema,
     dropSchema,
+    /** Layers for whole programs (the schema or file stays until `close`). */
+    postgresLayer: () =>
+      PostgresSessionStore.layer({ connectionString: url, schema: freshSchema(), poolSize: 2 }),
+    sqliteLayer: () => SqliteSessionStore.layer({ path: join(dir, `store-${files++}.db`) }),
     postgres: async () => {
       const schema = freshSchema()
       const opened = await storeOf(PostgresSessionStore.layer({ connectionString: url, schema, poolSize: 2 }))
@@ -206,6 +224,7 @@ const measureAppends = async (ctx: BenchContext, stores: Stores) => {
       subject: samplers[0],
       baseline: samplers[1],
       limit: samplers[2],
+      items: { count: shape.batchSize, unit: "events" },
       notes: [
         "time per append of one batch in its own transaction; ratio = PostgreSQL store / SQLite store",
         "limit: raw pg writing the same rows, encoded beforehand, into the same PostgreSQL tables (the server alone)",
@@ -289,11 +308,64 @@ const measureForks = async (ctx: BenchContext, stores: Stores) => {
   }
 }
 
+/** A runtime over a store holding the fork benchmark's parent session; `fork` runs one forkAtMessage. */
+const forkRuntime = async (layer: Layer.Layer<SessionStore, unknown>, messages: number) => {
+  const runtime = ManagedRuntime.make(Layer.merge(layer, IdGenerators.layerRandom))
+  const parentId = "ses_bench_parent" as SessionId
+  const parent = parentEvents(parentId, messages)
+  await runtime.runPromise(
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      for (let i = 0; i < parent.events.length; i += 1_000) {
+        yield* store.append({
+          sessionId: parentId,
+          expectedVersion: i,
+          events: parent.events.slice(i, i + 1_000),
+          at: 0,
+        })
+      }
+    }),
+  )
+  let n = 0
+  const fork = async () => {
+    const child = await runtime.runPromise(
+      forkAtMessage({
+        sessionId: parentId,
+        messageId: parent.lastBoundary,
+        commandId: `bench-${n++}` as CommandId,
+      }),
+    )
+    if (child.copiedMessageCount !== messages) {
+      throw new Error(`the fork copied ${child.copiedMessageCount} messages, expected ${messages}`)
+    }
+  }
+  return { fork, dispose: () => runtime.dispose() }
+}
+
+const measureProgramForks = async (ctx: BenchContext, stores: Stores) => {
+  const messages = SHAPE[ctx.mode].forkMessages
+  const postgres = await forkRuntime(stores.postgresLayer(), messages)
+  const sqlite = await forkRuntime(stores.sqliteLayer(), messages)
+  try {
+    await ctx.compare({
+      series: `PostgreSQL store: forkAtMessage of a ${messages}-message session`,
+      subject: { kind: "in-process", label: "forkAtMessage on PostgreSQL", fn: postgres.fork },
+      baseline: { kind: "in-process", label: "forkAtMessage on SQLite", fn: sqlite.fork },
+      notes: [
+        "core's fork program end to end: load the parent, build the child, commit it; ratio = PostgreSQL / SQLite",
+      ],
+    })
+  } finally {
+    await postgres.dispose()
+    await sqlite.dispose()
+  }
+}
+
 export const postgresStore: BenchCase = {
   name: "postgres-store",
   group: "store",
   description:
-    "PostgresSessionStore batched appends and fork-like multi-stream commits beside the SQLite store (and raw pg), on a configured PostgreSQL server",
+    "PostgresSessionStore batched appends (events/s), fork-like multi-stream commits and forkAtMessage latency beside the SQLite store (and raw pg), on a configured PostgreSQL server",
   run: async (ctx) => {
     const url = benchPostgresUrl()
     if (url === "") throw new Error("no PostgreSQL server: set REWIND_PG_URL")
@@ -301,6 +373,7 @@ export const postgresStore: BenchCase = {
     try {
       await measureAppends(ctx, stores)
       await measureForks(ctx, stores)
+      await measureProgramForks(ctx, stores)
     } finally {
       await stores.close()
     }

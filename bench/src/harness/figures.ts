@@ -48,6 +48,7 @@ export const comparisonFigure = (
     ...(baselineSide === undefined ? {} : { baseline: baselineSide }),
     ...(limitSide === undefined ? {} : { limit: limitSide }),
     ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }),
+    ...(spec.items === undefined ? {} : { items: spec.items }),
     ...(spec.target === undefined
       ? {}
       : { target: { ...spec.target, met: subjectSide.stats.median <= spec.target.maxMedianMs } }),

@@ -140,6 +140,16 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
     ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`),
   ].join("\n")
 
+/** Items per second at the median, for the subject and (when measured) the baseline. */
+const throughputText = (f: Figure): string => {
+  if (f.items === undefined) return ""
+  const { count, unit } = f.items
+  const rate = (medianMs: number) =>
+    `${sig3((count * 1000) / medianMs).replace(/\B(?=(\d{3})+(?!\d))/g, ",")} ${unit}/s`
+  const subject = rate(f.subject.stats.median)
+  return f.baseline === undefined ? subject : `${subject} / ${rate(f.baseline.stats.median)}`
+}
+
 export const renderMarkdown = (results: BenchResults): string => {
   const m = results.machine
   const out: Array<string> = []
@@ -155,6 +165,9 @@ export const renderMarkdown = (results: BenchResults): string => {
 
   const comparisons = results.figures.filter((f) => f.kind === "comparison")
   for (const group of [...new Set(comparisons.map((f) => f.group))]) {
+    const inGroup = comparisons.filter((f) => f.group === group)
+    // Only groups with a figure that counts its items get the column.
+    const withThroughput = inGroup.some((f) => f.items !== undefined)
     out.push("", `### ${group}`, "")
     out.push(
       table(
@@ -169,21 +182,21 @@ export const renderMarkdown = (results: BenchResults): string => {
           "% of limit",
           "peak RSS",
           "git RSS",
+          ...(withThroughput ? ["throughput (subject / baseline)"] : []),
         ],
-        comparisons
-          .filter((f) => f.group === group)
-          .map((f) => [
-            f.series,
-            sizeText(f),
-            spread(f.subject.stats, f.unit),
-            String(f.subject.stats.n),
-            f.baseline === undefined ? "" : `${f.baseline.label}: ${spread(f.baseline.stats, f.unit)}`,
-            f.baseline === undefined ? "" : ratioText(f.baseline.ratio),
-            f.limit === undefined ? "" : `${f.limit.label}: ${spread(f.limit.stats, f.unit)}`,
-            f.limit === undefined ? "" : `${sig3(f.limit.percentOfLimit)}%`,
-            f.runPeakRssBytes === undefined ? "" : formatBytes(f.runPeakRssBytes),
-            f.subject.processPeakRssBytes === undefined ? "" : formatBytes(f.subject.processPeakRssBytes),
-          ]),
+        inGroup.map((f) => [
+          f.series,
+          sizeText(f),
+          spread(f.subject.stats, f.unit),
+          String(f.subject.stats.n),
+          f.baseline === undefined ? "" : `${f.baseline.label}: ${spread(f.baseline.stats, f.unit)}`,
+          f.baseline === undefined ? "" : ratioText(f.baseline.ratio),
+          f.limit === undefined ? "" : `${f.limit.label}: ${spread(f.limit.stats, f.unit)}`,
+          f.limit === undefined ? "" : `${sig3(f.limit.percentOfLimit)}%`,
+          f.runPeakRssBytes === undefined ? "" : formatBytes(f.runPeakRssBytes),
+          f.subject.processPeakRssBytes === undefined ? "" : formatBytes(f.subject.processPeakRssBytes),
+          ...(withThroughput ? [throughputText(f)] : []),
+        ]),
       ),
     )
   }

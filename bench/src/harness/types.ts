@@ -120,12 +120,20 @@ export interface Figure {
   readonly limit?: MeasuredSide & { readonly ratio: Stats; readonly percentOfLimit: number }
   /** Bytes the subject processes per iteration, for throughput. */
   readonly bytes?: number
+  /** Items (events, say) the subject and the baseline each process per iteration: a throughput column. */
+  readonly items?: ItemCount
   readonly target?: { readonly description: string; readonly maxMedianMs: number; readonly met: boolean }
   /** What the cost is expected to grow with; the report sets it beside the measured curve. */
   readonly expectedGrowth?: Growth
   readonly notes: ReadonlyArray<string>
   /** Peak RSS of the benchmark process that measured it (set by the harness). */
   readonly runPeakRssBytes?: number
+}
+
+export interface ItemCount {
+  readonly count: number
+  /** Plural, e.g. "events". */
+  readonly unit: string
 }
 
 export interface CompareSpec {
@@ -141,6 +149,8 @@ export interface CompareSpec {
    */
   readonly limitSeries?: string
   readonly bytes?: number
+  /** Items the subject and the baseline each process per iteration; the report shows items per second. */
+  readonly items?: ItemCount
   readonly target?: { readonly description: string; readonly maxMedianMs: number }
   readonly expectedGrowth?: Growth
   readonly notes?: ReadonlyArray<string>

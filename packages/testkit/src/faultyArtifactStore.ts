@@ -52,6 +52,8 @@ export const makeFaultyArtifactStore = (
     delete: (hash) => guard("delete", hash, inner.delete(hash)) as ReturnType<ArtifactStoreService["delete"]>,
     list: () => inner.list(),
     stats: () => inner.stats(),
+    now: () => inner.now(),
+    sweep: (request) => inner.sweep(request),
   }
   const { decide: _decide, ...control } = book
   return { service, control }

@@ -94,6 +94,8 @@ describe("fault-injecting artifact store", () => {
     delete: () => Effect.succeed(true),
     list: () => Stream.empty,
     stats: () => Effect.succeed({ count: 0, bytes: 0 }),
+    now: () => Effect.succeed(0),
+    sweep: () => Effect.succeed([]),
   }
 
   it.effect("can make a get look missing or corrupt, per blob", () =>

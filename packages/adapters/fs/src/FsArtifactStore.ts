@@ -5,17 +5,46 @@
  * content (fibers or processes) each rename an identical complete file, so either wins safely. An
  * existing blob is re-verified by a put, so a damaged copy is repaired rather than kept; every get
  * re-hashes the bytes and reports a mismatch as `ArtifactCorrupt`.
+ *
+ * A blob's `storedAt` is its file's modification time, set from the store's clock (Effect's
+ * `Clock`, the machine's clock in production) by every put, also of content already stored. A
+ * sweep takes each candidate out of `objects/` by renaming it into `tmp/sweep-<hash>-<uuid>` (one
+ * atomic step: no put can touch it there), then reads its age: an old one is unlinked, a young one
+ * (a put refreshed it just before) is linked back unless a put has meanwhile stored it anew. A put
+ * that finds its blob taken stores it again. While a blob is set aside, `get` and `has` read it
+ * there; a sweep that crashed with blobs set aside is undone when the store is next opened.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs"
+import { randomUUID } from "node:crypto"
+import {
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  utimesSync,
+} from "node:fs"
 import { join } from "node:path"
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
-import { type ArtifactInfo, ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
-import { Effect, Layer, Stream } from "effect"
+import {
+  type ArtifactInfo,
+  ArtifactStore,
+  type ArtifactStoreService,
+  hashContent,
+  type SweptBlob,
+  sweepCutoff,
+} from "@rewind/core"
+import { Clock, Effect, Layer, Stream } from "effect"
 import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
 
 const HASH = /^[0-9a-f]{64}$/
 const SHARD = /^[0-9a-f]{2}$/
 const REST = /^[0-9a-f]{62}$/
+const SET_ASIDE = /^sweep-([0-9a-f]{64})-[0-9a-f-]+$/
+
+// Times are set in milliseconds but stored in nanoseconds through a float of seconds: round back.
+const storedAtOf = (mtimeMs: number) => Math.round(mtimeMs)
 
 export interface FsArtifactStoreOptions {
   /** The store's directory; created if missing. */
@@ -67,6 +96,66 @@ export const make = (
         }
       })
 
+    /** A blob a sweep has set aside (renamed into `tmp/`) while it decides; undefined when none. */
+    const setAside = (hash: string): string | undefined => {
+      const prefix = `sweep-${hash}-`
+      const name = readdirSync(temp).find((n) => n.startsWith(prefix))
+      return name === undefined ? undefined : join(temp, name)
+    }
+
+    /** Reads a blob, or its set-aside copy while a sweep holds it (the same bytes). */
+    const readBlob = (hash: string, file: string, operation: string) =>
+      Effect.flatMap(readIfPresent(file, operation), (bytes) =>
+        bytes !== undefined
+          ? Effect.succeed(bytes)
+          : Effect.flatMap(
+              attempt(operation, () => setAside(hash)),
+              (aside) => (aside === undefined ? Effect.succeed(undefined) : readIfPresent(aside, operation)),
+            ),
+      )
+
+    /** Puts a set-aside blob back unless a put has stored it anew meanwhile; then drops the copy. */
+    const restore = (aside: string, file: string) => {
+      try {
+        linkSync(aside, file)
+      } catch (e) {
+        if (!isErrno(e, "EEXIST") && !isErrno(e, "ENOENT")) throw e
+      }
+      try {
+        unlinkSync(aside)
+      } catch (e) {
+        if (!isErrno(e, "ENOENT")) throw e
+      }
+    }
+
+    // A sweep that died with blobs set aside: put them back (a blob kept by mistake is only garbage
+    // for the next collection; one lost would be data).
+    yield* attempt("open", () => {
+      for (const name of readdirSync(temp)) {
+        const match = SET_ASIDE.exec(name)
+        if (match === null) continue
+        const hash = match[1]!
+        mkdirSync(join(objects, hash.slice(0, 2)), { recursive: true })
+        restore(join(temp, name), join(objects, hash.slice(0, 2), hash.slice(2)))
+      }
+    })
+
+    /**
+     * Makes an intact stored blob young again. False when it is gone (a sweep took it) or cannot
+     * be touched (another user's file): then the put writes it anew.
+     */
+    const refresh = (file: string, now: number) =>
+      attempt("put", () => {
+        try {
+          if (storedAtOf(lstatSync(file).mtimeMs) >= now) return true
+          utimesSync(file, now / 1000, now / 1000)
+          return true
+        } catch (e) {
+          if (isErrno(e, "ENOENT") || isErrno(e, "EPERM") || isErrno(e, "EACCES")) return false
+          throw e
+        }
+      })
+
     // Shard directories are only ever added, so one that exists once exists for good.
     const knownShards = new Set<string>()
     const ensureShard = (shard: string) =>
@@ -90,7 +179,7 @@ export const make = (
               infos.push({
                 hash: (shard + name) as ContentHash,
                 size: stat.size,
-                storedAt: Math.trunc(stat.mtimeMs),
+                storedAt: storedAtOf(stat.mtimeMs),
               })
             }
           } catch (e) {
@@ -106,12 +195,15 @@ export const make = (
         Effect.gen(function* () {
           const hash = hashContent(content)
           const { shard, file } = yield* locate(hash, "put")
+          const now = yield* Clock.currentTimeMillis
           const existing = yield* readIfPresent(file, "put")
-          if (existing !== undefined && hashContent(existing) === hash) return hash
+          if (existing !== undefined && hashContent(existing) === hash && (yield* refresh(file, now))) {
+            return hash
+          }
           const write = Effect.zipRight(
             ensureShard(shard),
             Effect.mapError(
-              writeAtomic(file, content, { mode: 0o444, tempDirectory: temp, durability }),
+              writeAtomic(file, content, { mode: 0o444, tempDirectory: temp, durability, mtimeMs: now }),
               (failure) =>
                 new ArtifactStoreError({ operation: "put", message: failure.message, cause: failure }),
             ),
@@ -133,7 +225,7 @@ export const make = (
       get: (hash) =>
         Effect.gen(function* () {
           const { file } = yield* locate(hash, "get")
-          const bytes = yield* readIfPresent(file, "get")
+          const bytes = yield* readBlob(hash, file, "get")
           if (bytes === undefined) return yield* new ArtifactNotFound({ hash })
           const actual = hashContent(bytes)
           if (actual !== hash) return yield* new ArtifactCorrupt({ hash, actualHash: actual })
@@ -146,7 +238,7 @@ export const make = (
             try {
               return lstatSync(file).isFile()
             } catch (e) {
-              if (isErrno(e, "ENOENT")) return false
+              if (isErrno(e, "ENOENT")) return setAside(hash) !== undefined
               throw e
             }
           }),
@@ -187,6 +279,58 @@ export const make = (
           count: acc.count + 1,
           bytes: acc.bytes + info.size,
         })),
+
+      now: () => Clock.currentTimeMillis,
+
+      sweep: (request) =>
+        Effect.gen(function* () {
+          const cutoff = yield* sweepCutoff(request)
+          const deleted: Array<SweptBlob> = []
+          const touched = new Set<string>()
+          for (const hash of new Set(request.candidates)) {
+            const { shard, file } = yield* locate(hash, "sweep")
+            const gone = yield* attempt("sweep", () => {
+              const aside = join(temp, `sweep-${hash}-${randomUUID()}`)
+              try {
+                renameSync(file, aside)
+              } catch (e) {
+                if (isErrno(e, "ENOENT")) return undefined
+                throw e
+              }
+              touched.add(shard)
+              // Set aside, the blob's age can no longer change: a put now finds it missing.
+              let stat: ReturnType<typeof lstatSync>
+              try {
+                stat = lstatSync(aside)
+              } catch (e) {
+                // Put back by a store opening meanwhile (crash recovery): kept.
+                if (isErrno(e, "ENOENT")) return undefined
+                throw e
+              }
+              if (storedAtOf(stat.mtimeMs) >= cutoff) {
+                restore(aside, file)
+                return undefined
+              }
+              try {
+                unlinkSync(aside)
+              } catch (e) {
+                if (isErrno(e, "ENOENT")) return undefined
+                throw e
+              }
+              return { hash, size: stat.size }
+            })
+            if (gone !== undefined) deleted.push(gone)
+          }
+          if (durability === "fsync" && touched.size > 0) {
+            for (const directory of [...touched, temp]) {
+              yield* Effect.mapError(
+                syncDirectory(directory),
+                (failure) => new ArtifactStoreError({ operation: "sweep", message: failure.message }),
+              )
+            }
+          }
+          return deleted
+        }),
     }
     return service
   })

@@ -5,7 +5,7 @@ import { promisify } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import type { ContentHash } from "@rewind/contracts"
 import { hashContent } from "@rewind/core"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { FsArtifactStore } from "../src/index.js"
 import { tempDirectory } from "./fsFixture.js"
 
@@ -25,6 +25,49 @@ describe("fs artifact store", () => {
       // A reopened store over the same directory has the blob.
       const reopened = yield* FsArtifactStore.make({ directory })
       expect(new TextDecoder().decode(yield* reopened.get(hash))).toBe("sharded")
+    }),
+  )
+
+  it.scoped(
+    "a blob a sweep has set aside is still readable, and a crashed sweep's blobs come back on open",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* tempDirectory("blobs-aside")
+        const store = yield* FsArtifactStore.make({ directory })
+        const hash = yield* store.put(new TextEncoder().encode("set aside"))
+        const file = join(directory, "objects", hash.slice(0, 2), hash.slice(2))
+        // What a sweep does first, and what a crash right after it leaves behind.
+        const aside = join(directory, "tmp", `sweep-${hash}-00000000-0000-4000-8000-000000000000`)
+        yield* Effect.promise(() => fsp.rename(file, aside))
+        expect(yield* store.has(hash)).toBe(true)
+        expect(new TextDecoder().decode(yield* store.get(hash))).toBe("set aside")
+        const reopened = yield* FsArtifactStore.make({ directory })
+        expect(yield* Effect.promise(() => fsp.readdir(join(directory, "tmp")))).toEqual([])
+        expect(new TextDecoder().decode(yield* Effect.promise(() => fsp.readFile(file)))).toBe("set aside")
+        expect(yield* reopened.has(hash)).toBe(true)
+      }),
+  )
+
+  it.scoped("a put of stored content makes it young again on the store's clock", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDirectory("blobs-young")
+      const store = yield* FsArtifactStore.make({ directory })
+      const content = new TextEncoder().encode("used again")
+      const hash = yield* store.put(content)
+      const file = join(directory, "objects", hash.slice(0, 2), hash.slice(2))
+      const before = (yield* Effect.promise(() => fsp.stat(file))).mtimeMs
+      yield* TestClock.adjust("1 hour")
+      yield* store.put(content)
+      const after = (yield* Effect.promise(() => fsp.stat(file))).mtimeMs
+      expect(Math.round(after - before)).toBe(3_600_000)
+      // Young now: a sweep marked at this time with a grace window keeps it; one far later takes it.
+      const markedAt = yield* store.now()
+      expect(yield* store.sweep({ candidates: [hash], markedAt, graceMs: 1 })).toEqual([])
+      const later = markedAt + 10
+      expect(yield* store.sweep({ candidates: [hash], markedAt: later, graceMs: 1 })).toEqual([
+        { hash, size: content.byteLength },
+      ])
+      expect(yield* Effect.promise(() => fsp.readdir(join(directory, "tmp")))).toEqual([])
     }),
   )
 

@@ -2,9 +2,17 @@
  * An in-memory ArtifactStore. Bytes are copied in and out, so a caller mutating its buffer cannot
  * change a stored blob, and every read re-hashes like a disk store would. `MemoryArtifactData` can
  * outlive one layer (a "reopen") and lets tests damage a blob to check corruption handling.
+ * The store's clock is Effect's `Clock`; a put of content already stored refreshes its `storedAt`,
+ * and a sweep checks and deletes each blob in one synchronous step, so no put can fall between.
  */
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
-import { ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import {
+  ArtifactStore,
+  type ArtifactStoreService,
+  hashContent,
+  type SweptBlob,
+  sweepCutoff,
+} from "@rewind/core"
 import { Clock, Effect, Layer, Stream } from "effect"
 
 const HASH = /^[0-9a-f]{64}$/
@@ -21,11 +29,14 @@ export const makeMemoryArtifactStore = (
   put: (content) =>
     Effect.gen(function* () {
       const hash = hashContent(content)
+      const now = yield* Clock.currentTimeMillis
       const existing = data.blobs.get(hash)
-      // A damaged copy is replaced; an intact one is left alone (idempotent put).
-      if (existing !== undefined && hashContent(existing.bytes) === hash) return hash
-      const storedAt = yield* Clock.currentTimeMillis
-      data.blobs.set(hash, { bytes: content.slice(), storedAt })
+      // A damaged copy is replaced; an intact one keeps its bytes and only becomes young again.
+      if (existing !== undefined && hashContent(existing.bytes) === hash) {
+        existing.storedAt = Math.max(existing.storedAt, now)
+        return hash
+      }
+      data.blobs.set(hash, { bytes: content.slice(), storedAt: now })
       return hash
     }),
   get: (hash) =>
@@ -61,6 +72,18 @@ export const makeMemoryArtifactStore = (
       let bytes = 0
       for (const blob of data.blobs.values()) bytes += blob.bytes.byteLength
       return { count: data.blobs.size, bytes }
+    }),
+  now: () => Clock.currentTimeMillis,
+  sweep: (request) =>
+    Effect.map(sweepCutoff(request), (cutoff) => {
+      const deleted: Array<SweptBlob> = []
+      for (const hash of new Set(request.candidates)) {
+        const blob = data.blobs.get(hash)
+        if (blob === undefined || blob.storedAt >= cutoff) continue
+        data.blobs.delete(hash)
+        deleted.push({ hash, size: blob.bytes.byteLength })
+      }
+      return deleted
     }),
 })
 

@@ -6,9 +6,11 @@
  *
  * GC safety with concurrent writers. Each row carries `stored_at`, the database server's clock
  * (one clock for every worker, however their own clocks drift) at the last put of that content:
- * a put of content already stored refreshes it. `sweep` deletes a blob only if it is unreachable
- * AND its `stored_at` is older than the sweep's start minus the grace window, and it re-checks
- * that age in the DELETE itself, under the row's lock. So:
+ * a put of content already stored refreshes it. The port's `now` is that clock, and its `sweep`
+ * (what core's `cleanup` uses) deletes a candidate only if `stored_at` is before the mark time minus
+ * the grace window, checked in the DELETE itself, under the row's lock. This adapter's own `sweep`
+ * (a whole-store sweep with a liveness predicate) does the same with the sweep's start as the mark
+ * time. So:
  * - a put that refreshes a row before the sweep's DELETE reaches it makes the row young: kept;
  * - a put that comes after the DELETE finds no row and inserts the content again;
  * either way, once `put` has returned the blob is there, and stays for at least the grace window.
@@ -24,7 +26,14 @@ import {
   type StoreError,
   type StoreIncompatible,
 } from "@rewind/contracts"
-import { type ArtifactInfo, ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import {
+  type ArtifactInfo,
+  ArtifactStore,
+  type ArtifactStoreService,
+  hashContent,
+  type SweptBlob,
+  sweepCutoff,
+} from "@rewind/core"
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { sql } from "kysely"
 import { layer as databaseLayer, PostgresDatabase, type PostgresDatabaseService } from "./PostgresDatabase.js"
@@ -101,6 +110,27 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
     const { rows } = await sql<{ now: number }>`select ${serverNow} as now`.execute(db)
     return rows[0]!.now
   })
+
+  const DELETE_BATCH = 500
+
+  /** Deletes those of `hashes` stored before `cutoff`; the age is checked on each row as the DELETE locks it. */
+  const deleteOlderThan = (hashes: ReadonlyArray<string>, cutoff: number, batchSize = DELETE_BATCH) =>
+    Effect.gen(function* () {
+      const deleted: Array<SweptBlob> = []
+      for (let start = 0; start < hashes.length; start += batchSize) {
+        const batch = hashes.slice(start, start + batchSize)
+        const gone = yield* attempt("sweep", () =>
+          db
+            .deleteFrom("artifacts")
+            .where("hash", "in", batch)
+            .where("stored_at", "<", cutoff)
+            .returning(["hash", "size"])
+            .execute(),
+        )
+        for (const row of gone) deleted.push({ hash: row.hash as ContentHash, size: row.size })
+      }
+      return deleted
+    })
 
   const artifactStore: ArtifactStoreService = {
     put: (content) =>
@@ -198,6 +228,16 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
           .executeTakeFirstOrThrow()
         return { count: Number(row.count), bytes: Number(row.bytes) }
       }),
+
+    now: () => serverTime,
+
+    sweep: (request) =>
+      Effect.gen(function* () {
+        const cutoff = yield* sweepCutoff(request)
+        const candidates = [...new Set(request.candidates)]
+        for (const hash of candidates) yield* checked(hash, "sweep")
+        return yield* deleteOlderThan(candidates, cutoff)
+      }),
   }
 
   const sweep = (options: SweepOptions) =>
@@ -232,20 +272,10 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
         examined += page.length
         const dead = page.map((r) => r.hash as ContentHash).filter((hash) => !options.isLive(hash))
         keptLive += page.length - dead.length
-        for (let start = 0; start < dead.length; start += batchSize) {
-          const batch = dead.slice(start, start + batchSize)
-          // The age is checked again here, on the row as it is when the DELETE locks it.
-          const gone = yield* attempt("sweep", () =>
-            db
-              .deleteFrom("artifacts")
-              .where("hash", "in", batch)
-              .where("stored_at", "<", cutoff)
-              .returning("size")
-              .execute(),
-          )
-          deleted += gone.length
-          for (const row of gone) bytesDeleted += row.size
-        }
+        // The age is checked again in the DELETE, on the row as it is when the DELETE locks it.
+        const gone = yield* deleteOlderThan(dead, cutoff, batchSize)
+        deleted += gone.length
+        for (const row of gone) bytesDeleted += row.size
         if (page.length < PAGE) break
       }
       return {

@@ -1,14 +1,26 @@
 /**
- * The PostgreSQL SessionStore, for many agent workers on many machines sharing one database:
- * layers over a `PostgresDatabase` (or opening one), plus the adapter's own service
- * (`PostgresStore`) for what only this adapter does: rebuild its projections, check that streams
- * and projections agree, say where it is and which schema version it runs.
+ * The PostgreSQL SessionStore and its OperationJournal (in the same database), for many agent
+ * workers on many machines sharing one database: layers over a `PostgresDatabase` (or opening one),
+ * plus the adapter's own service (`PostgresStore`) for what only this adapter does: rebuild its
+ * projections, check that streams and projections agree, say where it is and which schema version
+ * it runs.
  */
 import type { EventDecodeError, StoreError, StoreIncompatible } from "@rewind/contracts"
-import { SessionStore, type SessionStoreService } from "@rewind/core"
-import { makeSqlSessionStore, type RebuildReport, rebuildProjections as rebuild } from "@rewind/kysely-store"
+import {
+  OperationJournal,
+  type OperationJournalService,
+  SessionStore,
+  type SessionStoreService,
+} from "@rewind/core"
+import {
+  makeSqlOperationJournal,
+  makeSqlSessionStore,
+  type RebuildReport,
+  rebuildProjections as rebuild,
+} from "@rewind/kysely-store"
 import { type Config, Context, Effect, Layer } from "effect"
 import { sql } from "kysely"
+import { makeJournalBackend } from "./internal/journalBackend.js"
 import { toStoreError } from "./internal/pgErrors.js"
 import { makeSessionBackend } from "./internal/sessionBackend.js"
 import {
@@ -29,6 +41,8 @@ export interface IntegrityReport {
 
 export interface PostgresStoreService {
   readonly sessionStore: SessionStoreService
+  /** The durable journal of multi-file restores, in the same database (shared by every worker). */
+  readonly operationJournal: OperationJournalService
   /** The URL without its password, and the schema. */
   readonly location: string
   readonly schema: string
@@ -55,6 +69,7 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresStoreSe
   const backend = makeSessionBackend(database)
   return {
     sessionStore: makeSqlSessionStore(backend),
+    operationJournal: makeSqlOperationJournal(makeJournalBackend(database)),
     location: database.location,
     schema: database.options.schema,
     schemaVersion: database.schemaVersion,
@@ -93,24 +108,40 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresStoreSe
   }
 }
 
-/** The session store over the `PostgresDatabase` in context. */
-export const layerFromDatabase: Layer.Layer<SessionStore | PostgresStore, never, PostgresDatabase> =
+/** The session store and the operation journal over the `PostgresDatabase` in context. */
+export const layerFromDatabase: Layer.Layer<
+  SessionStore | OperationJournal | PostgresStore,
+  never,
+  PostgresDatabase
+> = Layer.mergeAll(
   Layer.effect(
     SessionStore,
     Effect.map(PostgresStore, (store) => store.sessionStore),
-  ).pipe(Layer.provideMerge(Layer.effect(PostgresStore, Effect.map(PostgresDatabase, fromDatabase))))
+  ),
+  Layer.effect(
+    OperationJournal,
+    Effect.map(PostgresStore, (store) => store.operationJournal),
+  ),
+).pipe(Layer.provideMerge(Layer.effect(PostgresStore, Effect.map(PostgresDatabase, fromDatabase))))
 
-/** A SessionStore over a PostgreSQL database (each build of the layer opens its own pool). */
+/**
+ * A SessionStore and its OperationJournal over a PostgreSQL database (each build of the layer
+ * opens its own pool).
+ */
 export const layer = (
   options: PostgresStoreOptions,
-): Layer.Layer<SessionStore | PostgresStore | PostgresDatabase, StoreIncompatible | StoreError> =>
-  layerFromDatabase.pipe(Layer.provideMerge(databaseLayer(options)))
+): Layer.Layer<
+  SessionStore | OperationJournal | PostgresStore | PostgresDatabase,
+  StoreIncompatible | StoreError
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayer(options)))
 
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_PG_*` variables). */
 export const layerConfig = (
   config?: Config.Config<PostgresStoreOptions>,
-): Layer.Layer<SessionStore | PostgresStore | PostgresDatabase, StoreIncompatible | StoreError> =>
-  layerFromDatabase.pipe(Layer.provideMerge(databaseLayerConfig(config)))
+): Layer.Layer<
+  SessionStore | OperationJournal | PostgresStore | PostgresDatabase,
+  StoreIncompatible | StoreError
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayerConfig(config)))
 
 /** Rebuilds the projections of the store in context from its events. */
 export const rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError, PostgresStore> =

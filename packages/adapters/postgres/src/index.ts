@@ -1,10 +1,10 @@
 /**
- * @rewind/adapter-postgres: the SessionStore and a shared content-addressed ArtifactStore on
+ * @rewind/adapter-postgres: the SessionStore, its OperationJournal and a shared content-addressed ArtifactStore on
  * PostgreSQL (Kysely + pg), for many agent workers on many machines sharing one database. See
  * docs/storage-postgres.md.
  */
 import type { StoreError, StoreIncompatible } from "@rewind/contracts"
-import type { ArtifactStore, SessionStore } from "@rewind/core"
+import type { ArtifactStore, OperationJournal, SessionStore } from "@rewind/core"
 import { Layer } from "effect"
 import * as PostgresArtifactStore from "./PostgresArtifactStore.js"
 import * as PostgresDatabase from "./PostgresDatabase.js"
@@ -19,11 +19,12 @@ export {
   postgresStoreConfig,
 } from "./PostgresStoreOptions.js"
 
-/** The session store and the artifact store over one pool (one build opens one database). */
+/** The session store, its operation journal and the artifact store over one pool (one build opens one database). */
 export const layerPostgres = (
   options: PostgresStoreOptions,
 ): Layer.Layer<
   | SessionStore
+  | OperationJournal
   | ArtifactStore
   | PostgresSessionStore.PostgresStore
   | PostgresArtifactStore.PostgresArtifacts

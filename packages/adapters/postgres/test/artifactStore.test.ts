@@ -3,7 +3,7 @@
 // sweep that never deletes a blob a concurrent writer has just put again.
 import { expect, it } from "@effect/vitest"
 import type { ContentHash } from "@rewind/contracts"
-import { ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import { ArtifactStore, type ArtifactStoreService, cleanup, hashContent } from "@rewind/core"
 import { artifactStoreConformance } from "@rewind/testkit"
 import { Chunk, Context, Effect, Layer, Stream } from "effect"
 import { layerPostgres, PostgresArtifactStore } from "../src/index.js"
@@ -168,6 +168,23 @@ describePg("PostgreSQL artifact store", () => {
       console.log(
         `sweep vs writers (postgres): examined ${report.examined}, deleted ${report.deleted} (${report.deleted - blobs.length / 2} re-put after their delete), kept ${report.keptRefreshed} refreshed`,
       )
+    }),
+  )
+
+  it.scoped("core's cleanup on PostgreSQL judges ages on the server's clock, not the worker's", () =>
+    Effect.gen(function* () {
+      const schema = yield* tempSchema
+      const context = yield* Layer.build(layerPostgres(storeOptions(schema)))
+      const artifacts = Context.get(context, ArtifactStore)
+      const old = yield* artifacts.put(bytes("an orphan from two hours ago"))
+      const fresh = yield* artifacts.put(bytes("an orphan an operation in flight just put"))
+      yield* age(schema, [old])
+      // This worker's clock reads 1970 (TestClock): only the server's clock makes `old` old.
+      const report = yield* Effect.provide(cleanup({ graceMs: HOUR }), context)
+      expect(report.deleted).toEqual([old])
+      expect(report.keptYoung).toBe(1)
+      expect(yield* artifacts.has(old)).toBe(false)
+      expect(yield* artifacts.has(fresh)).toBe(true)
     }),
   )
 

@@ -83,8 +83,12 @@ describePg("opening a PostgreSQL store", () => {
     Effect.gen(function* () {
       const schema = yield* tempSchema
       const first = yield* openWith(schema)
-      expect(first.schemaVersion).toBe(2)
-      expect(first.migrationsApplied).toEqual(["0001_session_store", "0002_artifacts"])
+      expect(first.schemaVersion).toBe(3)
+      expect(first.migrationsApplied).toEqual([
+        "0001_session_store",
+        "0002_artifacts",
+        "0003_operation_journal",
+      ])
       expect(first.location).toMatch(new RegExp(`\\(schema ${schema}\\)$`))
       expect(first.serverVersion).toMatch(/^\d+/)
       const meta = yield* rawQueryEffect<{ key: string; value: string }>(
@@ -92,7 +96,7 @@ describePg("opening a PostgreSQL store", () => {
         "select key, value from rewind_meta order by key",
       )
       expect(meta.rows).toEqual([
-        { key: "schema_version", value: "2" },
+        { key: "schema_version", value: "3" },
         { key: "store", value: "rewind-session-store" },
       ])
       expect(Object.keys(yield* tablesOf(schema))).toEqual([
@@ -101,13 +105,15 @@ describePg("opening a PostgreSQL store", () => {
         "events",
         "kysely_migration",
         "kysely_migration_lock",
+        "operation_steps",
+        "operations",
         "rewind_meta",
         "sessions",
         "streams",
       ])
       const again = yield* openWith(schema)
       expect(again.migrationsApplied).toEqual([])
-      expect(again.schemaVersion).toBe(2)
+      expect(again.schemaVersion).toBe(3)
     }),
   )
 
@@ -125,8 +131,8 @@ describePg("opening a PostgreSQL store", () => {
       )
       const written = yield* writeSample(v1Layer)
       const upgraded = yield* openWith(schema)
-      expect(upgraded.migrationsApplied).toEqual(["0002_artifacts"])
-      expect(upgraded.schemaVersion).toBe(2)
+      expect(upgraded.migrationsApplied).toEqual(["0002_artifacts", "0003_operation_journal"])
+      expect(upgraded.schemaVersion).toBe(3)
       expect(yield* readBack(PostgresSessionStore.layer(storeOptions(schema)))).toEqual(written)
     }),
   )
@@ -178,13 +184,14 @@ describePg("opening a PostgreSQL store", () => {
         Array.from({ length: 6 }, () => openWith(schema)),
         { concurrency: "unbounded" },
       )
-      expect(opens.every((o) => o.schemaVersion === 2)).toBe(true)
-      expect(opens.flatMap((o) => o.migrationsApplied)).toEqual(["0001_session_store", "0002_artifacts"])
+      const all = ["0001_session_store", "0002_artifacts", "0003_operation_journal"]
+      expect(opens.every((o) => o.schemaVersion === 3)).toBe(true)
+      expect(opens.flatMap((o) => o.migrationsApplied)).toEqual(all)
       const recorded = yield* rawQueryEffect<{ name: string }>(
         schema,
         "select name from kysely_migration order by name",
       )
-      expect(recorded.rows.map((r) => r.name)).toEqual(["0001_session_store", "0002_artifacts"])
+      expect(recorded.rows.map((r) => r.name)).toEqual(all)
     }),
   )
 

@@ -3,20 +3,45 @@
  * bytes, so a put is idempotent and two writers of the same content agree. Every read re-hashes
  * the bytes: a blob that does not match its address fails with `ArtifactCorrupt` and is never
  * handed out as data.
+ *
+ * GC with many writers sharing one store. Every put, also of content already stored, refreshes the
+ * blob's `storedAt` on the store's own clock (`now`). A collector reads `now` before it marks, and
+ * then `sweep`s its unmarked candidates: the store deletes a candidate only if it was not put since
+ * `markedAt - graceMs`, deciding that atomically per blob against any concurrent put. So a blob
+ * that a writer put (again) after the mark began is never taken, whichever worker's clock is off.
  */
-import type { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, ContentHash } from "@rewind/contracts"
-import { Context, type Effect, type Stream } from "effect"
+import {
+  type ArtifactCorrupt,
+  type ArtifactNotFound,
+  ArtifactStoreError,
+  type ContentHash,
+} from "@rewind/contracts"
+import { Context, Effect, type Stream } from "effect"
 
 export interface ArtifactInfo {
   readonly hash: ContentHash
   readonly size: number
-  /** When the blob was last written (milliseconds); GC uses it for its grace window. */
+  /** When the blob was last put (milliseconds, on the store's clock: see `now`). */
   readonly storedAt: number
 }
 
 export interface ArtifactStats {
   readonly count: number
   readonly bytes: number
+}
+
+export interface SweepRequest {
+  /** Blobs the collector found unreferenced. */
+  readonly candidates: ReadonlyArray<ContentHash>
+  /** The store's `now` read before the mark began. */
+  readonly markedAt: number
+  /** A candidate put at or after `markedAt - graceMs` is kept (in-flight operations). */
+  readonly graceMs: number
+}
+
+export interface SweptBlob {
+  readonly hash: ContentHash
+  readonly size: number
 }
 
 export interface ArtifactStoreService {
@@ -33,9 +58,31 @@ export interface ArtifactStoreService {
   /** Every blob in the store, in no particular order. */
   readonly list: () => Stream.Stream<ArtifactInfo, ArtifactStoreError>
   readonly stats: () => Effect.Effect<ArtifactStats, ArtifactStoreError>
+  /** The store's clock (milliseconds): the clock `storedAt` is on, shared by every writer of the store. */
+  readonly now: () => Effect.Effect<number, ArtifactStoreError>
+  /**
+   * Deletes each candidate whose `storedAt` is before `markedAt - graceMs`, checked and deleted as
+   * one step per blob, so a put racing the sweep either refreshes the blob first (kept) or finds it
+   * gone and stores it again. Returns what it deleted; missing candidates are skipped.
+   */
+  readonly sweep: (request: SweepRequest) => Effect.Effect<ReadonlyArray<SweptBlob>, ArtifactStoreError>
 }
 
 export class ArtifactStore extends Context.Tag("@rewind/core/ArtifactStore")<
   ArtifactStore,
   ArtifactStoreService
 >() {}
+
+/**
+ * The `storedAt` a sweep's candidates must be below, for adapters: a grace window or mark time that
+ * is not a finite, non-negative number fails the sweep before anything is deleted.
+ */
+export const sweepCutoff = (request: SweepRequest): Effect.Effect<number, ArtifactStoreError> =>
+  Number.isFinite(request.markedAt) && Number.isFinite(request.graceMs) && request.graceMs >= 0
+    ? Effect.succeed(request.markedAt - request.graceMs)
+    : Effect.fail(
+        new ArtifactStoreError({
+          operation: "sweep",
+          message: `a sweep needs a finite mark time and a non-negative grace window, got markedAt ${request.markedAt} and graceMs ${request.graceMs}`,
+        }),
+      )

@@ -7,9 +7,13 @@
  * read stops the collection before anything is deleted: unreadable is never "unreferenced".
  * Retention decides which points keep their content: the last `keepLastPoints` of each kind per session,
  * then, while the content only old points hold exceeds `byteBudget`, the oldest point anywhere
- * (never a session's newest) is released. Sweep: blobs not marked and older than the grace window
- * (blobs written by an operation in flight are young) are deleted. `previewCleanup` reports what
- * a cleanup would delete without deleting.
+ * (never a session's newest) is released. Sweep: the store's clock is read before the mark
+ * begins, and the unmarked blobs go to the store's `sweep`, which deletes each one only if it was
+ * not put since that mark time minus the grace window, deciding per blob against concurrent puts.
+ * Ages are judged on the store's clock alone (never this process's), so with many workers sharing a
+ * store, a blob another worker put again after the mark began is never taken, and one an operation
+ * in flight put within the grace window (its reference not yet committed) is young. `previewCleanup`
+ * reports what a cleanup would delete without deleting.
  */
 import {
   type ContentHash,
@@ -18,7 +22,7 @@ import {
   type SkippedPath,
   WriteIntentDeclared,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Schema, Stream } from "effect"
+import { Effect, Either, Schema, Stream } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { loadManifest, manifestBlobs } from "./pointManifest.js"
@@ -31,7 +35,11 @@ export interface RetentionPolicy {
 }
 
 export interface CleanupOptions {
-  /** Blobs younger than this are never deleted (in-flight operations). Default 10 minutes. */
+  /**
+   * Blobs put within this long before the mark began are never deleted: an operation in flight may
+   * have put content it has not referenced yet. It must exceed the longest time between a put and
+   * the commit that references it. Default 10 minutes.
+   */
   readonly graceMs?: number
   readonly retention?: RetentionPolicy
   /** Content the host keeps alive (journals in flight, redo entries stored elsewhere). */
@@ -46,6 +54,7 @@ export interface CleanupReport {
   readonly reason?: string
   readonly deleted: ReadonlyArray<ContentHash>
   readonly deletedBytes: number
+  /** Unmarked blobs not deleted: put within the grace window, put again since the mark, or already gone. */
   readonly keptYoung: number
   readonly releasedPoints: ReadonlyArray<string>
 }
@@ -172,6 +181,8 @@ const retain = (
 const collect = (options: CleanupOptions, apply: boolean) =>
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
+    // Read before any root: everything referenced later than this was put after it, or is young.
+    const markedAt = yield* artifacts.now()
     const roots = yield* Effect.either(collectRoots)
     if (Either.isLeft(roots)) {
       const report: CleanupReport = {
@@ -191,26 +202,20 @@ const collect = (options: CleanupOptions, apply: boolean) =>
     // A released point's manifest stays (it is small): the point remains readable as a record,
     // and the next collection can still read every root instead of stopping on a missing one.
     for (const p of released) marked.add(p.point.manifestHash)
-    const now = yield* Clock.currentTimeMillis
-    const grace = options.graceMs ?? DEFAULT_GRACE_MS
-    const deleted: Array<ContentHash> = []
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS
+    const candidates = [...size.keys()].filter((hash) => !marked.has(hash))
+    const deleted = apply
+      ? yield* artifacts.sweep({ candidates, markedAt, graceMs })
+      : candidates
+          .filter((hash) => size.get(hash)!.storedAt < markedAt - graceMs)
+          .map((hash) => ({ hash, size: size.get(hash)!.size }))
     let deletedBytes = 0
-    let keptYoung = 0
-    for (const [hash, info] of size) {
-      if (marked.has(hash)) continue
-      if (now - info.storedAt < grace) {
-        keptYoung++
-        continue
-      }
-      if (apply) yield* artifacts.delete(hash)
-      deleted.push(hash)
-      deletedBytes += info.size
-    }
+    for (const blob of deleted) deletedBytes += blob.size
     const report: CleanupReport = {
       swept: true,
-      deleted,
+      deleted: deleted.map((blob) => blob.hash),
       deletedBytes,
-      keptYoung,
+      keptYoung: candidates.length - deleted.length,
       releasedPoints: released.map((p) => p.point.pointId),
     }
     return report

@@ -1,11 +1,14 @@
 /**
  * The ArtifactStore conformance suite: what every adapter's blob store must do, run by each
  * adapter's tests with a harness that makes a fresh store and can damage a blob behind its back.
+ * The sweep tests run on the live clock: each store judges ages on its own clock (a database
+ * server's, say), so they wait, without asserting on any timing, until that clock has moved past
+ * the blobs they stored.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { ContentHash } from "@rewind/contracts"
 import { type ArtifactStoreService, hashContent } from "@rewind/core"
-import { Chunk, Effect, Either, type Scope, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, type Scope, Stream } from "effect"
 
 export interface ArtifactStoreFixture {
   readonly store: ArtifactStoreService
@@ -18,6 +21,18 @@ export interface ArtifactStoreHarness {
 }
 
 const bytes = (text: string) => new TextEncoder().encode(text)
+
+/** The store's `now` once its clock has passed every blob's `storedAt` (polled on the live clock). */
+const markAfterStoredBlobs = (store: ArtifactStoreService) =>
+  Effect.gen(function* () {
+    const infos = Chunk.toReadonlyArray(yield* Stream.runCollect(store.list()))
+    const newest = Math.max(...infos.map((i) => i.storedAt))
+    for (;;) {
+      const now = yield* store.now()
+      if (now > newest) return now
+      yield* Effect.sleep(Duration.millis(2))
+    }
+  })
 
 export const artifactStoreConformance = (name: string, harness: ArtifactStoreHarness): void => {
   describe(`ArtifactStore conformance: ${name}`, () => {
@@ -107,6 +122,81 @@ export const artifactStoreConformance = (name: string, harness: ArtifactStoreHar
         }
         expect(yield* store.stats()).toEqual({ count: 4, bytes: 10 })
       }),
+    )
+
+    it.live("a sweep deletes an old unreferenced blob but never one put again after the mark", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* harness.make
+          const kept = yield* store.put(bytes("put again by another worker after the mark"))
+          const old = yield* store.put(bytes("nobody puts me again"))
+          const markedAt = yield* markAfterStoredBlobs(store)
+          // Another worker uses `kept` again: it is about to reference it in a commit.
+          expect(yield* store.put(bytes("put again by another worker after the mark"))).toBe(kept)
+          const info = Chunk.toReadonlyArray(yield* Stream.runCollect(store.list())).find(
+            (i) => i.hash === kept,
+          )
+          expect(info!.storedAt).toBeGreaterThanOrEqual(markedAt)
+          const deleted = yield* store.sweep({
+            candidates: [kept, old, hashContent("absent")],
+            markedAt,
+            graceMs: 0,
+          })
+          expect(deleted).toEqual([{ hash: old, size: "nobody puts me again".length }])
+          expect(new TextDecoder().decode(yield* store.get(kept))).toBe(
+            "put again by another worker after the mark",
+          )
+          expect(yield* store.has(old)).toBe(false)
+          // A second sweep of the same candidates finds nothing more to take.
+          expect(yield* store.sweep({ candidates: [kept, old], markedAt, graceMs: 0 })).toEqual([])
+        }),
+      ),
+    )
+
+    it.live("a sweep keeps blobs put within the grace window before the mark, and refuses a bad window", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* harness.make
+          const young = yield* store.put(bytes("put by an operation still in flight"))
+          const markedAt = yield* markAfterStoredBlobs(store)
+          expect(yield* store.sweep({ candidates: [young], markedAt, graceMs: 3_600_000 })).toEqual([])
+          expect(yield* store.has(young)).toBe(true)
+          const bad = yield* Effect.flip(store.sweep({ candidates: [young], markedAt, graceMs: -1 }))
+          expect(bad._tag).toBe("ArtifactStoreError")
+          expect(yield* store.has(young)).toBe(true)
+        }),
+      ),
+    )
+
+    it.live("a sweep racing puts of its candidates never deletes a blob whose put has returned", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* harness.make
+          const contents = Array.from({ length: 40 }, (_, i) => bytes(`blob ${i} `.repeat(i + 1)))
+          const hashes = yield* Effect.forEach(contents, (c) => store.put(c))
+          const markedAt = yield* markAfterStoredBlobs(store)
+          // Odd blobs are put again while the sweep runs over all of them.
+          const [deleted] = yield* Effect.all(
+            [
+              store.sweep({ candidates: hashes, markedAt, graceMs: 0 }),
+              Effect.forEach(
+                contents.filter((_, i) => i % 2 === 1),
+                (c) => store.put(c),
+                { concurrency: 4 },
+              ),
+            ],
+            { concurrency: "unbounded" },
+          )
+          const taken = new Set(deleted.map((d) => d.hash))
+          for (const [i, hash] of hashes.entries()) {
+            if (i % 2 === 1) expect(yield* store.get(hash)).toEqual(contents[i])
+            else {
+              expect(taken.has(hash)).toBe(true)
+              expect(yield* store.has(hash)).toBe(false)
+            }
+          }
+        }),
+      ),
     )
 
     it.scoped("concurrent puts of the same content are safe", () =>

@@ -14,6 +14,7 @@ import {
   constants,
   fchmodSync,
   fsync,
+  futimesSync,
   openSync,
   renameSync,
   unlinkSync,
@@ -77,11 +78,18 @@ const removeQuietly = (path: string) =>
  * Writes `content` to `target` atomically. The temp file lives in `tempDirectory` (default: the
  * target's own directory, which keeps the rename on one filesystem). `mode` undefined gives a new
  * file the process default (0o666 & ~umask); a given mode is set exactly, whatever the umask.
+ * `mtimeMs`, when given, is set on the temp file before the rename, so the file never appears with
+ * another modification time.
  */
 export const writeAtomic = (
   target: string,
   content: Uint8Array,
-  options: { readonly mode?: number; readonly tempDirectory?: string; readonly durability: Durability },
+  options: {
+    readonly mode?: number
+    readonly tempDirectory?: string
+    readonly durability: Durability
+    readonly mtimeMs?: number
+  },
 ): Effect.Effect<void, ErrnoFailure> =>
   Effect.gen(function* () {
     const directory = dirname(target)
@@ -102,6 +110,10 @@ export const writeAtomic = (
             try: () => {
               writeFileSync(fd, content)
               if (options.mode !== undefined) fchmodSync(fd, options.mode)
+              if (options.mtimeMs !== undefined) {
+                const seconds = options.mtimeMs / 1000
+                futimesSync(fd, seconds, seconds)
+              }
             },
             catch: errnoOf,
           }),

@@ -137,5 +137,42 @@ const artifacts: StoreMigration = {
   },
 }
 
+/**
+ * The operation journal (DESIGN §7), the same tables as SQLite's migration 0002 (the SQL on them is
+ * shared, in @rewind/kysely-store): one row per multi-file restore with its intent as JSON, one
+ * per step. Rows are updated as an operation completes (status, redo entry consumed), so these
+ * tables are not append-only. Flags are 0/1 smallints, as in SQLite, so the shared SQL is one.
+ */
+const operationJournal: StoreMigration = {
+  version: 3,
+  name: "0003_operation_journal",
+  up: async (db) => {
+    await sql`create table operations (
+      seq bigint generated always as identity primary key,
+      operation_id text collate "C" not null unique,
+      session_id text collate "C" not null,
+      kind text not null,
+      intent text not null,
+      status text not null check (status in ('pending', 'committed', 'rolled_back')),
+      started_at bigint not null,
+      finished_at bigint,
+      redoes text collate "C",
+      redo_available smallint not null check (redo_available in (0, 1)),
+      redo_consumed smallint not null check (redo_consumed in (0, 1))
+    )`.execute(db)
+    await sql`create index operations_pending on operations (seq) where status = 'pending'`.execute(db)
+    await sql`create index operations_session on operations (session_id, seq)`.execute(db)
+    await sql`create table operation_steps (
+      id bigint generated always as identity primary key,
+      operation_id text collate "C" not null references operations (operation_id),
+      step integer not null,
+      path text not null,
+      state text not null,
+      at bigint not null
+    )`.execute(db)
+    await sql`create index operation_steps_operation on operation_steps (operation_id, id)`.execute(db)
+  },
+}
+
 /** Every migration this build knows, oldest first. */
-export const POSTGRES_MIGRATIONS: ReadonlyArray<StoreMigration> = [sessionStore, artifacts]
+export const POSTGRES_MIGRATIONS: ReadonlyArray<StoreMigration> = [sessionStore, artifacts, operationJournal]

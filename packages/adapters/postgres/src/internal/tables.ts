@@ -1,8 +1,8 @@
 /**
- * The PostgreSQL store's tables as Kysely sees them: the session store's (shared with every SQL
- * adapter) and the artifact blobs.
+ * The PostgreSQL store's tables as Kysely sees them: the session store's and the operation
+ * journal's (shared with every SQL adapter) and the artifact blobs.
  */
-import type { StoreTables } from "@rewind/kysely-store"
+import type { OperationJournalTables, StoreTables } from "@rewind/kysely-store"
 
 export interface ArtifactsTable {
   /** The SHA-256 of `content`, lowercase hex. */
@@ -13,6 +13,6 @@ export interface ArtifactsTable {
   readonly stored_at: number
 }
 
-export interface PostgresTables extends StoreTables {
+export interface PostgresTables extends StoreTables, OperationJournalTables {
   readonly artifacts: ArtifactsTable
 }
