@@ -108,3 +108,43 @@ export const blobFiles = (artifacts: string): Array<string> => {
 
 export const blobPath = (artifacts: string, hash: string) =>
   join(artifacts, "objects", hash.slice(0, 2), hash.slice(2))
+
+/**
+ * Seed and run count for a fuzz target: one fixed default seed for the whole suite (so a CI run is
+ * reproducible), `REWIND_FUZZ_SEED` to replay another, `REWIND_FUZZ_SCALE` to multiply every
+ * target's run count (a full run uses 10). Printed so a failure can be replayed.
+ */
+export const DEFAULT_FUZZ_SEED = 20_261_130
+
+export const fuzzParameters = (name: string, defaultRuns: number) => {
+  const seedText = process.env.REWIND_FUZZ_SEED
+  const scaleText = process.env.REWIND_FUZZ_SCALE
+  const seed = seedText === undefined || seedText === "" ? DEFAULT_FUZZ_SEED : Number.parseInt(seedText, 10)
+  const scale = scaleText === undefined || scaleText === "" ? 1 : Number(scaleText)
+  if (!Number.isFinite(seed) || !Number.isFinite(scale) || scale <= 0) {
+    throw new Error("REWIND_FUZZ_SEED must be an integer and REWIND_FUZZ_SCALE a positive number")
+  }
+  const numRuns = Math.max(1, Math.round(defaultRuns * scale))
+  console.info(`[fuzz] ${name}: seed=${seed} runs=${numRuns} (replay with REWIND_FUZZ_SEED=${seed})`)
+  return { seed, numRuns }
+}
+
+/** Figures a fuzz target records (cases, duration, outcomes); printed at the end of its test. */
+export const fuzzTally = (name: string) => {
+  const started = performance.now()
+  const outcomes = new Map<string, number>()
+  return {
+    count: (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1),
+    report: () => {
+      const cases = [...outcomes.values()].reduce((a, b) => a + b, 0)
+      const seconds = (performance.now() - started) / 1000
+      console.info(
+        `[fuzz] ${name}: ${cases} cases in ${seconds.toFixed(1)} s; ${[...outcomes.entries()]
+          .sort()
+          .map(([k, v]) => `${k}=${v}`)
+          .join(", ")}`,
+      )
+      return { cases, seconds, outcomes }
+    },
+  }
+}
