@@ -53,7 +53,7 @@ const settle = async (run: () => Promise<unknown>): Promise<string> => {
   const done = (async () => {
     try {
       const result = await run()
-      if (typeof result === "object" && result !== null && "refusal" in result && result.ok === false) {
+      if (typeof result === "object" && result !== null && "refusal" in result) {
         return `refused:${(result as unknown as { refusal: { kind: string } }).refusal.kind}`
       }
       return "ok"
