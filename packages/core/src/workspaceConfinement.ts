@@ -80,6 +80,8 @@ export const resolveConfined = <E>(
     const real: Array<string> = []
     const queue: Array<string> = [...segments]
     let expansions = 0
+    // The symlink whose target is being walked: a `..` that climbs out is its doing, not the path's.
+    let expanding: string | undefined
     const escapeRefusal = (via: string, detail: string) =>
       new PathRefused({
         path,
@@ -103,7 +105,8 @@ export const resolveConfined = <E>(
       if (component === "..") {
         // Only a symlink target can put `..` here (the path itself was checked); `real` holds
         // directories that exist and are not symlinks, so their parent is the lexical one.
-        if (real.length === 0) return yield* escapeRefusal(path, "climbs above the root with '..'")
+        if (real.length === 0)
+          return yield* escapeRefusal(expanding ?? path, "climbs above the root with '..'")
         real.pop()
         continue
       }
@@ -131,6 +134,7 @@ export const resolveConfined = <E>(
           if (last && !options.followFinalSymlink) return existing("symlink", component)
           expansions += 1
           const via = [...real, component].join("/")
+          expanding = via
           if (expansions > MAX_SYMLINK_EXPANSIONS) {
             return yield* new PathRefused({
               path,

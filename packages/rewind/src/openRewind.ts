@@ -4,6 +4,8 @@
  * resolve as `{ ok: false, refusal }`; infrastructure errors reject with the typed error; every
  * call takes an optional AbortSignal that interrupts its fiber; `close()` releases the runtime.
  */
+
+import { join } from "node:path"
 import type {
   CheckpointId,
   CommandId,
@@ -45,8 +47,14 @@ import {
   type UserMessageInput,
 } from "@rewind/core"
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
-import { type DoctorReport, runDoctor } from "./internal/doctor.js"
-import { type DefaultLayerOptions, layerEmbedded, type RewindServices, storeDirectory } from "./layers.js"
+import { type DoctorOptions, type DoctorReport, runDoctor } from "./internal/doctor.js"
+import {
+  ARTIFACTS_DIR,
+  type DefaultLayerOptions,
+  layerEmbedded,
+  type RewindServices,
+  storeDirectory,
+} from "./layers.js"
 
 /** Options every facade call accepts. */
 export interface CallOptions {
@@ -190,10 +198,19 @@ const makeApi = (
       ),
 
     // --- maintenance ---------------------------------------------------------------------
-    /** Checks the store: SQLite integrity (when SQLite) and every blob's hash. */
-    doctor: (
-      options?: CallOptions & { readonly onProgress?: (checked: number) => void },
-    ): Promise<DoctorReport> => run(runDoctor(options?.onProgress), options),
+    /**
+     * Checks the store: SQLite integrity and schema version (when SQLite), every blob's hash, every
+     * reference, the operation journal and (embedded default) leftover temp files. With
+     * `repair: true` it also removes orphan temp files, and nothing else.
+     */
+    doctor: (options?: CallOptions & Omit<DoctorOptions, "artifactsDirectory">): Promise<DoctorReport> =>
+      run(
+        runDoctor({
+          ...options,
+          ...(info.dir === undefined ? {} : { artifactsDirectory: join(info.dir, ARTIFACTS_DIR) }),
+        }),
+        options,
+      ),
     /** Releases the runtime: closes the database and finalizes every layer. Idempotent. */
     close: (): Promise<void> => runtime.dispose(),
   }
@@ -223,4 +240,4 @@ export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Prom
   })
 }
 
-export type { DoctorReport } from "./internal/doctor.js"
+export type { DoctorOptions, DoctorProblem, DoctorProblemKind, DoctorReport } from "./internal/doctor.js"

@@ -5,6 +5,13 @@
  * (and `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
  * (temp + fsync + rename + directory fsync) with the file's mode kept. POSIX only. Calls are
  * synchronous for the reason given in `internal/durable.ts`.
+ *
+ * Between the walk and the system call another process could swap a checked directory for a
+ * symlink. Each primitive therefore re-checks, as late as it can, that the path it was handed is
+ * still free of symlinks: a read asks the kernel where the opened file really is, a write checks
+ * its open temp file before writing a byte and the directory again before the rename, and delete,
+ * mkdir and symlink check the parent directory. That shrinks the window to the gap between one
+ * check and the next system call; it does not close it (Node has no `openat`).
  */
 import {
   closeSync,
@@ -32,7 +39,15 @@ import {
   type WorkspaceService,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
-import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
+import {
+  assertStillReal,
+  type Durability,
+  errnoOf,
+  isErrno,
+  realPathOfFd,
+  syncDirectory,
+  writeAtomic,
+} from "./internal/durable.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -76,6 +91,16 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
     attempt(() => {
       const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
       try {
+        // The walk found this path free of symlinks; if a directory on it was swapped for one
+        // since, the file opened is somewhere else: read nothing from it.
+        if (realPathOfFd(fd, path) !== path) {
+          throw Object.assign(
+            new Error(`${path} no longer leads where it was checked to (swapped for a symlink?)`),
+            {
+              code: "EXDEV",
+            },
+          )
+        }
         const stat = fstatSync(fd)
         if (!stat.isFile())
           throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
@@ -90,10 +115,15 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
     }),
 
   writeFileAtomic: (path, content, mode) =>
-    writeAtomic(path, content, mode === undefined ? { durability } : { mode, durability }),
+    writeAtomic(
+      path,
+      content,
+      mode === undefined ? { durability, confined: true } : { mode, durability, confined: true },
+    ),
 
   mkdir: (path) =>
     attempt(() => {
+      assertStillReal(parentOf(path))
       try {
         mkdirSync(path)
       } catch (e) {
@@ -103,7 +133,10 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
 
   unlink: (path) =>
     Effect.zipRight(
-      attempt(() => unlinkSync(path)),
+      attempt(() => {
+        assertStillReal(parentOf(path))
+        unlinkSync(path)
+      }),
       durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
     ),
 
@@ -144,7 +177,10 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
 
   symlink: (path, target) =>
     Effect.zipRight(
-      attempt(() => symlinkSync(target, path)),
+      attempt(() => {
+        assertStillReal(parentOf(path))
+        symlinkSync(target, path)
+      }),
       durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
     ),
 })

@@ -334,47 +334,95 @@ const fork = Command.make(
         ),
 ).pipe(Command.withDescription("Fork a session at a reply, or open a side chat (--side-chat)"))
 
-const doctor = Command.make("doctor", common, (o) =>
-  withRewind(o, false, (rewind, out) =>
-    Effect.gen(function* () {
-      const report = yield* call(() =>
-        rewind.doctor({ onProgress: (n) => out.progress(`verifying artifacts… ${n}`) }),
-      ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
-      yield* out.record("doctor", {
-        ok: report.ok,
-        database: report.database ?? null,
-        artifacts: report.artifacts,
-      })
-      const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
-      yield* out.human(
-        table(
-          ["CHECK", "RESULT", "DETAIL"],
-          [
-            ["store opens", green("ok"), rewind.dir ?? ""],
-            [
-              "sqlite integrity",
-              report.database === undefined ? dim("n/a") : mark(report.database.ok),
-              report.database?.problems.join("; ") ?? "",
-            ],
-            [
-              "artifact hashes",
-              mark(report.artifacts.bad.length === 0),
-              `${report.artifacts.checked} checked, ${report.artifacts.bytes} bytes, ${report.artifacts.bad.length} bad`,
-            ],
-          ],
-        ),
-      )
-      for (const b of report.artifacts.bad) yield* out.human(`${red("bad blob")} ${b.hash}: ${b.problem}`)
-      if (!report.ok) {
-        return yield* new CliFailure({
-          code: ExitCode.partial,
-          message: "the store opens but doctor found problems",
-          reason: "doctor_problems",
+const doctor = Command.make(
+  "doctor",
+  {
+    ...common,
+    repair: Options.boolean("repair").pipe(
+      Options.withDescription(
+        "Also remove what is safe to remove (orphan temp files of interrupted blob writes)",
+      ),
+    ),
+  },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const report = yield* call(() =>
+          rewind.doctor({
+            repair: o.repair,
+            onProgress: (n) => out.progress(`verifying artifacts… ${n}`),
+          }),
+        ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
+        yield* out.record("doctor", {
+          ok: report.ok,
+          database: report.database ?? null,
+          schemaVersion: report.schemaVersion ?? null,
+          artifacts: report.artifacts,
+          references: report.references,
+          journal: report.journal,
+          tempFiles: report.tempFiles,
+          problems: report.problems,
+          repaired: report.repaired,
         })
-      }
-    }),
+        const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
+        const has = (...kinds: ReadonlyArray<string>) => report.problems.some((p) => kinds.includes(p.kind))
+        yield* out.human(
+          table(
+            ["CHECK", "RESULT", "DETAIL"],
+            [
+              ["store opens", green("ok"), rewind.dir ?? ""],
+              [
+                "sqlite integrity",
+                report.database === undefined ? dim("n/a") : mark(report.database.ok),
+                report.database?.problems.join("; ") ?? "",
+              ],
+              [
+                "schema version",
+                report.schemaVersion === undefined ? dim("n/a") : green("ok"),
+                report.schemaVersion === undefined ? "" : String(report.schemaVersion),
+              ],
+              [
+                "artifact hashes",
+                mark(report.artifacts.bad.length === 0),
+                `${report.artifacts.checked} checked, ${report.artifacts.bytes} bytes, ${report.artifacts.bad.length} bad`,
+              ],
+              [
+                "references",
+                mark(!has("missing_blob", "manifest_unreadable", "missing_parent", "stream_unreadable")),
+                `${report.references.checked} followed in ${report.references.sessions} session(s)`,
+              ],
+              [
+                "operation journal",
+                mark(!has("incomplete_operation", "journal_unreadable")),
+                `${report.journal.operations} operation(s), ${report.journal.incomplete} incomplete`,
+              ],
+              [
+                "temp files",
+                mark(!has("orphan_temp_file", "stray_file")),
+                `${report.tempFiles.orphans} orphan(s), ${report.tempFiles.removed} removed, ${report.tempFiles.inFlight} in flight`,
+              ],
+            ],
+          ),
+        )
+        for (const p of report.problems) yield* out.human(`${red(p.kind)} ${p.message}`)
+        for (const line of report.repaired) yield* out.human(`${green("repaired")} ${line}`)
+        if (!report.ok) {
+          const repairable = report.problems.every((p) => p.repairable)
+          return yield* new CliFailure({
+            code: ExitCode.partial,
+            message: repairable
+              ? "doctor found problems that `rewind doctor --repair` can fix"
+              : "the store opens but doctor found problems",
+            reason: "doctor_problems",
+          })
+        }
+      }),
+    ),
+).pipe(
+  Command.withDescription(
+    "Check the store: SQLite integrity and schema version, every artifact's hash, every reference, the journal, temp files (--repair removes orphan temp files)",
   ),
-).pipe(Command.withDescription("Check the store: opens it, SQLite integrity_check, every artifact's hash"))
+)
 
 /**
  * Every registered command. Extension point: the snapshot and recovery capabilities add theirs

@@ -12,10 +12,13 @@ import { randomUUID } from "node:crypto"
 import {
   closeSync,
   constants,
+  existsSync,
   fchmodSync,
   fsync,
   futimesSync,
   openSync,
+  readlinkSync,
+  realpathSync,
   renameSync,
   unlinkSync,
   writeFileSync,
@@ -65,6 +68,32 @@ export const syncDirectory = (directory: string): Effect.Effect<void, ErrnoFailu
     (fd) => Effect.sync(() => closeSync(fd)),
   )
 
+/**
+ * Where an open file really is: the kernel's own record of the path it opened (`/proc/self/fd` on
+ * Linux), or the real path of its directory elsewhere. Used to catch a directory swapped for a
+ * symlink between the confined walk and the system call that opened the file.
+ */
+const HAS_PROC_FD = existsSync("/proc/self/fd")
+
+export const realPathOfFd = (fd: number, openedAs: string): string =>
+  HAS_PROC_FD
+    ? readlinkSync(`/proc/self/fd/${fd}`)
+    : `${realpathSync(dirname(openedAs))}/${basename(openedAs)}`
+
+/**
+ * Fails (code `EXDEV`) unless `directory`, an absolute path the confined walk found free of
+ * symlinks, still is: no component of it was swapped for a symlink since.
+ */
+export const assertStillReal = (directory: string): void => {
+  const real = realpathSync(directory)
+  if (real !== directory) {
+    throw Object.assign(
+      new Error(`${directory} now leads to ${real} (a directory was swapped for a symlink); refused`),
+      { code: "EXDEV" },
+    )
+  }
+}
+
 const removeQuietly = (path: string) =>
   Effect.sync(() => {
     try {
@@ -89,6 +118,11 @@ export const writeAtomic = (
     readonly tempDirectory?: string
     readonly durability: Durability
     readonly mtimeMs?: number
+    /**
+     * The target's directory was found free of symlinks (the confined workspace): refuse, before
+     * writing a byte and again before the rename, if a component has been swapped for one since.
+     */
+    readonly confined?: boolean
   },
 ): Effect.Effect<void, ErrnoFailure> =>
   Effect.gen(function* () {
@@ -108,6 +142,14 @@ export const writeAtomic = (
         Effect.zipRight(
           Effect.try({
             try: () => {
+              if (options.confined === true && realPathOfFd(fd, temp) !== temp) {
+                throw Object.assign(
+                  new Error(
+                    `${directory} no longer is the directory that was checked (swapped for a symlink?); refused`,
+                  ),
+                  { code: "EXDEV" },
+                )
+              }
               writeFileSync(fd, content)
               if (options.mode !== undefined) fchmodSync(fd, options.mode)
               if (options.mtimeMs !== undefined) {
@@ -121,7 +163,15 @@ export const writeAtomic = (
         ),
       (fd) => Effect.sync(() => closeSync(fd)),
     ).pipe(
-      Effect.zipRight(Effect.try({ try: () => renameSync(temp, target), catch: errnoOf })),
+      Effect.zipRight(
+        Effect.try({
+          try: () => {
+            if (options.confined === true) assertStillReal(directory)
+            renameSync(temp, target)
+          },
+          catch: errnoOf,
+        }),
+      ),
       Effect.either,
     )
     if (written._tag === "Left") {
