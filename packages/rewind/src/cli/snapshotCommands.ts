@@ -251,7 +251,9 @@ export const diff = Command.make(
 
 const count = (name: string, description: string) =>
   Options.integer(name).pipe(
-    Options.withSchema(Schema.NonNegativeInt),
+    Options.withSchema(
+      Schema.Int.pipe(Schema.nonNegative({ message: () => `--${name} must be a whole number, 0 or more` })),
+    ),
     Options.withDescription(description),
     Options.optional,
   )
