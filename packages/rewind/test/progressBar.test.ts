@@ -35,7 +35,10 @@ const harness = () => {
     delayMs: 300,
     intervalMs: 100,
   })
-  return { writes, bar, advance: (ms: number) => void (now += ms) }
+  const advance = (ms: number) => {
+    now += ms
+  }
+  return { writes, bar, advance }
 }
 
 describe("capture progress bar", () => {
