@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import type { OperationId, SessionId, WorkspacePath } from "@rewind/contracts"
+import type { OperationId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
 import { ArtifactStore, OperationJournal } from "@rewind/core"
 import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
@@ -18,7 +18,7 @@ const ofType = (lines: ReadonlyArray<Record<string, unknown>>, type: string) =>
   lines.filter((l) => l.type === type)
 
 describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 240_000 }, () => {
-  it("capture, points, diff, then preview <point> and restore <point> --token, and back again", async () => {
+  it("capture creates a session when needed and records points; points lists them; diff shows what changed", async () => {
     const root = tempDir()
     expect((await cli(["init"], root)).code).toBe(0)
     mkdirSync(join(root, "src"))
@@ -83,6 +83,28 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
       ["point", "turn", false],
       ["point", "turn", true],
     ])
+    expect(pointsBefore.every((p) => p.sessionId === sessionId)).toBe(true)
+  })
+
+  it("preview <point> issues a token; restore <point> --token applies it once; its rescue point undoes it", async () => {
+    // Seeded through the facade (one process) to keep the test to the commands under test.
+    const root = tempDir()
+    mkdirSync(join(root, "src"))
+    writeFileSync(join(root, "a.txt"), "one\nshared line\n")
+    writeFileSync(join(root, "src", "b.txt"), "keep me\n")
+    writeFileSync(join(root, "bin.dat"), Buffer.from([0, 1, 2, 3]))
+    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+    const session = await rewind.createSession({ title: "points", cwd: root })
+    if (!session.ok) throw new Error(session.refusal.message)
+    const sessionId = session.value.id as string
+    const outcome = await rewind.capturePoint(session.value.id, "t1" as TurnId)
+    await rewind.close()
+    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+    const pointId = outcome.point.pointId as string
+    writeFileSync(join(root, "a.txt"), "two\nshared line\n")
+    rmSync(join(root, "src", "b.txt"))
+    writeFileSync(join(root, "c.txt"), "new file\n")
+    writeFileSync(join(root, "bin.dat"), Buffer.from([0, 9, 9, 9]))
 
     const preview = await cli(["preview", pointId, "--json"], root)
     expect(preview.code).toBe(0)
