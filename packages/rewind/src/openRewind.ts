@@ -11,7 +11,10 @@ import type {
   CommandId,
   FileRewindPreview,
   MessageId,
+  OperationId,
   Outcome,
+  PointCaptured,
+  PointId,
   RewindScope,
   SessionId,
   TurnId,
@@ -22,8 +25,15 @@ import {
   appendUserMessage,
   applyCompaction,
   applyFileRewind,
+  applyPointRestore,
+  type CaptureOptions,
+  type CaptureOutcome,
+  type CleanupOptions,
+  type CleanupReport,
   type CompactionInput,
   type CreateSessionInput,
+  capturePoint,
+  cleanup,
   completeTurn,
   completeTurnWithBoundary,
   createSession,
@@ -34,20 +44,34 @@ import {
   forkAtMessage,
   getTurnFileChanges,
   IdGenerator,
+  type IncompleteOperation,
   listSessions,
   loadSession,
+  type PointRestorePreview,
+  type PointRestoreResult,
+  previewCleanup,
   previewFileRewind,
+  previewPointRestore,
+  type RedoResult,
   type ReplyInput,
+  type Resolution,
+  readPointIndex,
   recordFileMutation,
+  recover,
+  redo,
+  resolveOperation,
   rewindCascade,
   rewindCode,
   rewindConversation,
   rewindToCheckpoint,
+  type SnapshotStatus,
+  snapshotStatus,
   transcript,
   type UserMessageInput,
 } from "@rewind/core"
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
 import { type DoctorOptions, type DoctorReport, runDoctor } from "./internal/doctor.js"
+import { journalRoots } from "./internal/journalRoots.js"
 import {
   ARTIFACTS_DIR,
   type DefaultLayerOptions,
@@ -55,6 +79,7 @@ import {
   type RewindServices,
   storeDirectory,
 } from "./layers.js"
+import { diffPoint, type PointDiff, type PointDiffOptions } from "./pointDiff.js"
 
 /** Options every facade call accepts. */
 export interface CallOptions {
@@ -81,6 +106,23 @@ const newCommandId = Effect.map(IdGenerator, (ids) => ids.next("cmd")).pipe(
   Effect.flatten,
   Effect.map((id) => id as CommandId),
 )
+
+/** A `resolveOperation` result: how an interrupted operation was finished, file by file. */
+export interface ResolvedOperation {
+  readonly operationId: OperationId
+  readonly resolution: Resolution
+  readonly files: ReadonlyArray<{ readonly path: string; readonly action: string }>
+}
+
+/** Adds the journal's live content to the host's own extra roots, so GC keeps what redo and recover need. */
+const withJournalRoots = (options: CleanupOptions) =>
+  Effect.map(
+    journalRoots,
+    (roots): CleanupOptions => ({
+      ...options,
+      extraRoots: [...(options.extraRoots ?? []), ...roots],
+    }),
+  )
 
 const makeApi = (
   runtime: ManagedRuntime.ManagedRuntime<RewindServices, unknown>,
@@ -197,7 +239,101 @@ const makeApi = (
         options,
       ),
 
+    // --- snapshot points -----------------------------------------------------------------
+    /**
+     * Captures a point of the workspace for (session, turn): call it at a turn boundary, before the
+     * model request or tool run. Idempotent per turn (`existing: true` the second time). Never
+     * rejects for a capture problem: it resolves `{ _tag: "NotCaptured", reason }`, and the turn
+     * simply has no point. `onProgress` reports the scan and hash phases (for a progress bar).
+     */
+    capturePoint: (
+      sessionId: SessionId,
+      turnId: TurnId,
+      options?: CallOptions & CaptureOptions,
+    ): Promise<CaptureOutcome> => run(capturePoint(sessionId, turnId, options ?? {}), options),
+    /** The session's points (turn and rescue), oldest first; `session_not_found` if there is no session. */
+    listPoints: (
+      sessionId: SessionId,
+      options?: CallOptions,
+    ): Promise<Outcome<ReadonlyArray<PointCaptured>>> =>
+      outcome(
+        Effect.zipRight(
+          loadSession(sessionId),
+          Effect.map(readPointIndex(sessionId), (index) => index.points),
+        ),
+        options,
+      ),
+    /**
+     * What differs between a point and the workspace now: added, modified and deleted paths with
+     * both sides, and a unified diff per text file. Writes nothing.
+     */
+    diffPoint: (
+      sessionId: SessionId,
+      pointId: PointId,
+      options?: CallOptions & PointDiffOptions,
+    ): Promise<Outcome<PointDiff>> => outcome(diffPoint(sessionId, pointId, options), options),
+    /**
+     * Lists what restoring a point would write, link and delete, and the conflicts that forbid it.
+     * Without conflicts the preview carries a token (five minutes, single use) for `restorePoint`.
+     */
+    previewPointRestore: (
+      sessionId: SessionId,
+      pointId: PointId,
+      options?: CallOptions,
+    ): Promise<Outcome<PointRestorePreview>> => outcome(previewPointRestore(sessionId, pointId), options),
+    /**
+     * Restores the workspace to a point, redeeming the preview's token. Captures a rescue point of
+     * every path it touches first (restore that point to undo), and refuses `conflict` when the
+     * workspace changed since the preview. A failure undoes every step; nothing is half-written.
+     */
+    restorePoint: (
+      sessionId: SessionId,
+      pointId: PointId,
+      token: string,
+      options?: CallOptions,
+    ): Promise<Outcome<PointRestoreResult>> => outcome(applyPointRestore(sessionId, pointId, token), options),
+
+    // --- redo and recovery -----------------------------------------------------------------
+    /**
+     * Undoes the session's last rewind that wrote files (cascade, direct restore, applied preview):
+     * files and conversation come back as they were. Refuses `conflict` (writing nothing) when a
+     * file changed since that rewind, `nothing_to_undo` when there is no rewind to redo.
+     */
+    redo: (sessionId: SessionId, options?: CallOptions): Promise<Outcome<RedoResult>> =>
+      outcome(redo(sessionId), options),
+    /** Operations interrupted by a crash (begun, never completed), oldest first, with each file's state. */
+    recover: (options?: CallOptions): Promise<ReadonlyArray<IncompleteOperation>> => run(recover(), options),
+    /**
+     * Finishes an interrupted operation: `continue` writes what it meant to write, `rollback` what
+     * was there before. Refuses `conflict` (writing nothing) when a file holds neither.
+     */
+    resolveOperation: (
+      operationId: OperationId,
+      resolution: Resolution,
+      options?: CallOptions,
+    ): Promise<Outcome<ResolvedOperation>> => outcome(resolveOperation(operationId, resolution), options),
+
     // --- maintenance ---------------------------------------------------------------------
+    /**
+     * Store usage from the snapshot engine's side: blobs, bytes, shared content, index size, points
+     * per session and the paths each session's latest point left unprotected.
+     */
+    snapshotStatus: (options?: CallOptions): Promise<SnapshotStatus> => run(snapshotStatus, options),
+    /**
+     * What `cleanup` would delete, deleting nothing. Content the operation journal still needs
+     * (interrupted operations, available redo entries) is always kept.
+     */
+    previewCleanup: (options?: CallOptions & CleanupOptions): Promise<CleanupReport> =>
+      run(Effect.flatMap(withJournalRoots(options ?? {}), previewCleanup), options),
+    /**
+     * Garbage collection of the artifact store: mark from every point, checkpoint, rescue point and
+     * journal entry; sweep what is unmarked and older than the grace window. A root that cannot be
+     * read stops it with `swept: false`, and nothing is deleted.
+     */
+    cleanup: (options?: CallOptions & CleanupOptions): Promise<CleanupReport> =>
+      run(Effect.flatMap(withJournalRoots(options ?? {}), cleanup), options),
+
+    // --- maintenance (store health) ------------------------------------------------------
     /**
      * Checks the store: SQLite integrity and schema version (when SQLite), every blob's hash, every
      * reference, the operation journal and (embedded default) leftover temp files. With
@@ -240,4 +376,17 @@ export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Prom
   })
 }
 
+export type {
+  CaptureOptions,
+  CaptureOutcome,
+  CaptureProgress,
+  CleanupOptions,
+  CleanupReport,
+  IncompleteOperation,
+  PointRestorePreview,
+  PointRestoreResult,
+  RedoResult,
+  Resolution,
+  SnapshotStatus,
+} from "@rewind/core"
 export type { DoctorOptions, DoctorProblem, DoctorProblemKind, DoctorReport } from "./internal/doctor.js"

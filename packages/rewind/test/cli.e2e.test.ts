@@ -2,86 +2,10 @@
  * End-to-end tests of the BUILT `rewind` binary (`dist/cli/main.js`; the package's test task
  * depends on its build) on temporary workspaces.
  */
-import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { afterEach, describe, expect, it } from "@effect/vitest"
-import { openRewind } from "../src/index.js"
-
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js")
-
-const temps: Array<string> = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "rewind-cli-"))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-// Asynchronous on purpose: a blocking spawn would stall the test worker's event loop.
-const cli = (args: ReadonlyArray<string>, cwd?: string) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { encoding: "utf8", ...(cwd === undefined ? {} : { cwd }), env: { ...process.env, NO_COLOR: "1" } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-
-/** Parses stdout as JSON Lines; every line must be an object carrying the format version. */
-const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
-  stdout
-    .split("\n")
-    .filter((l) => l.length > 0)
-    .map((l) => {
-      const parsed = JSON.parse(l) as Record<string, unknown>
-      expect(parsed.v).toBe(1)
-      return parsed
-    })
-
-/** A workspace with a store holding one session of two turns that each wrote `a.txt`. */
-const seeded = async () => {
-  const root = tempDir()
-  const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
-  const must = <A>(o: { ok: true; value: A } | { ok: false; refusal: { message: string } }): A => {
-    if (!o.ok) throw new Error(o.refusal.message)
-    return o.value
-  }
-  const session = must(await rewind.createSession({ title: "seeded", cwd: root }))
-  const turns: Array<{ messageId: string; replyId: string }> = []
-  let before: string | null = null
-  for (const content of ["one\n", "two\n"]) {
-    const { messageId, turnId } = must(
-      await rewind.appendUserMessage(session.id, { text: `write ${content}` }),
-    )
-    writeFileSync(join(root, "a.txt"), content)
-    const r = await rewind.recordFileMutation({
-      sessionId: session.id,
-      turnId,
-      path: "a.txt",
-      toolName: "write",
-      before,
-      after: content,
-    })
-    expect(r.recorded).toBe(true)
-    before = content
-    const { messageId: replyId } = must(
-      await rewind.appendReply(session.id, { turnId, parts: [{ kind: "text", text: "done" }] }),
-    )
-    must(await rewind.completeTurnWithBoundary(session.id, turnId))
-    turns.push({ messageId, replyId })
-  }
-  await rewind.close()
-  return { root, sessionId: session.id as string, turns }
-}
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { cli, jsonLines, seeded, tempDir } from "./cliHarness.js"
 
 // Each case spawns several Node processes; on a loaded machine that takes a while.
 describe("rewind CLI (built binary)", { timeout: 240_000 }, () => {
@@ -187,17 +111,22 @@ describe("rewind CLI (built binary)", { timeout: 240_000 }, () => {
     expect(badId.stderr).toContain("SessionId")
     const neither = await cli(["restore", "--workspace", root], root)
     expect(neither.code).toBe(3)
-    expect(neither.stderr).toContain("exactly one of --checkpoint")
+    expect(neither.stderr).toContain("give exactly one of <point> (with --token), --checkpoint")
     const scope = await cli(["cascade", "msg_1", "--scope", "everything", "--workspace", root])
     expect(scope.code).toBe(3)
   })
 
-  it("--help works on every command", async () => {
-    const names = ["init", "sessions", "log", "status", "preview", "restore", "cascade", "fork", "doctor"]
+  // In groups, each with its own time ceiling: one Node process per command is slow on a busy machine.
+  it.each([
+    ["init", "sessions", "log", "status", "capture"],
+    ["points", "diff", "preview", "restore", "cascade"],
+    ["redo", "fork", "recover", "gc", "doctor"],
+  ])("--help works on every command: %s, %s, %s, %s, %s", async (...names) => {
     const results = await Promise.all(names.map((command) => cli([command, "--help"])))
     results.forEach((r, i) => {
       expect(r.code, names[i]).toBe(0)
       expect(r.stdout, names[i]).toContain("USAGE")
+      expect(r.stdout, names[i]).toContain(`$ ${names[i]} `)
     })
   })
 

@@ -25,6 +25,7 @@ describe("docs examples", () => {
     expect(found.map((f) => `${f.doc}:${f.path}`).sort()).toEqual([
       "embedding.md:packages/rewind/examples/embedding-effect.ts",
       "embedding.md:packages/rewind/examples/embedding-promise.ts",
+      "embedding.md:packages/rewind/examples/snapshots-promise.ts",
       "storage.md:packages/rewind/examples/certify-artifact-store.ts",
     ])
   })

@@ -21,7 +21,14 @@ const report = (failure: CliFailure, json: boolean) => {
   process.stderr.write(`${red("error")}: ${failure.message}\n`)
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ v: JSON_FORMAT_VERSION, type: "error", code: failure.code, reason: failure.reason, message: failure.message })}\n`,
+      `${JSON.stringify({
+        v: JSON_FORMAT_VERSION,
+        type: "error",
+        code: failure.code,
+        reason: failure.reason,
+        message: failure.message,
+        ...(failure.details === undefined ? {} : { details: failure.details }),
+      })}\n`,
     )
   }
 }

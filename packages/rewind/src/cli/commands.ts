@@ -1,53 +1,43 @@
 /**
- * The CLI's commands over the capabilities on main: init, sessions, log, status, preview, restore,
- * rewind, fork, doctor. Each opens the store through the facade, prints human text or JSON Lines,
- * and fails with a `CliFailure` carrying its exit code.
+ * The CLI's conversation and checkpoint commands: init, sessions, log, status, preview, restore,
+ * cascade, fork, doctor (the snapshot and recovery commands are in their own modules), and the
+ * list of every command. Each opens the store through the facade, prints human text or JSON
+ * Lines, and fails with a `CliFailure` carrying its exit code.
  */
 
 import { Args, Command, Options } from "@effect/cli"
-import { CheckpointId, MessageId, SessionId } from "@rewind/contracts"
+import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import type { Rewind } from "../openRewind.js"
-import { bold, CliFailure, dim, ExitCode, green, red, table, yellow } from "./output.js"
-import { type CommonOptions, call, common, expect, withRewind } from "./store.js"
+import {
+  bold,
+  bytes,
+  CliFailure,
+  dim,
+  ExitCode,
+  green,
+  iso,
+  type Output,
+  oneLine,
+  red,
+  table,
+  yellow,
+} from "./output.js"
+import { recover, redo } from "./recoveryCommands.js"
+import { capture, diff, gc, points } from "./snapshotCommands.js"
+import {
+  type CommonOptions,
+  call,
+  common,
+  expect,
+  resolveSession,
+  sessionOption,
+  usage,
+  withRewind,
+} from "./store.js"
 
-const sessionOption = Options.text("session").pipe(
-  Options.withSchema(SessionId),
-  Options.withDescription("The session (default: the most recently created one)"),
-  Options.optional,
-)
 const messageArg = (description: string) =>
   Args.text({ name: "message" }).pipe(Args.withSchema(MessageId), Args.withDescription(description))
-
-/** The session named by `--session`, or the newest one in the store. */
-const resolveSession = (rewind: Rewind, session: Option.Option<SessionId>) =>
-  Option.match(session, {
-    onSome: Effect.succeed,
-    onNone: () =>
-      Effect.flatMap(
-        call(() => rewind.listSessions()),
-        (all) =>
-          all[0] === undefined
-            ? Effect.fail(
-                new CliFailure({
-                  code: ExitCode.failed,
-                  message: "the store has no session yet",
-                  reason: "no_session",
-                }),
-              )
-            : Effect.succeed(all[0].sessionId),
-      ),
-  })
-
-/** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
-const usage = (message: string) =>
-  Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))
-
-const iso = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 19)
-const oneLine = (text: string, max = 72) => {
-  const flat = text.replace(/\s+/g, " ").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
 
 const init = Command.make("init", common, (o: CommonOptions) =>
   withRewind(o, true, (rewind, out) =>
@@ -128,7 +118,35 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
       const all = yield* call(() => rewind.listSessions())
       yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
       yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
-      if (Option.isNone(o.session) && all.length === 0) return
+      const snapshots = yield* Effect.either(call(() => rewind.snapshotStatus()))
+      if (snapshots._tag === "Right") {
+        const st = snapshots.right
+        yield* out.record("snapshots", { ...st })
+        const points = st.pointsPerSession.reduce((n, s) => n + s.points, 0)
+        yield* out.human(
+          `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
+        )
+        for (const u of st.unprotected) {
+          yield* out.human(
+            `${yellow("unprotected")} ${u.path}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`,
+          )
+        }
+      } else {
+        yield* out.record("snapshots", { error: snapshots.left.message })
+        yield* out.human(`${yellow("snapshots")} cannot be read: ${snapshots.left.message}`)
+      }
+      const partial =
+        snapshots._tag === "Left"
+          ? new CliFailure({
+              code: ExitCode.partial,
+              message: `the snapshot status cannot be read: ${snapshots.left.message}`,
+              reason: snapshots.left.reason,
+            })
+          : undefined
+      if (Option.isNone(o.session) && all.length === 0) {
+        if (partial !== undefined) return yield* partial
+        return
+      }
       const sessionId = yield* resolveSession(rewind, o.session)
       const changes = yield* expect(() => rewind.turnFileChanges(sessionId))
       const files = changes?.files ?? []
@@ -154,57 +172,121 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
           ),
         )
       }
+      if (partial !== undefined) return yield* partial
     }),
   ),
-).pipe(Command.withDescription("Show the store and the latest turn's file changes of a session"))
+).pipe(
+  Command.withDescription(
+    "Show the store, its snapshot usage (content, points, unprotected paths) and the latest turn's file changes",
+  ),
+)
+
+/** Whether `id` names a point of the session (then it is previewed as a point, not a message). */
+const isPoint = (rewind: Rewind, sessionId: SessionId, id: string) =>
+  Effect.map(
+    expect(() => rewind.listPoints(sessionId)),
+    (all) => all.some((p) => p.pointId === id),
+  )
+
+const previewMessage = (rewind: Rewind, out: Output, sessionId: SessionId, message: MessageId) =>
+  Effect.gen(function* () {
+    const p = yield* expect(() => rewind.previewFileRewind({ sessionId, messageId: message }))
+    yield* out.record("preview", {
+      sessionId,
+      canApply: p.canApply,
+      checkpointIds: p.checkpointIds,
+      files: p.files,
+      unsafe: p.unsafe,
+      ignored: p.ignored,
+    })
+    yield* out.human(
+      p.files.length === 0
+        ? dim("no file would change")
+        : table(
+            ["FILE", "NOW", "AFTER"],
+            p.files.map((f) => [
+              f.path,
+              f.currentHash === null ? "(absent)" : f.currentHash.slice(0, 12),
+              f.targetHash === null ? "(deleted)" : f.targetHash.slice(0, 12),
+            ]),
+          ),
+    )
+    for (const u of p.unsafe) yield* out.human(`${yellow("unsafe")} ${u.path}: ${u.message}`)
+    yield* out.human(p.canApply ? green("can apply") : red("cannot apply"))
+    if (!p.canApply) {
+      return yield* new CliFailure({
+        code: ExitCode.partial,
+        message: `the preview cannot be applied (${p.unsafe.length} unsafe file(s))`,
+        reason: p.unsafe.length > 0 ? "unsafe_files" : "nothing_to_undo",
+      })
+    }
+  })
+
+const previewPoint = (rewind: Rewind, out: Output, sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const p = yield* expect(() => rewind.previewPointRestore(sessionId, pointId))
+    yield* out.record("point_preview", {
+      sessionId,
+      pointId,
+      canApply: p.canApply,
+      changes: p.changes.map((c) => ({ path: c.path, action: c.action })),
+      unchanged: p.unchanged,
+      conflicts: p.conflicts,
+      token: p.token ?? null,
+      expiresAt: p.expiresAt ?? null,
+    })
+    yield* out.human(
+      p.changes.length === 0
+        ? dim(`the workspace already matches point ${pointId} (${p.unchanged} path(s) checked)`)
+        : table(
+            ["FILE", "ACTION"],
+            p.changes.map((c) => [c.path, c.action]),
+          ),
+    )
+    for (const c of p.conflicts)
+      yield* out.human(`${yellow("conflict")} ${c.path}: ${c.reason} (${c.detail})`)
+    if (!p.canApply) {
+      yield* out.human(red("cannot restore"))
+      return yield* new CliFailure({
+        code: ExitCode.partial,
+        message: `point ${pointId} cannot be restored (${p.conflicts.length} conflict(s))`,
+        reason: "restore_conflicts",
+      })
+    }
+    yield* out.human(
+      `${green("can restore")}; within 5 minutes run:\n  rewind restore ${pointId} --token ${p.token} --session ${sessionId}`,
+    )
+  })
 
 const preview = Command.make(
   "preview",
   {
     ...common,
     session: sessionOption,
-    message: messageArg("Undo file changes from this user message onward"),
+    target: Args.text({ name: "point|message" }).pipe(
+      Args.withSchema(PointId),
+      Args.withDescription(
+        "A point id (preview restoring it; prints the --token for restore) or a user message id (preview undoing its file changes onward)",
+      ),
+    ),
   },
   (o) =>
     withRewind(o, false, (rewind, out) =>
       Effect.gen(function* () {
         const sessionId = yield* resolveSession(rewind, o.session)
-        const p = yield* expect(() => rewind.previewFileRewind({ sessionId, messageId: o.message }))
-        yield* out.record("preview", {
-          sessionId,
-          canApply: p.canApply,
-          checkpointIds: p.checkpointIds,
-          files: p.files,
-          unsafe: p.unsafe,
-          ignored: p.ignored,
-        })
-        yield* out.human(
-          p.files.length === 0
-            ? dim("no file would change")
-            : table(
-                ["FILE", "NOW", "AFTER"],
-                p.files.map((f) => [
-                  f.path,
-                  f.currentHash === null ? "(absent)" : f.currentHash.slice(0, 12),
-                  f.targetHash === null ? "(deleted)" : f.targetHash.slice(0, 12),
-                ]),
-              ),
-        )
-        for (const u of p.unsafe) yield* out.human(`${yellow("unsafe")} ${u.path}: ${u.message}`)
-        yield* out.human(p.canApply ? green("can apply") : red("cannot apply"))
-        if (!p.canApply) {
-          return yield* new CliFailure({
-            code: ExitCode.partial,
-            message: `the preview cannot be applied (${p.unsafe.length} unsafe file(s))`,
-            reason: p.unsafe.length > 0 ? "unsafe_files" : "nothing_to_undo",
-          })
-        }
+        return (yield* isPoint(rewind, sessionId, o.target))
+          ? yield* previewPoint(rewind, out, sessionId, o.target)
+          : yield* previewMessage(rewind, out, sessionId, o.target as string as MessageId)
       }),
     ),
-).pipe(Command.withDescription("Preview undoing the file changes from a message onward (writes nothing)"))
+).pipe(
+  Command.withDescription(
+    "Preview restoring a point (issues the token restore needs) or undoing file changes from a message onward; writes nothing",
+  ),
+)
 
 const printRestore = (
-  out: Parameters<Parameters<typeof withRewind>[2]>[1],
+  out: Output,
   result: {
     readonly operationId: string | undefined
     readonly checkpointIds: ReadonlyArray<string>
@@ -237,6 +319,17 @@ const restore = Command.make(
   {
     ...common,
     session: sessionOption,
+    point: Args.text({ name: "point" }).pipe(
+      Args.withSchema(PointId),
+      Args.withDescription(
+        "Restore the workspace to this point (needs --token from `rewind preview <point>`)",
+      ),
+      Args.optional,
+    ),
+    token: Options.text("token").pipe(
+      Options.withDescription("The token `rewind preview <point>` printed (5 minutes, single use)"),
+      Options.optional,
+    ),
     checkpoint: Options.text("checkpoint").pipe(
       Options.withSchema(CheckpointId),
       Options.withDescription("Put back the before-content of this checkpoint"),
@@ -248,23 +341,60 @@ const restore = Command.make(
       Options.optional,
     ),
   },
-  (o) =>
-    Option.isSome(o.checkpoint) === Option.isSome(o.message)
-      ? usage("give exactly one of --checkpoint <id> or --message <id>")
-      : withRewind(o, false, (rewind, out) =>
-          Effect.gen(function* () {
-            const sessionId = yield* resolveSession(rewind, o.session)
-            const result = Option.isSome(o.checkpoint)
-              ? yield* expect(() =>
-                  rewind.rewindToCheckpoint(sessionId, o.checkpoint.pipe(Option.getOrThrow)),
-                )
-              : yield* expect(() => rewind.rewindCode(sessionId, o.message.pipe(Option.getOrThrow)))
-            yield* printRestore(out, result)
-          }),
-        ),
+  (o) => {
+    const given = [Option.isSome(o.point), Option.isSome(o.checkpoint), Option.isSome(o.message)].filter(
+      Boolean,
+    ).length
+    if (given !== 1) {
+      return usage("give exactly one of <point> (with --token), --checkpoint <id> or --message <id>")
+    }
+    if (Option.isSome(o.point) && Option.isNone(o.token)) {
+      return usage(
+        `restoring a point needs --token: run \`rewind preview ${o.point.value}\` and pass the token it prints`,
+      )
+    }
+    if (Option.isNone(o.point) && Option.isSome(o.token)) {
+      return usage("--token goes with a <point>; --checkpoint and --message restore without one")
+    }
+    return withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const sessionId = yield* resolveSession(rewind, o.session)
+        if (Option.isSome(o.point)) {
+          const pointId = o.point.value
+          out.progress("restoring…")
+          const result = yield* expect(() =>
+            rewind.restorePoint(sessionId, pointId, Option.getOrThrow(o.token)),
+          ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
+          yield* out.record("restore", {
+            sessionId,
+            operationId: result.operationId,
+            pointId,
+            rescuePointId: result.rescuePointId,
+            files: result.event.files,
+          })
+          yield* out.human(
+            result.event.files.length === 0
+              ? dim("nothing to change: the workspace already matches the point")
+              : table(
+                  ["FILE", "ACTION"],
+                  result.event.files.map((f) => [f.path, f.action]),
+                ),
+          )
+          yield* out.human(
+            `restored to ${bold(pointId)}; undo with a restore of rescue point ${result.rescuePointId}`,
+          )
+          return
+        }
+        const result = Option.isSome(o.checkpoint)
+          ? yield* expect(() => rewind.rewindToCheckpoint(sessionId, Option.getOrThrow(o.checkpoint)))
+          : yield* expect(() => rewind.rewindCode(sessionId, Option.getOrThrow(o.message)))
+        yield* printRestore(out, result)
+      }),
+    )
+  },
 ).pipe(
   Command.withDescription(
-    "Restore files from one checkpoint (--checkpoint) or a message's latest (--message)",
+    "Restore the workspace to a point (<point> --token), or files from one checkpoint (--checkpoint) or a message's latest (--message)",
   ),
 )
 
@@ -424,9 +554,21 @@ const doctor = Command.make(
   ),
 )
 
-/**
- * Every registered command. Extension point: the snapshot and recovery capabilities add theirs
- * here once they are on main (`capture`, `points`, `diff <point>`, `restore <point> --token`,
- * `redo`, `gc [--dry-run]`, `recover`), each built like the commands above.
- */
-export const commands = [init, sessions, log, status, preview, restore, cascade, fork, doctor] as const
+/** Every registered command, in the order `rewind --help` lists them. */
+export const commands = [
+  init,
+  sessions,
+  log,
+  status,
+  capture,
+  points,
+  diff,
+  preview,
+  restore,
+  cascade,
+  redo,
+  fork,
+  recover,
+  gc,
+  doctor,
+] as const

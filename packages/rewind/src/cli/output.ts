@@ -4,6 +4,7 @@
  * Also the exit codes and the failure that carries one.
  */
 import { Data, Effect } from "effect"
+import { inertProgressBar, makeProgressBar, type ProgressBar } from "./progressBar.js"
 
 /** The JSON Lines format version; bump when a line's shape changes incompatibly. */
 export const JSON_FORMAT_VERSION = 1
@@ -17,10 +18,18 @@ export class CliFailure extends Data.TaggedError("CliFailure")<{
   readonly message: string
   /** A refusal kind or error tag, for `--json` consumers. */
   readonly reason: string
+  /** The refusal's details (e.g. the files in conflict), added to the `--json` error line. */
+  readonly details?: unknown
 }> {}
 
+/** Colour only on a terminal, and never when `NO_COLOR` is set to anything but "" (no-color.org). */
+export const colourEnabled = (
+  stream: { readonly isTTY?: boolean },
+  env: Readonly<Record<string, string | undefined>>,
+): boolean => stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "")
+
 const colour = (code: string) => (s: string) =>
-  process.stdout.isTTY === true && process.env.NO_COLOR === undefined ? `\x1b[${code}m${s}\x1b[0m` : s
+  colourEnabled(process.stdout, process.env) ? `\x1b[${code}m${s}\x1b[0m` : s
 export const bold = colour("1")
 export const dim = colour("2")
 export const red = colour("31")
@@ -53,11 +62,15 @@ export interface Output {
   /** A progress line on stderr, overwritten in place; only on a TTY and never in `--json` mode. */
   readonly progress: (text: string) => void
   readonly endProgress: () => void
+  /** A progress bar on stderr for a long capture; inert when not on a TTY or in `--json` mode. */
+  readonly captureBar: () => ProgressBar
 }
 
 export const makeOutput = (json: boolean): Output => {
   const live = !json && process.stderr.isTTY === true
   return {
+    captureBar: () =>
+      live ? makeProgressBar({ stream: process.stderr, now: Date.now, style: dim }) : inertProgressBar,
     json,
     record: (type, fields) =>
       json
@@ -73,4 +86,26 @@ export const makeOutput = (json: boolean): Output => {
       if (live) process.stderr.write("\r\x1b[2K")
     },
   }
+}
+
+/** A timestamp as `YYYY-MM-DD hh:mm:ss` (UTC). */
+export const iso = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 19)
+
+/** Text on one line, cut to `max` characters. */
+export const oneLine = (text: string, max = 72) => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+/** A byte count for people: 1.2 MiB. */
+export const bytes = (n: number): string => {
+  if (n < 1024) return `${n} B`
+  const units = ["KiB", "MiB", "GiB", "TiB"]
+  let value = n / 1024
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value.toFixed(1)} ${units[unit]}`
 }

@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path"
 import { Options } from "@effect/cli"
-import type { Outcome } from "@rewind/contracts"
+import { type Outcome, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import type { Rewind } from "../openRewind.js"
 import { CliFailure, ExitCode, makeOutput, type Output } from "./output.js"
@@ -58,6 +58,7 @@ export const expect = <A>(run: () => Promise<Outcome<A>>) =>
             code: ExitCode.failed,
             message: outcome.refusal.message,
             reason: outcome.refusal.kind,
+            ...(outcome.refusal.details === undefined ? {} : { details: outcome.refusal.details }),
           }),
         ),
   )
@@ -88,3 +89,33 @@ export const withRewind = <A, E, R>(
     (rewind) => Effect.promise(() => rewind.close()),
   )
 }
+
+export const sessionOption = Options.text("session").pipe(
+  Options.withSchema(SessionId),
+  Options.withDescription("The session (default: the most recently created one)"),
+  Options.optional,
+)
+
+/** The session named by `--session`, or the newest one in the store. */
+export const resolveSession = (rewind: Rewind, session: Option.Option<SessionId>) =>
+  Option.match(session, {
+    onSome: Effect.succeed,
+    onNone: () =>
+      Effect.flatMap(
+        call(() => rewind.listSessions()),
+        (all) =>
+          all[0] === undefined
+            ? Effect.fail(
+                new CliFailure({
+                  code: ExitCode.failed,
+                  message: "the store has no session yet",
+                  reason: "no_session",
+                }),
+              )
+            : Effect.succeed(all[0].sessionId),
+      ),
+  })
+
+/** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
+export const usage = (message: string) =>
+  Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))

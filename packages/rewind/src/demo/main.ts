@@ -2,8 +2,9 @@
 /**
  * The main job (`npm start`): a scripted agent session in a temporary workspace on the embedded
  * default store, narrated step by step — checkpoints recorded as the agent writes, a conversation
- * rewind, a preview refused because a file changed outside the agent, a cascade rewind, a fork.
- * New steps (redo, once recovery lands) are one more `step(...)` call in `script`.
+ * rewind, a preview refused because a file changed outside the agent, a cascade rewind, a fork,
+ * and a redo of the cascade rewind. Each step is one `step(...)` call in `script`; its title line
+ * is what the demo's test looks for.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -109,13 +110,22 @@ const script = async (rewind: Rewind) => {
     const sessions = await rewind.listSessions()
     for (const s of sessions) say(`${s.kind.padEnd(6)} ${s.sessionId}  ${s.title}`)
   })
+
+  await step("Redo: bring back what the cascade rewind undid, files and conversation", async () => {
+    const redone = expectOk(await rewind.redo(session.id))
+    for (const f of redone.files) say(`${f.action.padEnd(10)} ${f.path}`)
+    say(`src/greet.js reads again: ${read("src/greet.js").trim()}`)
+    const log = expectOk(await rewind.transcript(session.id))
+    say(`the conversation has ${log.length} message(s) again, the second turn included`)
+  })
 }
 
 const main = async () => {
   const root = mkdtempSync(join(tmpdir(), "rewind-demo-"))
   let rewind: Rewind | undefined
   try {
-    rewind = await openRewind({ workspaceRoot: root })
+    // The embedded default store; no fsync, since the workspace and store are deleted at the end.
+    rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
     await script(rewind)
     console.log(`\n${bold("Done.")} ${dim(`(removing ${root})`)}`)
   } finally {

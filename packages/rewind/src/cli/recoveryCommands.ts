@@ -1,0 +1,140 @@
+/**
+ * The CLI's undo-the-undo and crash-recovery commands over the facade: `redo` (bring back what
+ * the session's last file-writing rewind replaced) and `recover` (list operations a crash left
+ * incomplete; `--continue <id>` or `--rollback <id>` finishes one).
+ */
+import { Command, Options } from "@effect/cli"
+import { OperationId } from "@rewind/contracts"
+import { Effect, Option } from "effect"
+import { bold, dim, green, iso, table, yellow } from "./output.js"
+import { call, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
+
+export const redo = Command.make("redo", { ...common, session: sessionOption }, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const sessionId = yield* resolveSession(rewind, o.session)
+      out.progress("redoing…")
+      const result = yield* expect(() => rewind.redo(sessionId)).pipe(
+        Effect.ensuring(Effect.sync(out.endProgress)),
+      )
+      yield* out.record("redo", {
+        sessionId,
+        operationId: result.operationId,
+        redoneOperationId: result.redoneOperationId,
+        files: result.files,
+        activeBranch: result.activeBranch,
+      })
+      if (result.files.length > 0) {
+        yield* out.human(
+          table(
+            ["FILE", "ACTION"],
+            result.files.map((f) => [f.path, f.action]),
+          ),
+        )
+      }
+      yield* out.human(
+        `redid: undid rewind ${result.redoneOperationId}; the conversation has ${result.activeBranch.length} message(s) again`,
+      )
+    }),
+  ),
+).pipe(
+  Command.withDescription(
+    "Undo the session's last rewind that wrote files (cascade, restore --checkpoint/--message): files and conversation come back",
+  ),
+)
+
+const operationOption = (name: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withSchema(OperationId),
+    Options.withDescription(description),
+    Options.optional,
+  )
+
+export const recover = Command.make(
+  "recover",
+  {
+    ...common,
+    continue: operationOption("continue", "Finish this operation: write what it meant to write"),
+    rollback: operationOption("rollback", "Undo this operation: write back what was there before"),
+  },
+  (o) => {
+    if (Option.isSome(o.continue) && Option.isSome(o.rollback)) {
+      return usage("give --continue <operation> or --rollback <operation>, not both")
+    }
+    const target = Option.orElse(
+      Option.map(o.continue, (id) => ({ id, resolution: "continue" as const })),
+      () => Option.map(o.rollback, (id) => ({ id, resolution: "rollback" as const })),
+    )
+    return withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        if (Option.isSome(target)) {
+          const { id, resolution } = target.value
+          const result = yield* expect(() => rewind.resolveOperation(id, resolution))
+          yield* out.record("resolved", {
+            operationId: result.operationId,
+            resolution: result.resolution,
+            files: result.files,
+          })
+          if (result.files.length > 0) {
+            yield* out.human(
+              table(
+                ["FILE", "ACTION"],
+                result.files.map((f) => [f.path, f.action]),
+              ),
+            )
+          }
+          yield* out.human(
+            `${green(resolution === "continue" ? "continued" : "rolled back")} operation ${bold(result.operationId)}`,
+          )
+          return
+        }
+        const pending = yield* call(() => rewind.recover())
+        for (const op of pending) {
+          yield* out.record("operation", {
+            operationId: op.record.intent.operationId,
+            sessionId: op.record.intent.sessionId,
+            kind: op.record.intent.kind,
+            startedAt: op.record.intent.startedAt,
+            recorded: op.recorded,
+            resolvable: op.resolvable,
+            files: op.files,
+          })
+        }
+        if (pending.length === 0) {
+          yield* out.human(dim("no interrupted operation: nothing to recover"))
+          return
+        }
+        for (const op of pending) {
+          const { intent } = op.record
+          yield* out.human(
+            `${bold(intent.operationId)}  ${intent.kind} in session ${intent.sessionId}, started ${iso(intent.startedAt)}${op.recorded ? " (recorded in the session: continue it)" : ""}`,
+          )
+          yield* out.human(
+            table(
+              ["FILE", "HOLDS"],
+              op.files.map((f) => [
+                f.path,
+                f.state === "rescue"
+                  ? "before (rescue)"
+                  : f.state === "planned"
+                    ? "after (planned)"
+                    : yellow(f.state === "changed" ? "changed since" : "unreadable"),
+              ]),
+            ),
+          )
+          yield* out.human(
+            op.resolvable
+              ? dim(
+                  `  rewind recover --continue ${intent.operationId}${op.recorded ? "" : `   or   rewind recover --rollback ${intent.operationId}`}`,
+                )
+              : yellow("  a file holds neither version: resolve it by hand, then run recover again"),
+          )
+        }
+      }),
+    )
+  },
+).pipe(
+  Command.withDescription(
+    "List operations a crash left incomplete; --continue <id> or --rollback <id> finishes one",
+  ),
+)

@@ -1,0 +1,320 @@
+/**
+ * The CLI's snapshot commands over the facade's point methods: `capture` (a point of the
+ * workspace, with a progress bar on long captures), `points` (a session's points), `diff <point>`
+ * (what differs between a point and the workspace now) and `gc [--dry-run]` (garbage collection
+ * of the artifact store). Restoring a point is `preview <point>` then `restore <point> --token`.
+ */
+import { randomBytes } from "node:crypto"
+import { Args, Command, Options } from "@effect/cli"
+import { type PointCaptured, PointId, type SessionId, TurnId, workspacePathProblem } from "@rewind/contracts"
+import { Effect, Option, Schema } from "effect"
+import type { Rewind } from "../openRewind.js"
+import type { DiffSide } from "../pointDiff.js"
+import {
+  bold,
+  bytes,
+  CliFailure,
+  dim,
+  ExitCode,
+  green,
+  iso,
+  type Output,
+  red,
+  table,
+  yellow,
+} from "./output.js"
+import { call, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
+
+/** The fields every `point` JSON line carries (capture and points print the same shape). */
+const pointRecord = (sessionId: SessionId, p: PointCaptured) => ({
+  sessionId,
+  pointId: p.pointId,
+  kind: p.kind,
+  turnId: p.turnId,
+  capturedAt: p.capturedAt,
+  files: p.files,
+  links: p.links,
+  tombstones: p.tombstones,
+  bytes: p.bytes,
+  reusedManifest: p.reusedManifest,
+  skipped: p.skipped,
+})
+
+const warnSkipped = (out: Output, p: PointCaptured) =>
+  Effect.forEach(
+    p.skipped,
+    (s) => out.human(`${yellow("left out")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`),
+    { discard: true },
+  )
+
+/** A turn id for a capture a person asked for: sortable by time, unique per call. */
+const manualTurnId = (): TurnId => {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z")
+  return `manual-${stamp}-${randomBytes(3).toString("hex")}` as TurnId
+}
+
+/** The session to capture into: `--session`, the newest, or (in an empty store) a new one. */
+const captureSession = (rewind: Rewind, out: Output, session: Option.Option<SessionId>) =>
+  Effect.gen(function* () {
+    if (Option.isSome(session)) return session.value
+    const all = yield* call(() => rewind.listSessions())
+    if (all[0] !== undefined) return all[0].sessionId
+    const created = yield* expect(() =>
+      rewind.createSession({ title: "rewind CLI captures", cwd: rewind.workspaceRoot }),
+    )
+    yield* out.record("session_created", { sessionId: created.id, title: created.title })
+    yield* out.human(dim(`the store had no session: created ${created.id} for captures`))
+    return created.id
+  })
+
+export const capture = Command.make(
+  "capture",
+  {
+    ...common,
+    session: sessionOption,
+    turn: Options.text("turn").pipe(
+      Options.withSchema(TurnId),
+      Options.withDescription(
+        "The turn the point belongs to (one point per turn: capturing it again reports the existing point). Default: a new manual-<time> turn",
+      ),
+      Options.optional,
+    ),
+    paths: Options.text("path").pipe(
+      Options.withDescription("A workspace path to track even if the scan would not reach it (repeatable)"),
+      Options.repeated,
+    ),
+  },
+  (o) => {
+    const bad = o.paths.find((p) => workspacePathProblem(p) !== undefined)
+    if (bad !== undefined) return usage(`--path ${bad}: ${workspacePathProblem(bad)}`)
+    return withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const sessionId = yield* captureSession(rewind, out, o.session)
+        const turnId = Option.getOrElse(o.turn, manualTurnId)
+        const bar = out.captureBar()
+        const result = yield* call(() =>
+          rewind.capturePoint(sessionId, turnId, { declaredPaths: o.paths, onProgress: bar.update }),
+        ).pipe(Effect.ensuring(Effect.sync(bar.done)))
+        if (result._tag === "NotCaptured") {
+          return yield* new CliFailure({
+            code: ExitCode.failed,
+            message: result.reason,
+            reason: "not_captured",
+          })
+        }
+        const p = result.point
+        yield* out.record("point", { ...pointRecord(sessionId, p), existing: result.existing })
+        yield* out.human(
+          result.existing
+            ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`
+            : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s), ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(" (nothing changed since the last point)") : ""}`,
+        )
+        yield* warnSkipped(out, p)
+      }),
+    )
+  },
+).pipe(
+  Command.withDescription("Capture a point: the workspace as it is now (bounded scan, ignore rules apply)"),
+)
+
+export const points = Command.make("points", { ...common, session: sessionOption }, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const sessionId = yield* resolveSession(rewind, o.session)
+      const all = yield* expect(() => rewind.listPoints(sessionId))
+      for (const p of all) yield* out.record("point", pointRecord(sessionId, p))
+      yield* out.human(
+        all.length === 0
+          ? dim(`session ${sessionId} has no point yet (rewind capture makes one)`)
+          : table(
+              ["POINT", "KIND", "TURN", "CAPTURED", "FILES", "SIZE", "LEFT OUT"],
+              all.map((p) => [
+                p.pointId,
+                p.kind,
+                p.turnId,
+                iso(p.capturedAt),
+                String(p.files),
+                bytes(p.bytes),
+                p.skipped.length === 0 ? "" : yellow(String(p.skipped.length)),
+              ]),
+            ),
+      )
+    }),
+  ),
+).pipe(Command.withDescription("List a session's points (turn captures and rescue points), oldest first"))
+
+const describeSide = (side: DiffSide | null) =>
+  side === null
+    ? "(absent)"
+    : side.kind === "link"
+      ? `-> ${side.target}`
+      : `${side.hash.slice(0, 12)} ${side.mode.toString(8)}`
+
+const colourPatch = (patch: string) =>
+  patch
+    .split("\n")
+    .map((line) =>
+      line.startsWith("+++") || line.startsWith("---")
+        ? bold(line)
+        : line.startsWith("+")
+          ? green(line)
+          : line.startsWith("-")
+            ? red(line)
+            : line.startsWith("@@")
+              ? dim(line)
+              : line,
+    )
+    .join("\n")
+
+export const diff = Command.make(
+  "diff",
+  {
+    ...common,
+    session: sessionOption,
+    point: Args.text({ name: "point" }).pipe(
+      Args.withSchema(PointId),
+      Args.withDescription("The point to compare with"),
+    ),
+    stat: Options.boolean("stat").pipe(
+      Options.withDescription("List the changed paths only, without unified diffs"),
+    ),
+  },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const sessionId = yield* resolveSession(rewind, o.session)
+        const d = yield* expect(() => rewind.diffPoint(sessionId, o.point, { patches: !o.stat }))
+        const count = { added: 0, modified: 0, deleted: 0 }
+        for (const e of d.entries) {
+          count[e.change]++
+          yield* out.record("diff", {
+            path: e.path,
+            change: e.change,
+            untracked: e.untracked,
+            point: e.point,
+            now: e.now,
+            patch: e.patch ?? null,
+            noPatch: e.noPatch ?? null,
+          })
+        }
+        yield* out.record("diff_summary", {
+          sessionId,
+          pointId: d.pointId,
+          capturedAt: d.capturedAt,
+          ...count,
+          unchanged: d.unchanged,
+          skipped: d.skipped,
+        })
+        if (d.entries.length === 0) {
+          yield* out.human(dim(`no difference from point ${d.pointId} (${d.unchanged} path(s) compared)`))
+        } else {
+          yield* out.human(
+            table(
+              ["CHANGE", "PATH", "POINT", "NOW"],
+              d.entries.map((e) => [
+                e.change === "added"
+                  ? green(e.change)
+                  : e.change === "deleted"
+                    ? red(e.change)
+                    : yellow(e.change),
+                e.untracked ? `${e.path} ${dim("(not in the point)")}` : e.path,
+                describeSide(e.point),
+                describeSide(e.now),
+              ]),
+            ),
+          )
+          for (const e of d.entries) {
+            if (e.patch !== undefined) yield* out.human(`\n${colourPatch(e.patch.trimEnd())}`)
+            else if (e.noPatch !== undefined && e.noPatch !== "disabled") {
+              yield* out.human(dim(`\n${e.path}: no text diff (${e.noPatch.replace("_", " ")})`))
+            }
+          }
+          yield* out.human(
+            `\n${count.added} added, ${count.modified} modified, ${count.deleted} deleted since ${d.pointId} (${iso(d.capturedAt)})`,
+          )
+        }
+        for (const s of d.skipped) {
+          yield* out.human(
+            `${yellow("not compared")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`,
+          )
+        }
+      }),
+    ),
+).pipe(
+  Command.withDescription(
+    "Show what differs between a point and the workspace now: added, modified, deleted, with unified diffs of text files",
+  ),
+)
+
+const count = (name: string, description: string) =>
+  Options.integer(name).pipe(
+    Options.withSchema(
+      Schema.Int.pipe(Schema.nonNegative({ message: () => `--${name} must be a whole number, 0 or more` })),
+    ),
+    Options.withDescription(description),
+    Options.optional,
+  )
+
+export const gc = Command.make(
+  "gc",
+  {
+    ...common,
+    dryRun: Options.boolean("dry-run").pipe(
+      Options.withDescription("Report what would be deleted; delete nothing"),
+    ),
+    keepLast: count(
+      "keep-last",
+      "Keep only the newest N points of each kind per session as roots (default: all)",
+    ),
+    graceMinutes: count(
+      "grace-minutes",
+      "Never delete content younger than this, for operations in flight (default 10)",
+    ),
+  },
+  (o) =>
+    withRewind(o, false, (rewind, out) =>
+      Effect.gen(function* () {
+        const options = {
+          ...(Option.isSome(o.keepLast) ? { retention: { keepLastPoints: o.keepLast.value } } : {}),
+          ...(Option.isSome(o.graceMinutes) ? { graceMs: o.graceMinutes.value * 60_000 } : {}),
+        }
+        out.progress(o.dryRun ? "collecting (dry run)…" : "collecting…")
+        const report = yield* call(() =>
+          o.dryRun ? rewind.previewCleanup(options) : rewind.cleanup(options),
+        ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
+        yield* out.record("gc", {
+          dryRun: o.dryRun,
+          swept: report.swept,
+          reason: report.reason ?? null,
+          deleted: report.deleted.length,
+          deletedBytes: report.deletedBytes,
+          deletedHashes: report.deleted,
+          keptYoung: report.keptYoung,
+          releasedPoints: report.releasedPoints,
+        })
+        if (!report.swept) {
+          return yield* new CliFailure({
+            code: ExitCode.failed,
+            message: report.reason ?? "the collection stopped; nothing was deleted",
+            reason: "gc_stopped",
+          })
+        }
+        const verb = o.dryRun ? "would delete" : "deleted"
+        yield* out.human(
+          `${verb} ${report.deleted.length} blob(s), ${bytes(report.deletedBytes)}; kept ${report.keptYoung} young blob(s) (grace window)`,
+        )
+        if (report.releasedPoints.length > 0) {
+          yield* out.human(
+            `${report.releasedPoints.length} point(s) released by retention (their manifests stay readable)`,
+          )
+        }
+      }),
+    ),
+).pipe(
+  Command.withDescription(
+    "Garbage-collect the artifact store: keep what points, checkpoints, rescue points and redo entries need",
+  ),
+)

@@ -1,0 +1,25 @@
+/**
+ * The content the operation journal still needs, as GC roots: both versions of every file of an
+ * operation that is pending (recover may continue or roll it back) or committed with its redo
+ * entry still available (redo writes the rescue versions back and checks the planned ones). The
+ * snapshot engine's collector does not read the journal itself; it takes these as `extraRoots`.
+ */
+import type { ContentHash } from "@rewind/contracts"
+import { OperationJournal } from "@rewind/core"
+import { Effect } from "effect"
+
+export const journalRoots = Effect.gen(function* () {
+  const journal = yield* OperationJournal
+  const roots = new Set<ContentHash>()
+  for (const record of yield* journal.all()) {
+    const live =
+      record.status === "pending" ||
+      (record.status === "committed" && record.intent.redo !== undefined && !record.redoConsumed)
+    if (!live) continue
+    for (const file of record.intent.files) {
+      if (file.rescue._tag === "present") roots.add(file.rescue.hash)
+      if (file.planned._tag === "present") roots.add(file.planned.hash)
+    }
+  }
+  return [...roots]
+})

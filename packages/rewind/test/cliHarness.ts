@@ -1,0 +1,84 @@
+/**
+ * Helpers of the CLI end-to-end tests: temp workspaces removed after each test, running the BUILT
+ * binary asynchronously, parsing JSON Lines, and a seeded store.
+ */
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterEach, expect } from "@effect/vitest"
+import { openRewind } from "../src/index.js"
+
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js")
+
+const temps: Array<string> = []
+export const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "rewind-cli-"))
+  temps.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+// Asynchronous on purpose: a blocking spawn would stall the test worker's event loop.
+export const cli = (args: ReadonlyArray<string>, cwd?: string) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { encoding: "utf8", ...(cwd === undefined ? {} : { cwd }), env: { ...process.env, NO_COLOR: "1" } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+
+/** Parses stdout as JSON Lines; every line must be an object carrying the format version. */
+export const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
+  stdout
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => {
+      const parsed = JSON.parse(l) as Record<string, unknown>
+      expect(parsed.v).toBe(1)
+      return parsed
+    })
+
+/** A workspace with a store holding one session of two turns that each wrote `a.txt`. */
+export const seeded = async () => {
+  const root = tempDir()
+  const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+  const must = <A>(o: { ok: true; value: A } | { ok: false; refusal: { message: string } }): A => {
+    if (!o.ok) throw new Error(o.refusal.message)
+    return o.value
+  }
+  const session = must(await rewind.createSession({ title: "seeded", cwd: root }))
+  const turns: Array<{ messageId: string; replyId: string }> = []
+  let before: string | null = null
+  for (const content of ["one\n", "two\n"]) {
+    const { messageId, turnId } = must(
+      await rewind.appendUserMessage(session.id, { text: `write ${content}` }),
+    )
+    writeFileSync(join(root, "a.txt"), content)
+    const r = await rewind.recordFileMutation({
+      sessionId: session.id,
+      turnId,
+      path: "a.txt",
+      toolName: "write",
+      before,
+      after: content,
+    })
+    expect(r.recorded).toBe(true)
+    before = content
+    const { messageId: replyId } = must(
+      await rewind.appendReply(session.id, { turnId, parts: [{ kind: "text", text: "done" }] }),
+    )
+    must(await rewind.completeTurnWithBoundary(session.id, turnId))
+    turns.push({ messageId, replyId })
+  }
+  await rewind.close()
+  return { root, sessionId: session.id as string, turns }
+}
