@@ -11,6 +11,7 @@
 import type {
   FileVersion,
   JournaledFile,
+  MessageId,
   OperationId,
   OperationKind,
   RedoConversation,
@@ -34,6 +35,8 @@ export interface DurableRestoreInput {
   readonly redo?: RedoConversation
   /** For a redo: the operation whose redo entry this one consumes. */
   readonly redoes?: OperationId
+  /** For a files-and-conversation rewind: where `commit` moves the cursor (journaled for recovery). */
+  readonly cursorTarget?: MessageId
 }
 
 export type DurableRestoreResult<A> =
@@ -105,6 +108,7 @@ export const runDurableRestore = <A, E, R>(
       startedAt: yield* Clock.currentTimeMillis,
       ...(input.redo === undefined ? {} : { redo: input.redo }),
       ...(input.redoes === undefined ? {} : { redoes: input.redoes }),
+      ...(input.cursorTarget === undefined ? {} : { cursorTarget: input.cursorTarget }),
     })
 
     // The in-memory entries drive compensation; each is also logged to the durable journal before

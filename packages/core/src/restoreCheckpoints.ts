@@ -132,6 +132,7 @@ const restoreCheckpoints = <A, E, R>(
         kind: options.kind,
         writes,
         redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...checkpointIds] },
+        ...(options.scope === "both" ? { cursorTarget: options.targetMessageId } : {}),
       },
       (files) => commit({ operationId, checkpointIds, files, record: record(files) }),
     ).pipe(
