@@ -4,7 +4,8 @@
  * the operation), its planned version (as after), or something else (changed by someone meanwhile,
  * or unreadable). `resolveOperation` then finishes one: `continue` writes the planned versions,
  * `rollback` the rescue versions. Either way a file that holds neither is refused, not overwritten,
- * and nothing is written. An operation whose result the session already recorded can only be
+ * and nothing is written; temp files that writes cut short by the crash left next to the
+ * operation's files are removed. An operation whose result the session already recorded can only be
  * continued; continuing one it did not record also writes the record, so the session and the files
  * agree again.
  */
@@ -308,6 +309,9 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         `cannot ${resolution} ${operationId}: ${applied.message}; every file already written was put back`,
       )
     }
+    // A write the crash cut short may have left its temp file next to its target.
+    const workspace = yield* Workspace
+    for (const file of op.record.intent.files) yield* workspace.discardPartialWrites(file.path)
     if (recordNeeded) {
       // Files that the session does not record are not left behind: put them back, keep it pending.
       const recorded = yield* Effect.either(recordContinued(op.record))

@@ -32,7 +32,14 @@ import {
   type WorkspaceService,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
-import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
+import {
+  type Durability,
+  errnoOf,
+  isErrno,
+  isTempFileOf,
+  syncDirectory,
+  writeAtomic,
+} from "./internal/durable.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -147,6 +154,8 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
       attempt(() => symlinkSync(target, path)),
       durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
     ),
+
+  isPartialWrite: isTempFileOf,
 })
 
 /** A workspace confined to `root` (which must be an existing directory). */
