@@ -133,7 +133,11 @@ const restoreCheckpoints = <A, E, R>(
         operationId,
         kind: options.kind,
         writes,
-        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...checkpointIds] },
+        redo: {
+          activeBranch: [...activeBranch(state)],
+          // Only what this restore spends: a redo must not revive a checkpoint an earlier rewind spent.
+          spentCheckpointIds: checkpointIds.filter((id) => !state.spentCheckpointIds.has(id)),
+        },
         ...(options.scope === "both" ? { cursorTarget: options.targetMessageId } : {}),
       },
       (files) => commit({ operationId, checkpointIds, files, record: record(files) }),

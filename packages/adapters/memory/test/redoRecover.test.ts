@@ -14,6 +14,7 @@ import {
   redo,
   resolveOperation,
   rewindCascade,
+  rewindToCheckpoint,
   runDurableRestore,
   SessionStore,
 } from "@rewind/core"
@@ -107,6 +108,21 @@ describe("rescue points and redo", () => {
       expect(env.files()).toEqual({ "a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c1\n" })
       const again = yield* previewFileRewind({ sessionId, turnId: second.turnId })
       expect(again.canApply).toBe(true)
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("redo of a restore of an already undone checkpoint leaves it undone", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* twoTurns(env)
+      yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "workspace" })
+      const spent = [...(yield* loadSession(sessionId)).spentCheckpointIds]
+      expect(spent).toHaveLength(4)
+      // Restoring one of those checkpoints again spends nothing new...
+      yield* rewindToCheckpoint({ sessionId, checkpointId: spent[0]! })
+      yield* redo(sessionId)
+      // ...so its redo must not make it undoable: the cascade's undo still holds.
+      expect([...(yield* loadSession(sessionId)).spentCheckpointIds].sort()).toEqual([...spent].sort())
     }).pipe(Effect.provide(env.layer()))
   })
 
