@@ -47,6 +47,12 @@ export const OperationIntent = Schema.Struct({
   redo: Schema.optional(RedoConversation),
   /** For a redo: the operation whose redo entry it consumes. */
   redoes: Schema.optional(OperationId),
+  /**
+   * For a files-and-conversation rewind: the user message the conversation cursor goes back to,
+   * committed together with the files' record, so that `recover()` continuing the operation moves
+   * the cursor too and files and conversation agree again.
+   */
+  cursorTarget: Schema.optional(MessageId),
 })
 export type OperationIntent = typeof OperationIntent.Type
 

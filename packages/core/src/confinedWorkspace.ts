@@ -5,7 +5,13 @@
  * supplies only the primitives (Node's `fs`, an in-memory tree). Every path handed to a primitive
  * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root.
  */
-import { type DirectoryEntry, type FileStat, PathRefused, WorkspaceIoError } from "@rewind/contracts"
+import {
+  type DirectoryEntry,
+  type FileStat,
+  PathRefused,
+  WorkspaceIoError,
+  type WorkspacePath,
+} from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import type { ScannedEntry, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
 import {
@@ -50,6 +56,11 @@ export interface FileSystemPrimitives {
   readonly readdirStat: (absolute: string) => Effect.Effect<ReadonlyArray<ScannedEntry>, PrimitiveFailure>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
+  /**
+   * Whether a directory entry is the temp file of an interrupted `writeFileAtomic` of `target` in
+   * the same directory (always false for a filesystem whose writes leave no temp file).
+   */
+  readonly isPartialWrite: (entryName: string, targetName: string) => boolean
 }
 
 type Operation = WorkspaceIoError["operation"]
@@ -196,6 +207,32 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
         const absolute = yield* directoryOf(directory)
         const entries = yield* Effect.mapError(fs.readdirStat(absolute), ioError("scan", directory ?? "."))
         return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      }),
+
+    discardPartialWrites: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "delete", true)
+        // A write's temp file sits next to the file it writes (through a symlink: its target).
+        if (target.missing.length > 1) return []
+        const absolute =
+          target.missing.length === 1 ? `${target.existingParent}/${target.missing[0]}` : target.absolute
+        const cut = absolute.lastIndexOf("/")
+        const directory = absolute.slice(0, Math.max(1, cut))
+        const name = absolute.slice(cut + 1)
+        const relativeDirectory = target.relative.includes("/")
+          ? target.relative.slice(0, target.relative.lastIndexOf("/") + 1)
+          : ""
+        const entries = yield* Effect.mapError(fs.readdir(directory), ioError("delete", path))
+        const removed: Array<WorkspacePath> = []
+        for (const entry of entries) {
+          if (entry.kind !== "file" || !fs.isPartialWrite(entry.name, name)) continue
+          yield* Effect.mapError(
+            fs.unlink(`${directory === "/" ? "" : directory}/${entry.name}`),
+            ioError("delete", path),
+          )
+          removed.push(`${relativeDirectory}${entry.name}` as WorkspacePath)
+        }
+        return removed
       }),
 
     readLink: (path) =>

@@ -11,6 +11,7 @@
 import type {
   FileVersion,
   JournaledFile,
+  MessageId,
   OperationId,
   OperationKind,
   RedoConversation,
@@ -28,12 +29,14 @@ export interface DurableRestoreInput {
   readonly sessionId: SessionId
   readonly operationId: OperationId
   readonly kind: OperationKind
-  /** In write order; a path may appear more than once (its last write is its planned content). */
+  /** In plan order; a path may appear more than once, but it is written once, with its last content. */
   readonly writes: ReadonlyArray<PlannedWrite>
   /** The conversation before the restore, when the restore can be redone. */
   readonly redo?: RedoConversation
   /** For a redo: the operation whose redo entry this one consumes. */
   readonly redoes?: OperationId
+  /** For a files-and-conversation rewind: where `commit` moves the cursor (journaled for recovery). */
+  readonly cursorTarget?: MessageId
 }
 
 export type DurableRestoreResult<A> =
@@ -57,6 +60,32 @@ const describeError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
 /**
+ * One write per path, at the position of its first write, with its final content (and the mode
+ * that content ends up with, and the expectation of its first write). Writing intermediate
+ * versions (a cascade peeling several edits of one file) would leave a file, after a crash
+ * between them, holding a version that is neither the rescue nor the planned one, which recovery
+ * could then neither continue nor roll back.
+ */
+export const finalWrites = (writes: ReadonlyArray<PlannedWrite>): ReadonlyArray<PlannedWrite> => {
+  const byPath = new Map<
+    WorkspacePath,
+    { first: PlannedWrite; last: PlannedWrite; mode: number | undefined }
+  >()
+  for (const w of writes) {
+    const seen = byPath.get(w.path)
+    // A delete resets the mode; a write without one keeps what the file had.
+    const mode = w.content === null ? undefined : (w.mode ?? seen?.mode)
+    byPath.set(w.path, { first: seen?.first ?? w, last: w, mode })
+  }
+  return [...byPath.values()].map(({ first, last, mode }) => ({
+    path: last.path,
+    content: last.content,
+    ...(mode === undefined || last.content === null ? {} : { mode }),
+    ...(first.expectedCurrentHash === undefined ? {} : { expectedCurrentHash: first.expectedCurrentHash }),
+  }))
+}
+
+/**
  * Runs `writes` as one durable, redoable operation and calls `commit` once every file is written.
  * When `commit` fails the files are put back and its error is re-raised.
  */
@@ -67,7 +96,8 @@ export const runDurableRestore = <A, E, R>(
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const journal = yield* OperationJournal
-    const paths = [...new Set(input.writes.map((w) => w.path))]
+    const writes = finalWrites(input.writes)
+    const paths = writes.map((w) => w.path)
 
     // The rescue point: every target's current content, read once and stored by content.
     const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
@@ -76,7 +106,7 @@ export const runDurableRestore = <A, E, R>(
       if (Either.isLeft(read)) {
         return {
           _tag: "RolledBack",
-          step: input.writes.findIndex((w) => w.path === path),
+          step: paths.indexOf(path),
           path,
           message: `cannot restore ${path}: ${read.left.message}`,
         } satisfies DurableRestoreResult<A>
@@ -90,7 +120,7 @@ export const runDurableRestore = <A, E, R>(
         Option.match(now, { onNone: () => null, onSome: (f) => f.content }),
         Option.match(now, { onNone: () => undefined, onSome: (f) => f.mode }),
       )
-      const last = input.writes.findLast((w) => w.path === path)!
+      const last = writes.find((w) => w.path === path)!
       // A write without a mode keeps the file's own, so that is its planned mode.
       const plannedMode = last.mode ?? Option.getOrUndefined(Option.map(now, (f) => f.mode))
       const planned = yield* storeVersion(last.content, last.content === null ? undefined : plannedMode)
@@ -105,6 +135,7 @@ export const runDurableRestore = <A, E, R>(
       startedAt: yield* Clock.currentTimeMillis,
       ...(input.redo === undefined ? {} : { redo: input.redo }),
       ...(input.redoes === undefined ? {} : { redoes: input.redoes }),
+      ...(input.cursorTarget === undefined ? {} : { cursorTarget: input.cursorTarget }),
     })
 
     // The in-memory entries drive compensation; each is also logged to the durable journal before
@@ -123,7 +154,7 @@ export const runDurableRestore = <A, E, R>(
     const finish = (status: "committed" | "rolled_back") =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
 
-    const applied = yield* applyJournaled(input.writes, logged)
+    const applied = yield* applyJournaled(writes, logged)
     if (applied._tag === "RolledBack") {
       yield* finish("rolled_back")
       return applied satisfies DurableRestoreResult<A>

@@ -16,7 +16,6 @@ import { Effect } from "effect"
 import { activeBranch } from "./activeBranch.js"
 import { applyFileRewind, previewFileRewind } from "./fileRewindPreview.js"
 import { loadSession } from "./loadSession.js"
-import { redo } from "./redo.js"
 import { rewindConversation } from "./rewindConversation.js"
 import { appendUserMessage } from "./sessionCommands.js"
 import type { SessionState } from "./sessionState.js"
@@ -62,6 +61,7 @@ export const editUserQuery = (input: EditUserQueryInput) =>
     }
 
     let undone: ReadonlyArray<CheckpointId> = []
+    let removedMessageIds: ReadonlyArray<MessageId> | undefined
     if (mode === "rewind") {
       const preview = yield* previewFileRewind({ sessionId: input.sessionId, turnId: target.turnId })
       if (preview.unsafe.length > 0) {
@@ -83,22 +83,26 @@ export const editUserQuery = (input: EditUserQueryInput) =>
           preview,
         })
       }
-      const applied = yield* applyFileRewind(preview)
+      // Files first; the cursor is committed in the same append as their record, and only once
+      // every file is written (a cursor that cannot be written puts the files back).
+      const applied = yield* applyFileRewind(preview, { rewindConversationTo: input.messageId })
       undone = applied.checkpointIds
+      removedMessageIds = applied.conversation?.removedMessageIds
     }
-
-    // The files are done; now the cursor. If it cannot be written, the files go back (redo).
-    const conversation = yield* rewindConversation({
-      sessionId: input.sessionId,
-      messageId: input.messageId,
-      scope: mode === "rewind" ? "both" : "conversation",
-    }).pipe(Effect.tapError(() => (mode === "rewind" ? Effect.ignore(redo(input.sessionId)) : Effect.void)))
+    if (removedMessageIds === undefined) {
+      const conversation = yield* rewindConversation({
+        sessionId: input.sessionId,
+        messageId: input.messageId,
+        scope: "conversation",
+      })
+      removedMessageIds = conversation.removedMessageIds
+    }
     const turn = yield* appendUserMessage(input.sessionId, { text: input.text })
     return {
       ...turn,
       mode,
       replacedMessageId: input.messageId,
-      removedMessageIds: conversation.removedMessageIds,
+      removedMessageIds,
       /** The checkpoints undone in `rewind` mode. */
       undoneCheckpointIds: undone,
     }

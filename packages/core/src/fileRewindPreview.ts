@@ -31,6 +31,7 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
 import { activeBranch } from "./activeBranch.js"
+import { branchView } from "./branchView.js"
 import { loadCheckpointContent } from "./checkpointContent.js"
 import { hashContent } from "./contentHash.js"
 import { runDurableRestore } from "./durableRestore.js"
@@ -39,6 +40,7 @@ import { FileRewindSettings, isShellLikeTool } from "./fileRewindSettings.js"
 import {
   appendFresh,
   lastBranchTurn,
+  noticeTurn,
   type RewoundRecord,
   recordUnavailable,
   restoreNoticeEvents,
@@ -48,6 +50,7 @@ import { loadSession } from "./loadSession.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import { Workspace } from "./ports/Workspace.js"
 import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "./previewTokens.js"
+import { type ConversationRewindResult, rewindConversation } from "./rewindConversation.js"
 import type { SessionState } from "./sessionState.js"
 
 export type FileRewindTarget =
@@ -245,6 +248,8 @@ export interface FileRewindApplyResult {
   readonly operationId: OperationId
   readonly checkpointIds: ReadonlyArray<CheckpointId>
   readonly files: ReadonlyArray<FileOutcome>
+  /** Present when the conversation was rewound in the same commit (`rewindConversationTo`). */
+  readonly conversation?: ConversationRewindResult
 }
 
 const samePlan = (
@@ -263,7 +268,16 @@ const samePlan = (
  * Applies a preview: re-checks every hash, writes with the journal, records `FileRewindApplied`.
  * Refuses (writing nothing) when the preview cannot be applied or the workspace moved on since.
  */
-export const applyFileRewind = (input: FileRewindPreview) =>
+export interface ApplyFileRewindOptions {
+  /**
+   * Also rewind the conversation to this user message, in the same append as the files' record
+   * (and journaled with the operation, so a recovery that continues it moves the cursor too):
+   * the files-and-conversation form an edit in `rewind` mode uses.
+   */
+  readonly rewindConversationTo?: MessageId
+}
+
+export const applyFileRewind = (input: FileRewindPreview, options: ApplyFileRewindOptions = {}) =>
   Effect.gen(function* () {
     const decoded = Schema.decodeUnknownEither(FileRewindPreview)(input)
     if (Either.isLeft(decoded)) return yield* refuse("invalid_input", "this is not a file rewind preview")
@@ -321,6 +335,21 @@ export const applyFileRewind = (input: FileRewindPreview) =>
       )
     }
 
+    const cursorTarget = options.rewindConversationTo
+    if (cursorTarget !== undefined) {
+      // The files half was checked by the preview; this is the cursor's own check.
+      const evaluation = evaluateRewindTarget(state, cursorTarget, "conversation")
+      if (evaluation.refusal !== undefined) {
+        return yield* refuse(evaluation.refusal.kind, evaluation.refusal.message)
+      }
+      if (evaluation.targetMessageId !== cursorTarget) {
+        return yield* refuse(
+          "not_a_user_message",
+          `a files-and-conversation rewind targets a user message, not ${cursorTarget}`,
+        )
+      }
+    }
+
     // The workspace matches the preview: spend the token now, before the first write, so of two
     // concurrent applies of one preview only one gets to write.
     yield* redeemPreviewToken(preview.sessionId, target, token)
@@ -349,28 +378,49 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         kind: "file_rewind_apply",
         writes,
         redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...preview.checkpointIds] },
+        ...(cursorTarget === undefined ? {} : { cursorTarget }),
       },
-      () =>
-        appendFresh(
-          preview.sessionId,
-          (latest) =>
-            Effect.map(
-              restoreNoticeEvents(preview.sessionId, lastBranchTurn(latest, newestFirst[0]!.turnId), {
-                operationId,
-                checkpointIds: preview.checkpointIds,
-                files,
-              }),
-              (notice) => [
-                new FileRewindApplied({
-                  operationId,
-                  checkpointIds: [...preview.checkpointIds],
-                  files: files.map((f) => ({ path: f.path, action: f.action })),
-                }),
-                ...notice,
-              ],
-            ),
-          state,
-        ),
+      () => {
+        const applied = new FileRewindApplied({
+          operationId,
+          checkpointIds: [...preview.checkpointIds],
+          files: files.map((f) => ({ path: f.path, action: f.action })),
+        })
+        const noticeInput = { operationId, checkpointIds: preview.checkpointIds, files }
+        if (cursorTarget !== undefined) {
+          // The notice follows the cursor, so it is filed under the last turn kept.
+          const view = branchView(state)
+          const turn = noticeTurn(
+            state,
+            view.messageIds.slice(0, view.positions.get(cursorTarget) ?? 0),
+            newestFirst[0]!.turnId,
+          )
+          return Effect.flatMap(restoreNoticeEvents(preview.sessionId, turn, noticeInput), (notice) =>
+            rewindConversation({
+              sessionId: preview.sessionId,
+              messageId: cursorTarget,
+              scope: "both",
+              alsoAppend: [applied, ...notice],
+            }),
+          )
+        }
+        return Effect.as(
+          appendFresh(
+            preview.sessionId,
+            (latest) =>
+              Effect.map(
+                restoreNoticeEvents(
+                  preview.sessionId,
+                  lastBranchTurn(latest, newestFirst[0]!.turnId),
+                  noticeInput,
+                ),
+                (notice) => [applied, ...notice],
+              ),
+            state,
+          ),
+          undefined,
+        )
+      },
     ).pipe(
       Effect.tapError((e) =>
         e instanceof UnrecoverableRewindError
@@ -386,5 +436,10 @@ export const applyFileRewind = (input: FileRewindPreview) =>
         { operationId, step: applied.step, path: applied.path },
       )
     }
-    return { operationId, checkpointIds: preview.checkpointIds, files } satisfies FileRewindApplyResult
+    return {
+      operationId,
+      checkpointIds: preview.checkpointIds,
+      files,
+      ...(applied.committed === undefined ? {} : { conversation: applied.committed }),
+    } satisfies FileRewindApplyResult
   })

@@ -4,29 +4,43 @@
  * the operation), its planned version (as after), or something else (changed by someone meanwhile,
  * or unreadable). `resolveOperation` then finishes one: `continue` writes the planned versions,
  * `rollback` the rescue versions. Either way a file that holds neither is refused, not overwritten,
- * and nothing is written. An operation whose result the session already recorded can only be
+ * and nothing is written; temp files that writes cut short by the crash left next to the
+ * operation's files are removed. An operation whose result the session already recorded can only be
  * continued; continuing one it did not record also writes the record, so the session and the files
  * agree again.
  */
 import {
   type ContentHash,
+  FileRewindApplied,
+  type MessageId,
   type OperationId,
   type OperationRecord,
   RedoApplied,
   refuse,
   type SessionEvent,
   type SessionId,
+  type TurnId,
   type WorkspacePath,
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
+import { branchView } from "./branchView.js"
 import { hashContent } from "./contentHash.js"
+import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
-import { appendFresh, workspaceRewound } from "./internal/restoreRecords.js"
-import { applyJournaled, type PlannedWrite } from "./journaledWrites.js"
+import {
+  appendFresh,
+  lastBranchTurn,
+  noticeTurn,
+  restoreNoticeEvents,
+  workspaceRewound,
+} from "./internal/restoreRecords.js"
+import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import { loadSession } from "./loadSession.js"
 import { OperationJournal } from "./ports/OperationJournal.js"
 import { SessionStore } from "./ports/SessionStore.js"
 import { Workspace } from "./ports/Workspace.js"
 import { loadFileVersion, restoreBranch, versionHash } from "./redo.js"
+import { rewindConversation } from "./rewindConversation.js"
 import type { SessionState } from "./sessionState.js"
 
 export type RecoveredFileState = "rescue" | "planned" | "changed" | "unreadable"
@@ -105,10 +119,9 @@ export const recover = () =>
     return yield* Effect.forEach(pending, inspect)
   })
 
-/** The session record `continue` writes for an operation the session never recorded. */
-const recordContinued = (record: OperationRecord) => {
-  const { intent } = record
-  const files = intent.files.map((f) => ({
+/** What a continued operation did to each file, from its journaled versions. */
+const continuedOutcomes = (record: OperationRecord): ReadonlyArray<FileOutcome> =>
+  record.intent.files.map((f) => ({
     path: f.path,
     action:
       versionHash(f.rescue) === versionHash(f.planned)
@@ -117,28 +130,99 @@ const recordContinued = (record: OperationRecord) => {
           ? ("deleted" as const)
           : ("restored" as const),
   }))
+
+/**
+ * The session record `continue` writes for an operation the session never recorded: what the
+ * interrupted program would have committed. A files-and-conversation rewind moves the cursor in
+ * the same append as its files' record, as it would have without the crash.
+ */
+const recordContinued = (record: OperationRecord) => {
+  const { intent } = record
+  const files = continuedOutcomes(record)
+  const sessionId = intent.sessionId
+  const checkpointIds = intent.redo?.spentCheckpointIds ?? []
+  const reason = `recovered: continued after an interruption (${intent.kind})`
+  const notice = { operationId: intent.operationId, checkpointIds, files }
+  // What the interrupted program's own commit would have recorded for its files.
+  const filesRecord = (target: MessageId | undefined): SessionEvent =>
+    intent.kind === "file_rewind_apply"
+      ? new FileRewindApplied({
+          operationId: intent.operationId,
+          checkpointIds: [...checkpointIds],
+          files: files.map((f) => ({ path: f.path, action: f.action })),
+        })
+      : workspaceRewound(
+          {
+            operationId: intent.operationId,
+            scope: target === undefined ? "workspace" : "both",
+            targetMessageId: target,
+            checkpointIds,
+            files,
+          },
+          "applied",
+          reason,
+        )
   return Effect.gen(function* () {
-    const redone =
-      intent.redoes === undefined ? Option.none() : yield* (yield* OperationJournal).get(intent.redoes)
-    return yield* appendFresh(intent.sessionId, (fresh) =>
-      Effect.succeed([
-        intent.kind === "redo" && intent.redoes !== undefined
-          ? redoRecord(fresh, intent.operationId, intent.redoes, redone, files)
-          : workspaceRewound(
-              {
-                operationId: intent.operationId,
-                scope: "workspace",
-                targetMessageId: undefined,
-                checkpointIds: intent.redo?.spentCheckpointIds ?? [],
-                files,
-              },
-              "applied",
-              `recovered: continued after an interruption (${intent.kind})`,
-            ),
-      ]),
-    )
+    if (intent.kind === "redo" && intent.redoes !== undefined) {
+      const redone = yield* (yield* OperationJournal).get(intent.redoes)
+      yield* appendFresh(sessionId, (fresh) =>
+        Effect.succeed([redoRecord(fresh, intent.operationId, intent.redoes!, redone, files)]),
+      )
+      return
+    }
+    if (intent.cursorTarget !== undefined) {
+      const target = intent.cursorTarget
+      const state = yield* loadSession(sessionId)
+      const view = branchView(state)
+      const fallback = state.messages.get(target)?.turnId ?? fallbackTurn(state, checkpointIds)
+      const noticeEvents =
+        fallback === undefined
+          ? []
+          : yield* restoreNoticeEvents(
+              sessionId,
+              noticeTurn(state, view.messageIds.slice(0, view.positions.get(target) ?? 0), fallback),
+              notice,
+            )
+      yield* rewindConversation({
+        sessionId,
+        messageId: target,
+        scope: "both",
+        alsoAppend: [filesRecord(target), ...noticeEvents],
+      })
+      return
+    }
+    yield* appendFresh(sessionId, (fresh) => {
+      const fallback = fallbackTurn(fresh, checkpointIds)
+      return Effect.map(
+        fallback === undefined
+          ? Effect.succeed([])
+          : restoreNoticeEvents(sessionId, lastBranchTurn(fresh, fallback), notice),
+        (noticeEvents): ReadonlyArray<SessionEvent> => [filesRecord(undefined), ...noticeEvents],
+      )
+    })
   })
 }
+
+/** The turn a recovered record's notice falls back to: its newest checkpoint's, or the last one. */
+const fallbackTurn = (state: SessionState, checkpointIds: ReadonlyArray<string>): TurnId | undefined => {
+  const ids = new Set(checkpointIds)
+  return state.checkpoints.findLast((c) => ids.has(c.checkpointId))?.turnId ?? [...state.turns.keys()].at(-1)
+}
+
+/**
+ * Why continuing an unrecorded files-and-conversation rewind cannot move the cursor now (its
+ * target left the active branch, say), checked before any file is written.
+ */
+const cursorProblem = (record: OperationRecord) =>
+  Effect.gen(function* () {
+    const target = record.intent.cursorTarget
+    if (target === undefined) return undefined
+    const state = yield* loadSession(record.intent.sessionId)
+    const evaluation = evaluateRewindTarget(state, target, "conversation")
+    if (evaluation.refusal !== undefined) return evaluation.refusal.message
+    if (evaluation.targetMessageId !== target) return `${target} is not a user message`
+    return undefined
+  })
 
 const redoRecord = (
   state: SessionState,
@@ -206,14 +290,40 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         ...(version._tag === "present" && version.mode !== undefined ? { mode: version.mode } : {}),
       })
     }
-    const applied = yield* applyJournaled(writes, yield* makeMemoryJournal(operationId))
+    const recordNeeded = resolution === "continue" && !op.recorded
+    if (recordNeeded) {
+      const problem = yield* cursorProblem(op.record)
+      if (problem !== undefined) {
+        return yield* refuse(
+          "conflict",
+          `cannot continue ${operationId}: its conversation cursor cannot be written (${problem}); roll it back instead. Nothing was written`,
+          { operation: op },
+        )
+      }
+    }
+    const writeJournal = yield* makeMemoryJournal(operationId)
+    const applied = yield* applyJournaled(writes, writeJournal)
     if (applied._tag === "RolledBack") {
       return yield* refuse(
         "conflict",
         `cannot ${resolution} ${operationId}: ${applied.message}; every file already written was put back`,
       )
     }
-    if (resolution === "continue" && !op.recorded) yield* recordContinued(op.record)
+    // A write the crash cut short may have left its temp file next to its target.
+    const workspace = yield* Workspace
+    for (const file of op.record.intent.files) yield* workspace.discardPartialWrites(file.path)
+    if (recordNeeded) {
+      // Files that the session does not record are not left behind: put them back, keep it pending.
+      const recorded = yield* Effect.either(recordContinued(op.record))
+      if (Either.isLeft(recorded)) {
+        yield* rollBack(
+          writeJournal,
+          writes.map((w) => w.path),
+          `the session record could not be written`,
+        )
+        return yield* Effect.fail(recorded.left)
+      }
+    }
     const at = yield* Clock.currentTimeMillis
     yield* journal.complete(operationId, {
       status: resolution === "continue" ? "committed" : "rolled_back",

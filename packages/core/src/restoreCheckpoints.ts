@@ -6,8 +6,10 @@
  * preview/apply is for.
  *
  * Order of a restore: validate every path and read every snapshot first (anything missing or
- * corrupt refuses the whole, nothing written); write newest first with a journal, so several edits
- * of one file peel back in turn and a failed write undoes the earlier ones; then commit the record
+ * corrupt refuses the whole, nothing written); peel newest first, so a file edited several times
+ * ends with the before-content of its oldest checkpoint, and write each file once with a journal,
+ * so a failed write undoes the earlier ones (and a crash leaves every file in its before- or its
+ * after-version, never one in between); then commit the record
  * (and for `both` the conversation cursor in the same append). If the commit fails, the files are
  * put back from the journal: a restore that is not recorded did not happen.
  */
@@ -131,7 +133,12 @@ const restoreCheckpoints = <A, E, R>(
         operationId,
         kind: options.kind,
         writes,
-        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...checkpointIds] },
+        redo: {
+          activeBranch: [...activeBranch(state)],
+          // Only what this restore spends: a redo must not revive a checkpoint an earlier rewind spent.
+          spentCheckpointIds: checkpointIds.filter((id) => !state.spentCheckpointIds.has(id)),
+        },
+        ...(options.scope === "both" ? { cursorTarget: options.targetMessageId } : {}),
       },
       (files) => commit({ operationId, checkpointIds, files, record: record(files) }),
     ).pipe(

@@ -17,6 +17,7 @@ export type WorkspaceOperation =
   | "scanDirectory"
   | "readLink"
   | "symlink"
+  | "discardPartialWrites"
 export type WorkspaceFault = FaultRule<WorkspaceOperation>
 export type WorkspaceFaultControl = Omit<FaultBook<WorkspaceOperation>, "decide">
 
@@ -34,6 +35,7 @@ const ioOperation: Record<WorkspaceOperation, WorkspaceIoError["operation"]> = {
   scanDirectory: "scan",
   readLink: "readlink",
   symlink: "symlink",
+  discardPartialWrites: "delete",
 }
 
 export const makeFaultyWorkspace = (
@@ -64,6 +66,7 @@ export const makeFaultyWorkspace = (
     scanDirectory: (directory) => guard("scanDirectory", directory ?? ".", inner.scanDirectory(directory)),
     readLink: (path) => guard("readLink", path, inner.readLink(path)),
     symlink: (path, target) => guard("symlink", path, inner.symlink(path, target)),
+    discardPartialWrites: (path) => guard("discardPartialWrites", path, inner.discardPartialWrites(path)),
   }
   const { decide: _decide, ...control } = book
   return { service, control }

@@ -20,6 +20,7 @@ const countingWorkspace = () => {
     scanDirectory: () => Effect.succeed([]),
     readLink: none,
     symlink: none,
+    discardPartialWrites: () => Effect.succeed([]),
   }
   return { service, written }
 }

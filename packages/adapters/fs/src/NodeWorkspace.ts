@@ -44,6 +44,7 @@ import {
   type Durability,
   errnoOf,
   isErrno,
+  isTempFileOf,
   realPathOfFd,
   syncDirectory,
   writeAtomic,
@@ -183,6 +184,8 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
       }),
       durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
     ),
+
+  isPartialWrite: isTempFileOf,
 })
 
 /** A workspace confined to `root` (which must be an existing directory). */

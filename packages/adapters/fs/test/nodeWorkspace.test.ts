@@ -32,6 +32,35 @@ describe("node workspace", () => {
     }),
   )
 
+  it.scoped("discards the temp files of writes a crash cut short, and nothing else", () =>
+    Effect.gen(function* () {
+      const { workspace, plantFile, root } = yield* makeNodeFixture
+      const uuid = "0f8fad5b-d9cb-469f-a165-70867728950e"
+      yield* plantFile("src/a.txt", "a\n")
+      // What a process killed between creating its temp file and the rename leaves behind.
+      yield* plantFile(`src/.a.txt.${uuid}.tmp`, "half")
+      yield* plantFile(`src/.a.txt.${uuid.replace("0f", "1e")}.tmp`, "half")
+      // Look-alikes that are the user's files: another target's temp name, not a uuid, no dot.
+      yield* plantFile(`src/.b.txt.${uuid}.tmp`, "b's")
+      yield* plantFile("src/.a.txt.backup.tmp", "mine")
+      yield* plantFile(`src/a.txt.${uuid}.tmp`, "mine too")
+      const removed = yield* workspace.discardPartialWrites("src/a.txt" as WorkspacePath)
+      expect([...removed].sort()).toEqual([
+        `src/.a.txt.${uuid}.tmp`,
+        `src/.a.txt.${uuid.replace("0f", "1e")}.tmp`,
+      ])
+      expect((yield* Effect.promise(() => fsp.readdir(join(root, "src")))).sort()).toEqual([
+        ".a.txt.backup.tmp",
+        `.b.txt.${uuid}.tmp`,
+        "a.txt",
+        `a.txt.${uuid}.tmp`,
+      ])
+      // A file whose directory does not exist has nothing to discard; a path outside is refused.
+      expect(yield* workspace.discardPartialWrites("gone/x.txt" as WorkspacePath)).toEqual([])
+      yield* Effect.flip(workspace.discardPartialWrites("../x.txt" as WorkspacePath))
+    }),
+  )
+
   it.scoped("replaces a file by rename (a new inode), keeping its mode, leaving no temp file", () =>
     Effect.gen(function* () {
       const { workspace, plantFile, root } = yield* makeNodeFixture

@@ -214,6 +214,9 @@ export class MemoryFileSystem {
           }),
         ),
 
+      // A write here replaces the node in one step: it never leaves a temp file behind.
+      isPartialWrite: () => false,
+
       writeFileAtomic: (path, content, mode) =>
         Effect.zipRight(
           log("write", path),

@@ -1,6 +1,12 @@
-// The shared conformance suites and file-rewind properties, run on the memory adapters.
+// The shared conformance suites, file-rewind and redo properties, run on the memory adapters.
 import type { ContentHash } from "@rewind/contracts"
-import { artifactStoreConformance, fileRewindProperties, workspaceConformance } from "@rewind/testkit"
+import { OperationJournals } from "@rewind/core"
+import {
+  artifactStoreConformance,
+  fileRewindProperties,
+  redoProperties,
+  workspaceConformance,
+} from "@rewind/testkit"
 import { Effect, Layer } from "effect"
 import { MemoryArtifactStore, MemoryFileSystem, MemorySessionStore, MemoryWorkspace } from "../src/index.js"
 
@@ -55,5 +61,16 @@ fileRewindProperties("memory workspace + memory stores", {
   make: Effect.sync(() => ({
     ...memoryFixture().fixture,
     stores: Layer.merge(MemorySessionStore.layer, MemoryArtifactStore.layer),
+  })),
+})
+
+redoProperties("memory workspace + memory stores + memory journal", {
+  make: Effect.sync(() => ({
+    workspace: memoryFixture().fixture.workspace,
+    stores: Layer.mergeAll(
+      MemorySessionStore.layer,
+      MemoryArtifactStore.layer,
+      OperationJournals.layerMemory,
+    ),
   })),
 })

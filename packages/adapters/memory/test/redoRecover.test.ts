@@ -5,6 +5,7 @@ import {
   ArtifactStore,
   activeBranch,
   applyFileRewind,
+  editUserQuery,
   IdGenerator,
   loadSession,
   OperationJournal,
@@ -13,11 +14,12 @@ import {
   redo,
   resolveOperation,
   rewindCascade,
+  rewindToCheckpoint,
   runDurableRestore,
   SessionStore,
 } from "@rewind/core"
 import { expectRefusal } from "@rewind/testkit"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { agentWrite, type Env, makeEnv, newSession, reply, userTurn } from "./fileRewindEnv.js"
 
 const encode = (s: string) => new TextEncoder().encode(s)
@@ -106,6 +108,21 @@ describe("rescue points and redo", () => {
       expect(env.files()).toEqual({ "a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c1\n" })
       const again = yield* previewFileRewind({ sessionId, turnId: second.turnId })
       expect(again.canApply).toBe(true)
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("redo of a restore of an already undone checkpoint leaves it undone", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* twoTurns(env)
+      yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "workspace" })
+      const spent = [...(yield* loadSession(sessionId)).spentCheckpointIds]
+      expect(spent).toHaveLength(4)
+      // Restoring one of those checkpoints again spends nothing new...
+      yield* rewindToCheckpoint({ sessionId, checkpointId: spent[0]! })
+      yield* redo(sessionId)
+      // ...so its redo must not make it undoable: the cascade's undo still holds.
+      expect([...(yield* loadSession(sessionId)).spentCheckpointIds].sort()).toEqual([...spent].sort())
     }).pipe(Effect.provide(env.layer()))
   })
 
@@ -219,5 +236,148 @@ describe("recover()", () => {
       expect(env.files()).toEqual(before)
       expect((yield* recover()).length).toBe(1)
     }).pipe(Effect.provide(env.layer()))
+  })
+})
+
+/**
+ * The layers of `env` with a session store whose appends "crash" (die) while `crashing.on` is set:
+ * a restore then stops after its files are written and before its record is committed.
+ */
+const crashingAppends = (env: Env) => {
+  const crashing = { on: false }
+  /** The event tags of each append, in order. */
+  const appends: Array<ReadonlyArray<string>> = []
+  const layer = Layer.effect(
+    SessionStore,
+    Effect.map(SessionStore, (store) => ({
+      ...store,
+      append: (request: Parameters<typeof store.append>[0]) => {
+        if (crashing.on) return Effect.dieMessage("crash before the commit")
+        appends.push(request.events.map((e) => e._tag))
+        return store.append(request)
+      },
+    })),
+  ).pipe(Layer.provideMerge(env.layer()))
+  return { crashing, appends, layer }
+}
+
+describe("recover() of a files-and-conversation rewind", () => {
+  it.effect("continue writes the conversation cursor with the files' record; redo undoes both", () => {
+    const env = makeEnv()
+    const { crashing, layer } = crashingAppends(env)
+    return Effect.gen(function* () {
+      const { sessionId, first, second } = yield* twoTurns(env)
+      const filesBefore = env.files()
+      const branchBefore = activeBranch(yield* loadSession(sessionId))
+      crashing.on = true
+      const exit = yield* Effect.exit(
+        rewindCascade({ sessionId, messageId: second.messageId, scope: "both" }),
+      )
+      crashing.on = false
+      expect(exit._tag).toBe("Failure")
+      // Every file was written, the session recorded nothing: files and conversation disagree.
+      expect(env.files()).toEqual({ "a.txt": "a1\n", "b.txt": "b0\n", "c.txt": "c1\n" })
+      expect(activeBranch(yield* loadSession(sessionId))).toEqual(branchBefore)
+
+      const [op, ...rest] = yield* recover()
+      expect(rest).toEqual([])
+      expect(op!.recorded).toBe(false)
+      expect(op!.record.intent.cursorTarget).toBe(second.messageId)
+      yield* resolveOperation(op!.record.intent.operationId as OperationId, "continue")
+
+      const state = yield* loadSession(sessionId)
+      const kept = branchBefore.slice(0, branchBefore.indexOf(second.messageId))
+      expect(activeBranch(state).slice(0, kept.length)).toEqual(kept)
+      expect(activeBranch(state)).not.toContain(second.messageId)
+      expect(activeBranch(state)).toContain(first.messageId)
+      expect(state.cursor?.targetMessageId).toBe(second.messageId)
+      const events = (yield* (yield* SessionStore).read(sessionId)).map((e) => e.event)
+      const rewound = events.findIndex((e) => e._tag === "ConversationRewound")
+      expect(events[rewound + 1]).toMatchObject({
+        _tag: "WorkspaceRewound",
+        operationId: op!.record.intent.operationId,
+        scope: "both",
+        targetMessageId: second.messageId,
+        outcome: "applied",
+      })
+      expect(yield* recover()).toEqual([])
+
+      yield* redo(sessionId)
+      expect(env.files()).toEqual(filesBefore)
+      expect(activeBranch(yield* loadSession(sessionId))).toEqual(branchBefore)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("continue is refused, nothing written, when the cursor's target left the branch", () => {
+    const env = makeEnv()
+    const { crashing, layer } = crashingAppends(env)
+    return Effect.gen(function* () {
+      const { sessionId, first, second } = yield* twoTurns(env)
+      const filesBefore = env.files()
+      crashing.on = true
+      yield* Effect.exit(rewindCascade({ sessionId, messageId: second.messageId, scope: "both" }))
+      crashing.on = false
+      const [op] = yield* recover()
+      // Meanwhile the conversation went back further: the target is on a cut branch now.
+      yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "conversation" })
+      const filesInterrupted = env.files()
+      const operationId = op!.record.intent.operationId as OperationId
+      yield* expectRefusal(resolveOperation(operationId, "continue"), "conflict")
+      expect(env.files()).toEqual(filesInterrupted)
+      yield* resolveOperation(operationId, "rollback")
+      expect(env.files()).toEqual(filesBefore)
+      expect(yield* recover()).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect(
+    "an edit in rewind mode commits the cursor with the files; interrupted, continue moves it",
+    () => {
+      const env = makeEnv()
+      const { crashing, layer } = crashingAppends(env)
+      return Effect.gen(function* () {
+        const { sessionId, second } = yield* twoTurns(env)
+        const branchBefore = activeBranch(yield* loadSession(sessionId))
+        const kept = branchBefore.slice(0, branchBefore.indexOf(second.messageId))
+        crashing.on = true
+        const exit = yield* Effect.exit(
+          editUserQuery({ sessionId, messageId: second.messageId, text: "second, again", mode: "rewind" }),
+        )
+        crashing.on = false
+        expect(exit._tag).toBe("Failure")
+        expect(env.files()).toEqual({ "a.txt": "a1\n", "b.txt": "b0\n", "c.txt": "c1\n" })
+        expect(activeBranch(yield* loadSession(sessionId))).toEqual(branchBefore)
+
+        const [op] = yield* recover()
+        expect(op!.record.intent.kind).toBe("file_rewind_apply")
+        expect(op!.record.intent.cursorTarget).toBe(second.messageId)
+        yield* resolveOperation(op!.record.intent.operationId as OperationId, "continue")
+        const state = yield* loadSession(sessionId)
+        expect(activeBranch(state).slice(0, kept.length)).toEqual(kept)
+        expect(activeBranch(state)).not.toContain(second.messageId)
+        const events = (yield* (yield* SessionStore).read(sessionId)).map((e) => e.event)
+        const rewound = events.findIndex((e) => e._tag === "ConversationRewound")
+        expect(events[rewound + 1]).toMatchObject({
+          _tag: "FileRewindApplied",
+          operationId: op!.record.intent.operationId,
+        })
+        // The edit's second half (the new turn) is the host's to resend; the files are undone.
+        expect(state.spentCheckpointIds.size).toBe(2)
+      }).pipe(Effect.provide(layer))
+    },
+  )
+
+  it.effect("an edit in rewind mode records files and cursor in one append", () => {
+    const env = makeEnv()
+    const { appends, layer } = crashingAppends(env)
+    return Effect.gen(function* () {
+      const { sessionId, second } = yield* twoTurns(env)
+      appends.length = 0
+      yield* editUserQuery({ sessionId, messageId: second.messageId, text: "again", mode: "rewind" })
+      const withCursor = appends.filter((tags) => tags.includes("ConversationRewound"))
+      expect(withCursor).toHaveLength(1)
+      expect(withCursor[0]!.slice(0, 2)).toEqual(["ConversationRewound", "FileRewindApplied"])
+      expect(appends.filter((tags) => tags.includes("FileRewindApplied"))).toHaveLength(1)
+    }).pipe(Effect.provide(layer))
   })
 })

@@ -73,6 +73,14 @@ export interface WorkspaceService {
    * inside the root (`symlink_escape` otherwise), so a restore can never plant a way out.
    */
   readonly symlink: (path: WorkspacePath, target: string) => Effect.Effect<void, WorkspaceError>
+  /**
+   * Removes what an atomic write of `path` left behind when its process died between creating its
+   * temp file and renaming it into place (recovery calls this for every file of an interrupted
+   * restore, so a crash leaves no stray file in the user's tree). Returns the paths removed.
+   */
+  readonly discardPartialWrites: (
+    path: WorkspacePath,
+  ) => Effect.Effect<ReadonlyArray<WorkspacePath>, WorkspaceError>
 }
 
 export class Workspace extends Context.Tag("@rewind/core/Workspace")<Workspace, WorkspaceService>() {}

@@ -103,6 +103,15 @@ const removeQuietly = (path: string) =>
     }
   })
 
+const tempPrefix = (targetName: string) => `.${targetName.slice(0, 100)}.`
+const TEMP_SUFFIX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
+
+/** Whether `entryName` is a temp file `writeAtomic` makes for a file named `targetName`. */
+export const isTempFileOf = (entryName: string, targetName: string): boolean => {
+  const prefix = tempPrefix(targetName)
+  return entryName.startsWith(prefix) && TEMP_SUFFIX.test(entryName.slice(prefix.length))
+}
+
 /**
  * Writes `content` to `target` atomically. The temp file lives in `tempDirectory` (default: the
  * target's own directory, which keeps the rename on one filesystem). `mode` undefined gives a new
@@ -127,7 +136,7 @@ export const writeAtomic = (
 ): Effect.Effect<void, ErrnoFailure> =>
   Effect.gen(function* () {
     const directory = dirname(target)
-    const temp = `${options.tempDirectory ?? directory}/.${basename(target).slice(0, 100)}.${randomUUID()}.tmp`
+    const temp = `${options.tempDirectory ?? directory}/${tempPrefix(basename(target))}${randomUUID()}.tmp`
     const written = yield* Effect.acquireUseRelease(
       Effect.try({
         try: () =>
