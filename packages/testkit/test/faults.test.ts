@@ -94,6 +94,8 @@ describe("fault-injecting artifact store", () => {
     delete: () => Effect.succeed(true),
     list: () => Stream.empty,
     stats: () => Effect.succeed({ count: 0, bytes: 0 }),
+    putMany: (contents) => Effect.succeed(contents.map(() => "a".repeat(64) as ContentHash)),
+    getMany: (hashes) => Effect.succeed(hashes.map(() => new Uint8Array())),
   }
 
   it.effect("can make a get look missing or corrupt, per blob", () =>

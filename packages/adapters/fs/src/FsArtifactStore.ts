@@ -9,7 +9,13 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs"
 import { join } from "node:path"
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
-import { type ArtifactInfo, ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import {
+  type ArtifactInfo,
+  ArtifactStore,
+  type ArtifactStoreService,
+  getEach,
+  hashContent,
+} from "@rewind/core"
 import { Effect, Layer, Stream } from "effect"
 import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
 
@@ -102,6 +108,10 @@ export const make = (
       })
 
     const service: ArtifactStoreService = {
+      // Each blob is its own file: a batch gains only by overlapping the flushes, which run in the
+      // thread pool (the opens, writes and renames are synchronous anyway).
+      putMany: (contents) => Effect.forEach(contents, (c) => service.put(c), { concurrency: 8 }),
+      getMany: (hashes) => getEach(service.get)(hashes),
       put: (content) =>
         Effect.gen(function* () {
           const hash = hashContent(content)
