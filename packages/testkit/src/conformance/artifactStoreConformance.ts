@@ -136,8 +136,8 @@ export const artifactStoreConformance = (name: string, harness: ArtifactStoreHar
           const hashes = yield* store.putMany(contents)
           expect(hashes).toEqual(contents.map((c) => hashContent(c)))
           const back = yield* store.getMany(hashes)
-        // Buffer comparison: a deep equal of 100 kB arrays element by element is slow.
-        expect(back.map((b, i) => Buffer.from(b).equals(contents[i]!))).toEqual(contents.map(() => true))
+          // Buffer comparison: a deep equal of 100 kB arrays element by element is slow.
+          expect(back.map((b, i) => Buffer.from(b).equals(contents[i]!))).toEqual(contents.map(() => true))
           expect(yield* store.getMany([])).toEqual([])
           expect(yield* store.putMany([])).toEqual([])
           const stats = yield* store.stats()
