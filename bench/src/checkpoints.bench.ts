@@ -8,12 +8,18 @@
  *   record:  `recordFileMutation` (fs artifact store, memory session store) against
  *            `git add -A` + `git write-tree` in a shadow repository, spawned as processes;
  *   restore: `rewindToCheckpoint` (Node workspace) against `git checkout <tree> -- <file>`.
- * Rewind is measured with its default durability (every blob and restored file fsynced with its
- * directory) and with `atomic` durability (temp + rename, no fsync), which is what git does by
- * default for loose objects and its index; the second is the like-for-like comparison.
+ * Rewind is measured with three stores, each in the same rounds as git:
+ *   `sqlite`: the embedded default — events, blobs and the operation journal in one SQLite file
+ *     (WAL, synchronous NORMAL: a commit survives a process crash; the WAL keeps blobs ordered
+ *     before the event that uses them), restored files written with fsync;
+ *   `sqlite-full`: the same with synchronous FULL (every commit flushed: survives a power cut);
+ *   `fs-fsync`: the previous default for blobs, one file per blob with temp + fsync + rename and a
+ *     directory fsync, beside a memory session store (kept as the "before" reference).
  */
+import { join } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { MemorySessionStore } from "@rewind/adapter-memory"
+import { SqliteArtifactStore, SqliteSessionStore } from "@rewind/adapter-sqlite"
 import type { CheckpointId, SessionId, TurnId } from "@rewind/contracts"
 import {
   appendUserMessage,
@@ -77,16 +83,32 @@ const editor = (ws: BenchWorkspace, seed: number) => {
   }
 }
 
-type Durability = "fsync" | "atomic"
+type Durability = "sqlite" | "sqlite-full" | "fs-fsync"
+
+const storesFor = (ctx: BenchContext, durability: Durability) => {
+  if (durability === "fs-fsync") {
+    return Layer.mergeAll(
+      MemorySessionStore.layer,
+      FsArtifactStore.layer({ directory: ctx.tempDir("artifacts-fs"), durability: "fsync" }),
+      OperationJournals.layerMemory,
+    )
+  }
+  return SqliteArtifactStore.layer.pipe(
+    Layer.provideMerge(
+      SqliteSessionStore.layer({
+        path: join(ctx.tempDir(`store-${durability}`), "rewind.db"),
+        synchronous: durability === "sqlite-full" ? "FULL" : "NORMAL",
+      }),
+    ),
+  )
+}
 
 const rewindSide = async (ctx: BenchContext, ws: BenchWorkspace, durability: Durability) => {
   const runtime = ManagedRuntime.make(
     Layer.mergeAll(
-      MemorySessionStore.layer,
-      FsArtifactStore.layer({ directory: ctx.tempDir(`artifacts-${durability}`), durability }),
-      NodeWorkspace.layer(ws.root, { durability }),
+      storesFor(ctx, durability),
+      NodeWorkspace.layer(ws.root, { durability: "fsync" }),
       IdGenerators.layerRandom,
-      OperationJournals.layerMemory,
     ),
   )
   const { sessionId, turnId } = await runtime.runPromise(
@@ -132,13 +154,17 @@ export const checkpoints: BenchCase = {
       if (ws.differing([edit.path]).length > 0) throw new Error(`${edit.path} was not restored`)
     }
 
-    const sides = [await rewindSide(ctx, ws, "fsync"), await rewindSide(ctx, ws, "atomic")]
+    const sides = [
+      await rewindSide(ctx, ws, "sqlite"),
+      await rewindSide(ctx, ws, "sqlite-full"),
+      await rewindSide(ctx, ws, "fs-fsync"),
+    ]
     try {
       for (const side of sides) {
         let edit: Edit | undefined
         let checkpoint: CheckpointId | undefined
         await ctx.compare({
-          series: `checkpoint of one ~10 KB edit (${side.durability} durability)`,
+          series: `checkpoint of one ~10 KB edit (${side.durability} store)`,
           subject: {
             kind: "in-process",
             label: `recordFileMutation (${side.durability})`,
@@ -166,7 +192,7 @@ export const checkpoints: BenchCase = {
         })
 
         await ctx.compare({
-          series: `restore one file from a checkpoint (${side.durability} durability)`,
+          series: `restore one file from a checkpoint (${side.durability} store)`,
           subject: {
             kind: "in-process",
             label: `rewindToCheckpoint (${side.durability})`,

@@ -8,6 +8,7 @@ import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
+import { snapshots } from "./snapshots.bench.js"
 import { sqliteStore } from "./sqliteStore.bench.js"
 
 export const CASES: ReadonlyArray<BenchCase> = [
@@ -17,6 +18,7 @@ export const CASES: ReadonlyArray<BenchCase> = [
   conversationRewind,
   fork,
   checkpoints,
+  snapshots,
   sqliteStore,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
   ...(benchPostgresUrl() === "" ? [] : [postgresStore]),

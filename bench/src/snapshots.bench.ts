@@ -1,216 +1,260 @@
 /**
- * Snapshot engine benchmark against shadow git, on a generated workspace (default 10,000 files of
- * ~10 KB in 100 directories, about 100 MB; `BENCH_QUICK=1` for 1,000 files). Self-contained (the
- * shared bench harness is not on main yet). Times, each against its git baseline in the same run:
- *   first capture        `capturePoint`                    vs `git add -A` + `git write-tree` (fresh shadow repo)
- *   repeat, no change    `capturePoint`                    vs `git add -A` + `git write-tree`
- *   repeat, one change   `capturePoint`                    vs `git add -A` + `git write-tree`
- *   restore (100 files)  preview + apply of a point        vs `git read-tree <tree>` + `git checkout-index -a -f`
- *   store size after 20 points with small edits: artifact store bytes vs the shadow `.git` bytes.
- * Ratios are git / Rewind (>1: Rewind faster or smaller). Rewind runs with `atomic` durability
- * (temp + rename, no fsync per blob), which is what git does for loose objects by default.
- *
- * Run: `node --import tsx bench/src/snapshots.bench.ts` from the repo root after `npm run build`.
+ * Snapshot engine benchmark (issue 7) against shadow git, on the shared generated workspace, each
+ * figure against its git baseline measured in the same rounds:
+ *   first capture        `capturePoint` into an empty store  vs `git add -A` + `write-tree` into an empty shadow
+ *   repeat, no change    `capturePoint`                      vs `git add -A` + `write-tree`
+ *   repeat, one change   `capturePoint` after one edit       vs `git add -A` + `write-tree` after one edit
+ *   restore (100 files)  preview + apply of a point          vs `git read-tree <tree>` + `checkout-index -a -f`
+ *   store size after 20 points with small edits: `du` of the closed store vs `du` of the shadow repository.
+ * Rewind runs as the embedded default does: the SQLite store holds events and blobs (synchronous
+ * NORMAL), the operation journal is in the same file, restored files are written with `fsync`.
+ * Sizes: the workspace curve (1k and 10k files in full mode; 100k with BENCH_SNAPSHOT_100K=1, a
+ * run of more than an hour because of git's own first snapshot), so capture and restore each get a
+ * scale curve; the harness records each size's peak memory.
  */
-import { execFile } from "node:child_process"
-import { promises as fsp, mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
-import { promisify } from "node:util"
-import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
-import { MemorySessionStore } from "@rewind/adapter-memory"
-import type { SessionId, TurnId } from "@rewind/contracts"
+import { NodeWorkspace } from "@rewind/adapter-fs"
+import { SqliteArtifactStore, SqliteSessionStore } from "@rewind/adapter-sqlite"
+import type { PointId, SessionId, TurnId } from "@rewind/contracts"
 import {
   applyPointRestore,
+  type CaptureOutcome,
   capturePoint,
   createSession,
   IdGenerators,
   previewPointRestore,
 } from "@rewind/core"
-import { Effect, Layer, type ManagedRuntime, ManagedRuntime as MR } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { diskUsageBytes, type ShadowGit } from "./baselines/shadowGit.js"
+import { single } from "./harness/stats.js"
+import type { BenchCase, BenchContext } from "./harness/types.js"
+import type { BenchWorkspace } from "./workspace/benchWorkspace.js"
 
-const run = promisify(execFile)
+/** Files changed before each restore (issue 7's "a point that differs in 100 files"). */
+const RESTORE_CHANGES = 100
+/** Points captured, each after a small edit, for the store-size figure. */
+const SIZE_POINTS = 20
+/** Captures leave files modified within this window uncached (the default racy window is 2 s). */
+const RACY_WAIT_MS = 2_100
 
-const QUICK = process.env.BENCH_QUICK === "1"
-const FILES = QUICK ? 1_000 : 10_000
-const DIRS = 100
-const FILE_BYTES = 10_000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const text = (seed: number, bytes: number) => {
-  const words = ["alpha", "beta", "gamma", "delta", "omega", "lambda", "kappa", "sigma"]
-  let out = ""
-  let x = seed * 2654435761
-  while (out.length < bytes) {
-    x = (x * 1103515245 + 12345) >>> 0
-    out += `${words[x % words.length]}${x % 997} `
-    if (x % 13 === 0) out += "\n"
-  }
-  return out.slice(0, bytes)
-}
-
-const pathOf = (i: number) => `d${String(i % DIRS).padStart(3, "0")}/f${i}.txt`
-
-const dirBytes = async (dir: string): Promise<number> => {
-  let total = 0
-  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    if (entry.isDirectory()) total += await dirBytes(p)
-    else total += (await fsp.lstat(p)).size
-  }
-  return total
-}
-
-const timed = async (f: () => Promise<unknown>) => {
-  const start = performance.now()
-  await f()
-  return performance.now() - start
-}
-
-const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-export const runSnapshotsBench = async () => {
-  const base = mkdtempSync(join(tmpdir(), "rewind-snapbench-"))
-  const ws = join(base, "ws")
-  const shadow = join(base, "shadow.git")
-  const storeDir = join(base, "store")
-  try {
-    for (let d = 0; d < DIRS; d++)
-      await fsp.mkdir(join(ws, `d${String(d).padStart(3, "0")}`), { recursive: true })
-    for (let i = 0; i < FILES; i++) await fsp.writeFile(join(ws, pathOf(i)), text(i, FILE_BYTES))
-    // Past the racy window, as between two turns of a real session.
-    await new Promise((r) => setTimeout(r, 2_500))
-    const git = (...args: Array<string>) =>
-      run("git", [`--git-dir=${shadow}`, `--work-tree=${ws}`, ...args], { maxBuffer: 1 << 26 })
-    await run("git", ["init", "--bare", "-q", shadow])
-    await git("config", "core.autocrlf", "false")
-    const gitSnapshot = async () => {
-      await git("add", "-A")
-      return (await git("write-tree")).stdout.trim()
-    }
-
-    const runtime: ManagedRuntime.ManagedRuntime<never, never> = MR.make(
-      Layer.mergeAll(
-        Layer.orDie(NodeWorkspace.layer(ws, { durability: "atomic" })),
-        Layer.orDie(FsArtifactStore.layer({ directory: storeDir, durability: "atomic" })),
-        MemorySessionStore.layer,
-        IdGenerators.layerRandom,
-      ) as never,
-    )
-    const exec = <A>(effect: Effect.Effect<A, unknown, never>) => runtime.runPromise(effect)
-    const sessionId: SessionId = await exec(
-      Effect.map(createSession({ title: "bench", cwd: ws }), (s) => s.id) as never,
-    )
-    let turn = 0
-    const capture = async () => {
-      turn++
-      const outcome = await exec(capturePoint(sessionId, `turn-${turn}` as TurnId) as never)
-      const o = outcome as { _tag: string; reason?: string; point?: { pointId: string } }
-      if (o._tag !== "Captured") throw new Error(o.reason)
-      return o.point!.pointId
-    }
-
-    const first = { rewind: await timed(capture), git: await timed(gitSnapshot) }
-    const unchanged = { rewind: [] as Array<number>, git: [] as Array<number> }
-    const oneChange = { rewind: [] as Array<number>, git: [] as Array<number> }
-    for (let r = 0; r < 3; r++) {
-      unchanged.rewind.push(await timed(capture))
-      unchanged.git.push(await timed(gitSnapshot))
-      await fsp.writeFile(join(ws, pathOf(r * 7)), text(100_000 + r, FILE_BYTES))
-      oneChange.rewind.push(await timed(capture))
-      oneChange.git.push(await timed(gitSnapshot))
-    }
-
-    // Restore: a point, then 100 files changed, then back to the point.
-    await new Promise((r) => setTimeout(r, 2_500))
-    const pointId = await capture()
-    const tree = await gitSnapshot()
-    const restore = { rewind: [] as Array<number>, git: [] as Array<number> }
-    for (let r = 0; r < 3; r++) {
-      const mutate = async () => {
-        for (let k = 0; k < 100; k++)
-          await fsp.writeFile(join(ws, pathOf((k * 37 + r) % FILES)), text(200_000 + k + r, FILE_BYTES))
-      }
-      await mutate()
-      restore.rewind.push(
-        await timed(async () => {
-          const preview = (await exec(previewPointRestore(sessionId, pointId as never) as never)) as {
-            token?: string
-            changes: Array<unknown>
-          }
-          if (preview.token === undefined || preview.changes.length !== 100)
-            throw new Error("unexpected preview")
-          await exec(applyPointRestore(sessionId, pointId as never, preview.token) as never)
-        }),
-      )
-      await mutate()
-      restore.git.push(
-        await timed(async () => {
-          await git("read-tree", tree)
-          await git("checkout-index", "-a", "-f")
-        }),
-      )
-    }
-
-    // Store size after 20 points with small edits (both sides already hold the points above).
-    for (let r = 0; r < 20; r++) {
-      const p = join(ws, pathOf(r * 11))
-      await fsp.appendFile(p, `edit ${r}\n`)
-      await capture()
-      await gitSnapshot()
-    }
-    const size = { rewind: await dirBytes(storeDir), git: await dirBytes(shadow) }
-    await runtime.dispose()
-    const ratio = (g: number, w: number) => g / w
-    return {
-      workspace: { files: FILES, bytes: FILES * FILE_BYTES },
-      firstCapture: { ...first, ratio: ratio(first.git, first.rewind) },
-      repeatUnchanged: {
-        rewind: median(unchanged.rewind),
-        git: median(unchanged.git),
-        ratio: ratio(median(unchanged.git), median(unchanged.rewind)),
-      },
-      repeatOneChange: {
-        rewind: median(oneChange.rewind),
-        git: median(oneChange.git),
-        ratio: ratio(median(oneChange.git), median(oneChange.rewind)),
-      },
-      restore100: {
-        rewind: median(restore.rewind),
-        git: median(restore.git),
-        ratio: ratio(median(restore.git), median(restore.rewind)),
-      },
-      storeBytesAfterPoints: { ...size, ratio: ratio(size.git, size.rewind) },
-    }
-  } finally {
-    await fsp.rm(base, { recursive: true, force: true })
-  }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  runSnapshotsBench().then(
-    (result) => {
-      const ms = (x: number) => `${x.toFixed(0)} ms`
-      const line = (name: string, r: { rewind: number; git: number; ratio: number }) =>
-        console.log(
-          `${name.padEnd(22)} rewind ${ms(r.rewind).padStart(9)}  git ${ms(r.git).padStart(9)}  git/rewind ${r.ratio.toFixed(2)}x`,
-        )
-      console.log(
-        `snapshots (${result.workspace.files} files, ${(result.workspace.bytes / 1e6).toFixed(0)} MB)`,
-      )
-      line("first capture", result.firstCapture)
-      line("repeat, unchanged", result.repeatUnchanged)
-      line("repeat, one change", result.repeatOneChange)
-      line("restore 100 files", result.restore100)
-      const s = result.storeBytesAfterPoints
-      console.log(
-        `store bytes            rewind ${s.rewind}  git ${s.git}  git/rewind ${s.ratio.toFixed(2)}x`,
-      )
-      console.log(JSON.stringify(result))
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    },
+/** A Rewind store as the embedded default builds it, in its own directory. */
+const rewindStore = async (ctx: BenchContext, ws: BenchWorkspace, label: string) => {
+  const dir = ctx.tempDir(label)
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(
+      SqliteArtifactStore.layer,
+      NodeWorkspace.layer(ws.root, { durability: "fsync" }),
+      IdGenerators.layerRandom,
+    ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ path: join(dir, "rewind.db") }))),
   )
+  const sessionId: SessionId = await runtime.runPromise(
+    Effect.map(createSession({ title: "bench", cwd: ws.root }), (s) => s.id),
+  )
+  let turn = 0
+  const capture = async (): Promise<PointId> => {
+    turn++
+    const outcome: CaptureOutcome = await runtime.runPromise(
+      capturePoint(sessionId, `turn-${turn}` as TurnId),
+    )
+    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+    return outcome.point.pointId
+  }
+  const restore = async (pointId: PointId, expectedChanges: number) => {
+    const preview = await runtime.runPromise(previewPointRestore(sessionId, pointId))
+    if (preview.token === undefined || preview.changes.length !== expectedChanges) {
+      throw new Error(
+        `unexpected preview: ${preview.changes.length} changes, ${preview.conflicts.length} conflicts`,
+      )
+    }
+    await runtime.runPromise(applyPointRestore(sessionId, pointId, preview.token))
+  }
+  return {
+    dir,
+    capture,
+    restore,
+    dispose: () => runtime.dispose(),
+  }
+}
+
+export const snapshots: BenchCase = {
+  name: "snapshots",
+  group: "workspace",
+  description:
+    "capturePoint and point restore against shadow git (first, unchanged, one change, 100-file restore, store size)",
+  // Quick mode (CI) only checks the plumbing: one small size, no racy-window waits, fewer points.
+  sizes: (sizes, mode) =>
+    mode === "quick"
+      ? sizes.files.slice(0, 1)
+      : process.env.BENCH_SNAPSHOT_100K === "1"
+        ? sizes.files
+        : sizes.files.filter((n) => n <= 10_000),
+  sizeUnit: "files",
+  run: async (ctx) => {
+    const ws = ctx.workspace(ctx.size!)
+    const mb = (ws.totalBytes / 1e6).toFixed(1)
+    const notes = [
+      `${ws.files.length} files, ${mb} MB`,
+      "Rewind: SQLite store (events + blobs), fsync'd restores",
+    ]
+    const stores: Array<{ dispose: () => Promise<void> }> = []
+    // A workspace generated (or reverted) just now is inside the racy window: no capture could
+    // cache its stats yet, which is not the steady state a repeat capture is meant to measure.
+    if (ctx.mode === "full") await sleep(RACY_WAIT_MS)
+    try {
+      // First capture: each iteration starts from an empty store and an empty shadow repository.
+      let first: Awaited<ReturnType<typeof rewindStore>> | undefined
+      let firstPoint: PointId | undefined
+      let shadow: ShadowGit | undefined
+      let tree = ""
+      let attempt = 0
+      await ctx.compare({
+        series: "first capture (capturePoint into an empty store)",
+        subject: {
+          kind: "in-process",
+          label: "capturePoint, empty store",
+          beforeEach: async () => {
+            await first?.dispose()
+            first = await rewindStore(ctx, ws, `first-${attempt++}`)
+          },
+          fn: async () => {
+            firstPoint = await first!.capture()
+          },
+        },
+        baseline: {
+          kind: "process",
+          label: "git add -A + write-tree, empty shadow",
+          beforeEach: () => {
+            shadow?.remove()
+            shadow = ctx.shadowGit(ws.root)
+          },
+          run: (probe) => {
+            const snap = shadow!.snapshot({ measureMemory: probe.measureMemory })
+            tree = snap.tree
+            return snap
+          },
+        },
+        bytes: ws.totalBytes,
+        expectedGrowth: "whole",
+        notes: [...notes, "target: at least 3× faster than git (ratio at most 0.33)"],
+      })
+      const rewind = first!
+      stores.push(rewind)
+      const git = shadow!
+      const pristinePoint = firstPoint!
+      const pristineTree = tree
+
+      await ctx.compare({
+        series: "repeat capture, nothing changed",
+        subject: { kind: "in-process", label: "capturePoint", fn: () => rewind.capture() },
+        baseline: {
+          kind: "process",
+          label: "git add -A + write-tree",
+          run: (probe) => git.snapshot({ measureMemory: probe.measureMemory }),
+        },
+        expectedGrowth: "whole",
+        notes: [...notes, "target: no slower than git (ratio at most 1)"],
+      })
+
+      let round = 0
+      await ctx.compare({
+        series: "repeat capture, one file changed",
+        subject: {
+          kind: "in-process",
+          label: "capturePoint after one edit",
+          beforeEach: () => void ws.edit(1, 50_000 + round++),
+          fn: () => rewind.capture(),
+        },
+        baseline: {
+          kind: "process",
+          label: "git add -A + write-tree after one edit",
+          beforeEach: () => void ws.edit(1, 50_000 + round++),
+          run: (probe) => git.snapshot({ measureMemory: probe.measureMemory }),
+        },
+        expectedGrowth: "change",
+        notes: [...notes, "target: no slower than git (ratio at most 1)"],
+      })
+
+      // Restore to the first point after 100 files changed. Before each Rewind restore a turn is
+      // captured (untimed), as the engine does before every model step: its stat cache is what
+      // lets the plan skip unchanged files. git's checkout-index rewrites every file, so the
+      // Rewind side first waits out the racy window after it, or its capture could cache nothing.
+      let paths: ReadonlyArray<string> = []
+      let gitWroteAt = 0
+      const changeFiles = () => {
+        ws.revert()
+        paths = ws.edit(Math.min(RESTORE_CHANGES, ws.files.length), 60_000 + round++)
+      }
+      const verify = () => {
+        const wrong = ws.differing(paths)
+        if (wrong.length > 0)
+          throw new Error(`restore left ${wrong.length} files different, e.g. ${wrong[0]}`)
+      }
+      await ctx.compare({
+        series: `restore to a point after ${RESTORE_CHANGES} files changed`,
+        subject: {
+          kind: "in-process",
+          label: "previewPointRestore + applyPointRestore",
+          beforeEach: async () => {
+            const wait = gitWroteAt + RACY_WAIT_MS - Date.now()
+            if (wait > 0 && ctx.mode === "full") await sleep(wait)
+            changeFiles()
+            await rewind.capture()
+          },
+          fn: () => rewind.restore(pristinePoint, paths.length),
+          afterEach: verify,
+        },
+        baseline: {
+          kind: "process",
+          label: "git read-tree + checkout-index -a -f",
+          beforeEach: changeFiles,
+          run: (probe) => {
+            const result = git.restoreAll(pristineTree, { measureMemory: probe.measureMemory })
+            gitWroteAt = Date.now()
+            return result
+          },
+          afterEach: verify,
+        },
+        expectedGrowth: "change",
+        notes: [...notes, "target: at least 3× faster than git (ratio at most 0.33)"],
+      })
+      ws.revert()
+
+      // Store size: a fresh store and shadow repository, a first point, then 20 points after a
+      // small edit each (a few lines of a few files), measured with `du` once the store is closed.
+      const sized = await rewindStore(ctx, ws, "size")
+      const sizedGit = ctx.shadowGit(ws.root)
+      await sized.capture()
+      sizedGit.snapshot()
+      const points = ctx.mode === "full" ? SIZE_POINTS : 3
+      for (let i = 0; i < points; i++) {
+        ws.edit(3, 70_000 + i)
+        await sized.capture()
+        sizedGit.snapshot()
+      }
+      await sized.dispose()
+      const rewindBytes = diskUsageBytes(sized.dir)
+      const gitBytes = sizedGit.diskUsageBytes()
+      ctx.record({
+        kind: "size",
+        series: `store size after ${points} points with small edits (du)`,
+        size: { value: ws.files.length, unit: "files" },
+        unit: "bytes",
+        subject: { label: "du of the closed Rewind store", stats: single(rewindBytes) },
+        baseline: {
+          label: "du of the shadow git dir + index",
+          stats: single(gitBytes),
+          ratio: single(rewindBytes / gitBytes),
+        },
+        expectedGrowth: "whole",
+        notes: [
+          `${ws.files.length} files; ratio = Rewind / git; target: at most 1 (no larger than the shadow repository)`,
+        ],
+      })
+      ws.revert()
+    } finally {
+      for (const s of stores) await s.dispose()
+    }
+  },
 }

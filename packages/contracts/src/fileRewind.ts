@@ -60,6 +60,12 @@ export const FileRewindIgnoredChange = Schema.Struct({
   checkpointId: CheckpointId,
   path: Schema.String,
   toolName: Schema.String,
+  /**
+   * Why it is left alone: a shell-like tool made it, or the path is excluded by the workspace's
+   * ignore rules (`.gitignore`, `.rewindignore`, the built-in skip list), which a restore never
+   * writes. Absent in previews made before the field existed (shell-like then).
+   */
+  reason: Schema.optional(Schema.Literal("shell_like_tool", "ignore_rule")),
 })
 export type FileRewindIgnoredChange = typeof FileRewindIgnoredChange.Type
 

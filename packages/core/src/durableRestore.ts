@@ -56,6 +56,20 @@ export const storeVersion = (content: Uint8Array | null, mode: number | undefine
     return (mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }) as FileVersion
   })
 
+/** File versions for several contents in hand, their blobs stored in one batch. */
+export const storeVersions = (
+  versions: ReadonlyArray<{ readonly content: Uint8Array | null; readonly mode: number | undefined }>,
+) =>
+  Effect.gen(function* () {
+    const present = versions.flatMap((v) => (v.content === null ? [] : [v.content]))
+    const hashes = [...(yield* (yield* ArtifactStore).putMany(present))]
+    return versions.map(({ content, mode }): FileVersion => {
+      if (content === null) return { _tag: "absent" }
+      const hash = hashes.shift()!
+      return mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }
+    })
+  })
+
 const describeError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
@@ -113,19 +127,25 @@ export const runDurableRestore = <A, E, R>(
       }
       current.set(path, read.right)
     }
-    const files: Array<JournaledFile> = []
+    // Rescue and planned contents are stored in one batch (one transaction where the store has them).
+    const versions: Array<{ readonly content: Uint8Array | null; readonly mode: number | undefined }> = []
     for (const path of paths) {
       const now = current.get(path)!
-      const rescue = yield* storeVersion(
-        Option.match(now, { onNone: () => null, onSome: (f) => f.content }),
-        Option.match(now, { onNone: () => undefined, onSome: (f) => f.mode }),
-      )
+      versions.push({
+        content: Option.match(now, { onNone: () => null, onSome: (f) => f.content }),
+        mode: Option.match(now, { onNone: () => undefined, onSome: (f) => f.mode }),
+      })
       const last = writes.find((w) => w.path === path)!
       // A write without a mode keeps the file's own, so that is its planned mode.
       const plannedMode = last.mode ?? Option.getOrUndefined(Option.map(now, (f) => f.mode))
-      const planned = yield* storeVersion(last.content, last.content === null ? undefined : plannedMode)
-      files.push({ path, rescue, planned })
+      versions.push({ content: last.content, mode: last.content === null ? undefined : plannedMode })
     }
+    const stored = yield* storeVersions(versions)
+    const files: Array<JournaledFile> = paths.map((path, i) => ({
+      path,
+      rescue: stored[2 * i]!,
+      planned: stored[2 * i + 1]!,
+    }))
 
     yield* journal.begin({
       operationId: input.operationId,

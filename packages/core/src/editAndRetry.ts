@@ -74,7 +74,7 @@ export const editUserQuery = (input: EditUserQueryInput) =>
       if (preview.ignored.length > 0) {
         return yield* refuse(
           "unsafe_files",
-          `the turn changed files with shell-like tools (${preview.ignored.map((i) => `${i.path} by ${i.toolName}`).join(", ")}), which cannot be undone; edit in preserve mode or undo them by hand. Nothing was changed`,
+          `the turn changed files a rewind leaves alone (${preview.ignored.map((i) => (i.reason === "ignore_rule" ? `${i.path}, excluded by ignore rules` : `${i.path} by ${i.toolName}`)).join("; ")}), which cannot be undone; edit in preserve mode or undo them by hand. Nothing was changed`,
           { preview },
         )
       }

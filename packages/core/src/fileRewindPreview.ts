@@ -52,6 +52,7 @@ import { Workspace } from "./ports/Workspace.js"
 import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "./previewTokens.js"
 import { type ConversationRewindResult, rewindConversation } from "./rewindConversation.js"
 import type { SessionState } from "./sessionState.js"
+import { makeIgnoreCheck } from "./snapshots/workspaceScan.js"
 
 export type FileRewindTarget =
   | { readonly sessionId: SessionId; readonly messageId: MessageId }
@@ -84,6 +85,7 @@ const simulate = (newestFirst: ReadonlyArray<Checkpoint>) =>
     const files = new Map<string, SimulatedFile>()
     const unsafe = new Map<string, FileRewindUnsafeFile>()
     const ignored: Array<FileRewindIgnoredChange> = []
+    const isIgnoredPath = yield* makeIgnoreCheck()
     const undone: Array<CheckpointId> = []
     const markUnsafe = (
       c: Checkpoint,
@@ -96,7 +98,22 @@ const simulate = (newestFirst: ReadonlyArray<Checkpoint>) =>
 
     for (const c of newestFirst) {
       if (isShellLikeTool(settings, c.toolName)) {
-        ignored.push({ checkpointId: c.checkpointId, path: c.path, toolName: c.toolName })
+        ignored.push({
+          checkpointId: c.checkpointId,
+          path: c.path,
+          toolName: c.toolName,
+          reason: "shell_like_tool",
+        })
+        continue
+      }
+      // What the ignore rules exclude is reported, never written (a scan would not capture it).
+      if (isWorkspacePath(c.path) && (yield* isIgnoredPath(c.path))) {
+        ignored.push({
+          checkpointId: c.checkpointId,
+          path: c.path,
+          toolName: c.toolName,
+          reason: "ignore_rule",
+        })
         continue
       }
       undone.push(c.checkpointId)

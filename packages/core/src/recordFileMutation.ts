@@ -95,25 +95,18 @@ const record = (input: FileMutationInput) =>
     const settings = yield* FileRewindSettings
     const diff = diffMutation(path.right, before, after, settings.maxPatchBytes)
     const artifacts = yield* ArtifactStore
-    const stored = yield* Effect.either(
-      Effect.all(
-        [
-          before === null ? Effect.succeed(undefined) : artifacts.put(before),
-          after === null ? Effect.succeed(undefined) : artifacts.put(after),
-          diff.patch === undefined
-            ? Effect.succeed(undefined)
-            : artifacts.put(toBytes(JSON.stringify(diff.patch))),
-        ],
-        { concurrency: "unbounded" },
-      ),
-    )
+    // One batch: a store with transactions commits the three blobs at once.
+    const contents = [before, after, diff.patch === undefined ? null : toBytes(JSON.stringify(diff.patch))]
+    const present = contents.filter((c): c is Uint8Array => c !== null)
+    const stored = yield* Effect.either(artifacts.putMany(present))
     if (Either.isLeft(stored)) {
       return warn(
         "content_not_stored",
         `no checkpoint for ${input.path}: its content could not be stored (${stored.left.message})`,
       )
     }
-    const [beforeHash, afterHash, patchHash] = stored.right
+    const hashes = [...stored.right]
+    const [beforeHash, afterHash, patchHash] = contents.map((c) => (c === null ? undefined : hashes.shift()))
     const version = (hash: typeof beforeHash, mode: number | undefined): FileVersion =>
       hash === undefined
         ? { _tag: "absent" }

@@ -70,6 +70,7 @@ const operationOf = (event: SessionEvent): string | undefined => {
       return event.outcome === "applied" ? event.operationId : undefined
     case "FileRewindApplied":
     case "RedoApplied":
+    case "PointRestored":
       return event.operationId
     default:
       return undefined

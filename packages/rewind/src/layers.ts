@@ -1,13 +1,16 @@
 /**
  * The embedded default: which adapters `openRewind` wires when the host injects no Layer.
- * SQLite at `<dir>/rewind.db`, content-addressed blobs under `<dir>/artifacts`, a Node Workspace
- * confined to the workspace root, random ids, and the in-memory background task registry.
+ * SQLite at `<dir>/rewind.db` holding the events, the operation journal and the content-addressed
+ * blobs (one file, one WAL: a blob is committed before the event that refers to it), a Node
+ * Workspace confined to the workspace root, random ids, and the in-memory background task registry.
+ * A store directory made before blobs moved into the database keeps its `<dir>/artifacts` blob
+ * files: when that directory exists the filesystem blob store is used, so no content goes missing.
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
-import { SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
+import { SqliteArtifactStore, SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
 import type { ArtifactStoreError, StoreError, StoreIncompatible, WorkspaceIoError } from "@rewind/contracts"
 import type {
   ArtifactStore,
@@ -33,6 +36,7 @@ export type RewindServices =
 
 /** Where the embedded default keeps its files, relative to the store directory. */
 export const DATABASE_FILE = "rewind.db"
+/** Blob files of stores made before blobs moved into the database (still read when present). */
 export const ARTIFACTS_DIR = "artifacts"
 /** The store directory's name under the workspace root when `dir` is not given. */
 export const DEFAULT_DIR_NAME = ".rewind"
@@ -53,7 +57,10 @@ export interface DefaultLayerOptions {
   readonly create?: boolean
   /** SQLite options other than the path. */
   readonly sqlite?: Omit<SqliteStoreOptions, "path">
-  /** `fsync` (default) or `atomic` (no fsync): how blobs and restored files are flushed. */
+  /**
+   * `fsync` (default) or `atomic` (no fsync): how restored files are flushed (and blob files, for a
+   * store that still has `<dir>/artifacts`). Blobs in the database follow `sqlite.synchronous`.
+   */
   readonly durability?: "fsync" | "atomic"
 }
 
@@ -86,13 +93,18 @@ export const layerEmbedded = (
 ): Layer.Layer<RewindServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
   const dir = storeDirectory(options)
   const durability = options.durability ?? "fsync"
+  const legacyBlobs = join(dir, ARTIFACTS_DIR)
+  const artifacts = Layer.suspend(() =>
+    existsSync(legacyBlobs)
+      ? FsArtifactStore.layer({ directory: legacyBlobs, durability })
+      : SqliteArtifactStore.layer,
+  )
   const stores = Layer.mergeAll(
-    SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) }),
-    FsArtifactStore.layer({ directory: join(dir, ARTIFACTS_DIR), durability }),
+    artifacts,
     NodeWorkspace.layer(options.workspaceRoot, { durability }),
     IdGenerators.layerRandom,
     layerBackgroundTasks,
     layerSessionStateCache(),
-  )
+  ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
   return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options.create ?? true), stores))
 }

@@ -357,7 +357,7 @@ export type Rewind = ReturnType<typeof makeApi>
 
 /**
  * Opens Rewind on a workspace. Without `layer`, the embedded default: SQLite at
- * `<dir>/rewind.db` and blobs under `<dir>/artifacts`, `dir` defaulting to `<workspaceRoot>/.rewind`.
+ * `<dir>/rewind.db` (events, journal and blobs in one SQLite file), `dir` defaulting to `<workspaceRoot>/.rewind`.
  * Rejects with the typed error when the store cannot be opened.
  */
 export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Promise<Rewind> => {

@@ -113,19 +113,18 @@ describe("openRewind on the embedded default", () => {
     const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
     const session = value(await rewind.createSession({ title: "demo", cwd: root }))
     await agentTurn(rewind, session.id, root, "b.txt", "content that will rot")
-    const objects = join(root, ".rewind", "artifacts", "objects")
-    const { readdirSync, statSync } = await import("node:fs")
-    const files: Array<string> = []
-    const walk = (d: string) => {
-      for (const name of readdirSync(d)) {
-        const p = join(d, name)
-        if (statSync(p).isDirectory()) walk(p)
-        else files.push(p)
-      }
+    // Blobs live in the store's database: damage one row behind the store's back.
+    const { default: Database } = await import("better-sqlite3")
+    const db = new Database(join(root, ".rewind", "rewind.db"))
+    try {
+      db.pragma("busy_timeout = 5000")
+      const changed = db
+        .prepare("update blobs set content = x'00', encoding = 0 where id = (select min(id) from blobs)")
+        .run().changes
+      expect(changed).toBe(1)
+    } finally {
+      db.close()
     }
-    walk(objects)
-    expect(files.length).toBeGreaterThan(0)
-    writeFileSync(files[0]!, "tampered")
     const report = await rewind.doctor()
     expect(report.ok).toBe(false)
     expect(report.artifacts.bad).toHaveLength(1)

@@ -4,7 +4,7 @@
  * things a restore must refuse on rather than write.
  */
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
-import { ArtifactStore, type ArtifactStoreService, hashContent } from "@rewind/core"
+import { ArtifactStore, type ArtifactStoreService, getEach, hashContent, putEach } from "@rewind/core"
 import { Context, Effect, Layer } from "effect"
 import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
 
@@ -50,6 +50,9 @@ export const makeFaultyArtifactStore = (
     get: (hash) => guard("get", hash, inner.get(hash)),
     has: (hash) => guard("has", hash, inner.has(hash)) as ReturnType<ArtifactStoreService["has"]>,
     delete: (hash) => guard("delete", hash, inner.delete(hash)) as ReturnType<ArtifactStoreService["delete"]>,
+    // Bulk calls go blob by blob through the guards, so "fail the Nth put" also hits a batch.
+    putMany: (contents) => putEach(service.put)(contents),
+    getMany: (hashes) => getEach(service.get)(hashes),
     list: () => inner.list(),
     stats: () => inner.stats(),
     now: () => inner.now(),

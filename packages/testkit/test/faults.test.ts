@@ -97,6 +97,8 @@ describe("fault-injecting artifact store", () => {
     stats: () => Effect.succeed({ count: 0, bytes: 0 }),
     now: () => Effect.succeed(0),
     sweep: () => Effect.succeed([]),
+    putMany: (contents) => Effect.succeed(contents.map(() => "a".repeat(64) as ContentHash)),
+    getMany: (hashes) => Effect.succeed(hashes.map(() => new Uint8Array())),
   }
 
   it.effect("can make a get look missing or corrupt, per blob", () =>

@@ -31,6 +31,7 @@ import {
   type ArtifactInfo,
   ArtifactStore,
   type ArtifactStoreService,
+  getEach,
   hashContent,
   type SweptBlob,
   sweepCutoff,
@@ -191,6 +192,10 @@ export const make = (
       })
 
     const service: ArtifactStoreService = {
+      // Each blob is its own file: a batch gains only by overlapping the flushes, which run in the
+      // thread pool (the opens, writes and renames are synchronous anyway).
+      putMany: (contents) => Effect.forEach(contents, (c) => service.put(c), { concurrency: 8 }),
+      getMany: (hashes) => getEach(service.get)(hashes),
       put: (content) =>
         Effect.gen(function* () {
           const hash = hashContent(content)

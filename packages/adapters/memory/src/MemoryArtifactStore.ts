@@ -9,7 +9,9 @@ import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash
 import {
   ArtifactStore,
   type ArtifactStoreService,
+  getEach,
   hashContent,
+  putEach,
   type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
@@ -25,67 +27,74 @@ export const makeMemoryArtifactData = (): MemoryArtifactData => ({ blobs: new Ma
 
 export const makeMemoryArtifactStore = (
   data: MemoryArtifactData = makeMemoryArtifactData(),
-): ArtifactStoreService => ({
-  put: (content) =>
-    Effect.gen(function* () {
-      const hash = hashContent(content)
-      const now = yield* Clock.currentTimeMillis
-      const existing = data.blobs.get(hash)
-      // A damaged copy is replaced; an intact one keeps its bytes and only becomes young again.
-      if (existing !== undefined && hashContent(existing.bytes) === hash) {
-        existing.storedAt = Math.max(existing.storedAt, now)
+): ArtifactStoreService => {
+  const service: ArtifactStoreService = {
+    putMany: (contents) => putEach(service.put)(contents),
+    getMany: (hashes) => getEach(service.get)(hashes),
+    put: (content) =>
+      Effect.gen(function* () {
+        const hash = hashContent(content)
+        const now = yield* Clock.currentTimeMillis
+        const existing = data.blobs.get(hash)
+        // A damaged copy is replaced; an intact one keeps its bytes and only becomes young again.
+        if (existing !== undefined && hashContent(existing.bytes) === hash) {
+          existing.storedAt = Math.max(existing.storedAt, now)
+          return hash
+        }
+        data.blobs.set(hash, { bytes: content.slice(), storedAt: now })
         return hash
-      }
-      data.blobs.set(hash, { bytes: content.slice(), storedAt: now })
-      return hash
-    }),
-  get: (hash) =>
-    Effect.suspend((): Effect.Effect<Uint8Array, ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError> => {
-      if (!HASH.test(hash)) {
-        return Effect.fail(
-          new ArtifactStoreError({
-            operation: "get",
-            message: `${JSON.stringify(hash)} is not a content hash`,
-          }),
-        )
-      }
-      const blob = data.blobs.get(hash)
-      if (blob === undefined) return Effect.fail(new ArtifactNotFound({ hash }))
-      const actual = hashContent(blob.bytes)
-      if (actual !== hash) return Effect.fail(new ArtifactCorrupt({ hash, actualHash: actual }))
-      return Effect.succeed(blob.bytes.slice())
-    }),
-  has: (hash) => Effect.sync(() => data.blobs.has(hash)),
-  delete: (hash) => Effect.sync(() => data.blobs.delete(hash)),
-  list: () =>
-    Stream.suspend(() =>
-      Stream.fromIterable(
-        [...data.blobs].map(([hash, blob]) => ({
-          hash,
-          size: blob.bytes.byteLength,
-          storedAt: blob.storedAt,
-        })),
+      }),
+    get: (hash) =>
+      Effect.suspend(
+        (): Effect.Effect<Uint8Array, ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError> => {
+          if (!HASH.test(hash)) {
+            return Effect.fail(
+              new ArtifactStoreError({
+                operation: "get",
+                message: `${JSON.stringify(hash)} is not a content hash`,
+              }),
+            )
+          }
+          const blob = data.blobs.get(hash)
+          if (blob === undefined) return Effect.fail(new ArtifactNotFound({ hash }))
+          const actual = hashContent(blob.bytes)
+          if (actual !== hash) return Effect.fail(new ArtifactCorrupt({ hash, actualHash: actual }))
+          return Effect.succeed(blob.bytes.slice())
+        },
       ),
-    ),
-  stats: () =>
-    Effect.sync(() => {
-      let bytes = 0
-      for (const blob of data.blobs.values()) bytes += blob.bytes.byteLength
-      return { count: data.blobs.size, bytes }
-    }),
-  now: () => Clock.currentTimeMillis,
-  sweep: (request) =>
-    Effect.map(sweepCutoff(request), (cutoff) => {
-      const deleted: Array<SweptBlob> = []
-      for (const hash of new Set(request.candidates)) {
-        const blob = data.blobs.get(hash)
-        if (blob === undefined || blob.storedAt >= cutoff) continue
-        data.blobs.delete(hash)
-        deleted.push({ hash, size: blob.bytes.byteLength })
-      }
-      return deleted
-    }),
-})
+    has: (hash) => Effect.sync(() => data.blobs.has(hash)),
+    delete: (hash) => Effect.sync(() => data.blobs.delete(hash)),
+    list: () =>
+      Stream.suspend(() =>
+        Stream.fromIterable(
+          [...data.blobs].map(([hash, blob]) => ({
+            hash,
+            size: blob.bytes.byteLength,
+            storedAt: blob.storedAt,
+          })),
+        ),
+      ),
+    stats: () =>
+      Effect.sync(() => {
+        let bytes = 0
+        for (const blob of data.blobs.values()) bytes += blob.bytes.byteLength
+        return { count: data.blobs.size, bytes }
+      }),
+    now: () => Clock.currentTimeMillis,
+    sweep: (request) =>
+      Effect.map(sweepCutoff(request), (cutoff) => {
+        const deleted: Array<SweptBlob> = []
+        for (const hash of new Set(request.candidates)) {
+          const blob = data.blobs.get(hash)
+          if (blob === undefined || blob.storedAt >= cutoff) continue
+          data.blobs.delete(hash)
+          deleted.push({ hash, size: blob.bytes.byteLength })
+        }
+        return deleted
+      }),
+  }
+  return service
+}
 
 /** A fresh, empty memory artifact store. */
 export const layer: Layer.Layer<ArtifactStore> = Layer.sync(ArtifactStore, () => makeMemoryArtifactStore())

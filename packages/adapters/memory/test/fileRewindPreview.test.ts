@@ -15,7 +15,7 @@ import {
 } from "@rewind/core"
 import { expectRefusal } from "@rewind/testkit"
 import { Effect, Schema } from "effect"
-import { agentWrite, makeEnv, newSession, reply, userTurn } from "./fileRewindEnv.js"
+import { agentWrite, makeEnv, newSession, ROOT, reply, userTurn } from "./fileRewindEnv.js"
 
 describe("preview, then apply", () => {
   it.effect("undoes a turn: simulated newest to oldest, applied with FileRewindApplied", () => {
@@ -99,6 +99,39 @@ describe("preview, then apply", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
+  it.effect("reports, and never writes, paths the ignore rules exclude (DESIGN §5: both ways)", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      env.fs.writeFile(`${ROOT}/.gitignore`, "dist/\n*.log\n")
+      env.fs.writeFile(`${ROOT}/src/.rewindignore`, "secret.ts\n")
+      const sessionId = yield* newSession
+      const t1 = yield* userTurn(sessionId, "one")
+      yield* agentWrite(env, sessionId, t1.turnId, "src/main.ts", "main\n")
+      const dist = yield* agentWrite(env, sessionId, t1.turnId, "dist/out.js", "built\n")
+      const log = yield* agentWrite(env, sessionId, t1.turnId, "debug.log", "log\n")
+      const secret = yield* agentWrite(env, sessionId, t1.turnId, "src/secret.ts", "s\n")
+      const vcs = yield* agentWrite(env, sessionId, t1.turnId, ".git/config", "[core]\n")
+      const preview = yield* previewFileRewind({ sessionId, turnId: t1.turnId })
+      expect(preview.ignored.map((i) => [i.checkpointId, i.path, i.reason])).toEqual([
+        [vcs.checkpointId, ".git/config", "ignore_rule"],
+        [secret.checkpointId, "src/secret.ts", "ignore_rule"],
+        [log.checkpointId, "debug.log", "ignore_rule"],
+        [dist.checkpointId, "dist/out.js", "ignore_rule"],
+      ])
+      expect(preview.files.map((f) => [f.path, f.action])).toEqual([["src/main.ts", "deleted"]])
+      expect(preview.canApply).toBe(true)
+      yield* applyFileRewind(preview)
+      const files = env.files()
+      expect(files["src/main.ts"]).toBeUndefined()
+      expect([
+        files["dist/out.js"],
+        files["debug.log"],
+        files["src/secret.ts"],
+        files[".git/config"],
+      ]).toEqual(["built\n", "log\n", "s\n", "[core]\n"])
+    }).pipe(Effect.provide(env.layer()))
+  })
+
   it.effect("lists shell-like changes as ignored, by a configurable list", () => {
     const env = makeEnv()
     return Effect.gen(function* () {
@@ -108,7 +141,7 @@ describe("preview, then apply", () => {
       const shell = yield* agentWrite(env, sessionId, t1.turnId, "build.log", "log\n", "Bash")
       const preview = yield* previewFileRewind({ sessionId, turnId: t1.turnId })
       expect(preview.ignored).toEqual([
-        { checkpointId: shell.checkpointId, path: "build.log", toolName: "Bash" },
+        { checkpointId: shell.checkpointId, path: "build.log", toolName: "Bash", reason: "shell_like_tool" },
       ])
       expect(preview.files.map((f) => f.path)).toEqual(["a.txt"])
       yield* applyFileRewind(preview)

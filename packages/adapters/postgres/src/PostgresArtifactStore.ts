@@ -133,6 +133,9 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
     })
 
   const artifactStore: ArtifactStoreService = {
+    // One statement per blob (the pool runs a few at once); a batch has no transaction to share.
+    putMany: (contents) => Effect.forEach(contents, (c) => artifactStore.put(c), { concurrency: 4 }),
+    getMany: (hashes) => Effect.forEach(hashes, (h) => artifactStore.get(h), { concurrency: 4 }),
     put: (content) =>
       Effect.gen(function* () {
         const hash = hashContent(content)

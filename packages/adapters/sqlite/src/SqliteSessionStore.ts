@@ -5,6 +5,7 @@
  */
 import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
 import {
+  type ArtifactStoreService,
   OperationJournal,
   type OperationJournalService,
   SessionStore,
@@ -39,6 +40,8 @@ export interface SqliteStoreService {
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
   /** The durable journal of multi-file restores, in the same database. */
   readonly operationJournal: OperationJournalService
+  /** Content-addressed blobs in the same database (see SqliteArtifactStore.ts). */
+  readonly artifactStore: ArtifactStoreService
 }
 
 export class SqliteStore extends Context.Tag("@rewind/adapter-sqlite/SqliteStore")<

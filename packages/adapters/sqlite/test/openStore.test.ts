@@ -83,19 +83,20 @@ describe("opening a SQLite store", () => {
         busyTimeoutMillis: 5000,
         foreignKeys: true,
       })
-      expect(store.schemaVersion).toBe(2)
-      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal"])
+      expect(store.schemaVersion).toBe(3)
+      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal", "0003_blobs"])
       expect(store.backupPath).toBeUndefined()
       withRawDatabase(file, (db) => {
         expect(db.pragma("application_id", { simple: true })).toBe(REWIND_APPLICATION_ID)
-        expect(db.pragma("user_version", { simple: true })).toBe(2)
+        expect(db.pragma("user_version", { simple: true })).toBe(3)
         expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
         expect(db.prepare("select value from rewind_meta where key = 'schema_version'").pluck().get()).toBe(
-          "2",
+          "3",
         )
         expect(db.prepare("select name from kysely_migration").pluck().all()).toEqual([
           "0001_initial",
           "0002_operation_journal",
+          "0003_blobs",
         ])
       })
     }),
@@ -179,7 +180,7 @@ describe("opening a SQLite store", () => {
       const opened = yield* openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS)
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
-      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(2)
+      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(3)
       expect(schemaOf()).toEqual(before)
     }),
   )
@@ -190,7 +191,7 @@ describe("opening a SQLite store", () => {
       const file = path.join(dir, "empty.db")
       fs.writeFileSync(file, "")
       const store = yield* openStore({ path: file })
-      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal"])
+      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal", "0003_blobs"])
     }),
   )
 
@@ -303,7 +304,7 @@ describe("refusing files that are not a store this build may change", () => {
       yield* writeSampleSessions(file)
       withRawDatabase(file, (db) => db.pragma("user_version = 99"))
       const error = yield* expectRefusedUntouched(dir, file, "newer_version")
-      expect(error.message).toMatch(/version 99.*up to 2.*Upgrade Rewind/)
+      expect(error.message).toMatch(/version 99.*up to 3.*Upgrade Rewind/)
     }),
   )
 })
@@ -329,15 +330,15 @@ describe("migrating a store with data", () => {
         }),
       )
       expect(migrated).toEqual({
-        schemaVersion: 3,
-        migrationsApplied: ["0003_test_session_archive"],
-        backupPath: `${file}.bak-v2`,
+        schemaVersion: 4,
+        migrationsApplied: ["0004_test_session_archive"],
+        backupPath: `${file}.bak-v3`,
         main: written.main,
       })
 
       // The backup is the v2 store as it was: this build opens it as a current store.
       const backup = yield* withStore(
-        { path: `${file}.bak-v2` },
+        { path: `${file}.bak-v3` },
         Effect.gen(function* () {
           const store = yield* SessionStore
           const admin = yield* SqliteSessionStore.SqliteStore
@@ -348,22 +349,22 @@ describe("migrating a store with data", () => {
           }
         }),
       )
-      expect(backup).toEqual({ version: 2, main: written.main, fork: written.fork })
+      expect(backup).toEqual({ version: 3, main: written.main, fork: written.fork })
 
       // Opening again is a no-op: nothing to run, no second backup.
       const again = yield* Effect.scoped(makeSqliteStore({ path: file }, withV2))
       expect(again.migrationsApplied).toEqual([])
       expect(again.backupPath).toBeUndefined()
-      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v2"])
+      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v3"])
 
-      // This build (schema 2) must not touch the upgraded store.
+      // This build (schema 3) must not touch the upgraded store.
       yield* expectRefusedUntouched(dir, file, "newer_version")
 
       const child = yield* runNode(fixture("readMigratedStore.mjs"), [file])
       expect(child.stderr).toBe("")
       expect(child.code).toBe(0)
       expect(JSON.parse(child.stdout)).toEqual({
-        schemaVersion: 3,
+        schemaVersion: 4,
         migrationsApplied: [],
         backupPath: null,
         sessions: [
@@ -399,7 +400,7 @@ describe("migrating a store with data", () => {
       )
       const error = yield* Effect.flip(Effect.scoped(makeSqliteStore({ path: file }, withV2)))
       expect(error).toMatchObject({ _tag: "StoreIncompatible", reason: "newer_version" })
-      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(2))
+      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(3))
     }),
   )
 })

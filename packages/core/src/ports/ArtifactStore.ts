@@ -9,6 +9,10 @@
  * then `sweep`s its unmarked candidates: the store deletes a candidate only if it was not put since
  * `markedAt - graceMs`, deciding that atomically per blob against any concurrent put. So a blob
  * that a writer put (again) after the mark began is never taken, whichever worker's clock is off.
+ *
+ * `putMany` and `getMany` are the bulk forms a capture or a restore of many files uses: an adapter
+ * with transactions stores a batch in one (one commit instead of one per blob); one without them
+ * may use `putEach` / `getEach`, which are the single operations in order.
  */
 import {
   type ArtifactCorrupt,
@@ -47,10 +51,21 @@ export interface SweptBlob {
 export interface ArtifactStoreService {
   /** Stores the bytes (once) and returns their address. Safe to call concurrently for the same content. */
   readonly put: (content: Uint8Array) => Effect.Effect<ContentHash, ArtifactStoreError>
+  /**
+   * Stores every content (once each) and returns their addresses in order. All of them are stored
+   * when it succeeds; when it fails, some may be stored (left for GC), none is half-written.
+   */
+  readonly putMany: (
+    contents: ReadonlyArray<Uint8Array>,
+  ) => Effect.Effect<ReadonlyArray<ContentHash>, ArtifactStoreError>
   /** The verified bytes of a blob. */
   readonly get: (
     hash: ContentHash,
   ) => Effect.Effect<Uint8Array, ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError>
+  /** The verified bytes of every blob, in order; fails as `get` does on the first bad one. */
+  readonly getMany: (
+    hashes: ReadonlyArray<ContentHash>,
+  ) => Effect.Effect<ReadonlyArray<Uint8Array>, ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError>
   /** Whether a blob is present; cheap, so it does not verify the content (`get` does). */
   readonly has: (hash: ContentHash) => Effect.Effect<boolean, ArtifactStoreError>
   /** Removes a blob; false when it was not there. */
@@ -86,3 +101,15 @@ export const sweepCutoff = (request: SweepRequest): Effect.Effect<number, Artifa
           message: `a sweep needs a finite mark time and a non-negative grace window, got markedAt ${request.markedAt} and graceMs ${request.graceMs}`,
         }),
       )
+
+/** `putMany` by single puts in order, for adapters that have no cheaper bulk path. */
+export const putEach =
+  (put: ArtifactStoreService["put"]): ArtifactStoreService["putMany"] =>
+  (contents) =>
+    Effect.forEach(contents, put)
+
+/** `getMany` by single gets in order, for adapters that have no cheaper bulk path. */
+export const getEach =
+  (get: ArtifactStoreService["get"]): ArtifactStoreService["getMany"] =>
+  (hashes) =>
+    Effect.forEach(hashes, get)

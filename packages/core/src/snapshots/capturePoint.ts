@@ -73,6 +73,10 @@ export type CaptureOutcome =
   | { readonly _tag: "Captured"; readonly point: PointCaptured; readonly existing: boolean }
   | { readonly _tag: "NotCaptured"; readonly reason: string }
 
+/** A capture stores what it read in batches of at most this many bytes or files. */
+const BATCH_BYTES = 8 * 1024 * 1024
+const BATCH_FILES = 1_024
+
 const sameStat = (cached: StatCacheEntry, stat: FileStat) =>
   cached.size === stat.size &&
   cached.mtimeNs === stat.mtimeNs &&
@@ -167,7 +171,38 @@ export const buildManifest = (input: {
       }
     }
 
+    // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
+    // the store has them), bounded in bytes so a capture never holds much more than a batch.
     let hashed = 0
+    let batch: Array<{
+      readonly path: WorkspacePath
+      readonly stat: FileStat
+      readonly mode: number
+      readonly content: Uint8Array
+    }> = []
+    let batchBytes = 0
+    const flush = Effect.gen(function* () {
+      if (batch.length === 0) return
+      const stored = batch
+      batch = []
+      batchBytes = 0
+      const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
+      stored.forEach(({ path, stat, mode, content }, i) => {
+        const hash = hashes[i]!
+        manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
+        // The racy rule: an mtime this close to now may not change on the next edit, so the stat
+        // cannot vouch for the content next time; such a file is read again.
+        if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
+          statCache.set(path, {
+            size: stat.size,
+            mtimeNs: stat.mtimeNs,
+            inode: stat.inode,
+            mode: stat.mode,
+            hash,
+          })
+        }
+      })
+    })
     for (const [path, stat] of toRead) {
       const read = yield* Effect.either(workspace.read(path))
       hashed++
@@ -183,25 +218,14 @@ export const buildManifest = (input: {
         continue
       }
       const file = read.right.value
-      const hash = yield* artifacts.put(file.content)
-      manifest.set(path, { kind: "file", hash, mode: file.mode, size: file.content.byteLength })
-      // The racy rule: an mtime this close to now may not change on the next edit, so the stat
-      // cannot vouch for the content next time; such a file is read again.
-      if (stat.mtimeNs < racyFromNs && stat.size === file.content.byteLength && stat.mode === file.mode) {
-        statCache.set(path, {
-          size: stat.size,
-          mtimeNs: stat.mtimeNs,
-          inode: stat.inode,
-          mode: stat.mode,
-          hash,
-        })
-      }
+      batch.push({ path, stat, mode: file.mode, content: file.content })
+      batchBytes += file.content.byteLength
+      if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
     }
+    yield* flush
     input.onHashed?.(hashed, toRead.length)
     return { manifest, statCache, skipped } satisfies Built
   })
-
-const storeJson = (bytes: Uint8Array) => Effect.flatMap(ArtifactStore, (artifacts) => artifacts.put(bytes))
 
 /** Records a manifest as a point of the session (used by turn captures and rescue points). */
 export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>
@@ -270,16 +294,17 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       startedAtMs,
       onHashed: (hashed, toHash) => progress({ phase: "hash", hashed, toHash }, scanState),
     })
-    const manifestBytes = encodeManifest(built.manifest)
-    const manifestHash = yield* storeJson(manifestBytes)
-    const statBytes = encodeStatCache(built.statCache)
-    const statCacheHash = yield* storeJson(statBytes)
+    const artifacts = yield* ArtifactStore
+    const [manifestHash, statCacheHash] = yield* artifacts.putMany([
+      encodeManifest(built.manifest),
+      encodeStatCache(built.statCache),
+    ])
     const point = yield* recordPoint(sessionId, {
       pointId,
       kind: "turn" satisfies PointKind,
       turnId,
-      manifestHash,
-      statCacheHash,
+      manifestHash: manifestHash!,
+      statCacheHash: statCacheHash!,
       reusedManifest: base !== undefined && base.manifestHash === manifestHash,
       ...summarise(built.manifest),
       skipped: [...scan.skipped, ...built.skipped],

@@ -7,13 +7,21 @@
  * preview token bound to the point and a digest of the plan. `applyPointRestore` redeems the token,
  * re-plans and refuses if the workspace changed since the preview, captures a rescue point of
  * every path it will touch, then applies: symlinks in the way are removed, files are written and
- * deleted through the journaled writer (each write checks the file still hashes as previewed), and
- * links are created; a failure at any step undoes the earlier ones.
+ * deleted as one durable operation (`runDurableRestore`: the intent is in the OperationJournal
+ * before the first write, each write checks the file still hashes as previewed, and `recover()`
+ * lists a restore a crash interrupted), and links are created; a failure at any step undoes the
+ * earlier ones. Symlink changes are outside the journal (it holds file versions); the rescue point
+ * records the links, so an interrupted restore can still be undone by restoring the rescue point.
+ *
+ * Planning inspects the point's paths a directory at a time through the bulk `scanDirectory` (one
+ * `lstat` per entry instead of a confined walk per path) and trusts the latest capture's stat
+ * cache for unchanged files, so a preview of a large point reads only what changed.
  */
 
 import { createHash } from "node:crypto"
 import {
   type ContentHash,
+  type FileStat,
   type OperationId,
   type PointId,
   PointRestored,
@@ -24,13 +32,13 @@ import {
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { hashContent } from "../contentHash.js"
-import { makeMemoryJournal } from "../fileRewindJournal.js"
-import { applyJournaled, type PlannedWrite, rollBack } from "../journaledWrites.js"
+import { runDurableRestore } from "../durableRestore.js"
+import type { PlannedWrite } from "../journaledWrites.js"
 import { loadSession } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace } from "../ports/Workspace.js"
+import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { issuePreviewToken, redeemPreviewToken } from "../previewTokens.js"
 import {
   buildManifest,
@@ -73,35 +81,96 @@ export interface PointRestorePreview {
   readonly expiresAt?: number
 }
 
-const inspect = (path: WorkspacePath, cache: StatCache) =>
+/** What is at a path whose `lstat` (and link target) is known; reads only what the cache cannot vouch for. */
+const classify = (path: WorkspacePath, stat: FileStat, target: string | undefined, cache: StatCache) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const stat = yield* workspace.stat(path)
-    if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
     // The capture's stat cache vouches for an unchanged file as it does for a capture (it only
     // holds entries outside the racy window), so a large restore reads only what changed.
     const cached = cache.get(path)
     if (
       cached !== undefined &&
-      stat.value.kind === "file" &&
-      cached.size === stat.value.size &&
-      cached.mtimeNs === stat.value.mtimeNs &&
-      cached.inode === stat.value.inode &&
-      cached.mode === stat.value.mode
+      stat.kind === "file" &&
+      cached.size === stat.size &&
+      cached.mtimeNs === stat.mtimeNs &&
+      cached.inode === stat.inode &&
+      cached.mode === stat.mode
     ) {
       return { kind: "file", hash: cached.hash, mode: cached.mode } as CurrentState
     }
-    switch (stat.value.kind) {
+    switch (stat.kind) {
       case "symlink":
-        return { kind: "link", target: yield* workspace.readLink(path) } as CurrentState
+        return {
+          kind: "link",
+          target: target ?? (yield* workspace.readLink(path)),
+        } as CurrentState
       case "file": {
         const file = yield* workspace.read(path)
         if (Option.isNone(file)) return { kind: "absent" } as CurrentState
         return { kind: "file", hash: hashContent(file.value.content), mode: file.value.mode } as CurrentState
       }
       default:
-        return `a ${stat.value.kind}` as const
+        return `a ${stat.kind}` as const
     }
+  })
+
+type Inspected = Either.Either<CurrentState | `a ${string}`, WorkspaceError>
+
+/** One path on its own: a confined `lstat`, then `classify`. */
+const inspect = (path: WorkspacePath, cache: StatCache) =>
+  Effect.gen(function* () {
+    const stat = yield* (yield* Workspace).stat(path)
+    if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
+    return yield* classify(path, stat.value, undefined, cache)
+  })
+
+/** Below this many paths in one directory, stat them one by one rather than list the directory. */
+const SCAN_FROM_PATHS = 8
+
+const parentOf = (path: string) => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
+}
+
+/**
+ * Inspects every path: directories holding several of them are listed once with their `lstat`s;
+ * a directory that cannot be listed (missing, a file, refused) falls back to per-path inspection,
+ * which gives each path its own answer (absent, or its own error).
+ */
+const inspectAll = (paths: Iterable<WorkspacePath>, cache: StatCache) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const byDirectory = new Map<string, Array<WorkspacePath>>()
+    for (const path of paths) {
+      const dir = parentOf(path)
+      const group = byDirectory.get(dir)
+      if (group === undefined) byDirectory.set(dir, [path])
+      else group.push(path)
+    }
+    const out = new Map<WorkspacePath, Inspected>()
+    for (const [dir, group] of byDirectory) {
+      let listed: ReadonlyMap<string, ScannedEntry> | undefined
+      if (group.length >= SCAN_FROM_PATHS) {
+        const scan = yield* Effect.either(
+          dir === "" ? workspace.scanDirectory() : workspace.scanDirectory(dir as WorkspacePath),
+        )
+        if (Either.isRight(scan)) listed = new Map(scan.right.map((e) => [e.name, e]))
+      }
+      for (const path of group) {
+        if (listed === undefined) {
+          out.set(path, yield* Effect.either(inspect(path, cache)))
+          continue
+        }
+        const entry = listed.get(path.slice(dir === "" ? 0 : dir.length + 1))
+        out.set(
+          path,
+          entry === undefined
+            ? Either.right({ kind: "absent" } as CurrentState)
+            : yield* Effect.either(classify(path, entry.stat, entry.target, cache)),
+        )
+      }
+    }
+    return out
   })
 
 const satisfied = (current: CurrentState, wanted: ManifestEntry): boolean => {
@@ -135,8 +204,10 @@ const plan = (sessionId: SessionId, pointId: PointId) =>
     const changes: Array<PlannedChange> = []
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
+    const inspected = yield* inspectAll(manifest.keys(), cache)
+    const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {
-      const current = yield* Effect.either(inspect(path, cache))
+      const current = inspected.get(path)!
       if (Either.isLeft(current)) {
         conflicts.push({ path, reason: "unreadable", detail: current.left.message })
         continue
@@ -149,7 +220,8 @@ const plan = (sessionId: SessionId, pointId: PointId) =>
         unchanged++
         continue
       }
-      if (wanted.kind === "file" && !(yield* artifacts.has(wanted.hash))) {
+      if (wanted.kind === "file" && (missing.has(wanted.hash) || !(yield* artifacts.has(wanted.hash)))) {
+        missing.add(wanted.hash)
         conflicts.push({
           path,
           reason: "content_missing",
@@ -167,7 +239,7 @@ const plan = (sessionId: SessionId, pointId: PointId) =>
     const planDigest = createHash("sha256")
       .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
       .digest("hex")
-    return { point, changes, conflicts, unchanged, planDigest }
+    return { point, changes, conflicts, unchanged, planDigest, cache }
   })
 
 /** Lists what restoring `pointId` would change and, when it can be applied, issues a token. */
@@ -223,16 +295,15 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const ids = yield* IdGenerator
     const operationId = (yield* ids.next("op")) as OperationId
 
-    // Every blob is read before anything is touched: a missing one refuses the whole restore.
-    const contents = new Map<WorkspacePath, Uint8Array>()
-    for (const c of p.changes) {
-      if (c.wanted.kind !== "file") continue
-      const bytes = yield* Effect.either(artifacts.get(c.wanted.hash))
-      if (Either.isLeft(bytes)) {
-        return yield* refuse("unavailable", `content for ${c.path} cannot be read: ${bytes.left.message}`)
-      }
-      contents.set(c.path, bytes.right)
+    // Every blob is read (in one batch) before anything is touched: a missing one refuses the whole restore.
+    const fileChanges = p.changes.filter((c) => c.wanted.kind === "file")
+    const blobs = yield* Effect.either(
+      artifacts.getMany(fileChanges.map((c) => (c.wanted as { readonly hash: ContentHash }).hash)),
+    )
+    if (Either.isLeft(blobs)) {
+      return yield* refuse("unavailable", `content for the restore cannot be read: ${blobs.left.message}`)
     }
+    const contents = new Map<WorkspacePath, Uint8Array>(fileChanges.map((c, i) => [c.path, blobs.right[i]!]))
 
     // The rescue point: the current state of every path the restore will touch.
     const startedAtMs = yield* Clock.currentTimeMillis
@@ -240,7 +311,8 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
       scanned: new Map(),
       tracked: new Set(p.changes.map((c) => c.path)),
       previous: new Map(),
-      statCache: new Map(),
+      // The stat cache vouches for unchanged files here as in the plan; changed ones are read.
+      statCache: p.cache,
       settings: { ...DEFAULT_CAPTURE_SETTINGS, maxFileBytes: Number.MAX_SAFE_INTEGER },
       startedAtMs,
     })
@@ -264,7 +336,6 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     })
 
     const undo: Array<Undo> = []
-    const journal = yield* makeMemoryJournal(operationId)
     const failed = (message: string) =>
       Effect.gen(function* () {
         yield* runUndo(undo)
@@ -279,7 +350,8 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
       if (Either.isLeft(removed)) return yield* failed(removed.left.message)
       undo.push(Effect.asVoid(workspace.symlink(c.path, target)))
     }
-    // 2. Files, through the journal; it rolls itself back when a step fails.
+    // 2. Files, as one durable operation: journaled before the first write, rolled back by the
+    //    writer itself when a step fails, and by runDurableRestore when the commit (3) fails.
     const writes: Array<PlannedWrite> = []
     for (const c of p.changes) {
       const expectedCurrentHash = c.current.kind === "file" ? c.current.hash : null
@@ -294,26 +366,6 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         writes.push({ path: c.path, content: null, expectedCurrentHash })
       }
     }
-    const applied = yield* applyJournaled(writes, journal)
-    if (applied._tag === "RolledBack") return yield* failed(applied.message)
-    undo.push(
-      Effect.asVoid(
-        rollBack(
-          journal,
-          writes.map((w) => w.path),
-          "a later symlink failed",
-        ),
-      ),
-    )
-    // 3. Links.
-    for (const c of p.changes) {
-      if (c.wanted.kind !== "link") continue
-      const linked = yield* Effect.either(workspace.symlink(c.path, c.wanted.target))
-      if (Either.isLeft(linked)) return yield* failed(linked.left.message)
-      const path = c.path
-      undo.push(Effect.asVoid(workspace.delete(path)))
-    }
-
     const event = new PointRestored({
       operationId,
       pointId,
@@ -323,15 +375,42 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         action: c.action === "write" ? "written" : c.action === "link" ? "linked" : "deleted",
       })),
     })
-    const state = yield* loadSession(sessionId)
-    const store = yield* SessionStore
-    const at = yield* Clock.currentTimeMillis
-    const recorded = yield* Effect.either(
-      store.append({ sessionId, expectedVersion: state.version, events: [event], at }),
+    // 3. Links, then the session record; a failure undoes the links made so far and fails the
+    //    commit, so the files are put back too: files and history must agree.
+    const commit = Effect.gen(function* () {
+      const linked: Array<WorkspacePath> = []
+      const unlink = Effect.suspend(() =>
+        Effect.forEach([...linked].reverse(), (path) => Effect.either(workspace.delete(path)), {
+          discard: true,
+        }),
+      )
+      for (const c of p.changes) {
+        if (c.wanted.kind !== "link") continue
+        const made = yield* Effect.either(workspace.symlink(c.path, c.wanted.target))
+        if (Either.isLeft(made)) {
+          yield* unlink
+          return yield* Effect.fail(made.left.message)
+        }
+        linked.push(c.path)
+      }
+      const state = yield* loadSession(sessionId)
+      const store = yield* SessionStore
+      const at = yield* Clock.currentTimeMillis
+      const recorded = yield* Effect.either(
+        store.append({ sessionId, expectedVersion: state.version, events: [event], at }),
+      )
+      if (Either.isLeft(recorded)) {
+        yield* unlink
+        return yield* Effect.fail(`the restore could not be recorded: ${recorded.left.message}`)
+      }
+    })
+    const applied = yield* Effect.either(
+      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes }, () => commit),
     )
-    if (Either.isLeft(recorded)) {
-      // Files and history must agree: a restore the store will not record is undone.
-      return yield* failed(`the restore could not be recorded: ${recorded.left.message}`)
+    if (Either.isLeft(applied)) {
+      const error = applied.left
+      return yield* failed(typeof error === "string" ? error : error.message)
     }
+    if (applied.right._tag === "RolledBack") return yield* failed(applied.right.message)
     return { operationId, rescuePointId, event } satisfies PointRestoreResult
   })

@@ -73,6 +73,48 @@ const isIgnored = (rules: ReadonlyArray<Rules>, path: string, directory: boolean
   return false
 }
 
+/**
+ * Whether paths are excluded by the same rules a scan applies (built-in skip directories, and
+ * `.gitignore` / `.rewindignore` at every level, an ignored directory excluding all below it).
+ * Ignore files are read once per directory per checker. Restores use it so that what a scan
+ * would never capture is never written either (DESIGN §5: ignore rules apply both ways).
+ */
+export const makeIgnoreCheck = () =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const own = new Map<string, Ignore | undefined>()
+    const rulesOf = (dir: string) =>
+      Effect.gen(function* () {
+        if (own.has(dir)) return own.get(dir)
+        let matcher: Ignore | undefined
+        for (const name of IGNORE_FILES) {
+          const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
+          if (Either.isRight(read) && Option.isSome(read.right)) {
+            matcher ??= ignore()
+            matcher.add(new TextDecoder().decode(read.right.value.content))
+          }
+        }
+        own.set(dir, matcher)
+        return matcher
+      })
+    return (path: WorkspacePath) =>
+      Effect.gen(function* () {
+        const segments = path.split("/")
+        const rules: Array<Rules> = []
+        let dir = ""
+        for (let i = 0; i < segments.length; i++) {
+          const matcher = yield* rulesOf(dir)
+          if (matcher !== undefined) rules.push({ base: dir, matcher })
+          const at = join(dir, segments[i]!)
+          const isDirectory = i < segments.length - 1
+          if (isDirectory && BUILT_IN_SKIP.has(segments[i]!)) return true
+          if (isIgnored(rules, at, isDirectory)) return true
+          dir = at
+        }
+        return false
+      })
+  })
+
 export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress) => void) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace

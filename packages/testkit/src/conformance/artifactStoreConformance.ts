@@ -33,6 +33,16 @@ const markAfterStoredBlobs = (store: ArtifactStoreService) =>
       yield* Effect.sleep(Duration.millis(2))
     }
   })
+/** Bytes that do not compress (xorshift32). */
+const incompressible = (length: number) => {
+  let x = 2463534242
+  return Uint8Array.from({ length }, () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return x & 0xff
+  })
+}
 
 export const artifactStoreConformance = (name: string, harness: ArtifactStoreHarness): void => {
   describe(`ArtifactStore conformance: ${name}`, () => {
@@ -197,6 +207,44 @@ export const artifactStoreConformance = (name: string, harness: ArtifactStoreHar
           }
         }),
       ),
+    it.scoped(
+      "putMany stores a batch in order (duplicates and empty content included); getMany reads it back",
+      () =>
+        Effect.gen(function* () {
+          const { store } = yield* harness.make
+          const contents = [
+            bytes("first"),
+            new Uint8Array(),
+            bytes("first"),
+            // Large and compressible, and large and not: adapters may store the two differently.
+            bytes("line of text\n".repeat(20_000)),
+            incompressible(100_000),
+          ]
+          const hashes = yield* store.putMany(contents)
+          expect(hashes).toEqual(contents.map((c) => hashContent(c)))
+          const back = yield* store.getMany(hashes)
+          // Buffer comparison: a deep equal of 100 kB arrays element by element is slow.
+          expect(back.map((b, i) => Buffer.from(b).equals(contents[i]!))).toEqual(contents.map(() => true))
+          expect(yield* store.getMany([])).toEqual([])
+          expect(yield* store.putMany([])).toEqual([])
+          const stats = yield* store.stats()
+          expect(stats.count).toBe(4)
+          expect(stats.bytes).toBe(5 + 0 + 13 * 20_000 + 100_000)
+        }),
+    )
+
+    it.scoped("getMany fails on a missing or corrupt blob rather than returning data", () =>
+      Effect.gen(function* () {
+        const { store, corrupt } = yield* harness.make
+        const [a, b] = yield* store.putMany([bytes("kept"), bytes("damaged")])
+        const missing = hashContent("never stored")
+        expect((yield* Effect.flip(store.getMany([a!, missing])))._tag).toBe("ArtifactNotFound")
+        yield* corrupt(b!)
+        expect((yield* Effect.flip(store.getMany([a!, b!])))._tag).toBe("ArtifactCorrupt")
+        // A batch put of the real content repairs it, like a single put.
+        yield* store.putMany([bytes("damaged")])
+        expect(yield* store.getMany([a!, b!])).toEqual([bytes("kept"), bytes("damaged")])
+      }),
     )
 
     it.scoped("concurrent puts of the same content are safe", () =>

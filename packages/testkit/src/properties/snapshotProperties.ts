@@ -18,12 +18,13 @@ import {
   type IdGenerator,
   loadManifest,
   manifestBlobs,
+  OperationJournals,
   previewPointRestore,
   readPointIndex,
   type SessionStore,
   type Workspace,
 } from "@rewind/core"
-import { Duration, Effect, FastCheck as fc, type Layer } from "effect"
+import { Duration, Effect, FastCheck as fc, Layer } from "effect"
 import { propertyParameters } from "./propertyParameters.js"
 
 /** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
@@ -159,7 +160,11 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
     yield* restore(sessionId, point.pointId, tally)
     const again = yield* previewPointRestore(sessionId, point.pointId)
     expect(again.changes).toEqual([])
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+  }).pipe(
+    // Point restores journal their writes like every restore; an in-process journal suffices here.
+    Effect.provide(Layer.merge(files.layer, OperationJournals.layerMemory)),
+    Effect.ensuring(Effect.sync(files.dispose)),
+  )
 }
 
 export const snapshotProperties = (
@@ -264,7 +269,11 @@ const runGcScenario = (harness: SnapshotHarness, scenario: GcScenario, tally: { 
     const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
     const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
     expect(preview.conflicts).toEqual([])
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+  }).pipe(
+    // Point restores journal their writes like every restore; an in-process journal suffices here.
+    Effect.provide(Layer.merge(files.layer, OperationJournals.layerMemory)),
+    Effect.ensuring(Effect.sync(files.dispose)),
+  )
 }
 
 export const snapshotGcProperty = (

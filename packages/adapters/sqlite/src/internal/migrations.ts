@@ -162,8 +162,30 @@ const operationJournal: StoreMigration = {
   },
 }
 
+/**
+ * Content-addressed blobs (the SQLite ArtifactStore): the SHA-256 as 32 bytes, the content's size,
+ * how it is stored (0 as is, 1 raw deflate) and when it was last put (the GC grace window). A
+ * rowid table, so large contents sit in overflow pages rather than in the key's b-tree.
+ */
+const blobs: StoreMigration = {
+  version: 3,
+  name: "0003_blobs",
+  up: async (db) => {
+    await db.schema
+      .createTable("blobs")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("hash", "blob", (c) => c.notNull().unique().check(sql`length(hash) = 32`))
+      .addColumn("size", "integer", (c) => c.notNull().check(sql`size >= 0`))
+      .addColumn("encoding", "integer", (c) => c.notNull().check(sql`encoding in (0, 1)`))
+      .addColumn("stored_at", "integer", (c) => c.notNull())
+      .addColumn("content", "blob", (c) => c.notNull())
+      .modifyEnd(sql`strict`)
+      .execute()
+  },
+}
+
 /** Every migration this build knows, oldest first. */
-export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial, operationJournal]
+export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial, operationJournal, blobs]
 
 const recordVersion = async (db: Kysely<unknown>, version: number) => {
   await sql`pragma user_version = ${sql.raw(String(version))}`.execute(db)

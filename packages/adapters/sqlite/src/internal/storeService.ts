@@ -10,7 +10,7 @@
  * the transaction open after such a constraint error, so its meaning is decided right there.
  */
 import { type EventDecodeError, StoreError, VersionConflict } from "@rewind/contracts"
-import type { OperationJournalService, SessionStoreService } from "@rewind/core"
+import type { ArtifactStoreService, OperationJournalService, SessionStoreService } from "@rewind/core"
 import {
   decodeRow,
   makeSqlSessionStore,
@@ -19,6 +19,7 @@ import {
   type SqlStoreBackend,
 } from "@rewind/kysely-store"
 import { Effect } from "effect"
+import { makeSqliteArtifactStore } from "./artifactStore.js"
 import type { OpenedDatabase } from "./openDatabase.js"
 import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
@@ -35,6 +36,7 @@ export interface SqliteStoreInternals {
   readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
   readonly operationJournal: OperationJournalService
+  readonly artifactStore: ArtifactStoreService
 }
 
 export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteStoreInternals> =>
@@ -136,6 +138,7 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
       sessionStore: makeSqlSessionStore(backend),
       rebuildProjections: rebuildProjections(backend),
       operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
+      artifactStore: makeSqliteArtifactStore({ db, exclusive }),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {

@@ -1,0 +1,223 @@
+/**
+ * The ArtifactStore in the session store's own SQLite database (table `blobs`, migration 0003):
+ * checkpoint and point content lives in the same file, on the same connection, as the events
+ * that refer to it.
+ *
+ * Why here rather than one file per blob: a put is an insert into the WAL, and a batch
+ * (`putMany`, what a capture uses) is one transaction, so a 10,000-file capture is one commit
+ * instead of 10,000 temp-file + rename pairs, and small blobs share pages instead of each taking a
+ * filesystem block. Blobs are compressed (raw deflate, level 1, the speed-first level git also
+ * uses for loose objects) when that saves at least an eighth; a flag per row says which.
+ *
+ * Durability is the store's `synchronous` setting, the same as for events: with `NORMAL` (the
+ * default) a committed put survives a crash of the process and the last commits may be lost on a
+ * power cut; with `FULL` every commit is flushed before it returns. Either way WAL commits reach
+ * the disk in order, so a checkpoint or point event that survived implies the blobs put before it
+ * survived too — the store never holds a reference to content it lost.
+ *
+ * Every read inflates and re-hashes (`ArtifactCorrupt` on a mismatch); a put of content already
+ * stored re-checks the stored copy and rewrites a damaged one, and refreshes its `stored_at` (the
+ * GC grace window counts from the last put).
+ */
+import { deflateRawSync, inflateRawSync } from "node:zlib"
+import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
+import {
+  type ArtifactInfo,
+  type ArtifactStoreService,
+  hashContent,
+  type SweptBlob,
+  sweepCutoff,
+} from "@rewind/core"
+import type Database from "better-sqlite3"
+import { Chunk, Clock, Effect, Option, Stream } from "effect"
+
+const HASH = /^[0-9a-f]{64}$/
+/** Rows per page of `list`. */
+const PAGE = 1_000
+/** Below this a blob is stored as is: deflate's framing would eat the saving. */
+const COMPRESS_FROM_BYTES = 64
+const ENCODING_RAW = 0
+const ENCODING_DEFLATE = 1
+
+interface BlobRow {
+  readonly encoding: number
+  readonly size: number
+  readonly content: Buffer
+}
+
+/** The store's one connection and its permit (see storeService.ts): every call runs under it. */
+export interface SqliteConnection {
+  readonly db: Database.Database
+  readonly exclusive: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>
+}
+
+const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+const keyOf = (hash: string): Buffer => Buffer.from(hash, "hex")
+
+/** The stored form of a content: deflated when that saves at least an eighth. */
+const encode = (content: Uint8Array): { readonly encoding: number; readonly bytes: Uint8Array } => {
+  if (content.byteLength >= COMPRESS_FROM_BYTES) {
+    const deflated = deflateRawSync(content, { level: 1 })
+    if (deflated.byteLength <= content.byteLength - (content.byteLength >> 3)) {
+      return { encoding: ENCODING_DEFLATE, bytes: deflated }
+    }
+  }
+  return { encoding: ENCODING_RAW, bytes: content }
+}
+
+/** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
+const decode = (row: BlobRow): Uint8Array | undefined => {
+  if (row.encoding === ENCODING_RAW) return asBytes(row.content)
+  if (row.encoding !== ENCODING_DEFLATE) return undefined
+  try {
+    return asBytes(inflateRawSync(row.content))
+  } catch {
+    return undefined
+  }
+}
+
+const storeError = (operation: string) => (cause: unknown) =>
+  new ArtifactStoreError({
+    operation,
+    message: `SQLite artifact store: ${cause instanceof Error ? cause.message : String(cause)}`,
+    cause,
+  })
+
+export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactStoreService => {
+  const { db, exclusive } = connection
+  const statements = {
+    get: db.prepare<[Buffer], BlobRow>("select encoding, size, content from blobs where hash = ?"),
+    has: db.prepare<[Buffer], number>("select 1 from blobs where hash = ?").pluck(),
+    touch: db.prepare<[number, Buffer]>("update blobs set stored_at = max(stored_at, ?) where hash = ?"),
+    upsert: db.prepare<[Buffer, number, number, number, Uint8Array]>(
+      `insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, ?, ?, ?)
+       on conflict (hash) do update set size = excluded.size, encoding = excluded.encoding,
+         stored_at = excluded.stored_at, content = excluded.content`,
+    ),
+    remove: db.prepare<[Buffer]>("delete from blobs where hash = ?"),
+    // The age test and the delete are one statement, so a put committed before it keeps the blob.
+    sweepOne: db.prepare<[Buffer, number], { size: number }>(
+      "delete from blobs where hash = ? and stored_at < ? returning size",
+    ),
+    page: db.prepare<[Buffer, number], { hash: Buffer; size: number; stored_at: number }>(
+      "select hash, size, stored_at from blobs where hash > ? order by hash limit ?",
+    ),
+    stats: db.prepare<[], { count: number; bytes: number | null }>(
+      "select count(*) as count, sum(size) as bytes from blobs",
+    ),
+  }
+
+  const run = <A>(operation: string, body: () => A) =>
+    exclusive(Effect.try({ try: body, catch: storeError(operation) }))
+
+  const checked = (hash: string, operation: string) =>
+    HASH.test(hash)
+      ? Effect.void
+      : Effect.fail(
+          new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
+        )
+
+  /** Stores one content inside the caller's transaction; the stored copy is verified, not trusted. */
+  const putOne = (content: Uint8Array, now: number): ContentHash => {
+    const hash = hashContent(content)
+    const key = keyOf(hash)
+    const row = statements.get.get(key)
+    if (row !== undefined) {
+      const stored = decode(row)
+      if (stored !== undefined && hashContent(stored) === hash) {
+        statements.touch.run(now, key)
+        return hash
+      }
+    }
+    const { encoding, bytes } = encode(content)
+    statements.upsert.run(key, content.byteLength, encoding, now, bytes)
+    return hash
+  }
+
+  const putBatch = (contents: ReadonlyArray<Uint8Array>) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      run("put", () => db.transaction(() => contents.map((c) => putOne(c, now))).immediate()),
+    )
+
+  /** Reads and verifies one blob; the failure for a missing or damaged one. */
+  const getOne = (hash: ContentHash): Uint8Array | ArtifactNotFound | ArtifactCorrupt => {
+    const row = statements.get.get(keyOf(hash))
+    if (row === undefined) return new ArtifactNotFound({ hash })
+    const bytes = decode(row)
+    const actual = bytes === undefined ? "undecodable" : hashContent(bytes)
+    if (bytes === undefined || actual !== hash) return new ArtifactCorrupt({ hash, actualHash: actual })
+    return bytes
+  }
+
+  const getBatch = (hashes: ReadonlyArray<ContentHash>) =>
+    Effect.gen(function* () {
+      for (const hash of hashes) yield* checked(hash, "get")
+      const results = yield* run("get", () => db.transaction(() => hashes.map(getOne)).deferred())
+      const out: Array<Uint8Array> = []
+      for (const r of results) {
+        if (r instanceof ArtifactNotFound || r instanceof ArtifactCorrupt) return yield* Effect.fail(r)
+        out.push(r)
+      }
+      return out
+    })
+
+  const service: ArtifactStoreService = {
+    put: (content) => Effect.map(putBatch([content]), (hashes) => hashes[0]!),
+    putMany: putBatch,
+    get: (hash) => Effect.map(getBatch([hash]), (bytes) => bytes[0]!),
+    getMany: getBatch,
+    has: (hash) =>
+      Effect.zipRight(
+        checked(hash, "has"),
+        run("has", () => statements.has.get(keyOf(hash)) !== undefined),
+      ),
+    delete: (hash) =>
+      Effect.zipRight(
+        checked(hash, "delete"),
+        run("delete", () => statements.remove.run(keyOf(hash)).changes > 0),
+      ),
+    list: () =>
+      Stream.paginateChunkEffect(Buffer.alloc(0) as Buffer, (after) =>
+        Effect.map(
+          run("list", () => statements.page.all(after, PAGE)),
+          (rows) => {
+            const infos: Array<ArtifactInfo> = rows.map((r) => ({
+              hash: r.hash.toString("hex") as ContentHash,
+              size: r.size,
+              storedAt: r.stored_at,
+            }))
+            const last = rows.at(-1)
+            return [
+              Chunk.unsafeFromArray(infos),
+              rows.length < PAGE || last === undefined ? Option.none() : Option.some(last.hash),
+            ] as const
+          },
+        ),
+      ),
+    stats: () =>
+      run("stats", () => {
+        const row = statements.stats.get()!
+        return { count: row.count, bytes: row.bytes ?? 0 }
+      }),
+    // Every process on the machine shares this clock, and stored_at is written from it.
+    now: () => Clock.currentTimeMillis,
+    sweep: (request) =>
+      Effect.gen(function* () {
+        const cutoff = yield* sweepCutoff(request)
+        const candidates = [...new Set(request.candidates)].filter((hash) => HASH.test(hash))
+        return yield* run("sweep", () =>
+          db
+            .transaction(() => {
+              const deleted: Array<SweptBlob> = []
+              for (const hash of candidates) {
+                const row = statements.sweepOne.get(keyOf(hash), cutoff)
+                if (row !== undefined) deleted.push({ hash, size: row.size })
+              }
+              return deleted
+            })
+            .immediate(),
+        )
+      }),
+  }
+  return service
+}

@@ -1,0 +1,93 @@
+// The ArtifactStore conformance suite on the SQLite store's blobs table, plus what is particular to
+// it: compression that is invisible to callers, blobs in the same file as the events (a reopen
+// sees them), and a damaged stored form read as corrupt.
+import { describe, expect, it } from "@effect/vitest"
+import type { ContentHash } from "@rewind/contracts"
+import { ArtifactStore, hashContent } from "@rewind/core"
+import { artifactStoreConformance } from "@rewind/testkit"
+import { Effect, Layer } from "effect"
+import { SqliteArtifactStore, SqliteSessionStore } from "../src/index.js"
+import { tempStorePath, withRawDatabase } from "./tempStore.js"
+
+const key = (hash: string) => Buffer.from(hash, "hex")
+
+/** Bytes that do not compress (xorshift32). */
+const noise = (length: number) => {
+  let x = 2463534242
+  return Uint8Array.from({ length }, () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return x & 0xff
+  })
+}
+
+artifactStoreConformance("sqlite", {
+  make: Effect.gen(function* () {
+    const path = yield* tempStorePath
+    const store = yield* SqliteSessionStore.make({ path })
+    return {
+      store: store.artifactStore,
+      corrupt: (hash: ContentHash) =>
+        Effect.sync(() =>
+          withRawDatabase(path, (db) => {
+            // Other bytes of the same length, stored raw: a put must notice they are not the content.
+            const row = db.prepare("select size from blobs where hash = ?").get(key(hash)) as { size: number }
+            db.prepare("update blobs set content = ?, encoding = 0 where hash = ?").run(
+              Buffer.alloc(row.size, 0x5a),
+              key(hash),
+            )
+          }),
+        ),
+    }
+  }),
+})
+
+const layerAt = (path: string) =>
+  SqliteArtifactStore.layer.pipe(Layer.provideMerge(SqliteSessionStore.layer({ path })))
+
+describe("SQLite artifact store", () => {
+  it.scoped("compresses what compresses, stores the rest as is, and a reopen reads both", () =>
+    Effect.gen(function* () {
+      const path = yield* tempStorePath
+      const text = new TextEncoder().encode("the same line again\n".repeat(5_000))
+      const random = noise(50_000)
+      const [t, n] = yield* Effect.provide(
+        Effect.flatMap(ArtifactStore, (s) => s.putMany([text, random])),
+        layerAt(path),
+      )
+      const rows = withRawDatabase(path, (db) =>
+        db.prepare("select hash, encoding, length(content) as stored from blobs").all(),
+      ) as Array<{ hash: Buffer; encoding: number; stored: number }>
+      const byHash = new Map(rows.map((r) => [r.hash.toString("hex"), r]))
+      expect(byHash.get(t!)!.encoding).toBe(1)
+      expect(byHash.get(t!)!.stored).toBeLessThan(text.byteLength / 10)
+      expect(byHash.get(n!)!.encoding).toBe(0)
+      const back = yield* Effect.provide(
+        Effect.flatMap(ArtifactStore, (s) => s.getMany([t!, n!])),
+        layerAt(path),
+      )
+      expect(back.map((b, i) => Buffer.from(b).equals(i === 0 ? text : random))).toEqual([true, true])
+    }),
+  )
+
+  it.scoped("a deflated blob whose stored bytes are damaged is ArtifactCorrupt", () =>
+    Effect.gen(function* () {
+      const path = yield* tempStorePath
+      const text = new TextEncoder().encode("compress me ".repeat(1_000))
+      const hash = yield* Effect.provide(
+        Effect.flatMap(ArtifactStore, (s) => s.put(text)),
+        layerAt(path),
+      )
+      expect(hash).toBe(hashContent(text))
+      withRawDatabase(path, (db) =>
+        db.prepare("update blobs set content = x'00ff00ff' where hash = ?").run(key(hash)),
+      )
+      const error = yield* Effect.provide(
+        Effect.flip(Effect.flatMap(ArtifactStore, (s) => s.get(hash))),
+        layerAt(path),
+      )
+      expect(error._tag).toBe("ArtifactCorrupt")
+    }),
+  )
+})
