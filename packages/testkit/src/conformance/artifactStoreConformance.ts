@@ -207,6 +207,8 @@ export const artifactStoreConformance = (name: string, harness: ArtifactStoreHar
           }
         }),
       ),
+    )
+
     it.scoped(
       "putMany stores a batch in order (duplicates and empty content included); getMany reads it back",
       () =>
