@@ -20,7 +20,15 @@ import {
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
-import { agentTurn, expectSentinelUntouched, type Sandbox, sandbox, treeOf, value } from "./storeFixture.js"
+import {
+  agentTurn,
+  expectSentinelUntouched,
+  type Sandbox,
+  sandbox,
+  treeOf,
+  value,
+  withBlobFiles,
+} from "./storeFixture.js"
 
 const open = (box: Sandbox) => openRewind({ workspaceRoot: box.root, durability: "atomic" })
 
@@ -54,7 +62,7 @@ const sessionWithTurn = async (rewind: Rewind, root: string) => {
 
 describe("symlinks that lead outside the root", () => {
   it("capture records them as links and never reads what they point to", async () => {
-    const box = sandbox()
+    const box = withBlobFiles(sandbox())
     fs.writeFileSync(join(box.root, "real.txt"), "inside")
     fs.symlinkSync("../outside", join(box.root, "out"))
     fs.symlinkSync("../outside/secret.txt", join(box.root, "leak.txt"))

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { openRewind } from "../src/index.js"
-import { agentTurn, sandbox, value } from "./storeFixture.js"
+import { agentTurn, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js")
 
@@ -30,7 +30,7 @@ const record = (stdout: string) => JSON.parse(stdout.split("\n").filter((l) => l
 
 describe("rewind doctor", () => {
   it("reports an orphan temp file (exit 1), removes it with --repair (exit 0) and keeps everything else", async () => {
-    const box = sandbox()
+    const box = withBlobFiles(sandbox())
     const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
     const session = value(await rewind.createSession({ title: "cli", cwd: box.root }))
     await agentTurn(rewind, session.id, "a.txt", "content")

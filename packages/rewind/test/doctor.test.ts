@@ -18,10 +18,10 @@ import { ArtifactStore, hashContent, OperationJournal, SessionStore } from "@rew
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
-import { agentTurn, blobPath, sandbox, value } from "./storeFixture.js"
+import { agentTurn, blobPath, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 const healthy = async () => {
-  const box = sandbox()
+  const box = withBlobFiles(sandbox())
   const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
   const session = value(await rewind.createSession({ title: "doctor", cwd: box.root }))
   await agentTurn(rewind, session.id, "a.txt", "first")
@@ -56,6 +56,18 @@ describe("doctor", () => {
     // Two checkpoints: before/after/patch each (the first has no before).
     expect(report.references.checked).toBeGreaterThanOrEqual(5)
     expect(report.artifacts.checked).toBeGreaterThan(0)
+    await rewind.close()
+  })
+
+  it("passes a healthy store on the default layout (blobs in the SQLite file)", async () => {
+    const box = sandbox()
+    const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    const session = value(await rewind.createSession({ title: "doctor", cwd: box.root }))
+    await agentTurn(rewind, session.id, "a.txt", "first")
+    const report = await rewind.doctor()
+    expect(report.problems).toEqual([])
+    expect(report.artifacts.checked).toBeGreaterThan(0)
+    expect(report.references.checked).toBeGreaterThan(0)
     await rewind.close()
   })
 

@@ -22,6 +22,7 @@ import {
   type Sandbox,
   sandbox,
   value,
+  withBlobFiles,
 } from "./storeFixture.js"
 
 /** Errors a facade call may reject with: typed infrastructure failures, never defects. */
@@ -95,7 +96,7 @@ const hostileString = fc.oneof(
 
 /** A store with three agent turns and a point, copied for each case that damages it. */
 const template = async () => {
-  const box = sandbox()
+  const box = withBlobFiles(sandbox())
   const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
   const session = value(await rewind.createSession({ title: "template", cwd: box.root }))
   const first = await agentTurn(rewind, session.id, "a.txt", "alpha")

@@ -42,6 +42,15 @@ export const sandbox = (): Sandbox => {
   return { base, root, sentinel }
 }
 
+/**
+ * Makes the embedded default keep blobs as files under `<root>/.rewind/artifacts` (the layout a
+ * store made before blobs moved into SQLite keeps), for tests that damage blob files on disk.
+ */
+export const withBlobFiles = (box: Sandbox): Sandbox => {
+  fs.mkdirSync(join(box.root, ".rewind", "artifacts"), { recursive: true })
+  return box
+}
+
 /** Every file under `dir` with its content (symlinks as `-> target`), for before/after comparison. */
 export const treeOf = (dir: string): Record<string, string> => {
   const out: Record<string, string> = {}
