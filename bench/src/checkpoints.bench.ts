@@ -25,6 +25,7 @@ import {
   appendUserMessage,
   createSession,
   IdGenerators,
+  layerSessionStateCache,
   OperationJournals,
   recordFileMutation,
   rewindToCheckpoint,
@@ -109,6 +110,8 @@ const rewindSide = async (ctx: BenchContext, ws: BenchWorkspace, durability: Dur
       storesFor(ctx, durability),
       NodeWorkspace.layer(ws.root, { durability: "fsync" }),
       IdGenerators.layerRandom,
+      // As the embedded default: session states are cached between commands.
+      layerSessionStateCache(),
     ),
   )
   const { sessionId, turnId } = await runtime.runPromise(
