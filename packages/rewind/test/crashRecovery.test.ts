@@ -416,6 +416,7 @@ describe("crash recovery of an interrupted multi-file rewind (fs + SQLite, SIGKI
         expect(tally.before).toBeGreaterThan(0)
         expect(tally.after).toBeGreaterThan(0)
       }).pipe(Effect.scoped),
-    300_000,
+    // A ceiling for a heavily loaded machine (50 runs took ~250 s at load 25 on 2 cores), not a target.
+    600_000,
   )
 })
