@@ -22,6 +22,7 @@ import {
   applyFileRewind,
   type CompactionInput,
   type CreateSessionInput,
+  cancelRewindByFork,
   completeTurn,
   completeTurnWithBoundary,
   createSession,
@@ -29,14 +30,19 @@ import {
   evaluateRewindTarget,
   type FileMutationInput,
   type FileRewindTarget,
+  type ForkRestoreTarget,
   forkAtMessage,
+  forkFromCheckpoint,
   getTurnFileChanges,
   IdGenerator,
+  listRewindPoints,
   listSessions,
   loadSession,
   previewFileRewind,
+  previewRewindByFork,
   type ReplyInput,
   recordFileMutation,
+  rewindByFork,
   rewindCascade,
   rewindCode,
   rewindConversation,
@@ -46,7 +52,14 @@ import {
 } from "@rewind/core"
 import { Cause, Effect, Exit, type Layer, ManagedRuntime } from "effect"
 import { type DoctorReport, runDoctor } from "./internal/doctor.js"
-import { type DefaultLayerOptions, layerEmbedded, type RewindServices, storeDirectory } from "./layers.js"
+import {
+  type DefaultLayerOptions,
+  type EngineServices,
+  layerEmbedded,
+  type RewindServices,
+  storeDirectory,
+  withEngineServices,
+} from "./layers.js"
 
 /** Options every facade call accepts. */
 export interface CallOptions {
@@ -75,17 +88,17 @@ const newCommandId = Effect.map(IdGenerator, (ids) => ids.next("cmd")).pipe(
 )
 
 const makeApi = (
-  runtime: ManagedRuntime.ManagedRuntime<RewindServices, unknown>,
+  runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>,
   info: { readonly workspaceRoot: string; readonly dir: string | undefined },
 ) => {
   /** Runs any Effect program over the services; a refusal becomes `{ ok: false, refusal }`. */
   const outcome = <A, Err>(
-    effect: Effect.Effect<A, Err, RewindServices>,
+    effect: Effect.Effect<A, Err, EngineServices>,
     options?: CallOptions,
   ): Promise<Outcome<A>> => runtime.runPromiseExit(toOutcome(effect), options).then(unwrap)
 
   /** Runs any Effect program over the services; its failures (refusals included) reject. */
-  const run = <A, Err>(effect: Effect.Effect<A, Err, RewindServices>, options?: CallOptions): Promise<A> =>
+  const run = <A, Err>(effect: Effect.Effect<A, Err, EngineServices>, options?: CallOptions): Promise<A> =>
     runtime.runPromiseExit(effect, options).then(unwrap)
 
   return {
@@ -180,6 +193,49 @@ const makeApi = (
         ),
         options,
       ),
+    /**
+     * Forks the session and puts the shared workspace back: to before an explicit checkpoint (or
+     * the latest), or, for a message, to how it was at the end of that turn. Every file is checked
+     * first; an unsafe one refuses with nothing written and no fork created.
+     */
+    forkFromCheckpoint: (
+      sessionId: SessionId,
+      target: ForkRestoreTarget,
+      commandId?: CommandId,
+      options?: CallOptions,
+    ) =>
+      outcome(
+        Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          forkFromCheckpoint({ sessionId, target, commandId: id }),
+        ),
+        options,
+      ),
+    /** Rewind by fork, step 1: the user messages that can be rewound to, with their prompts. */
+    listRewindPoints: (sessionId: SessionId, options?: CallOptions) =>
+      outcome(listRewindPoints(sessionId), options),
+    /** Rewind by fork, step 2: what would be restored, checked, with a token when it can be applied. */
+    previewRewindByFork: (sessionId: SessionId, messageId: MessageId, options?: CallOptions) =>
+      outcome(previewRewindByFork({ sessionId, messageId }), options),
+    /**
+     * Rewind by fork, step 3: forks, re-checks the workspace, restores it; answers with the child
+     * id and the original prompt to refill.
+     */
+    rewindByFork: (
+      sessionId: SessionId,
+      messageId: MessageId,
+      token: string,
+      commandId?: CommandId,
+      options?: CallOptions,
+    ) =>
+      outcome(
+        Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          rewindByFork({ sessionId, messageId, token, commandId: id }),
+        ),
+        options,
+      ),
+    /** Rewind by fork, cancelled: spends the token; nothing is forked or restored. */
+    cancelRewindByFork: (sessionId: SessionId, messageId: MessageId, token: string, options?: CallOptions) =>
+      outcome(cancelRewindByFork({ sessionId, messageId, token }), options),
     /** Opens a side chat that inherits the conversation as background. */
     createSideChat: (sessionId: SessionId, commandId?: CommandId, options?: CallOptions) =>
       outcome(
@@ -208,7 +264,8 @@ export type Rewind = ReturnType<typeof makeApi>
  * Rejects with the typed error when the store cannot be opened.
  */
 export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Promise<Rewind> => {
-  const layer: Layer.Layer<RewindServices, unknown> = options.layer ?? layerEmbedded(options)
+  const layer: Layer.Layer<EngineServices, unknown> =
+    options.layer === undefined ? layerEmbedded(options) : withEngineServices(options.layer)
   const runtime = ManagedRuntime.make(layer)
   try {
     // Build now, so a store that cannot be opened rejects here rather than on the first call.
