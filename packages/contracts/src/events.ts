@@ -18,6 +18,7 @@ import {
   VerificationRecorded,
 } from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
+import { compilePlain, INVALID } from "./internal/plainCodec.js"
 import { Message, Part } from "./message.js"
 import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
 import { RedoApplied } from "./redo.js"
@@ -214,30 +215,50 @@ const classFieldsOf = (schema: { readonly fields: Schema.Struct.Fields }) =>
       : [],
   )
 
+// Events whose mirror is plain data (every event today) are checked by a compiled checker
+// (`compilePlain`) instead of Effect's interpreter; a value it rejects goes through the schema codec
+// so the error (or, for a value only the schema accepts, the result) is the schema's own.
+const plainOf = (type: string) => {
+  const entry = EVENT_VERSIONS[type as EventType]
+  return compilePlain(mirrorOf(entry.schema).ast)
+}
+
 const decoders = Object.fromEntries(
   Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
     const decode = Schema.decodeUnknownEither(
       mirrorOf(entry.schema) as unknown as Schema.Schema<SessionEvent, unknown>,
     )
+    const plain = plainOf(type)
     const eventPrototype = entry.schema.prototype as object
     const nested = classFieldsOf(entry.schema)
+    const withPrototypes = (value: unknown) => {
+      const record = value as Record<string, object>
+      for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
+      return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
+    }
     return [
       type,
-      (input: unknown) =>
-        Either.map(decode(input), (value) => {
-          const record = value as unknown as Record<string, object>
-          for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
-          return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
-        }),
+      (input: unknown) => {
+        const checked = plain === undefined ? INVALID : plain(input)
+        if (checked !== INVALID) return Either.right(withPrototypes(checked))
+        return Either.map(decode(input), withPrototypes)
+      },
     ]
   }),
 ) as Record<EventType, (input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>>
 
 const encoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]) => [
-    type,
-    Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>),
-  ]),
+  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
+    const encode = Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>)
+    const plain = plainOf(type)
+    return [
+      type,
+      (event: SessionEvent) => {
+        const checked = plain === undefined ? INVALID : plain(event)
+        return checked === INVALID ? encode(event) : checked
+      },
+    ]
+  }),
 ) as Record<EventType, (event: SessionEvent) => unknown>
 
 const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, EventDecodeError> => {
