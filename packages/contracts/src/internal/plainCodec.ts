@@ -7,9 +7,11 @@
  *
  * `compilePlain` returns undefined for any schema it cannot prove to be plain (a transformation, a
  * class declaration, a template literal...): callers then keep Effect's codec. The compiled
- * function answers a fresh copy holding only the declared properties (what Effect's codec answers
- * with its default of ignoring excess properties), or `INVALID`; on `INVALID` callers run Effect's
- * codec to get its exact error message, so the fast path never changes what is accepted or said.
+ * function answers the value with only the declared properties (what Effect's codec answers with
+ * its default of ignoring excess properties), or `INVALID`; on `INVALID` callers run Effect's codec
+ * to get its exact error message, so the fast path never changes what is accepted or said. The
+ * input is never mutated: an object or array with nothing to strip is answered as it is (no copy,
+ * which is most of the garbage a long stream would make), anything else as a fresh copy.
  */
 import { Option, type SchemaAST } from "effect"
 
@@ -17,6 +19,7 @@ export const INVALID: unique symbol = Symbol.for("@rewind/contracts/plainCodec/I
 export type Plain = (input: unknown) => unknown
 
 const parseOptions: SchemaAST.ParseOptions = {}
+const ABSENT: unique symbol = Symbol("absent")
 
 const compile = (ast: SchemaAST.AST): Plain | undefined => {
   switch (ast._tag) {
@@ -74,13 +77,16 @@ const compile = (ast: SchemaAST.AST): Plain | undefined => {
       return (u) => {
         if (!Array.isArray(u) || u.length < heads.length || (rest === null && u.length > heads.length))
           return INVALID
-        const out = new Array(u.length)
+        let out: Array<unknown> | undefined
         for (let i = 0; i < u.length; i++) {
           const value = (i < heads.length ? heads[i]! : rest!)(u[i])
           if (value === INVALID) return INVALID
-          out[i] = value
+          if (value !== u[i]) {
+            out ??= u.slice(0, i)
+            out.push(value)
+          } else if (out !== undefined) out.push(value)
         }
-        return out
+        return out ?? u
       }
     }
     case "TypeLiteral": {
@@ -97,13 +103,20 @@ const compile = (ast: SchemaAST.AST): Plain | undefined => {
         if (value === undefined) return undefined
         return (u) => {
           if (typeof u !== "object" || u === null || Array.isArray(u)) return INVALID
-          const out: Record<string, unknown> = {}
-          for (const key of Object.keys(u)) {
-            const v = value((u as Record<string, unknown>)[key])
+          let out: Record<string, unknown> | undefined
+          const keys = Object.keys(u)
+          for (let i = 0; i < keys.length; i++) {
+            const key = keys[i]!
+            const before = (u as Record<string, unknown>)[key]
+            const v = value(before)
             if (v === INVALID) return INVALID
-            out[key] = v
+            if (v !== before && out === undefined) {
+              out = {}
+              for (let j = 0; j < i; j++) out[keys[j]!] = (u as Record<string, unknown>)[keys[j]!]
+            }
+            if (out !== undefined) out[key] = v
           }
-          return out
+          return out ?? u
         }
       }
       const props: Array<{ name: string; optional: boolean; check: Plain }> = []
@@ -116,16 +129,29 @@ const compile = (ast: SchemaAST.AST): Plain | undefined => {
       return (u) => {
         if (typeof u !== "object" || u === null || Array.isArray(u)) return INVALID
         const input = u as Record<string, unknown>
-        const out: Record<string, unknown> = {}
-        for (const p of props) {
+        let present = 0
+        let changed = false
+        const values = new Array<unknown>(props.length)
+        for (let i = 0; i < props.length; i++) {
+          const p = props[i]!
           if (!(p.name in input)) {
-            if (p.optional) continue
+            if (p.optional) {
+              values[i] = ABSENT
+              continue
+            }
             return INVALID
           }
-          const value = p.check(input[p.name])
+          const before = input[p.name]
+          const value = p.check(before)
           if (value === INVALID) return INVALID
-          out[p.name] = value
+          if (value !== before) changed = true
+          values[i] = value
+          present++
         }
+        // Nothing to strip and nothing changed below: the input is the answer.
+        if (!changed && Object.keys(input).length === present) return input
+        const out: Record<string, unknown> = {}
+        for (let i = 0; i < props.length; i++) if (values[i] !== ABSENT) out[props[i]!.name] = values[i]
         return out
       }
     }

@@ -196,7 +196,8 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
     // Copies of decoded values under minted ids: built as trusted instances (the constructors'
     // validation would only repeat what decoding checked; validateForkBundle checks the references
     // and the store's encoding checks every value before it is written).
-    const message: Message = trustedInstance(Message, {
+    // Optional fields are set only when present (no `...{}` spreads: this loop runs per message).
+    const fields: { -readonly [K in keyof Message]: Message[K] } = {
       id: childId,
       sessionId: child.id,
       turnId: mapTurn(m.turnId),
@@ -205,19 +206,22 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
       visibility: spec.hideCopies ? "model_only" : m.visibility,
       createdAt: m.createdAt,
       forkOrigin: { sessionId: sourceSessionId, messageId: id },
-      ...(m.anchor === undefined ? {} : { anchor: remapAnchor(m.anchor, rounds) }),
-    })
+    }
+    if (m.anchor !== undefined) fields.anchor = remapAnchor(m.anchor, rounds)
+    const message = trustedInstance(Message, fields)
     events.push(trustedInstance(MessageAppended, { _tag: "MessageAppended", message }))
     for (const p of source.parts.get(id) ?? []) {
-      const part: Part = trustedInstance(Part, {
+      const partFields: { -readonly [K in keyof Part]: Part[K] } = {
         id: fresh("p") as PartId,
         messageId: childId,
         kind: p.kind,
-        ...(p.text === undefined ? {} : { text: p.text }),
-        ...(p.toolName === undefined ? {} : { toolName: p.toolName }),
-        ...(p.data === undefined ? {} : { data: p.data }),
-      })
-      events.push(trustedInstance(PartAppended, { _tag: "PartAppended", part }))
+      }
+      if (p.text !== undefined) partFields.text = p.text
+      if (p.toolName !== undefined) partFields.toolName = p.toolName
+      if (p.data !== undefined) partFields.data = p.data
+      events.push(
+        trustedInstance(PartAppended, { _tag: "PartAppended", part: trustedInstance(Part, partFields) }),
+      )
     }
     if (m.role === "user" && turnMap.has(m.turnId) && source.turns.get(m.turnId)?.userMessageId === id) {
       events.push(
