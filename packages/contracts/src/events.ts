@@ -18,7 +18,7 @@ import {
   VerificationRecorded,
 } from "./forkEvents.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
-import { compilePayloadCheck, type PayloadCheck } from "./internal/payloadValidator.js"
+import { compilePlain, INVALID } from "./internal/plainCodec.js"
 import { Message, Part } from "./message.js"
 import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
 import { RedoApplied } from "./redo.js"
@@ -215,46 +215,53 @@ const classFieldsOf = (schema: { readonly fields: Schema.Struct.Fields }) =>
       : [],
   )
 
-interface EventDecoder {
-  /** Schema decoding of a copy: the reference path, and the one that explains a failure. */
-  readonly decode: (input: unknown) => Either.Either<object, ParseResult.ParseError>
-  /** Whether an owned payload already is the decoded value (see internal/payloadValidator.ts). */
-  readonly isDecoded: PayloadCheck | undefined
-  /** Gives a decoded plain value its classes' prototypes. */
-  readonly restore: (value: object) => SessionEvent
+// Events whose mirror is plain data (every event today) are checked by a compiled checker
+// (`compilePlain`) instead of Effect's interpreter; a value it rejects goes through the schema codec
+// so the error (or, for a value only the schema accepts, the result) is the schema's own.
+const plainOf = (type: string) => {
+  const entry = EVENT_VERSIONS[type as EventType]
+  return compilePlain(mirrorOf(entry.schema).ast)
 }
 
 const decoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]): [string, EventDecoder] => {
-    const mirror = mirrorOf(entry.schema)
+  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
+    const decode = Schema.decodeUnknownEither(
+      mirrorOf(entry.schema) as unknown as Schema.Schema<SessionEvent, unknown>,
+    )
+    const plain = plainOf(type)
     const eventPrototype = entry.schema.prototype as object
     const nested = classFieldsOf(entry.schema)
+    const withPrototypes = (value: unknown) => {
+      const record = value as Record<string, object>
+      for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
+      return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
+    }
     return [
       type,
-      {
-        decode: Schema.decodeUnknownEither(mirror as unknown as Schema.Schema<object, unknown>),
-        isDecoded: compilePayloadCheck(mirror.ast),
-        restore: (value) => {
-          const record = value as Record<string, object>
-          for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
-          return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
-        },
+      (input: unknown) => {
+        const checked = plain === undefined ? INVALID : plain(input)
+        if (checked !== INVALID) return Either.right(withPrototypes(checked))
+        return Either.map(decode(input), withPrototypes)
       },
     ]
   }),
-) as Record<EventType, EventDecoder>
+) as Record<EventType, (input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>>
 
 const encoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]) => [
-    type,
-    Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>),
-  ]),
+  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
+    const encode = Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>)
+    const plain = plainOf(type)
+    return [
+      type,
+      (event: SessionEvent) => {
+        const checked = plain === undefined ? INVALID : plain(event)
+        return checked === INVALID ? encode(event) : checked
+      },
+    ]
+  }),
 ) as Record<EventType, (event: SessionEvent) => unknown>
 
-const decodeToEither = (
-  encoded: EncodedEvent,
-  owned: boolean,
-): Either.Either<SessionEvent, EventDecodeError> => {
+const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, EventDecodeError> => {
   const { type, version, payload } = encoded
   if (typeof type !== "string" || !isKnownType(type)) {
     return Either.left(
@@ -297,21 +304,17 @@ const decodeToEither = (
       }),
     )
   }
-  const decoder = decoders[type]
-  // `_tag` first, as the classes put it, so a decoded event serialises exactly like a constructed one.
-  const input: Record<string, unknown> = Object.assign({ _tag: type }, payload)
-  input._tag = type
-  if (owned && decoder.isDecoded?.(input) === true) return Either.right(decoder.restore(input))
-  return Either.mapBoth(decoder.decode(input), {
-    onRight: decoder.restore,
-    onLeft: (error) =>
+  return Either.mapLeft(
+    // `_tag` first, as the classes put it, so a decoded event serialises like a constructed one.
+    decoders[type](Object.assign({ _tag: type }, payload, { _tag: type })),
+    (error) =>
       new EventDecodeError({
         reason: "malformed",
         type,
         version,
         message: `event ${type} v${version} does not match its schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
       }),
-  })
+  )
 }
 
 /**
@@ -319,22 +322,23 @@ const decodeToEither = (
  * that do not match their schema. Never returns a partially understood event.
  */
 export const decodeEvent = (encoded: EncodedEvent): Effect.Effect<SessionEvent, EventDecodeError> =>
-  Effect.suspend(() => decodeToEither(encoded, false))
+  Effect.suspend(() => decodeToEither(encoded))
 
 /** Synchronous variant for hot loops (cold loads); throws the same EventDecodeError. */
 export const decodeEventSync = (encoded: EncodedEvent): SessionEvent => {
-  const result = decodeToEither(encoded, false)
+  const result = decodeToEither(encoded)
   if (Either.isLeft(result)) throw result.left
   return result.right
 }
 
 /**
- * Like `decodeEventSync`, for a payload the caller has just parsed and hands over: when it already
- * has the event's exact shape it becomes the event itself (no copy), which is what keeps a cold
- * load of a long stream cheap. Anything else takes the schema path and gets the same error.
+ * An instance of a schema class (an event, a Message, a Part) made from fields the caller already
+ * holds as valid values: copies of decoded values and ids the engine minted. It is the class's
+ * prototype over the fields, exactly what decoding makes, without running the constructor's
+ * validation a second time; bulk builders (a fork bundle of tens of thousands of events) use it.
+ * Nothing is trusted blindly at the store: encoding checks every event before it is written.
  */
-export const decodeParsedEventSync = (encoded: EncodedEvent): SessionEvent => {
-  const result = decodeToEither(encoded, true)
-  if (Either.isLeft(result)) throw result.left
-  return result.right
-}
+export const trustedInstance = <C extends abstract new (...args: ReadonlyArray<never>) => object>(
+  Class: C,
+  fields: { readonly [K in keyof InstanceType<C>]: InstanceType<C>[K] },
+): InstanceType<C> => Object.setPrototypeOf(fields, Class.prototype) as InstanceType<C>

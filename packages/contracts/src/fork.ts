@@ -15,6 +15,7 @@ export const ForkCommand = Schema.Literal(
   "fork_from_checkpoint",
   "side_chat",
   "carry_subagents",
+  "rewind_by_fork",
 )
 export type ForkCommand = typeof ForkCommand.Type
 

@@ -1,8 +1,9 @@
 /**
  * Fork from a checkpoint (DESIGN §6.2): a fork whose workspace is put back too. The plan
- * (`planForkRestore`) says what to copy and which file versions to write; the files are written
- * through the ForkWorkspaceRestore port before the child is committed, so a failed restore creates
- * no child. The workspace is the parent's: the parent must not be mid-turn.
+ * (`planForkRestore`) says what to copy and which file versions to write. The child is built and
+ * validated first; then the ForkWorkspaceRestore port checks every file (an unsafe one refuses with
+ * nothing written and no child), writes them, and only then commits the child, so a refused or
+ * failed restore creates no child. The workspace is the parent's: the parent must not be mid-turn.
  */
 import { type CommandId, type OperationId, refuse, type SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
@@ -11,7 +12,7 @@ import { goalsForPrefix } from "./internal/forkBundle.js"
 import { readSessionStream, replayedFork, requireCommandId } from "./internal/forkCommit.js"
 import { commitForkedChild } from "./internal/forkedChild.js"
 import { type ForkRestoreTarget, lastWrittenVersions, planForkRestore } from "./planForkRestore.js"
-import { ForkWorkspaceRestore } from "./ports/ForkWorkspaceRestore.js"
+import { type ForkRestoreError, ForkWorkspaceRestore } from "./ports/ForkWorkspaceRestore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 
 export interface ForkFromCheckpointInput {
@@ -47,7 +48,7 @@ export const forkFromCheckpoint = (input: ForkFromCheckpointInput) =>
     const restorer = yield* ForkWorkspaceRestore
     const ids = yield* IdGenerator
     const lastWritten = lastWrittenVersions(state)
-    return yield* commitForkedChild({
+    return yield* commitForkedChild<ForkRestoreError>({
       parent: state,
       parentId: input.sessionId,
       prefix: plan.prefix,
@@ -58,16 +59,19 @@ export const forkFromCheckpoint = (input: ForkFromCheckpointInput) =>
       checkpointId: plan.checkpointId,
       goals: goalsForPrefix(state, plan.prefix),
       restoredFiles: plan.files,
-      beforeCommit: (childSessionId) =>
+      wrapCommit: (childSessionId, commit) =>
         plan.files.length === 0
-          ? Effect.void
+          ? commit
           : Effect.flatMap(ids.next("op"), (operationId) =>
-              restorer.restore({
-                sessionId: input.sessionId,
-                childSessionId,
-                operationId: operationId as OperationId,
-                files: plan.files.map((f) => ({ ...f, lastWritten: lastWritten.get(f.path) })),
-              }),
+              restorer.restore(
+                {
+                  sessionId: input.sessionId,
+                  childSessionId,
+                  operationId: operationId as OperationId,
+                  files: plan.files.map((f) => ({ ...f, lastWritten: lastWritten.get(f.path) })),
+                },
+                commit,
+              ),
             ),
     })
   })

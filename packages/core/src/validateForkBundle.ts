@@ -28,14 +28,22 @@ export interface ForkBundleContext {
   readonly sessionsInCommit?: ReadonlySet<SessionId>
 }
 
-type Deferred = () => string | undefined
+/** A check that needs the whole bundle (a turn or goal may come after the message naming it). */
+type Deferred =
+  | { readonly kind: "turn"; readonly index: number; readonly messageId: MessageId; readonly turnId: TurnId }
+  | {
+      readonly kind: "anchor"
+      readonly index: number
+      readonly messageId: MessageId
+      readonly anchor: StableBoundary
+    }
 
 export const validateForkBundle = (
   events: ReadonlyArray<SessionEvent>,
   context: ForkBundleContext = {},
 ): ReadonlyArray<ForkBundleProblem> => {
   const problems: Array<ForkBundleProblem> = []
-  const deferred: Array<[number, Deferred]> = []
+  const deferred: Array<Deferred> = []
   const report = (eventIndex: number, message: string) => problems.push({ eventIndex, message })
 
   const first = events[0]
@@ -70,26 +78,25 @@ export const validateForkBundle = (
     if (anchor.orderedMessageIds[anchor.orderedMessageIds.length - 1] !== messageId) {
       report(i, `the boundary on ${messageId} does not end at that message`)
     }
-    deferred.push([
-      i,
-      () => {
-        const missing = anchor.orderedMessageIds.filter((id) => !hasMessage(id))
-        if (missing.length > 0)
-          return `the boundary on ${messageId} names messages outside the child: ${missing.join(", ")}`
-        if (!turnsStarted.has(anchor.turnId))
-          return `the boundary on ${messageId} names turn ${anchor.turnId}, not in the child`
-        const g = anchor.goalBoundary
-        if (g === undefined) return undefined
-        const badGoals = g.goals.filter((x) => !goals.has(x.goalId)).map((x) => x.goalId)
-        if (badGoals.length > 0)
-          return `the boundary on ${messageId} names goals outside the child: ${badGoals.join(", ")}`
-        const badVerifications = g.verificationIds.filter((id) => !verifications.has(id))
-        if (badVerifications.length > 0) {
-          return `the boundary on ${messageId} names verification records outside the child: ${badVerifications.join(", ")}`
-        }
-        return undefined
-      },
-    ])
+    deferred.push({ kind: "anchor", index: i, messageId, anchor })
+  }
+
+  const anchorProblem = (messageId: MessageId, anchor: StableBoundary): string | undefined => {
+    const missing = anchor.orderedMessageIds.filter((id) => !hasMessage(id))
+    if (missing.length > 0)
+      return `the boundary on ${messageId} names messages outside the child: ${missing.join(", ")}`
+    if (!turnsStarted.has(anchor.turnId))
+      return `the boundary on ${messageId} names turn ${anchor.turnId}, not in the child`
+    const g = anchor.goalBoundary
+    if (g === undefined) return undefined
+    const badGoals = g.goals.filter((x) => !goals.has(x.goalId)).map((x) => x.goalId)
+    if (badGoals.length > 0)
+      return `the boundary on ${messageId} names goals outside the child: ${badGoals.join(", ")}`
+    const badVerifications = g.verificationIds.filter((id) => !verifications.has(id))
+    if (badVerifications.length > 0) {
+      return `the boundary on ${messageId} names verification records outside the child: ${badVerifications.join(", ")}`
+    }
+    return undefined
   }
 
   const requireMessage = (i: number, id: MessageId, what: string) => {
@@ -112,13 +119,7 @@ export const validateForkBundle = (
           report(i, `message ${m.id} claims to be copied from the child itself`)
         }
         messages.set(m.id, { order: messages.size, role: m.role, turnId: m.turnId })
-        deferred.push([
-          i,
-          () =>
-            turnsStarted.has(m.turnId)
-              ? undefined
-              : `message ${m.id} belongs to turn ${m.turnId}, which the child never started`,
-        ])
+        deferred.push({ kind: "turn", index: i, messageId: m.id, turnId: m.turnId })
         if (m.anchor !== undefined) checkAnchor(i, m.id, m.anchor)
         break
       }
@@ -201,9 +202,14 @@ export const validateForkBundle = (
     }
   }
   if (forkedCount !== 1) report(-1, `a fork bundle records SessionForked exactly once (found ${forkedCount})`)
-  for (const [i, check] of deferred) {
-    const message = check()
-    if (message !== undefined) report(i, message)
+  for (const d of deferred) {
+    const message =
+      d.kind === "anchor"
+        ? anchorProblem(d.messageId, d.anchor)
+        : turnsStarted.has(d.turnId)
+          ? undefined
+          : `message ${d.messageId} belongs to turn ${d.turnId}, which the child never started`
+    if (message !== undefined) report(d.index, message)
   }
   return problems
 }

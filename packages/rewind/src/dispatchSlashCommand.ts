@@ -17,6 +17,8 @@ export type SlashCommandResult =
   | { readonly _tag: "Restored"; readonly result: FileRestoreResult }
   | { readonly _tag: "ConversationRewound"; readonly removedMessageIds: ReadonlyArray<string> }
   | { readonly _tag: "SideChat"; readonly fork: ForkOutcome }
+  /** `/fork …`: the child, with the workspace put back (`fork.restoredFiles`). */
+  | { readonly _tag: "Forked"; readonly fork: ForkOutcome }
 
 const refused = (refusal: Refusal): Outcome<never> => ({ ok: false, refusal })
 
@@ -86,12 +88,18 @@ export const dispatchSlashCommand = async (
     case "RewindCascade":
       return map(rewind.rewindCascade(sessionId, command.messageId, command.scope, options), restored)
     case "Fork":
-      // forkFromCheckpoint needs a ForkWorkspaceRestore implementation, which no adapter has yet.
-      return refused({
-        kind: "unavailable",
-        message:
-          "forking from a checkpoint is not available in this build; fork at a reply with forkAtMessage",
-      })
+      // `/fork` alone forks from the latest checkpoint, like `/fork latest`.
+      return map(
+        rewind.forkFromCheckpoint(
+          sessionId,
+          command.checkpoint === undefined || command.checkpoint === "latest"
+            ? { latest: true }
+            : { checkpointId: command.checkpoint },
+          undefined,
+          options,
+        ),
+        (fork) => ({ _tag: "Forked" as const, fork }),
+      )
     case "SideChat": {
       const fork = await rewind.createSideChat(sessionId, undefined, options)
       if (!fork.ok) return fork

@@ -5,6 +5,9 @@
  * Workspace confined to the workspace root, random ids, and the in-memory background task registry.
  * A store directory made before blobs moved into the database keeps its `<dir>/artifacts` blob
  * files: when that directory exists the filesystem blob store is used, so no content goes missing.
+ * On top of whichever services are used (these, or a host's injected Layer), `withEngineServices`
+ * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
+ * ArtifactStore and OperationJournal.
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -15,13 +18,14 @@ import type { ArtifactStoreError, StoreError, StoreIncompatible, WorkspaceIoErro
 import type {
   ArtifactStore,
   BackgroundTasks,
+  ForkWorkspaceRestore,
   IdGenerator,
   OperationJournal,
   SessionStateCache,
   SessionStore,
   Workspace,
 } from "@rewind/core"
-import { IdGenerators, layerSessionStateCache } from "@rewind/core"
+import { IdGenerators, layerForkWorkspaceRestore, layerSessionStateCache } from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { StoreMissing } from "./errors.js"
 
@@ -33,6 +37,20 @@ export type RewindServices =
   | Workspace
   | IdGenerator
   | BackgroundTasks
+
+/** What the facade runs its programs over: the host's services plus the engine's own. */
+export type EngineServices = RewindServices | ForkWorkspaceRestore
+
+/**
+ * Adds the engine's services to a Layer of `RewindServices`: the fork workspace restore (so a fork
+ * from a checkpoint really writes its files back), built over that Layer's Workspace,
+ * ArtifactStore and OperationJournal.
+ */
+export const withEngineServices = <R, E>(
+  services: Layer.Layer<R | RewindServices, E>,
+): Layer.Layer<R | EngineServices, E> =>
+  // R includes every service the restore needs; TypeScript cannot see that through the generic.
+  Layer.provideMerge(layerForkWorkspaceRestore, services) as Layer.Layer<R | EngineServices, E>
 
 /** Where the embedded default keeps its files, relative to the store directory. */
 export const DATABASE_FILE = "rewind.db"
@@ -90,7 +108,7 @@ const ensureStoreDirectory = (dir: string, create: boolean) =>
  */
 export const layerEmbedded = (
   options: DefaultLayerOptions,
-): Layer.Layer<RewindServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
+): Layer.Layer<EngineServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
   const dir = storeDirectory(options)
   const durability = options.durability ?? "fsync"
   const legacyBlobs = join(dir, ARTIFACTS_DIR)
@@ -106,5 +124,7 @@ export const layerEmbedded = (
     layerBackgroundTasks,
     layerSessionStateCache(),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
-  return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options.create ?? true), stores))
+  return Layer.unwrapEffect(
+    Effect.as(ensureStoreDirectory(dir, options.create ?? true), withEngineServices(stores)),
+  )
 }

@@ -34,6 +34,7 @@ import {
   type CreateSessionInput,
   capturePoint,
   cleanup,
+  cancelRewindByFork,
   completeTurn,
   completeTurnWithBoundary,
   createSession,
@@ -41,10 +42,13 @@ import {
   evaluateRewindTarget,
   type FileMutationInput,
   type FileRewindTarget,
+  type ForkRestoreTarget,
   forkAtMessage,
+  forkFromCheckpoint,
   getTurnFileChanges,
   IdGenerator,
   type IncompleteOperation,
+  listRewindPoints,
   listSessions,
   loadSession,
   type PointRestorePreview,
@@ -53,6 +57,7 @@ import {
   previewFileRewind,
   previewPointRestore,
   type RedoResult,
+  previewRewindByFork,
   type ReplyInput,
   type Resolution,
   readPointIndex,
@@ -60,6 +65,7 @@ import {
   recover,
   redo,
   resolveOperation,
+  rewindByFork,
   rewindCascade,
   rewindCode,
   rewindConversation,
@@ -75,9 +81,11 @@ import { journalRoots } from "./internal/journalRoots.js"
 import {
   ARTIFACTS_DIR,
   type DefaultLayerOptions,
+  type EngineServices,
   layerEmbedded,
   type RewindServices,
   storeDirectory,
+  withEngineServices,
 } from "./layers.js"
 import { diffPoint, type PointDiff, type PointDiffOptions } from "./pointDiff.js"
 
@@ -125,17 +133,17 @@ const withJournalRoots = (options: CleanupOptions) =>
   )
 
 const makeApi = (
-  runtime: ManagedRuntime.ManagedRuntime<RewindServices, unknown>,
+  runtime: ManagedRuntime.ManagedRuntime<EngineServices, unknown>,
   info: { readonly workspaceRoot: string; readonly dir: string | undefined },
 ) => {
   /** Runs any Effect program over the services; a refusal becomes `{ ok: false, refusal }`. */
   const outcome = <A, Err>(
-    effect: Effect.Effect<A, Err, RewindServices>,
+    effect: Effect.Effect<A, Err, EngineServices>,
     options?: CallOptions,
   ): Promise<Outcome<A>> => runtime.runPromiseExit(toOutcome(effect), options).then(unwrap)
 
   /** Runs any Effect program over the services; its failures (refusals included) reject. */
-  const run = <A, Err>(effect: Effect.Effect<A, Err, RewindServices>, options?: CallOptions): Promise<A> =>
+  const run = <A, Err>(effect: Effect.Effect<A, Err, EngineServices>, options?: CallOptions): Promise<A> =>
     runtime.runPromiseExit(effect, options).then(unwrap)
 
   return {
@@ -230,6 +238,49 @@ const makeApi = (
         ),
         options,
       ),
+    /**
+     * Forks the session and puts the shared workspace back: to before an explicit checkpoint (or
+     * the latest), or, for a message, to how it was at the end of that turn. Every file is checked
+     * first; an unsafe one refuses with nothing written and no fork created.
+     */
+    forkFromCheckpoint: (
+      sessionId: SessionId,
+      target: ForkRestoreTarget,
+      commandId?: CommandId,
+      options?: CallOptions,
+    ) =>
+      outcome(
+        Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          forkFromCheckpoint({ sessionId, target, commandId: id }),
+        ),
+        options,
+      ),
+    /** Rewind by fork, step 1: the user messages that can be rewound to, with their prompts. */
+    listRewindPoints: (sessionId: SessionId, options?: CallOptions) =>
+      outcome(listRewindPoints(sessionId), options),
+    /** Rewind by fork, step 2: what would be restored, checked, with a token when it can be applied. */
+    previewRewindByFork: (sessionId: SessionId, messageId: MessageId, options?: CallOptions) =>
+      outcome(previewRewindByFork({ sessionId, messageId }), options),
+    /**
+     * Rewind by fork, step 3: forks, re-checks the workspace, restores it; answers with the child
+     * id and the original prompt to refill.
+     */
+    rewindByFork: (
+      sessionId: SessionId,
+      messageId: MessageId,
+      token: string,
+      commandId?: CommandId,
+      options?: CallOptions,
+    ) =>
+      outcome(
+        Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          rewindByFork({ sessionId, messageId, token, commandId: id }),
+        ),
+        options,
+      ),
+    /** Rewind by fork, cancelled: spends the token; nothing is forked or restored. */
+    cancelRewindByFork: (sessionId: SessionId, messageId: MessageId, token: string, options?: CallOptions) =>
+      outcome(cancelRewindByFork({ sessionId, messageId, token }), options),
     /** Opens a side chat that inherits the conversation as background. */
     createSideChat: (sessionId: SessionId, commandId?: CommandId, options?: CallOptions) =>
       outcome(
@@ -361,7 +412,8 @@ export type Rewind = ReturnType<typeof makeApi>
  * Rejects with the typed error when the store cannot be opened.
  */
 export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Promise<Rewind> => {
-  const layer: Layer.Layer<RewindServices, unknown> = options.layer ?? layerEmbedded(options)
+  const layer: Layer.Layer<EngineServices, unknown> =
+    options.layer === undefined ? layerEmbedded(options) : withEngineServices(options.layer)
   const runtime = ManagedRuntime.make(layer)
   try {
     // Build now, so a store that cannot be opened rejects here rather than on the first call.

@@ -77,7 +77,8 @@ describe("dispatchSlashCommand", () => {
       expect(bad.refusal.message).toContain("needs a message id")
     }
     const fork = await dispatchSlashCommand(rewind, session.id, "/fork latest")
-    expect(fork.ok ? "ok" : fork.refusal.kind).toBe("unavailable")
+    expect(fork.ok ? "ok" : fork.refusal.kind).toBe("no_checkpoint")
+    if (!fork.ok) expect(fork.refusal.message).toBe("no workspace checkpoint is available yet")
     const missing = await dispatchSlashCommand(rewind, session.id, "/rewind code msg_nope")
     expect(missing.ok).toBe(false)
     await rewind.close()

@@ -145,11 +145,11 @@ export const layerRecordingRestore: Layer.Layer<ForkWorkspaceRestore | ForkResto
       const recorder: RestoreRecorder = { requests: [], failWith: undefined }
       return Context.make(ForkRestoreRecorder, recorder).pipe(
         Context.add(ForkWorkspaceRestore, {
-          restore: (request) =>
-            Effect.suspend(() => {
+          restore: <A, E, R>(request: ForkRestoreRequest, commit: Effect.Effect<A, E, R>) =>
+            Effect.suspend((): Effect.Effect<A, E | ForkRestoreError, R> => {
               if (recorder.failWith !== undefined) return Effect.fail(recorder.failWith)
               recorder.requests.push(request)
-              return Effect.void
+              return commit
             }),
         }),
       )

@@ -1,6 +1,6 @@
 /**
  * Events to rows and back. Encoding uses the contracts codec (`encodeEvent`) and JSON text;
- * decoding uses `decodeParsedEventSync`, so a row of an unknown type, a newer version or a malformed
+ * decoding uses `decodeEventSync`, so a row of an unknown type, a newer version or a malformed
  * payload is an EventDecodeError, never a misread event.
  *
  * Payloads are JSON text rather than a JSON column type: `JSON.stringify` escapes NUL and lone
@@ -8,7 +8,7 @@
  * event comes back exactly (PostgreSQL's `jsonb` would refuse both).
  */
 import {
-  decodeParsedEventSync,
+  decodeEventSync,
   EventDecodeError,
   encodeEvent,
   type SessionEvent,
@@ -43,7 +43,7 @@ export const decodeStored = (type: string, version: number, payload: string, whe
       message: `event ${type} ${where} is not valid JSON`,
     })
   }
-  return decodeParsedEventSync({ type, version, payload: parsed })
+  return decodeEventSync({ type, version, payload: parsed })
 }
 
 /** A row as a raw-mode read returns it: sequence, type, version, payload, at. */

@@ -34,6 +34,7 @@ import {
   TurnCompleted,
   type TurnId,
   TurnStarted,
+  trustedInstance,
   type VerificationId,
   VerificationRecorded,
   type Visibility,
@@ -192,49 +193,44 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
     const m = source.messages.get(id)!
     if (m.role === "user") rounds++
     const childId = messageMap.get(id)!
-    events.push(
-      new MessageAppended(
-        {
-          message: new Message(
-            {
-              id: childId,
-              sessionId: child.id,
-              turnId: mapTurn(m.turnId),
-              role: m.role,
-              status: m.status,
-              visibility: spec.hideCopies ? "model_only" : m.visibility,
-              createdAt: m.createdAt,
-              forkOrigin: { sessionId: sourceSessionId, messageId: id },
-              ...(m.anchor === undefined ? {} : { anchor: remapAnchor(m.anchor, rounds) }),
-            },
-            true,
-          ),
-        },
-        true,
-      ),
-    )
+    // Copies of decoded values under minted ids: built as trusted instances (the constructors'
+    // validation would only repeat what decoding checked; validateForkBundle checks the references
+    // and the store's encoding checks every value before it is written).
+    // Optional fields are set only when present (no `...{}` spreads: this loop runs per message).
+    const fields: { -readonly [K in keyof Message]: Message[K] } = {
+      id: childId,
+      sessionId: child.id,
+      turnId: mapTurn(m.turnId),
+      role: m.role,
+      status: m.status,
+      visibility: spec.hideCopies ? "model_only" : m.visibility,
+      createdAt: m.createdAt,
+      forkOrigin: { sessionId: sourceSessionId, messageId: id },
+    }
+    if (m.anchor !== undefined) fields.anchor = remapAnchor(m.anchor, rounds)
+    const message = trustedInstance(Message, fields)
+    events.push(trustedInstance(MessageAppended, { _tag: "MessageAppended", message }))
     for (const p of source.parts.get(id) ?? []) {
+      const partFields: { -readonly [K in keyof Part]: Part[K] } = {
+        id: fresh("p") as PartId,
+        messageId: childId,
+        kind: p.kind,
+      }
+      if (p.text !== undefined) partFields.text = p.text
+      if (p.toolName !== undefined) partFields.toolName = p.toolName
+      if (p.data !== undefined) partFields.data = p.data
       events.push(
-        new PartAppended(
-          {
-            part: new Part(
-              {
-                id: fresh("p") as PartId,
-                messageId: childId,
-                kind: p.kind,
-                ...(p.text === undefined ? {} : { text: p.text }),
-                ...(p.toolName === undefined ? {} : { toolName: p.toolName }),
-                ...(p.data === undefined ? {} : { data: p.data }),
-              },
-              true,
-            ),
-          },
-          true,
-        ),
+        trustedInstance(PartAppended, { _tag: "PartAppended", part: trustedInstance(Part, partFields) }),
       )
     }
     if (m.role === "user" && turnMap.has(m.turnId) && source.turns.get(m.turnId)?.userMessageId === id) {
-      events.push(new TurnStarted({ turnId: turnMap.get(m.turnId)!, userMessageId: childId }, true))
+      events.push(
+        trustedInstance(TurnStarted, {
+          _tag: "TurnStarted",
+          turnId: turnMap.get(m.turnId)!,
+          userMessageId: childId,
+        }),
+      )
     }
   }
 
@@ -242,10 +238,11 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
   for (const [sourceTurn, childTurn] of turnMap) {
     const status = source.turns.get(sourceTurn)?.status
     events.push(
-      new TurnCompleted(
-        { turnId: childTurn, status: status === "completed" ? "completed" : "aborted" },
-        true,
-      ),
+      trustedInstance(TurnCompleted, {
+        _tag: "TurnCompleted",
+        turnId: childTurn,
+        status: status === "completed" ? "completed" : "aborted",
+      }),
     )
   }
 

@@ -10,28 +10,23 @@ import {
   refuse,
   type SessionEvent,
   type SessionId,
-  type StoredEvent,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
+import { loadSession } from "../loadSession.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { projectSession, type SessionState } from "../sessionState.js"
+import type { SessionState } from "../sessionState.js"
 
 /** What a fork command answers: its recorded result, and whether this call only replayed it. */
 export interface ForkOutcome extends ForkCommandResult {
   readonly replayed: boolean
 }
 
-/** A session's events and the state they fold into; refuses when the session does not exist. */
+/**
+ * The state of the session a fork copies from; refuses when the session does not exist. Through
+ * `loadSession`, so a host's SessionStateCache spares re-reading a long parent on every fork.
+ */
 export const readSessionStream = (sessionId: SessionId) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const events = yield* store.read(sessionId)
-    if (events.length === 0) return yield* refuse("session_not_found", `session ${sessionId} does not exist`)
-    return { events, state: projectSession(events) } as {
-      readonly events: ReadonlyArray<StoredEvent>
-      readonly state: SessionState
-    }
-  })
+  Effect.map(loadSession(sessionId), (state) => ({ state }) as { readonly state: SessionState })
 
 export const requireCommandId = (commandId: string) =>
   Schema.is(CommandId)(commandId)

@@ -1,9 +1,9 @@
 /**
  * The child of a fork (at a message or from a checkpoint): built whole from a prefix of the
  * parent's active branch, with the fork notices and the carried subagents, checked by
- * `validateForkBundle`, then committed with the parent's command fact in one transaction. An
- * optional step runs between the check and the commit (a fork from a checkpoint writes its files
- * there, so a failed restore commits nothing).
+ * `validateForkBundle`, then committed with the parent's command fact in one transaction. The
+ * commit can be wrapped (a fork from a checkpoint runs it inside its workspace restore, after the
+ * files are back, so a refused or failed restore commits nothing).
  */
 import {
   type CheckpointId,
@@ -50,13 +50,17 @@ export interface ForkedChildInput<E, R> {
   /** A non-empty prefix of the parent's active branch. */
   readonly prefix: ReadonlyArray<MessageId>
   readonly commandId: CommandId
-  readonly command: Extract<ForkCommand, "fork_at_message" | "fork_from_checkpoint">
+  readonly command: Extract<ForkCommand, "fork_at_message" | "fork_from_checkpoint" | "rewind_by_fork">
   readonly requestKey: string
   readonly forkKind: Extract<ForkKind, "message" | "checkpoint">
   readonly checkpointId?: CheckpointId | undefined
   readonly goals: CopySpec["goals"]
   readonly restoredFiles?: ReadonlyArray<PlannedFileRestore>
-  readonly beforeCommit?: (childId: SessionId) => Effect.Effect<void, E, R>
+  /** Runs the commit (given as an Effect) in a frame of the caller's, e.g. a workspace restore. */
+  readonly wrapCommit?: <A, E2, R2>(
+    childId: SessionId,
+    commit: Effect.Effect<A, E2, R2>,
+  ) => Effect.Effect<A, E | E2, R | R2>
 }
 
 export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<E, R>) =>
@@ -111,8 +115,7 @@ export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<
         problems: problems.map((p) => `event ${p.eventIndex}: ${p.message}`),
       })
     }
-    if (input.beforeCommit !== undefined) yield* input.beforeCommit(childId)
-    return yield* commitFork({
+    const commit = commitFork({
       sessionId: input.parentId,
       commandId: input.commandId,
       result: {
@@ -129,4 +132,5 @@ export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<
       streams: [{ sessionId: childId, events }, ...carry.streams],
       at,
     })
+    return yield* input.wrapCommit === undefined ? commit : input.wrapCommit(childId, commit)
   })

@@ -23,7 +23,7 @@ import { makeSqliteArtifactStore } from "./artifactStore.js"
 import type { OpenedDatabase } from "./openDatabase.js"
 import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
-import { prepareHotStatements } from "./statements.js"
+import { EVENT_BATCH, prepareHotStatements } from "./statements.js"
 
 export interface IntegrityReport {
   readonly ok: boolean
@@ -61,36 +61,48 @@ export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteSt
           const version = actual + rows.length
           if (actual === 0) hot.insertStream.run(id, version, request.at)
           else hot.advanceStream.run(version, request.at, id, actual)
-          const positions: Array<number> = []
-          for (let i = 0; i < rows.length; i++) {
-            const row = rows[i]!
-            try {
-              positions.push(
-                Number(
-                  hot.insertEvent.run(id, actual + i + 1, row.type, row.version, row.payload, request.at)
-                    .lastInsertRowid,
-                ),
-              )
-            } catch (error) {
-              const code = sqliteCode(error)
-              if (!isUniqueViolation(error) && code !== "SQLITE_CONSTRAINT_TRIGGER") throw error
-              // The projection said `actual`; the events say the stream is longer: it moved on.
-              const last = hot.lastSequence.get(id) ?? 0
-              if (last > actual + i) {
-                throw new VersionConflict({
-                  sessionId: id,
-                  expectedVersion: request.expectedVersion,
-                  actualVersion: last,
-                })
+          // Whole batches go through the multi-row statement, the rest row by row; the insert
+          // trigger checks each row's sequence in both cases.
+          const batchParams: Array<string | number> = new Array(EVENT_BATCH * 6)
+          let i = 0
+          try {
+            for (; i + EVENT_BATCH <= rows.length; i += EVENT_BATCH) {
+              for (let j = 0; j < EVENT_BATCH; j++) {
+                const row = rows[i + j]!
+                const k = j * 6
+                batchParams[k] = id
+                batchParams[k + 1] = actual + i + j + 1
+                batchParams[k + 2] = row.type
+                batchParams[k + 3] = row.version
+                batchParams[k + 4] = row.payload
+                batchParams[k + 5] = request.at
               }
-              throw new StoreError({
-                operation: "append",
-                message: `the streams projection of ${location} is out of step with its events (${String(error)}); run rebuildProjections`,
-                cause: error,
+              hot.insertEvents.run(...batchParams)
+            }
+            for (; i < rows.length; i++) {
+              const row = rows[i]!
+              hot.insertEvent.run(id, actual + i + 1, row.type, row.version, row.payload, request.at)
+            }
+          } catch (error) {
+            const code = sqliteCode(error)
+            if (!isUniqueViolation(error) && code !== "SQLITE_CONSTRAINT_TRIGGER") throw error
+            // The projection said `actual`; the events say the stream is longer: it moved on.
+            const last = hot.lastSequence.get(id) ?? 0
+            if (last > actual) {
+              throw new VersionConflict({
+                sessionId: id,
+                expectedVersion: request.expectedVersion,
+                actualVersion: last,
               })
             }
+            throw new StoreError({
+              operation: "append",
+              message: `the streams projection of ${location} is out of step with its events (${String(error)}); run rebuildProjections`,
+              cause: error,
+            })
           }
-          return positions
+          // Read back rather than derived from rowids: exact whatever rowids SQLite picked.
+          return hot.positions.all(id, actual + 1, actual + rows.length)
         },
 
         readStream: (sessionId, afterSequence) =>
