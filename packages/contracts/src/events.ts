@@ -305,8 +305,7 @@ const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, Even
     )
   }
   return Either.mapLeft(
-    // `_tag` first, as the classes put it, so a decoded event serialises like a constructed one.
-    decoders[type](Object.assign({ _tag: type }, payload, { _tag: type })),
+    decoders[type]({ ...payload, _tag: type }),
     (error) =>
       new EventDecodeError({
         reason: "malformed",
