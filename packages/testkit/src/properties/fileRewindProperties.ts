@@ -47,7 +47,7 @@ import type { WorkspaceFixture } from "../conformance/workspaceFixture.js"
 import { makeFaultyWorkspace, type WorkspaceFault } from "../faultyWorkspace.js"
 import { layerNoBackgroundTasks } from "../noBackgroundTasks.js"
 import { layerSteppingClock } from "../steppingClock.js"
-import { propertyParameters } from "./propertyParameters.js"
+import { countScenarioOutcomes } from "./scenarioOutcomes.js"
 
 export interface FileRewindEnvironment extends WorkspaceFixture {
   /** The stores for this run (fresh and empty). */
@@ -552,18 +552,12 @@ export const fileRewindProperties = (
   describe(`file rewind properties: ${name}`, () => {
     it.effect("invariants 3, 4 and 9 hold over random edits, rewinds and injected failures", () =>
       Effect.gen(function* () {
-        const parameters = propertyParameters(`file rewind (${name})`, options.runs ?? 60)
-        const seen = new Map<Outcome, number>()
-        yield* Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(scenarioArb, async (scenario) => {
-              for (const o of await Effect.runPromise(runScenario(harness, scenario)))
-                seen.set(o, (seen.get(o) ?? 0) + 1)
-            }),
-            { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-          ),
+        const { parameters, seen } = yield* countScenarioOutcomes(
+          `file rewind (${name})`,
+          options.runs ?? 60,
+          scenarioArb,
+          (scenario) => runScenario(harness, scenario),
         )
-        console.info(`[property] file rewind (${name}) outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
         // A property that never reached these cases would prove nothing about them.
         if (parameters.numRuns >= 40) {
           for (const needed of [

@@ -37,7 +37,7 @@ import {
 import { Effect, Either, FastCheck as fc, Layer, Option, type Scope } from "effect"
 import { layerNoBackgroundTasks } from "../noBackgroundTasks.js"
 import { layerSteppingClock } from "../steppingClock.js"
-import { propertyParameters } from "./propertyParameters.js"
+import { countScenarioOutcomes } from "./scenarioOutcomes.js"
 
 export interface RedoEnvironment {
   /** A fresh, empty workspace for this run. */
@@ -286,20 +286,13 @@ export const redoProperties = (
   describe(`redo properties: ${name}`, () => {
     it.effect("invariant 5: rewind then redo restores files and conversation byte for byte", () =>
       Effect.gen(function* () {
-        const parameters = propertyParameters(`rewind then redo (${name})`, options.runs ?? 50)
-        const seen = new Map<Outcome, number>()
-        yield* Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(scenarioArb, async (scenario) => {
-              for (const o of await Effect.runPromise(runScenario(harness, scenario)))
-                seen.set(o, (seen.get(o) ?? 0) + 1)
-            }),
-            { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-          ),
+        const { parameters, seen } = yield* countScenarioOutcomes(
+          `rewind then redo (${name})`,
+          options.runs ?? 50,
+          scenarioArb,
+          (scenario) => runScenario(harness, scenario),
         )
-        console.info(
-          `[property] rewind then redo (${name}) outcomes: ${JSON.stringify(Object.fromEntries(seen))}`,
-        )
+
         // A property whose rewinds were all refused would prove nothing.
         expect(seen.get("redone") ?? 0).toBeGreaterThan(parameters.numRuns / 2)
       }),
