@@ -12,7 +12,7 @@ import {
   WorkspaceIoError,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import type { ScannedEntry, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
 import {
   type ConfinedPath,
@@ -54,6 +54,13 @@ export interface FileSystemPrimitives {
    * vanishes between the listing and its `lstat` is left out.
    */
   readonly readdirStat: (absolute: string) => Effect.Effect<ReadonlyArray<ScannedEntry>, PrimitiveFailure>
+  /**
+   * `readdirStat` of several directories, each with its own answer, in order. Optional: without
+   * it the directories are read one by one; an adapter that can overlap system calls provides it.
+   */
+  readonly readdirStatMany?: (
+    absolutes: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, PrimitiveFailure>>>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**
@@ -79,6 +86,9 @@ const notRegular = (path: string, kind: string, doing: string) =>
     reason: "not_a_regular_file",
     message: `refused to ${doing} ${JSON.stringify(path)}: it is a ${kind}, not a regular file`,
   })
+
+const byName = (a: { readonly name: string }, b: { readonly name: string }) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 
 /** Builds the Workspace service over an absolute, symlink-free root and its primitives. */
 export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): WorkspaceService => {
@@ -199,14 +209,32 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       Effect.gen(function* () {
         const absolute = yield* directoryOf(directory)
         const entries = yield* Effect.mapError(fs.readdir(absolute), ioError("scan", directory ?? "."))
-        return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        return [...entries].sort(byName)
       }),
 
     scanDirectory: (directory) =>
       Effect.gen(function* () {
         const absolute = yield* directoryOf(directory)
         const entries = yield* Effect.mapError(fs.readdirStat(absolute), ioError("scan", directory ?? "."))
-        return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+        return [...entries].sort(byName)
+      }),
+
+    scanDirectories: (directories) =>
+      Effect.gen(function* () {
+        const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(d)))
+        const readable = resolved.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
+        const listed =
+          fs.readdirStatMany === undefined
+            ? yield* Effect.forEach(readable, (absolute) => Effect.either(fs.readdirStat(absolute)))
+            : yield* fs.readdirStatMany(readable)
+        let next = 0
+        return resolved.map((r, i) => {
+          if (Either.isLeft(r)) return Either.left(r.left)
+          const entries = listed[next++]!
+          return Either.isLeft(entries)
+            ? Either.left(ioError("scan", directories[i] ?? ".")(entries.left))
+            : Either.right([...entries.right].sort(byName))
+        })
       }),
 
     discardPartialWrites: (path) =>

@@ -64,6 +64,12 @@ export const makeFaultyWorkspace = (
     stat: (path) => guard("stat", path, inner.stat(path)),
     list: (directory) => guard("list", directory ?? ".", inner.list(directory)),
     scanDirectory: (directory) => guard("scanDirectory", directory ?? ".", inner.scanDirectory(directory)),
+    // Each directory of a bulk scan is one scanDirectory to the fault rules, so a rule on a path
+    // hits it however the scan asks for it.
+    scanDirectories: (directories) =>
+      Effect.forEach(directories, (directory) =>
+        Effect.either(guard("scanDirectory", directory ?? ".", inner.scanDirectory(directory))),
+      ),
     readLink: (path) => guard("readLink", path, inner.readLink(path)),
     symlink: (path, target) => guard("symlink", path, inner.symlink(path, target)),
     discardPartialWrites: (path) => guard("discardPartialWrites", path, inner.discardPartialWrites(path)),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type ContentHash, WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
 import { type ArtifactStoreService, Workspace, type WorkspaceService } from "@rewind/core"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Effect, Either, Layer, Option, Stream } from "effect"
 import { makeFaultyArtifactStore } from "../src/faultyArtifactStore.js"
 import { layerFaultyWorkspace, makeFaultyWorkspace, WorkspaceFaults } from "../src/faultyWorkspace.js"
 
@@ -18,6 +18,7 @@ const countingWorkspace = () => {
     stat: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([]),
     scanDirectory: () => Effect.succeed([]),
+    scanDirectories: (directories) => Effect.succeed(directories.map(() => Either.right([]))),
     readLink: none,
     symlink: none,
     discardPartialWrites: () => Effect.succeed([]),

@@ -4,7 +4,8 @@
  * with `lstat`/`readlink` so no symlink is followed out of it. Files are opened with `O_NOFOLLOW`
  * (and `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
  * (temp + fsync + rename + directory fsync) with the file's mode kept. POSIX only. Calls are
- * synchronous for the reason given in `internal/durable.ts`.
+ * synchronous for the reason given in `internal/durable.ts`, except the bulk `readdirStatMany` of
+ * a scan, whose `lstat`s run together on the thread pool.
  *
  * Between the walk and the system call another process could swap a checked directory for a
  * symlink. Each primitive therefore re-checks, as late as it can, that the path it was handed is
@@ -14,14 +15,18 @@
  * check and the next system call; it does not close it (Node has no `openat`).
  */
 import {
+  type BigIntStats,
   closeSync,
   constants,
   fstatSync,
+  lstat,
   lstatSync,
   mkdirSync,
   openSync,
+  readdir,
   readdirSync,
   readFileSync,
+  readlink,
   readlinkSync,
   realpathSync,
   statSync,
@@ -38,10 +43,11 @@ import {
   Workspace,
   type WorkspaceService,
 } from "@rewind/core"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import {
   assertStillReal,
   type Durability,
+  type ErrnoFailure,
   errnoOf,
   isErrno,
   isTempFileOf,
@@ -54,6 +60,15 @@ const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
 const kindOf = (d: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): FileKind =>
   d.isSymbolicLink() ? "symlink" : d.isDirectory() ? "directory" : d.isFile() ? "file" : "other"
+
+const fileStatOf = (s: BigIntStats): FileStat => ({
+  kind: kindOf(s),
+  size: Number(s.size),
+  mode: Number(s.mode & 0o7777n),
+  mtimeNs: s.mtimeNs,
+  ctimeNs: s.ctimeNs,
+  inode: s.ino,
+})
 
 const parentOf = (path: string): string => path.slice(0, Math.max(1, path.lastIndexOf("/")))
 
@@ -75,18 +90,7 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
       }
     }),
 
-  stat: (path) =>
-    attempt((): FileStat => {
-      const s = lstatSync(path, { bigint: true })
-      return {
-        kind: kindOf(s),
-        size: Number(s.size),
-        mode: Number(s.mode & 0o7777n),
-        mtimeNs: s.mtimeNs,
-        ctimeNs: s.ctimeNs,
-        inode: s.ino,
-      }
-    }),
+  stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
   readFile: (path) =>
     attempt(() => {
@@ -155,14 +159,7 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
         const s = lstatSync(absolute, { bigint: true, throwIfNoEntry: false })
         // Gone since the listing: it is simply not there any more.
         if (s === undefined) continue
-        const stat: FileStat = {
-          kind: kindOf(s),
-          size: Number(s.size),
-          mode: Number(s.mode & 0o7777n),
-          mtimeNs: s.mtimeNs,
-          ctimeNs: s.ctimeNs,
-          inode: s.ino,
-        }
+        const stat = fileStatOf(s)
         if (stat.kind === "symlink") {
           try {
             out.push({ name, stat, target: readlinkSync(absolute) })
@@ -172,6 +169,59 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
         } else out.push({ name, stat })
       }
       return out
+    }),
+
+  readdirStatMany: (paths) =>
+    Effect.async((resume) => {
+      // A level of a scan at once: every listing and `lstat` is issued together, so the thread
+      // pool runs them on every core (what git's preloaded index does with threads). One by one,
+      // they are most of a repeat capture's time.
+      const results: Array<Either.Either<ReadonlyArray<ScannedEntry>, ErrnoFailure>> = new Array(paths.length)
+      let pendingDirectories = paths.length
+      if (pendingDirectories === 0) return resume(Effect.succeed(results))
+      const directoryDone = (i: number, result: Either.Either<ReadonlyArray<ScannedEntry>, ErrnoFailure>) => {
+        results[i] = result
+        if (--pendingDirectories === 0) resume(Effect.succeed(results))
+      }
+      paths.forEach((path, i) => {
+        readdir(path, (listError, names) => {
+          if (listError !== null) return directoryDone(i, Either.left(errnoOf(listError)))
+          const slots: Array<ScannedEntry | undefined> = new Array(names.length)
+          let pending = names.length
+          let failure: ErrnoFailure | undefined
+          const settle = () => {
+            if (--pending > 0) return
+            directoryDone(
+              i,
+              failure !== undefined
+                ? Either.left(failure)
+                : Either.right(slots.filter((e): e is ScannedEntry => e !== undefined)),
+            )
+          }
+          const fail = (e: NodeJS.ErrnoException) => {
+            failure ??= errnoOf(e)
+            settle()
+          }
+          if (pending === 0) return directoryDone(i, Either.right([]))
+          names.forEach((name, k) => {
+            const absolute = `${path === "/" ? "" : path}/${name}`
+            lstat(absolute, { bigint: true }, (statError, s) => {
+              // Gone since the listing: it is simply not there any more.
+              if (statError !== null) return isErrno(statError, "ENOENT") ? settle() : fail(statError)
+              const stat = fileStatOf(s)
+              if (stat.kind !== "symlink") {
+                slots[k] = { name, stat }
+                return settle()
+              }
+              readlink(absolute, (linkError, target) => {
+                if (linkError !== null) return isErrno(linkError, "ENOENT") ? settle() : fail(linkError)
+                slots[k] = { name, stat, target }
+                settle()
+              })
+            })
+          })
+        })
+      })
     }),
 
   readlink: (path) => attempt(() => readlinkSync(path)),

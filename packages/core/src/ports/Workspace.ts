@@ -12,7 +12,7 @@ import type {
   WorkspaceIoError,
   WorkspacePath,
 } from "@rewind/contracts"
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Either, type Option } from "effect"
 
 export interface WorkspaceFile {
   readonly content: Uint8Array
@@ -66,6 +66,15 @@ export interface WorkspaceService {
   readonly scanDirectory: (
     directory?: WorkspacePath,
   ) => Effect.Effect<ReadonlyArray<ScannedEntry>, WorkspaceError>
+  /**
+   * `scanDirectory` of several directories at once (`undefined` is the root), each with its own
+   * answer, in the order given. A scan lists a whole level of the tree this way, so an adapter
+   * can overlap the system calls (Node runs them on its thread pool) and the per-call overhead
+   * is paid per level rather than per directory.
+   */
+  readonly scanDirectories: (
+    directories: ReadonlyArray<WorkspacePath | undefined>,
+  ) => Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>>>
   /** The target of a symlink, as stored. */
   readonly readLink: (path: WorkspacePath) => Effect.Effect<string, WorkspaceError>
   /**

@@ -27,14 +27,13 @@ import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
 import {
-  decodeStatCache,
-  encodeManifest,
-  encodeStatCache,
-  loadManifest,
+  loadManifestLayers,
+  loadStatCacheLayers,
   type Manifest,
   type ManifestEntry,
   type StatCache,
   type StatCacheEntry,
+  storeManifestAndStatCache,
 } from "./pointManifest.js"
 import { type ScannedPath, type ScanProgress, scanWorkspace } from "./workspaceScan.js"
 
@@ -77,21 +76,25 @@ export type CaptureOutcome =
 const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 
-const sameStat = (cached: StatCacheEntry, stat: FileStat) =>
+const sameStat = (cached: StatCacheEntry, stat: Pick<FileStat, "size" | "mtimeNs" | "inode" | "mode">) =>
   cached.size === stat.size &&
   cached.mtimeNs === stat.mtimeNs &&
   cached.inode === stat.inode &&
   cached.mode === stat.mode
 
+/** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
+const loadBaseStatCache = (hash: ContentHash | undefined) =>
+  hash === undefined
+    ? Effect.succeed(undefined)
+    : // A lost or damaged cache only costs re-hashing.
+      Effect.orElseSucceed(
+        Effect.map(loadStatCacheLayers(hash), (value) => ({ hash, value })),
+        () => undefined,
+      )
+
 /** The stat cache of a point; empty when there is none or it cannot be read. */
 export const loadStatCache = (hash: ContentHash | undefined) =>
-  Effect.gen(function* () {
-    if (hash === undefined) return new Map() as StatCache
-    const artifacts = yield* ArtifactStore
-    const bytes = yield* Effect.either(artifacts.get(hash))
-    // A lost or damaged cache only costs re-hashing.
-    return (Either.isRight(bytes) ? decodeStatCache(bytes.right) : undefined) ?? (new Map() as StatCache)
-  })
+  Effect.map(loadBaseStatCache(hash), (loaded) => loaded?.value.map ?? (new Map() as StatCache))
 
 interface Built {
   readonly manifest: Map<WorkspacePath, ManifestEntry>
@@ -165,7 +168,18 @@ export const buildManifest = (input: {
       } else {
         const cached = input.statCache.get(path)
         if (cached !== undefined && sameStat(cached, stat)) {
-          manifest.set(path, { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size })
+          // The previous entry object when it says the same: an unchanged tree allocates nothing
+          // per file, and the delta against the previous manifest is found by identity.
+          const before = input.previous.get(path)
+          manifest.set(
+            path,
+            before?.kind === "file" &&
+              before.hash === cached.hash &&
+              before.mode === stat.mode &&
+              before.size === stat.size
+              ? before
+              : { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size },
+          )
           statCache.set(path, cached)
         } else toRead.push([path, stat])
       }
@@ -264,8 +278,13 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const state = yield* loadSession(sessionId)
     const startedAtMs = yield* Clock.currentTimeMillis
     const base = latestTurnPoint(index)
-    const previous: Manifest = base === undefined ? new Map() : yield* loadManifest(base.manifestHash)
-    const statCache = yield* loadStatCache(base?.statCacheHash)
+    const baseManifest =
+      base === undefined
+        ? undefined
+        : { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
+    const previous: Manifest = baseManifest?.value.map ?? new Map()
+    const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
+    const statCache: StatCache = baseStatCache?.value.map ?? new Map()
 
     const tracked = new Set<WorkspacePath>(previous.keys())
     const declare = (path: string) => {
@@ -294,17 +313,21 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       startedAtMs,
       onHashed: (hashed, toHash) => progress({ phase: "hash", hashed, toHash }, scanState),
     })
-    const artifacts = yield* ArtifactStore
-    const [manifestHash, statCacheHash] = yield* artifacts.putMany([
-      encodeManifest(built.manifest),
-      encodeStatCache(built.statCache),
-    ])
+    const { manifestHash, statCacheHash } = yield* storeManifestAndStatCache(
+      built.manifest,
+      built.statCache,
+      baseManifest === undefined
+        ? undefined
+        : baseStatCache === undefined
+          ? { manifest: baseManifest }
+          : { manifest: baseManifest, statCache: baseStatCache },
+    )
     const point = yield* recordPoint(sessionId, {
       pointId,
       kind: "turn" satisfies PointKind,
       turnId,
-      manifestHash: manifestHash!,
-      statCacheHash: statCacheHash!,
+      manifestHash,
+      statCacheHash,
       reusedManifest: base !== undefined && base.manifestHash === manifestHash,
       ...summarise(built.manifest),
       skipped: [...scan.skipped, ...built.skipped],

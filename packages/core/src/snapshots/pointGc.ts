@@ -25,7 +25,7 @@ import {
 import { Effect, Either, Schema, Stream } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { loadManifest, manifestBlobs } from "./pointManifest.js"
+import { loadManifestLayers, loadStatCacheLayers, manifestBlobs } from "./pointManifest.js"
 
 export interface RetentionPolicy {
   /** Points kept per session and kind (turn, rescue); older ones stop being roots. Default: all. */
@@ -75,6 +75,8 @@ interface PointRoots {
   readonly sessionId: SessionId
   readonly point: PointCaptured
   readonly blobs: ReadonlySet<ContentHash>
+  /** The manifest's own artifacts (a delta and the layers below it). */
+  readonly layers: ReadonlyArray<ContentHash>
 }
 
 /** A GC root (session stream, manifest) that could not be read: collection stops. */
@@ -104,13 +106,13 @@ const collectRoots = Effect.gen(function* () {
     for (const { event } of events) {
       if (event._tag === "PointCaptured") {
         const manifest = yield* Effect.mapError(
-          loadManifest(event.manifestHash),
+          loadManifestLayers(event.manifestHash),
           (e) => new GcRootUnreadable({ reason: `point ${event.pointId}: ${e.message}` }),
         )
-        const blobs = new Set<ContentHash>(manifestBlobs(manifest))
-        blobs.add(event.manifestHash)
+        const blobs = new Set<ContentHash>(manifestBlobs(manifest.map))
+        for (const layer of manifest.layers) blobs.add(layer)
         if (event.kind === "turn") latestStatCache = event.statCacheHash
-        points.push({ sessionId: session.sessionId, point: event, blobs })
+        points.push({ sessionId: session.sessionId, point: event, blobs, layers: manifest.layers })
       } else if (event._tag === "CheckpointCreated") {
         const c = event.checkpoint
         if (c.before._tag === "present") fixed.add(c.before.hash)
@@ -120,7 +122,13 @@ const collectRoots = Effect.gen(function* () {
         for (const e of event.entries) if (e.preImage.state === "file") fixed.add(e.preImage.hash)
       }
     }
-    if (latestStatCache !== undefined) fixed.add(latestStatCache)
+    if (latestStatCache !== undefined) {
+      fixed.add(latestStatCache)
+      // Its lower layers too; a stat cache that cannot be read is not a root worth stopping for
+      // (losing it only costs re-hashing), so only what can be read is kept.
+      const layers = yield* Effect.either(loadStatCacheLayers(latestStatCache))
+      if (Either.isRight(layers)) for (const layer of layers.right.layers) fixed.add(layer)
+    }
   }
   return { sessions, points, fixed }
 })
@@ -201,7 +209,7 @@ const collect = (options: CleanupOptions, apply: boolean) =>
     for (const p of kept) for (const b of p.blobs) marked.add(b)
     // A released point's manifest stays (it is small): the point remains readable as a record,
     // and the next collection can still read every root instead of stopping on a missing one.
-    for (const p of released) marked.add(p.point.manifestHash)
+    for (const p of released) for (const layer of p.layers) marked.add(layer)
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS
     const candidates = [...size.keys()].filter((hash) => !marked.has(hash))
     const deleted = apply
@@ -235,10 +243,13 @@ export const snapshotStatus = Effect.gen(function* () {
   const refs = new Map<ContentHash, number>()
   const index = new Set<ContentHash>()
   for (const p of roots.right.points) {
-    index.add(p.point.manifestHash)
+    for (const layer of p.layers) index.add(layer)
     if (p.point.statCacheHash !== undefined && size.has(p.point.statCacheHash))
       index.add(p.point.statCacheHash)
-    for (const b of p.blobs) refs.set(b, (refs.get(b) ?? 0) + 1)
+  }
+  // Shared content is workspace content; manifest layers shared along a delta chain are index.
+  for (const p of roots.right.points) {
+    for (const b of p.blobs) if (!index.has(b)) refs.set(b, (refs.get(b) ?? 0) + 1)
   }
   for (const b of roots.right.fixed) refs.set(b, (refs.get(b) ?? 0) + 1)
   let storeBytes = 0

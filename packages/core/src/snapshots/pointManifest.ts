@@ -4,9 +4,17 @@
  * equal workspaces give byte-equal manifests with equal addresses and an unchanged workspace
  * reuses the previous manifest. Also the stat cache, stored the same way.
  */
-import { type ContentHash, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import {
+  type ArtifactCorrupt,
+  type ArtifactNotFound,
+  type ArtifactStoreError,
+  type ContentHash,
+  type WorkspacePath,
+  workspacePathProblem,
+} from "@rewind/contracts"
 import { Effect, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { pointArtifactCache } from "./pointArtifactCache.js"
 
 export type ManifestEntry =
   | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
@@ -24,19 +32,38 @@ const decoder = new TextDecoder()
 const sortedPaths = <V>(map: ReadonlyMap<WorkspacePath, V>) =>
   [...map.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 
-export const encodeManifest = (manifest: Manifest): Uint8Array => {
-  const entries = sortedPaths(manifest).map((path) => {
-    const e = manifest.get(path)!
-    switch (e.kind) {
-      case "file":
-        return [path, "f", e.hash, e.mode, e.size]
-      case "link":
-        return [path, "l", e.target]
-      default:
-        return [path, "t"]
-    }
-  })
-  return encoder.encode(JSON.stringify({ format: MANIFEST_FORMAT, entries }))
+const manifestRow = (path: WorkspacePath, e: ManifestEntry): Array<unknown> => {
+  switch (e.kind) {
+    case "file":
+      return [path, "f", e.hash, e.mode, e.size]
+    case "link":
+      return [path, "l", e.target]
+    default:
+      return [path, "t"]
+  }
+}
+
+/** The full (not delta) encoding of a manifest. */
+export const encodeManifest = (manifest: Manifest): Uint8Array =>
+  encoder.encode(
+    JSON.stringify({
+      format: MANIFEST_FORMAT,
+      entries: sortedPaths(manifest).map((path) => manifestRow(path, manifest.get(path)!)),
+    }),
+  )
+
+const manifestEntryOf = (raw: Array<unknown>): ManifestEntry | undefined => {
+  const [path, kind] = raw
+  if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
+  if (kind === "f") {
+    const [, , hash, mode, size] = raw
+    if (typeof hash !== "string" || !HASH.test(hash)) return undefined
+    if (typeof mode !== "number" || typeof size !== "number") return undefined
+    return { kind: "file", hash: hash as ContentHash, mode, size }
+  }
+  if (kind === "l") return typeof raw[2] === "string" ? { kind: "link", target: raw[2] } : undefined
+  if (kind === "t") return { kind: "tombstone" }
+  return undefined
 }
 
 const HASH = /^[0-9a-f]{64}$/
@@ -48,19 +75,9 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
     if (parsed.format !== MANIFEST_FORMAT || !Array.isArray(parsed.entries)) return undefined
     const out = new Map<WorkspacePath, ManifestEntry>()
     for (const raw of parsed.entries as Array<Array<unknown>>) {
-      const [path, kind] = raw
-      if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
-      const p = path as WorkspacePath
-      if (kind === "f") {
-        const [, , hash, mode, size] = raw
-        if (typeof hash !== "string" || !HASH.test(hash)) return undefined
-        if (typeof mode !== "number" || typeof size !== "number") return undefined
-        out.set(p, { kind: "file", hash: hash as ContentHash, mode, size })
-      } else if (kind === "l") {
-        if (typeof raw[2] !== "string") return undefined
-        out.set(p, { kind: "link", target: raw[2] })
-      } else if (kind === "t") out.set(p, { kind: "tombstone" })
-      else return undefined
+      const entry = Array.isArray(raw) ? manifestEntryOf(raw) : undefined
+      if (entry === undefined) return undefined
+      out.set(raw[0] as WorkspacePath, entry)
     }
     return out
   } catch {
@@ -79,33 +96,43 @@ export interface StatCacheEntry {
 
 export type StatCache = ReadonlyMap<WorkspacePath, StatCacheEntry>
 
+const statCacheRow = (path: WorkspacePath, e: StatCacheEntry): Array<unknown> => [
+  path,
+  e.size,
+  e.mtimeNs.toString(),
+  e.inode.toString(),
+  e.mode,
+  e.hash,
+]
+
+/** The full (not delta) encoding of a stat cache. */
 export const encodeStatCache = (cache: StatCache): Uint8Array =>
   encoder.encode(
     JSON.stringify({
       format: STAT_CACHE_FORMAT,
-      entries: sortedPaths(cache).map((path) => {
-        const e = cache.get(path)!
-        return [path, e.size, e.mtimeNs.toString(), e.inode.toString(), e.mode, e.hash]
-      }),
+      entries: sortedPaths(cache).map((path) => statCacheRow(path, cache.get(path)!)),
     }),
   )
+
+const statCacheEntryOf = (raw: Array<unknown>): StatCacheEntry | undefined => {
+  const [path, size, mtime, inode, mode, hash] = raw
+  if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
+  if (typeof hash !== "string" || !HASH.test(hash)) return undefined
+  if (typeof size !== "number" || typeof mode !== "number") return undefined
+  if (typeof mtime !== "string" || typeof inode !== "string") return undefined
+  if (!/^\d+$/.test(mtime) || !/^\d+$/.test(inode)) return undefined
+  return { size, mtimeNs: BigInt(mtime), inode: BigInt(inode), mode, hash: hash as ContentHash }
+}
 
 export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined => {
   try {
     const parsed = JSON.parse(decoder.decode(bytes)) as { format?: unknown; entries?: unknown }
     if (parsed.format !== STAT_CACHE_FORMAT || !Array.isArray(parsed.entries)) return undefined
     const out = new Map<WorkspacePath, StatCacheEntry>()
-    for (const [path, size, mtime, inode, mode, hash] of parsed.entries as Array<Array<unknown>>) {
-      if (typeof path !== "string" || typeof hash !== "string" || !HASH.test(hash)) return undefined
-      if (typeof size !== "number" || typeof mode !== "number") return undefined
-      if (typeof mtime !== "string" || typeof inode !== "string") return undefined
-      out.set(path as WorkspacePath, {
-        size,
-        mtimeNs: BigInt(mtime),
-        inode: BigInt(inode),
-        mode,
-        hash: hash as ContentHash,
-      })
+    for (const raw of parsed.entries as Array<Array<unknown>>) {
+      const entry = Array.isArray(raw) ? statCacheEntryOf(raw) : undefined
+      if (entry === undefined) return undefined
+      out.set(raw[0] as WorkspacePath, entry)
     }
     return out
   } catch {
@@ -113,16 +140,247 @@ export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined => {
   }
 }
 
-/** Reads and decodes a manifest artifact; fails with a message when it is missing or malformed. */
-export const loadManifest = (hash: ContentHash) =>
+/**
+ * A manifest or stat cache as loaded: the whole map, how many deltas it sits on, and every
+ * artifact it was assembled from (GC keeps them all while the map is a root).
+ */
+export interface Layered<V> {
+  readonly map: ReadonlyMap<WorkspacePath, V>
+  readonly depth: number
+  readonly layers: ReadonlyArray<ContentHash>
+}
+
+interface LayerCodec<V> {
+  readonly full: (bytes: Uint8Array) => ReadonlyMap<WorkspacePath, V> | undefined
+  readonly encodeFull: (map: ReadonlyMap<WorkspacePath, V>) => Uint8Array
+  readonly deltaFormat: string
+  readonly encodeEntry: (path: WorkspacePath, entry: V) => Array<unknown>
+  readonly decodeEntry: (raw: Array<unknown>) => [WorkspacePath, V] | undefined
+  readonly same: (a: V, b: V | undefined) => boolean
+}
+
+/**
+ * Deltas: a capture that changed a few files stores only those entries (and the removed paths) over
+ * the previous map, instead of re-encoding, hashing and compressing the whole tree every turn. A
+ * chain is cut (a full map stored again) every `MAX_DEPTH` layers or when the delta would hold more
+ * than a quarter of the entries, so a load reads a bounded number of artifacts.
+ */
+const MAX_DEPTH = 16
+
+interface DecodedLayer<V> {
+  readonly base: ContentHash | undefined
+  readonly depth: number
+  readonly entries: ReadonlyMap<WorkspacePath, V>
+  readonly removed: ReadonlyArray<WorkspacePath>
+}
+
+const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V> | undefined => {
+  const full = codec.full(bytes)
+  if (full !== undefined) return { base: undefined, depth: 0, entries: full, removed: [] }
+  try {
+    const parsed = JSON.parse(decoder.decode(bytes)) as Record<string, unknown>
+    if (parsed.format !== codec.deltaFormat) return undefined
+    const { base, depth, entries, removed } = parsed
+    if (typeof base !== "string" || !HASH.test(base)) return undefined
+    if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1 || depth > MAX_DEPTH)
+      return undefined
+    if (!Array.isArray(entries) || !Array.isArray(removed)) return undefined
+    const out = new Map<WorkspacePath, V>()
+    for (const raw of entries) {
+      const entry = Array.isArray(raw) ? codec.decodeEntry(raw) : undefined
+      if (entry === undefined) return undefined
+      out.set(entry[0], entry[1])
+    }
+    for (const path of removed) {
+      if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
+    }
+    return { base: base as ContentHash, depth, entries: out, removed: removed as Array<WorkspacePath> }
+  } catch {
+    return undefined
+  }
+}
+
+const loadLayered = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  hash: ContentHash,
+  cached: (hash: ContentHash) => Layered<V> | undefined,
+  remember: (hash: ContentHash, value: Layered<V>) => void,
+): Effect.Effect<
+  Layered<V>,
+  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
+  ArtifactStore
+> =>
   Effect.gen(function* () {
+    const hit = cached(hash)
+    if (hit !== undefined) return hit
     const artifacts = yield* ArtifactStore
     const bytes = yield* artifacts.get(hash)
-    const manifest = decodeManifest(bytes)
-    if (manifest === undefined) {
-      return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind manifest` })
+    const layer = decodeLayer(codec, bytes)
+    if (layer === undefined) {
+      return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
-    return manifest
+    let value: Layered<V>
+    if (layer.base === undefined) value = { map: layer.entries, depth: 0, layers: [hash] }
+    else {
+      const base = yield* loadLayered(codec, what, layer.base, cached, remember)
+      // Depths only grow along a chain, so a forged loop or an over-long chain is refused.
+      if (base.depth !== layer.depth - 1) {
+        return yield* new ManifestUnreadable({
+          hash,
+          message: `artifact ${hash} is a ${what} delta at depth ${layer.depth} over one at depth ${base.depth}`,
+        })
+      }
+      const map = new Map(base.map)
+      for (const path of layer.removed) map.delete(path)
+      for (const [path, entry] of layer.entries) map.set(path, entry)
+      value = { map, depth: layer.depth, layers: [...base.layers, hash] }
+    }
+    remember(hash, value)
+    return value
+  })
+
+/**
+ * The bytes to store for `map`: a delta over `base` when that is small and the chain short, the
+ * full map otherwise. `undefined` when `map` equals the base (nothing to store).
+ */
+const encodeLayered = <V>(
+  codec: LayerCodec<V>,
+  map: ReadonlyMap<WorkspacePath, V>,
+  base: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
+): { readonly bytes: Uint8Array; readonly depth: number } | "unchanged" => {
+  if (base === undefined || base.value.depth >= MAX_DEPTH) return { bytes: codec.encodeFull(map), depth: 0 }
+  const changed: Array<WorkspacePath> = []
+  const removed: Array<WorkspacePath> = []
+  const limit = map.size >> 2
+  for (const [path, entry] of map) {
+    if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
+    if (changed.length > limit) return { bytes: codec.encodeFull(map), depth: 0 }
+  }
+  for (const path of base.value.map.keys()) if (!map.has(path)) removed.push(path)
+  if (changed.length === 0 && removed.length === 0) return "unchanged"
+  if (changed.length + removed.length > limit) return { bytes: codec.encodeFull(map), depth: 0 }
+  const depth = base.value.depth + 1
+  const bytes = encoder.encode(
+    JSON.stringify({
+      format: codec.deltaFormat,
+      base: base.hash,
+      depth,
+      entries: changed.sort(byPath).map((path) => codec.encodeEntry(path, map.get(path)!)),
+      removed: removed.sort(byPath),
+    }),
+  )
+  return { bytes, depth }
+}
+
+const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+export const sameManifestEntry = (a: ManifestEntry, b: ManifestEntry | undefined): boolean => {
+  if (a === b) return true
+  if (b === undefined || a.kind !== b.kind) return false
+  if (a.kind === "file")
+    return b.kind === "file" && a.hash === b.hash && a.mode === b.mode && a.size === b.size
+  if (a.kind === "link") return b.kind === "link" && a.target === b.target
+  return true
+}
+
+export const sameStatCacheEntry = (a: StatCacheEntry, b: StatCacheEntry | undefined): boolean =>
+  a === b ||
+  (b !== undefined &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.inode === b.inode &&
+    a.mode === b.mode &&
+    a.hash === b.hash)
+
+const manifestCodec: LayerCodec<ManifestEntry> = {
+  full: decodeManifest,
+  encodeFull: encodeManifest,
+  deltaFormat: "rewind-manifest-delta/1",
+  encodeEntry: (path, e) => manifestRow(path, e),
+  decodeEntry: (raw) => {
+    const entry = manifestEntryOf(raw)
+    return entry === undefined ? undefined : [raw[0] as WorkspacePath, entry]
+  },
+  same: sameManifestEntry,
+}
+
+const statCacheCodec: LayerCodec<StatCacheEntry> = {
+  full: decodeStatCache,
+  encodeFull: encodeStatCache,
+  deltaFormat: "rewind-stat-cache-delta/1",
+  encodeEntry: statCacheRow,
+  decodeEntry: (raw) => {
+    const entry = statCacheEntryOf(raw)
+    return entry === undefined ? undefined : [raw[0] as WorkspacePath, entry]
+  },
+  same: sameStatCacheEntry,
+}
+
+/** Reads a manifest (following its deltas); fails when it or a layer below is missing or malformed. */
+export const loadManifestLayers = (hash: ContentHash) =>
+  Effect.flatMap(pointArtifactCache, (cache) =>
+    loadLayered(
+      manifestCodec,
+      "manifest",
+      hash,
+      (h) => cache?.getManifest(h),
+      (h, v) => cache?.setManifest(h, v),
+    ),
+  )
+
+/** Reads and decodes a manifest artifact; fails with a message when it is missing or malformed. */
+export const loadManifest = (hash: ContentHash) => Effect.map(loadManifestLayers(hash), (l) => l.map)
+
+/** Reads a stat cache (following its deltas). */
+export const loadStatCacheLayers = (hash: ContentHash) =>
+  Effect.flatMap(pointArtifactCache, (cache) =>
+    loadLayered(
+      statCacheCodec,
+      "stat cache",
+      hash,
+      (h) => cache?.getStatCache(h),
+      (h, v) => cache?.setStatCache(h, v),
+    ),
+  )
+
+/**
+ * Stores a manifest and a stat cache, each as a delta over the base point's where that is small.
+ * Returns the base's own hash for a map equal to the base's, storing nothing.
+ */
+export const storeManifestAndStatCache = (
+  manifest: Manifest,
+  statCache: StatCache,
+  base:
+    | {
+        readonly manifest: { readonly hash: ContentHash; readonly value: Layered<ManifestEntry> }
+        readonly statCache?: { readonly hash: ContentHash; readonly value: Layered<StatCacheEntry> }
+      }
+    | undefined,
+) =>
+  Effect.gen(function* () {
+    const artifacts = yield* ArtifactStore
+    const cache = yield* pointArtifactCache
+    const m = encodeLayered(manifestCodec, manifest, base?.manifest)
+    const c = encodeLayered(statCacheCodec, statCache, base?.statCache)
+    const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
+    const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
+    let next = 0
+    const settle = <V>(
+      encoded: typeof m | typeof c,
+      map: ReadonlyMap<WorkspacePath, V>,
+      previous: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
+      remember: ((hash: ContentHash, value: Layered<V>) => void) | undefined,
+    ): ContentHash => {
+      if (encoded === "unchanged") return previous!.hash
+      const hash = hashes[next++]!
+      const layers = encoded.depth === 0 ? [hash] : [...previous!.value.layers, hash]
+      remember?.(hash, { map, depth: encoded.depth, layers })
+      return hash
+    }
+    const manifestHash = settle(m, manifest, base?.manifest, cache?.setManifest)
+    const statCacheHash = settle(c, statCache, base?.statCache, cache?.setStatCache)
+    return { manifestHash, statCacheHash }
   })
 
 /** A manifest or stat-cache artifact that is not what it should be: treated as unreadable, never as empty. */

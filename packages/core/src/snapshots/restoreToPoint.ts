@@ -13,7 +13,7 @@
  * earlier ones. Symlink changes are outside the journal (it holds file versions); the rescue point
  * records the links, so an interrupted restore can still be undone by restoring the rescue point.
  *
- * Planning inspects the point's paths a directory at a time through the bulk `scanDirectory` (one
+ * Planning inspects the point's paths through the bulk `scanDirectories` (one
  * `lstat` per entry instead of a confined walk per path) and trusts the latest capture's stat
  * cache for unchanged files, so a preview of a large point reads only what changed.
  */
@@ -148,14 +148,19 @@ const inspectAll = (paths: Iterable<WorkspacePath>, cache: StatCache) =>
       else group.push(path)
     }
     const out = new Map<WorkspacePath, Inspected>()
+    // Directories holding enough paths are listed together in one bulk call (one `lstat` per
+    // entry, overlapped where the workspace can); the rest are inspected path by path.
+    const listedDirectories = [...byDirectory].filter(([, group]) => group.length >= SCAN_FROM_PATHS)
+    const listings = yield* workspace.scanDirectories(
+      listedDirectories.map(([dir]) => (dir === "" ? undefined : (dir as WorkspacePath))),
+    )
+    const listedBy = new Map<string, ReadonlyMap<string, ScannedEntry>>()
+    listedDirectories.forEach(([dir], i) => {
+      const scan = listings[i]!
+      if (Either.isRight(scan)) listedBy.set(dir, new Map(scan.right.map((e) => [e.name, e])))
+    })
     for (const [dir, group] of byDirectory) {
-      let listed: ReadonlyMap<string, ScannedEntry> | undefined
-      if (group.length >= SCAN_FROM_PATHS) {
-        const scan = yield* Effect.either(
-          dir === "" ? workspace.scanDirectory() : workspace.scanDirectory(dir as WorkspacePath),
-        )
-        if (Either.isRight(scan)) listed = new Map(scan.right.map((e) => [e.name, e]))
-      }
+      const listed = listedBy.get(dir)
       for (const path of group) {
         if (listed === undefined) {
           out.set(path, yield* Effect.either(inspect(path, cache)))

@@ -1,6 +1,6 @@
 /**
- * The bounded scan of a capture: walks the workspace one directory at a time through the bulk
- * `scanDirectory` operation (one `lstat` per entry, symlinks never followed), applying the built-in
+ * The bounded scan of a capture: walks the workspace a level at a time through the bulk
+ * `scanDirectories` operation (one `lstat` per entry, symlinks never followed), applying the built-in
  * skip list, `.gitignore` and `.rewindignore` rules at every level, and a file-count and time
  * budget. Nested repositories (a directory holding `.git`) are not entered. What the budget or an
  * unreadable directory left out is reported; what ignore rules exclude is not "left out", it was
@@ -30,6 +30,9 @@ export const BUILT_IN_SKIP = new Set([
 ])
 
 export const IGNORE_FILES = [".gitignore", ".rewindignore"] as const
+
+/** Directories listed at once: enough to keep a thread pool busy, few enough to hold in memory together. */
+const SCAN_WAVE = 256
 
 export interface ScanBudget {
   readonly maxFiles: number
@@ -122,7 +125,10 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
     const skipped: Array<SkippedPath> = []
     let ignored = 0
     let directories = 0
-    const queue: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [{ dir: "", rules: [] }]
+    let queue: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [{ dir: "", rules: [] }]
+    // Directories are listed a wave at a time through the bulk `scanDirectories`: where the
+    // workspace can overlap system calls (Node's thread pool) the scan runs on every core. Results
+    // are handled in queue order, so the outcome does not depend on which listing finished first.
     while (queue.length > 0) {
       const now = yield* Clock.currentTimeMillis
       if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
@@ -135,50 +141,60 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
         }
         break
       }
-      const { dir, rules } = queue.shift()!
-      const listed = yield* Effect.either(
-        dir === "" ? workspace.scanDirectory() : workspace.scanDirectory(dir as WorkspacePath),
+      const wave = queue.slice(0, SCAN_WAVE)
+      queue = queue.slice(SCAN_WAVE)
+      const listings = yield* workspace.scanDirectories(
+        wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))),
       )
-      if (Either.isLeft(listed)) {
-        if (dir === "") return yield* listed.left
-        skipped.push({ path: dir, reason: "unreadable", detail: listed.left.message })
-        continue
-      }
-      directories++
-      const children = listed.right
-      // A nested repository belongs to someone else's history: leave it alone entirely.
-      if (dir !== "" && children.some((c) => c.name === ".git")) {
-        ignored++
-        continue
-      }
-      let own: Ignore | undefined
-      for (const name of IGNORE_FILES) {
-        const file = children.find((c) => c.name === name && c.stat.kind === "file")
-        if (file === undefined) continue
-        const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
-        if (Either.isRight(read) && Option.isSome(read.right)) {
-          own ??= ignore()
-          own.add(new TextDecoder().decode(read.right.value.content))
+      for (let w = 0; w < wave.length; w++) {
+        if (entries.size >= budget.maxFiles) {
+          // The rest of the wave is out of budget exactly as if it had never been listed.
+          queue = [...wave.slice(w), ...queue]
+          break
         }
-      }
-      const scope = own === undefined ? rules : [...rules, { base: dir, matcher: own }]
-      for (const child of children) {
-        const path = join(dir, child.name)
-        if (child.stat.kind === "directory") {
-          if (BUILT_IN_SKIP.has(child.name) || isIgnored(scope, path, true)) ignored++
-          else queue.push({ dir: path, rules: scope })
+        const { dir, rules } = wave[w]!
+        const listed = listings[w]!
+        if (Either.isLeft(listed)) {
+          if (dir === "") return yield* listed.left
+          skipped.push({ path: dir, reason: "unreadable", detail: listed.left.message })
           continue
         }
-        if (isIgnored(scope, path, false)) {
+        directories++
+        const children = listed.right
+        // A nested repository belongs to someone else's history: leave it alone entirely.
+        if (dir !== "" && children.some((c) => c.name === ".git")) {
           ignored++
           continue
         }
-        entries.set(
-          path as WorkspacePath,
-          child.target === undefined ? { stat: child.stat } : { stat: child.stat, target: child.target },
-        )
+        let own: Ignore | undefined
+        for (const name of IGNORE_FILES) {
+          const file = children.find((c) => c.name === name && c.stat.kind === "file")
+          if (file === undefined) continue
+          const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
+          if (Either.isRight(read) && Option.isSome(read.right)) {
+            own ??= ignore()
+            own.add(new TextDecoder().decode(read.right.value.content))
+          }
+        }
+        const scope = own === undefined ? rules : [...rules, { base: dir, matcher: own }]
+        for (const child of children) {
+          const path = join(dir, child.name)
+          if (child.stat.kind === "directory") {
+            if (BUILT_IN_SKIP.has(child.name) || isIgnored(scope, path, true)) ignored++
+            else queue.push({ dir: path, rules: scope })
+            continue
+          }
+          if (isIgnored(scope, path, false)) {
+            ignored++
+            continue
+          }
+          entries.set(
+            path as WorkspacePath,
+            child.target === undefined ? { stat: child.stat } : { stat: child.stat, target: child.target },
+          )
+        }
+        onProgress?.({ directories, entries: entries.size })
       }
-      onProgress?.({ directories, entries: entries.size })
     }
     return { entries, skipped, ignored } satisfies ScanResult
   })

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
-import { Effect, Option, type Scope } from "effect"
+import { Effect, Either, Option, type Scope } from "effect"
 import type { WorkspaceFixture } from "./workspaceFixture.js"
 
 export interface WorkspaceHarness {
@@ -210,6 +210,57 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         expect(Option.map(yield* workspace.read(p("links/to-a")), (f) => decode(f.content))).toEqual(
           Option.some("through"),
         )
+      }),
+    )
+
+    it.scoped("scans several directories at once, each with its own answer, as scanDirectory would", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace, plantFile, plantSymlink, plantDirectory } = fixture
+        yield* plantFile("top.txt", "t")
+        yield* plantFile("src/b.ts", "bb")
+        yield* plantFile("src/a.ts", "a", 0o755)
+        yield* plantSymlink("src/link", "a.ts")
+        yield* plantDirectory("src/empty")
+        yield* plantFile("docs/readme.md", "r")
+        yield* plantSymlink("out", fixture.outside)
+        const before = yield* fixture.outsideFingerprint()
+        const asked: Array<WorkspacePath | undefined> = [
+          p("src"),
+          undefined,
+          p("missing"),
+          p("top.txt"),
+          p("src/empty"),
+          p("out"),
+          p("docs"),
+        ]
+        const results = yield* workspace.scanDirectories(asked)
+        expect(results).toHaveLength(asked.length)
+        // Every answer is what the single-directory scan gives for the same directory.
+        for (const [i, directory] of asked.entries()) {
+          const one = yield* Effect.either(workspace.scanDirectory(directory))
+          const many = results[i]!
+          expect(many._tag).toBe(one._tag)
+          if (Either.isRight(many) && Either.isRight(one)) expect(many.right).toEqual(one.right)
+          if (Either.isLeft(many) && Either.isLeft(one)) expect(many.left._tag).toBe(one.left._tag)
+        }
+        const src = Either.getOrThrow(results[0]!)
+        expect(src.map((e) => e.name)).toEqual(["a.ts", "b.ts", "empty", "link"])
+        expect(src.map((e) => e.stat.kind)).toEqual(["file", "file", "directory", "symlink"])
+        expect(src[0]!.stat.mode).toBe(0o755)
+        expect(src[1]!.stat.size).toBe(2)
+        expect(src[3]!.target).toBe("a.ts")
+        expect(Either.getOrThrow(results[1]!).map((e) => e.name)).toEqual(["docs", "out", "src", "top.txt"])
+        expect(Either.isLeft(results[2]!)).toBe(true)
+        expect(Either.isLeft(results[3]!)).toBe(true)
+        expect(Either.getOrThrow(results[4]!)).toEqual([])
+        const outOfRoot = results[5]!
+        expect(
+          Either.isLeft(outOfRoot) && outOfRoot.left._tag === "PathRefused" && outOfRoot.left.reason,
+        ).toBe("symlink_escape")
+        expect(yield* workspace.scanDirectories([])).toEqual([])
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+        expect(fixture.outsideAccesses?.() ?? []).toEqual([])
       }),
     )
 
