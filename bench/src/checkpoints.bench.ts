@@ -11,8 +11,10 @@
  * Rewind is measured with three stores, each in the same rounds as git:
  *   `sqlite`: the embedded default — events, blobs and the operation journal in one SQLite file
  *     (WAL, synchronous NORMAL: a commit survives a process crash; the WAL keeps blobs ordered
- *     before the event that uses them), restored files written with fsync;
- *   `sqlite-full`: the same with synchronous FULL (every commit flushed: survives a power cut);
+ *     before the event that uses them), restored files written atomically (temp + rename) without
+ *     fsync, as the embedded default does under NORMAL;
+ *   `sqlite-full`: the same with synchronous FULL (every commit flushed: survives a power cut) and
+ *     restored files flushed with fsync, as the embedded default does under FULL;
  *   `fs-fsync`: the previous default for blobs, one file per blob with temp + fsync + rename and a
  *     directory fsync, beside a memory session store (kept as the "before" reference).
  */
@@ -108,7 +110,7 @@ const rewindSide = async (ctx: BenchContext, ws: BenchWorkspace, durability: Dur
   const runtime = ManagedRuntime.make(
     Layer.mergeAll(
       storesFor(ctx, durability),
-      NodeWorkspace.layer(ws.root, { durability: "fsync" }),
+      NodeWorkspace.layer(ws.root, { durability: durability === "sqlite" ? "atomic" : "fsync" }),
       IdGenerators.layerRandom,
       // As the embedded default: session states are cached between commands.
       layerSessionStateCache(),

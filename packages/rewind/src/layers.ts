@@ -25,7 +25,12 @@ import type {
   SessionStore,
   Workspace,
 } from "@rewind/core"
-import { IdGenerators, layerForkWorkspaceRestore, layerSessionStateCache } from "@rewind/core"
+import {
+  IdGenerators,
+  layerForkWorkspaceRestore,
+  layerPointArtifactCache,
+  layerSessionStateCache,
+} from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { StoreMissing } from "./errors.js"
 
@@ -76,8 +81,12 @@ export interface DefaultLayerOptions {
   /** SQLite options other than the path. */
   readonly sqlite?: Omit<SqliteStoreOptions, "path">
   /**
-   * `fsync` (default) or `atomic` (no fsync): how restored files are flushed (and blob files, for a
-   * store that still has `<dir>/artifacts`). Blobs in the database follow `sqlite.synchronous`.
+   * How restored files are flushed (and blob files, for a store that still has `<dir>/artifacts`):
+   * `fsync` flushes each file and its directory, `atomic` writes a temp file and renames it
+   * without flushing. The default follows `sqlite.synchronous`, so files and the journal that
+   * protects them promise the same: `atomic` under `NORMAL` (the default; survives a crash of the
+   * process), `fsync` under `FULL` (survives a power cut). Flushing a file under `NORMAL` would
+   * buy nothing: its rescue copy and journal entry are themselves not flushed.
    */
   readonly durability?: "fsync" | "atomic"
 }
@@ -110,7 +119,7 @@ export const layerEmbedded = (
   options: DefaultLayerOptions,
 ): Layer.Layer<EngineServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
   const dir = storeDirectory(options)
-  const durability = options.durability ?? "fsync"
+  const durability = options.durability ?? (options.sqlite?.synchronous === "FULL" ? "fsync" : "atomic")
   const legacyBlobs = join(dir, ARTIFACTS_DIR)
   const artifacts = Layer.suspend(() =>
     existsSync(legacyBlobs)
@@ -123,6 +132,7 @@ export const layerEmbedded = (
     IdGenerators.layerRandom,
     layerBackgroundTasks,
     layerSessionStateCache(),
+    layerPointArtifactCache(),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
   return Layer.unwrapEffect(
     Effect.as(ensureStoreDirectory(dir, options.create ?? true), withEngineServices(stores)),
