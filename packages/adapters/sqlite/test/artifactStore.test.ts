@@ -71,7 +71,39 @@ describe("SQLite artifact store", () => {
     }),
   )
 
-  it.scoped("a deflated blob whose stored bytes are damaged is ArtifactCorrupt", () =>
+  it.scoped("a large batch: duplicates, copies already stored, and a damaged copy rewritten", () =>
+    Effect.gen(function* () {
+      const path = yield* tempStorePath
+      const files = Array.from({ length: 64 }, (_, i) =>
+        new TextEncoder().encode(`file ${i}: ${"some source text ".repeat(400 + i)}`),
+      )
+      const store = (contents: ReadonlyArray<Uint8Array>) =>
+        Effect.provide(
+          Effect.flatMap(ArtifactStore, (s) => s.putMany(contents)),
+          layerAt(path),
+        )
+      // Some are stored already, one of those damaged: the batch rewrites it and keeps the rest.
+      const early = yield* store(files.slice(0, 8))
+      withRawDatabase(path, (db) =>
+        db.prepare("update blobs set content = x'00ff00ff' where hash = ?").run(key(early[3]!)),
+      )
+      const batch = [...files, files[10]!, files[0]!]
+      expect(batch.reduce((n, f) => n + f.byteLength, 0)).toBeGreaterThan(256 * 1024)
+      const hashes = yield* store(batch)
+      expect(hashes).toEqual(batch.map((f) => hashContent(f)))
+      const back = yield* Effect.provide(
+        Effect.flatMap(ArtifactStore, (s) => s.getMany(hashes)),
+        layerAt(path),
+      )
+      expect(back.every((b, i) => Buffer.from(b).equals(batch[i]!))).toBe(true)
+      const rows = withRawDatabase(path, (db) =>
+        db.prepare("select count(*) as n, min(encoding) as lo, max(encoding) as hi from blobs").get(),
+      ) as { n: number; lo: number; hi: number }
+      expect(rows).toEqual({ n: files.length, lo: 1, hi: 1 })
+    }),
+  )
+
+  it.scoped("a compressed blob whose stored bytes are damaged is ArtifactCorrupt", () =>
     Effect.gen(function* () {
       const path = yield* tempStorePath
       const text = new TextEncoder().encode("compress me ".repeat(1_000))
