@@ -12,6 +12,7 @@ import { performance } from "node:perf_hooks"
 import type { CaseRunResult } from "./harness/caseRun.js"
 import type { CaseRunConfig } from "./harness/context.js"
 import { machineInfo } from "./harness/machine.js"
+import { mergeResults } from "./harness/mergeResults.js"
 import {
   BENCH_DIR,
   BUDGETS,
@@ -168,6 +169,20 @@ const main = async (): Promise<number> => {
   }
 
   const figures = runs.flatMap((r) => r.figures.map((f) => ({ ...f, runPeakRssBytes: r.peakRssBytes })))
+  const summaries = runs.map(({ figures: f, ...rest }) => ({ ...rest, figureCount: f.length }))
+  if (options.merge) {
+    const previous = readResults(options)
+    if (previous.mode !== options.mode || previous.seed !== options.seed) {
+      console.error(`${jsonFile(options)} is a ${previous.mode} run with seed ${previous.seed}: not merged`)
+      return 2
+    }
+    const merged = mergeResults(previous, summaries, figures, {
+      startedAt: startedAt.toISOString(),
+      durationMs: performance.now() - started,
+    })
+    writeAtomically(jsonFile(options), `${JSON.stringify(merged, null, 2)}\n`)
+    return writeReports(options, merged)
+  }
   const results: BenchResults = {
     schemaVersion: RESULTS_SCHEMA_VERSION,
     mode: options.mode,
@@ -177,7 +192,7 @@ const main = async (): Promise<number> => {
     machine,
     sizes: SIZES[options.mode],
     budget: BUDGETS[options.mode],
-    runs: runs.map(({ figures: f, ...rest }) => ({ ...rest, figureCount: f.length })),
+    runs: summaries,
     figures,
     curves: buildCurves(figures),
   }

@@ -63,15 +63,21 @@ export interface RunOptions {
   readonly cacheDir: string | undefined
   /** Re-render the reports from the JSON results without measuring. */
   readonly reportOnly: boolean
+  /**
+   * Merge into the existing results: the cases run now replace their earlier figures, the rest are
+   * kept (re-running one case after a change without repeating an hour of others).
+   */
+  readonly merge: boolean
 }
 
-export const USAGE = `usage: npm run bench -- [--quick] [--case <name>]... [--seed <n>] [--out <dir>] [--no-docs] [--report-only]
+export const USAGE = `usage: npm run bench -- [--quick] [--case <name>]... [--merge] [--seed <n>] [--out <dir>] [--no-docs] [--report-only]
   --quick        small sizes and budgets (also BENCH_QUICK=1); results go to <out>/quick.{md,json}
   --case <name>  run only cases whose name contains <name> (repeatable; also BENCH_CASES=a,b)
   --seed <n>     generator seed (also BENCH_SEED; default ${DEFAULT_SEED})
   --out <dir>    results directory (also BENCH_OUT; default bench/results)
   --no-docs      do not rewrite the results section of docs/benchmarks.md
   --report-only  measure nothing: re-render the Markdown (and docs) from the JSON results
+  --merge        with --case: replace those cases' figures in the existing results, keep the rest
   BENCH_CACHE_DIR=<dir> keeps generated workspaces between runs`
 
 /** Thrown for a bad command line (exit 2) or --help (exit 0, usage on stdout). */
@@ -91,6 +97,7 @@ export const parseOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv
   let outDir = env.BENCH_OUT === undefined ? undefined : resolve(env.BENCH_OUT)
   let docs = true
   let reportOnly = false
+  let merge = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const value = () => {
@@ -105,9 +112,11 @@ export const parseOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv
     else if (arg === "--out") outDir = resolve(value())
     else if (arg === "--no-docs") docs = false
     else if (arg === "--report-only") reportOnly = true
+    else if (arg === "--merge") merge = true
     else if (arg === "--help" || arg === "-h") throw new UsageError(USAGE, 0)
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`, 2)
   }
+  if (merge && filters.length === 0) throw new UsageError(`--merge needs at least one --case\n${USAGE}`, 2)
   if (!Number.isSafeInteger(seed) || seed < 0)
     throw new UsageError("the seed must be a non-negative integer", 2)
   const defaultOut = join(BENCH_DIR, "results")
@@ -118,8 +127,9 @@ export const parseOptions = (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv
     filters,
     outDir: out,
     outName: quick ? "quick" : "latest",
-    updateDocs: docs && !quick && filters.length === 0 && out === defaultOut,
+    updateDocs: docs && !quick && (filters.length === 0 || merge) && out === defaultOut,
     cacheDir: env.BENCH_CACHE_DIR === undefined ? undefined : resolve(env.BENCH_CACHE_DIR),
     reportOnly,
+    merge,
   }
 }

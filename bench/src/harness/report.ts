@@ -46,6 +46,8 @@ export interface BenchResults {
   readonly runs: ReadonlyArray<CaseRunSummary>
   readonly figures: ReadonlyArray<Figure>
   readonly curves: ReadonlyArray<Curve>
+  /** Cases re-run later and merged in (`--merge`), in order. */
+  readonly reruns?: ReadonlyArray<{ readonly cases: ReadonlyArray<string>; readonly startedAt: string }>
 }
 
 /** Words for an exponent, read on the axis the size measures. */
@@ -156,6 +158,10 @@ export const renderMarkdown = (results: BenchResults): string => {
   out.push(
     `Run of ${results.startedAt} (${results.mode} mode, seed ${results.seed}), ${formatMs(results.durationMs)} in all.`,
     "",
+    ...(results.reruns ?? []).flatMap((r) => [
+      `Re-run and merged in at ${r.startedAt}: ${r.cases.join(", ")} (its figures replace the earlier run's).`,
+      "",
+    ]),
     `Machine: ${m.cpuModel}, ${m.cores} cores, ${formatBytes(m.memoryBytes)} memory, ${m.platform} (kernel ${m.kernel}), Node ${m.node}, ${m.git}; load average at start ${m.loadAverage.join(" / ")}.`,
     "",
     "Times are medians with p25–p75 over all samples. A ratio is subject ÷ baseline per round (median, p25–p75 over rounds); " +
