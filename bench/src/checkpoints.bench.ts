@@ -1,7 +1,8 @@
 /**
  * Checkpoint benchmark: what one tool-level checkpoint costs against a shadow-git checkpoint of the
  * same workspace, and what restoring one file costs against `git checkout <tree> -- <file>`, on the
- * shared generated workspace (10,000 files, about 100 MB, in full mode).
+ * shared generated workspace (1,000 and 10,000 files in full mode, 100,000 with
+ * BENCH_WORKSPACE_100K=1; 10,000 files are about 100 MB).
  *
  * Each iteration edits one ~10 KB file (three regions, about a tenth of its lines, rewritten: the
  * common shape of a Write/Edit) and times:
@@ -33,6 +34,7 @@ import {
   rewindToCheckpoint,
 } from "@rewind/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { engineWorkspaceSizes } from "./harness/options.js"
 import type { BenchCase, BenchContext } from "./harness/types.js"
 import type { BenchWorkspace } from "./workspace/benchWorkspace.js"
 import { pickDistinct } from "./workspace/mutations.js"
@@ -147,7 +149,8 @@ export const checkpoints: BenchCase = {
   group: "workspace",
   description:
     "recordFileMutation of a ~10 KB edit vs shadow git add -A + write-tree, and rewindToCheckpoint of that file vs git checkout",
-  sizes: (sizes) => [sizes.changeCurveFiles],
+  // A curve over the workspace size: the cost should follow the one edited file, not the tree.
+  sizes: (sizes, mode) => (mode === "quick" ? [sizes.changeCurveFiles] : engineWorkspaceSizes(sizes, mode)),
   sizeUnit: "files",
   run: async (ctx) => {
     const ws = ctx.workspace(ctx.size!)

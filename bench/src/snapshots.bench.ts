@@ -10,7 +10,7 @@
  * NORMAL), the operation journal is in the same file, restored files are written atomically
  * (temp + rename) without `fsync` (the embedded default under NORMAL), and decoded manifests are
  * kept between captures (`layerPointArtifactCache`).
- * Sizes: the workspace curve (1k and 10k files in full mode; 100k with BENCH_SNAPSHOT_100K=1, a
+ * Sizes: the workspace curve (1k and 10k files in full mode; 100k with BENCH_WORKSPACE_100K=1, a
  * run of more than an hour because of git's own first snapshot), so capture and restore each get a
  * scale curve; the harness records each size's peak memory.
  */
@@ -29,6 +29,7 @@ import {
 } from "@rewind/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { diskUsageBytes, type ShadowGit } from "./baselines/shadowGit.js"
+import { engineWorkspaceSizes } from "./harness/options.js"
 import { single } from "./harness/stats.js"
 import type { BenchCase, BenchContext } from "./harness/types.js"
 import type { BenchWorkspace } from "./workspace/benchWorkspace.js"
@@ -88,12 +89,7 @@ export const snapshots: BenchCase = {
   description:
     "capturePoint and point restore against shadow git (first, unchanged, one change, 100-file restore, store size)",
   // Quick mode (CI) only checks the plumbing: one small size, no racy-window waits, fewer points.
-  sizes: (sizes, mode) =>
-    mode === "quick"
-      ? sizes.files.slice(0, 1)
-      : process.env.BENCH_SNAPSHOT_100K === "1"
-        ? sizes.files
-        : sizes.files.filter((n) => n <= 10_000),
+  sizes: engineWorkspaceSizes,
   sizeUnit: "files",
   run: async (ctx) => {
     const ws = ctx.workspace(ctx.size!)

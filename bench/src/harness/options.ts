@@ -49,6 +49,19 @@ export const BUDGETS: Record<Mode, Budget> = {
 
 export const DEFAULT_SEED = 20_251_130
 
+/**
+ * Workspace sizes of the cases that drive the engine itself on a generated tree (checkpoints,
+ * snapshots): quick mode checks the plumbing at the smallest size; a full run takes 1k and 10k
+ * files, and 100k with `BENCH_WORKSPACE_100K=1` (its shadow-git baselines alone take the better
+ * part of an hour here). `BENCH_SNAPSHOT_100K=1`, the earlier name, still works.
+ */
+export const engineWorkspaceSizes = (sizes: SizePreset, mode: Mode, env = process.env): Array<number> =>
+  mode === "quick"
+    ? sizes.files.slice(0, 1)
+    : env.BENCH_WORKSPACE_100K === "1" || env.BENCH_SNAPSHOT_100K === "1"
+      ? [...sizes.files]
+      : sizes.files.filter((n) => n <= 10_000)
+
 export interface RunOptions {
   readonly mode: Mode
   readonly seed: number
