@@ -8,8 +8,8 @@
  *   store size after 20 points with small edits: `du` of the closed store vs `du` of the shadow repository.
  * Rewind runs as the embedded default does: the SQLite store holds events and blobs (synchronous
  * NORMAL), the operation journal is in the same file, restored files are written atomically
- * (temp + rename) without `fsync` (the embedded default under NORMAL), and decoded manifests are
- * kept between captures (`layerPointArtifactCache`).
+ * (temp + rename) without `fsync` (the embedded default under NORMAL), and decoded manifests and
+ * session states are kept between captures (`layerPointArtifactCache`, `layerSessionStateCache`).
  * Sizes: the workspace curve (1k and 10k files in full mode; 100k with BENCH_WORKSPACE_100K=1, a
  * run of more than an hour because of git's own first snapshot), so capture and restore each get a
  * scale curve; the harness records each size's peak memory.
@@ -25,6 +25,7 @@ import {
   createSession,
   IdGenerators,
   layerPointArtifactCache,
+  layerSessionStateCache,
   previewPointRestore,
 } from "@rewind/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -52,6 +53,7 @@ const rewindStore = async (ctx: BenchContext, ws: BenchWorkspace, label: string)
       NodeWorkspace.layer(ws.root, { durability: "atomic" }),
       IdGenerators.layerRandom,
       layerPointArtifactCache(),
+      layerSessionStateCache(),
     ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ path: join(dir, "rewind.db") }))),
   )
   const sessionId: SessionId = await runtime.runPromise(

@@ -14,6 +14,7 @@ import {
   type MessageId,
   type ModelSelection,
   type Part,
+  type PointCaptured,
   type RevertCursor,
   type Session,
   type SessionEvent,
@@ -24,6 +25,7 @@ import {
   type TurnId,
   type VerificationId,
   type VerificationRecord,
+  type WriteIntentDeclared,
 } from "@rewind/contracts"
 
 export interface Compaction {
@@ -85,6 +87,9 @@ export interface SessionState {
   readonly executionStates: ReadonlyMap<MessageId, ExecutionState>
   readonly subagents: ReadonlyArray<SubagentLink>
   readonly forkedFrom: ForkedFrom | undefined
+  /** The snapshot engine's point index: every point of the stream, in order (inherited ones too). */
+  readonly points: ReadonlyArray<PointCaptured>
+  readonly writeIntents: ReadonlyArray<WriteIntentDeclared>
 }
 
 interface MutableState {
@@ -108,6 +113,8 @@ interface MutableState {
   executionStates: Map<MessageId, ExecutionState>
   subagents: Array<SubagentLink>
   forkedFrom: ForkedFrom | undefined
+  points: Array<PointCaptured>
+  writeIntents: Array<WriteIntentDeclared>
 }
 
 export const emptySessionState: SessionState = Object.freeze<SessionState>({
@@ -131,6 +138,8 @@ export const emptySessionState: SessionState = Object.freeze<SessionState>({
   executionStates: new Map(),
   subagents: [],
   forkedFrom: undefined,
+  points: [],
+  writeIntents: [],
 })
 
 const copy = (s: SessionState): MutableState => ({
@@ -154,6 +163,8 @@ const copy = (s: SessionState): MutableState => ({
   executionStates: new Map(s.executionStates),
   subagents: [...s.subagents],
   forkedFrom: s.forkedFrom,
+  points: [...s.points],
+  writeIntents: [...s.writeIntents],
 })
 
 const apply = (s: MutableState, event: SessionEvent, at: number): void => {
@@ -266,9 +277,13 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
     case "ExecutionStateRecorded":
       s.executionStates.set(event.messageId, event.state)
       return
-    // Points and write intents are read from the stream by the snapshot engine, not projected.
+    // The point index is projected, so a capture on a long session does not re-read its stream.
     case "PointCaptured":
+      s.points.push(event)
+      return
     case "WriteIntentDeclared":
+      s.writeIntents.push(event)
+      return
     case "PointRestored":
       return
     case "SubagentSpawned":

@@ -10,8 +10,11 @@ import {
   cleanup,
   encodeManifest,
   layerPointArtifactCache,
+  layerSessionStateCache,
   loadManifest,
   previewPointRestore,
+  readPointIndex,
+  SessionStore,
 } from "@rewind/core"
 import { Effect, Layer, TestClock } from "effect"
 import { type Env, makeEnv, newSession, ROOT } from "./fileRewindEnv.js"
@@ -211,5 +214,38 @@ describe("decoded manifest cache", () => {
       expect(cached.third._tag).toBe("Captured")
       expect(plain.third._tag).toBe("NotCaptured")
     })
+  })
+})
+
+describe("point index", () => {
+  it.effect("is projected with the session, so a repeat capture does not re-read the stream", () => {
+    const env = makeEnv()
+    seed(env)
+    const reads: Array<number> = []
+    const counting = Layer.effect(
+      SessionStore,
+      Effect.map(SessionStore, (inner) => ({
+        ...inner,
+        read: (sessionId: SessionId, options?: { readonly afterSequence?: number }) => {
+          reads.push(options?.afterSequence ?? 0)
+          return inner.read(sessionId, options)
+        },
+      })),
+    ).pipe(Layer.provide(env.layer()))
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      yield* later
+      const first = yield* capture(sessionId, 1)
+      reads.length = 0
+      env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
+      yield* later
+      const second = yield* capture(sessionId, 2)
+      // Only the events after the cached state are read: never the stream from its start.
+      expect(reads.length).toBeGreaterThan(0)
+      expect(reads.every((after) => after > 0)).toBe(true)
+      const index = yield* readPointIndex(sessionId)
+      expect(index.points.map((p) => p.pointId)).toEqual([first.pointId, second.pointId])
+      expect((yield* readPointIndex("nobody" as SessionId)).points).toEqual([])
+    }).pipe(Effect.provide(Layer.mergeAll(env.layer(), layerSessionStateCache(), counting)))
   })
 })

@@ -1,20 +1,16 @@
 /**
- * The point index of a session: its PointCaptured events (and write intents) read back from the
- * session stream. Keeping the index in the stream (rather than a separate table) means a point is
+ * The point index of a session: its PointCaptured events (and write intents), projected from the
+ * session stream with the rest of its state, so a cached state answers without reading the
+ * stream again. Keeping the index in the stream (rather than a separate table) means a point is
  * committed atomically with the session's history, found again after a restart, and copied with
  * the history a fork copies, with no second store to keep in step.
  */
 
 import { createHash } from "node:crypto"
-import {
-  type PointCaptured,
-  type PointId,
-  type SessionId,
-  type TurnId,
-  WriteIntentDeclared,
-} from "@rewind/contracts"
+import type { PointCaptured, PointId, SessionId, TurnId, WriteIntentDeclared } from "@rewind/contracts"
 import { Effect } from "effect"
-import { SessionStore } from "../ports/SessionStore.js"
+import { loadSession } from "../loadSession.js"
+import { emptySessionState } from "../sessionState.js"
 
 /**
  * A point's id is derived from (session, turn) so capture is idempotent: a second capture for the
@@ -31,17 +27,15 @@ export interface PointIndex {
 }
 
 export const readPointIndex = (sessionId: SessionId) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const events = yield* store.read(sessionId)
-    const points: Array<PointCaptured> = []
-    const writeIntents: Array<WriteIntentDeclared> = []
-    for (const { event } of events) {
-      if (event._tag === "PointCaptured") points.push(event)
-      else if (event instanceof WriteIntentDeclared) writeIntents.push(event)
-    }
-    return { points, writeIntents } satisfies PointIndex
-  })
+  Effect.map(
+    // A session with no events has no points (rather than a refusal: callers ask about points).
+    Effect.catchIf(
+      loadSession(sessionId),
+      (e) => e._tag === "Refused" && e.kind === "session_not_found",
+      () => Effect.succeed(emptySessionState),
+    ),
+    (state): PointIndex => ({ points: state.points, writeIntents: state.writeIntents }),
+  )
 
 /** The latest full (turn) point: the base the next capture starts from. */
 export const latestTurnPoint = (index: PointIndex): PointCaptured | undefined =>
