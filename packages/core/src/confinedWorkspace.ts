@@ -56,7 +56,7 @@ export interface FileSystemPrimitives {
   readonly readdirStat: (absolute: string) => Effect.Effect<ReadonlyArray<ScannedEntry>, PrimitiveFailure>
   /**
    * `readdirStat` of several directories, each with its own answer, in order. Optional: without
-   * it the directories are read one by one; an adapter that can overlap system calls provides it.
+   * it the directories are read one by one through `readdirStat`.
    */
   readonly readdirStatMany?: (
     absolutes: ReadonlyArray<string>,

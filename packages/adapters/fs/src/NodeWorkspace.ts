@@ -4,8 +4,7 @@
  * with `lstat`/`readlink` so no symlink is followed out of it. Files are opened with `O_NOFOLLOW`
  * (and `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
  * (temp + fsync + rename + directory fsync) with the file's mode kept. POSIX only. Calls are
- * synchronous for the reason given in `internal/durable.ts`, except the bulk `readdirStatMany` of
- * a scan, whose `lstat`s run together on the thread pool.
+ * synchronous for the reason given in `internal/durable.ts`.
  *
  * Between the walk and the system call another process could swap a checked directory for a
  * symlink. Each primitive therefore re-checks, as late as it can, that the path it was handed is
@@ -19,14 +18,11 @@ import {
   closeSync,
   constants,
   fstatSync,
-  lstat,
   lstatSync,
   mkdirSync,
   openSync,
-  readdir,
   readdirSync,
   readFileSync,
-  readlink,
   readlinkSync,
   realpathSync,
   statSync,
@@ -47,7 +43,6 @@ import { Effect, Either, Layer } from "effect"
 import {
   assertStillReal,
   type Durability,
-  type ErrnoFailure,
   errnoOf,
   isErrno,
   isTempFileOf,
@@ -75,6 +70,25 @@ const parentOf = (path: string): string => path.slice(0, Math.max(1, path.lastIn
 export interface NodeWorkspaceOptions {
   /** `fsync` (default) flushes each written file and its directory; see `Durability`. */
   readonly durability?: Durability
+}
+
+const readdirStatSync = (path: string): Array<ScannedEntry> => {
+  const out: Array<ScannedEntry> = []
+  for (const name of readdirSync(path)) {
+    const absolute = `${path === "/" ? "" : path}/${name}`
+    const s = lstatSync(absolute, { bigint: true, throwIfNoEntry: false })
+    // Gone since the listing: it is simply not there any more.
+    if (s === undefined) continue
+    const stat = fileStatOf(s)
+    if (stat.kind === "symlink") {
+      try {
+        out.push({ name, stat, target: readlinkSync(absolute) })
+      } catch (e) {
+        if (!isErrno(e, "ENOENT")) throw e
+      }
+    } else out.push({ name, stat })
+  }
+  return out
 }
 
 export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrimitives => ({
@@ -151,78 +165,21 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
         readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) })),
     ),
 
-  readdirStat: (path) =>
-    attempt((): ReadonlyArray<ScannedEntry> => {
-      const out: Array<ScannedEntry> = []
-      for (const name of readdirSync(path)) {
-        const absolute = `${path === "/" ? "" : path}/${name}`
-        const s = lstatSync(absolute, { bigint: true, throwIfNoEntry: false })
-        // Gone since the listing: it is simply not there any more.
-        if (s === undefined) continue
-        const stat = fileStatOf(s)
-        if (stat.kind === "symlink") {
-          try {
-            out.push({ name, stat, target: readlinkSync(absolute) })
-          } catch (e) {
-            if (!isErrno(e, "ENOENT")) throw e
-          }
-        } else out.push({ name, stat })
-      }
-      return out
-    }),
+  readdirStat: (path) => attempt(() => readdirStatSync(path)),
 
   readdirStatMany: (paths) =>
-    Effect.async((resume) => {
-      // A level of a scan at once: every listing and `lstat` is issued together, so the thread
-      // pool runs them on every core (what git's preloaded index does with threads). One by one,
-      // they are most of a repeat capture's time.
-      const results: Array<Either.Either<ReadonlyArray<ScannedEntry>, ErrnoFailure>> = new Array(paths.length)
-      let pendingDirectories = paths.length
-      if (pendingDirectories === 0) return resume(Effect.succeed(results))
-      const directoryDone = (i: number, result: Either.Either<ReadonlyArray<ScannedEntry>, ErrnoFailure>) => {
-        results[i] = result
-        if (--pendingDirectories === 0) resume(Effect.succeed(results))
-      }
-      paths.forEach((path, i) => {
-        readdir(path, (listError, names) => {
-          if (listError !== null) return directoryDone(i, Either.left(errnoOf(listError)))
-          const slots: Array<ScannedEntry | undefined> = new Array(names.length)
-          let pending = names.length
-          let failure: ErrnoFailure | undefined
-          const settle = () => {
-            if (--pending > 0) return
-            directoryDone(
-              i,
-              failure !== undefined
-                ? Either.left(failure)
-                : Either.right(slots.filter((e): e is ScannedEntry => e !== undefined)),
-            )
-          }
-          const fail = (e: NodeJS.ErrnoException) => {
-            failure ??= errnoOf(e)
-            settle()
-          }
-          if (pending === 0) return directoryDone(i, Either.right([]))
-          names.forEach((name, k) => {
-            const absolute = `${path === "/" ? "" : path}/${name}`
-            lstat(absolute, { bigint: true }, (statError, s) => {
-              // Gone since the listing: it is simply not there any more.
-              if (statError !== null) return isErrno(statError, "ENOENT") ? settle() : fail(statError)
-              const stat = fileStatOf(s)
-              if (stat.kind !== "symlink") {
-                slots[k] = { name, stat }
-                return settle()
-              }
-              readlink(absolute, (linkError, target) => {
-                if (linkError !== null) return isErrno(linkError, "ENOENT") ? settle() : fail(linkError)
-                slots[k] = { name, stat, target }
-                settle()
-              })
-            })
-          })
-        })
-      })
-    }),
+    // Synchronous on purpose: issuing a level's lstats together on the thread pool was faster on an
+    // idle machine but up to twice as slow on a loaded one (the threads and the main thread fight
+    // over two cores), and captures run beside an agent that is rarely idle.
+    Effect.sync(() =>
+      paths.map((path) => {
+        try {
+          return Either.right(readdirStatSync(path))
+        } catch (e) {
+          return Either.left(errnoOf(e))
+        }
+      }),
+    ),
 
   readlink: (path) => attempt(() => readlinkSync(path)),
 

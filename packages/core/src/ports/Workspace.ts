@@ -68,9 +68,8 @@ export interface WorkspaceService {
   ) => Effect.Effect<ReadonlyArray<ScannedEntry>, WorkspaceError>
   /**
    * `scanDirectory` of several directories at once (`undefined` is the root), each with its own
-   * answer, in the order given. A scan lists a whole level of the tree this way, so an adapter
-   * can overlap the system calls (Node runs them on its thread pool) and the per-call overhead
-   * is paid per level rather than per directory.
+   * answer, in the order given. A scan lists a whole level of the tree this way, so the per-call
+   * overhead is paid per level rather than per directory (and an adapter may overlap the calls).
    */
   readonly scanDirectories: (
     directories: ReadonlyArray<WorkspacePath | undefined>,

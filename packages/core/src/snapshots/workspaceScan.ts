@@ -31,7 +31,7 @@ export const BUILT_IN_SKIP = new Set([
 
 export const IGNORE_FILES = [".gitignore", ".rewindignore"] as const
 
-/** Directories listed at once: enough to keep a thread pool busy, few enough to hold in memory together. */
+/** Directories listed in one call: few enough that their listings fit in memory together. */
 const SCAN_WAVE = 256
 
 export interface ScanBudget {
@@ -126,9 +126,8 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
     let ignored = 0
     let directories = 0
     let queue: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [{ dir: "", rules: [] }]
-    // Directories are listed a wave at a time through the bulk `scanDirectories`: where the
-    // workspace can overlap system calls (Node's thread pool) the scan runs on every core. Results
-    // are handled in queue order, so the outcome does not depend on which listing finished first.
+    // Directories are listed a wave at a time through the bulk `scanDirectories` (one call per
+    // wave, not per directory); results are handled in queue order.
     while (queue.length > 0) {
       const now = yield* Clock.currentTimeMillis
       if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
