@@ -1,5 +1,5 @@
 /**
- * End-to-end tests of the BUILT `rewind` binary (`dist/cli/main.js`; the package's test task
+ * End-to-end tests of the BUILT `rewind` binary (`dist/cli/rewind.mjs`, the bundled `bin`; the package's test task
  * depends on its build) on temporary workspaces.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"

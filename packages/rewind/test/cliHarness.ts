@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url"
 import { afterEach, expect } from "@effect/vitest"
 import { openRewind } from "../src/index.js"
 
-export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js")
+/** The package's `bin`: the bundled executable the build writes. */
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "rewind.mjs")
 
 const temps: Array<string> = []
 export const tempDir = () => {

@@ -2,14 +2,12 @@
 // and that a repair removes an orphan temp file and nothing else; a newer store does not open.
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { openRewind } from "../src/index.js"
+import { BIN } from "./cliHarness.js"
 import { agentTurn, sandbox, value, withBlobFiles } from "./storeFixture.js"
-
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "main.js")
 
 const cli = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

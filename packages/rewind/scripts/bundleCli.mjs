@@ -1,0 +1,20 @@
+// Bundles the compiled `rewind` executable (dist/cli/main.js) into one file, dist/cli/rewind.mjs,
+// the package's `bin`. Unbundled, every start resolves and links several hundred ES modules
+// (Effect, @effect/cli, Kysely, ...), which took 2-3 s on a loaded 2-core machine; the bundle
+// starts in about half that. better-sqlite3 stays external (a native addon), and a `require` is
+// provided for the CommonJS dependencies esbuild inlines.
+import { build } from "esbuild"
+
+await build({
+  entryPoints: ["dist/cli/main.js"],
+  outfile: "dist/cli/rewind.mjs",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["better-sqlite3"],
+  banner: {
+    js: "import { createRequire as __rewindRequire } from 'node:module'; const require = __rewindRequire(import.meta.url);",
+  },
+  logLevel: "warning",
+})
