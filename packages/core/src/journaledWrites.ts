@@ -137,10 +137,19 @@ const outcomes = (
   })
 }
 
+export interface ApplyJournaledOptions {
+  /**
+   * The caller has just read every target through the workspace (a durable restore reads them all
+   * for its rescue point), so the preflight read of each would only repeat it.
+   */
+  readonly targetsRead?: boolean
+}
+
 /** Applies the writes in order with a journal; rolls back on the first failure. */
 export const applyJournaled = (
   writes: ReadonlyArray<PlannedWrite>,
   journal: FileRewindJournal,
+  options: ApplyJournaledOptions = {},
 ): Effect.Effect<JournaledWriteResult, UnrecoverableRewindError, Workspace> =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
@@ -156,7 +165,7 @@ export const applyJournaled = (
     // Preflight: every target must be readable through the workspace (inside the root, a regular
     // file or nothing) before the first write, so a refused path costs no write and no rollback.
     // The first write's own journal read is that check for its path.
-    for (let step = 1; step < writes.length; step++) {
+    for (let step = 1; step < (options.targetsRead === true ? 0 : writes.length); step++) {
       const write = writes[step]!
       if (writes.findIndex((w) => w.path === write.path) !== step) continue
       const readable = yield* Effect.either(workspace.read(write.path))
