@@ -78,13 +78,19 @@ export const validateForkBundle = (
     if (anchor.orderedMessageIds[anchor.orderedMessageIds.length - 1] !== messageId) {
       report(i, `the boundary on ${messageId} does not end at that message`)
     }
-    deferred.push({ kind: "anchor", index: i, messageId, anchor })
+    // Sets only grow, so an anchor sound now stays sound; one that is not yet is decided at the end.
+    if (anchorProblem(messageId, anchor) !== undefined)
+      deferred.push({ kind: "anchor", index: i, messageId, anchor })
   }
 
   const anchorProblem = (messageId: MessageId, anchor: StableBoundary): string | undefined => {
-    const missing = anchor.orderedMessageIds.filter((id) => !hasMessage(id))
-    if (missing.length > 0)
+    const ordered = anchor.orderedMessageIds
+    let allInside = true
+    for (let k = 0; k < ordered.length && allInside; k++) allInside = hasMessage(ordered[k]!)
+    if (!allInside) {
+      const missing = ordered.filter((id) => !hasMessage(id))
       return `the boundary on ${messageId} names messages outside the child: ${missing.join(", ")}`
+    }
     if (!turnsStarted.has(anchor.turnId))
       return `the boundary on ${messageId} names turn ${anchor.turnId}, not in the child`
     const g = anchor.goalBoundary
@@ -119,7 +125,9 @@ export const validateForkBundle = (
           report(i, `message ${m.id} claims to be copied from the child itself`)
         }
         messages.set(m.id, { order: messages.size, role: m.role, turnId: m.turnId })
-        deferred.push({ kind: "turn", index: i, messageId: m.id, turnId: m.turnId })
+        // A user message comes before its TurnStarted: only a turn not started yet is checked at the end.
+        if (!turnsStarted.has(m.turnId))
+          deferred.push({ kind: "turn", index: i, messageId: m.id, turnId: m.turnId })
         if (m.anchor !== undefined) checkAnchor(i, m.id, m.anchor)
         break
       }

@@ -164,7 +164,11 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
   }
 
   const remapAnchor = (anchor: StableBoundary, rounds: number): StableBoundary => {
-    const ordered = anchor.orderedMessageIds.filter((id) => messageMap.has(id)).map(mapMessage)
+    const ordered: Array<MessageId> = []
+    for (const id of anchor.orderedMessageIds) {
+      const mapped = messageMap.get(id)
+      if (mapped !== undefined) ordered.push(mapped)
+    }
     const goalBoundary =
       anchor.goalBoundary === undefined || goalSource === undefined
         ? undefined
@@ -175,7 +179,7 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
             })),
             verificationIds: anchor.goalBoundary.verificationIds.map((id) => verificationMap.get(id) ?? id),
           }
-    return {
+    const remapped: { -readonly [K in keyof StableBoundary]: StableBoundary[K] } = {
       turnId: mapTurn(anchor.turnId),
       // Recounted on the child's own history (a side chat may leave messages out).
       historyRoundCount: rounds,
@@ -184,8 +188,9 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
         ...Array<MessageId>,
       ],
       boundaryMessageId: mapMessage(anchor.boundaryMessageId),
-      ...(goalBoundary === undefined ? {} : { goalBoundary }),
     }
+    if (goalBoundary !== undefined) remapped.goalBoundary = goalBoundary
+    return remapped
   }
 
   let rounds = 0
@@ -402,7 +407,6 @@ export const sealBundle = (
   built: BuiltBundle,
   extra: ReadonlyArray<SessionEvent> = [],
 ): ReadonlyArray<SessionEvent> => {
-  const [created, ...rest] = built.events
   const f = built.forked
   const forked = new SessionForked({
     sourceSessionId: built.sourceSessionId,
@@ -413,5 +417,12 @@ export const sealBundle = (
     ...(f.commandId === undefined ? {} : { commandId: f.commandId }),
     ...(f.checkpointId === undefined ? {} : { checkpointId: f.checkpointId }),
   })
-  return [created!, forked, ...rest, ...extra]
+  // One copy of a list that may hold tens of thousands of events.
+  const events = built.events
+  const out = new Array<SessionEvent>(events.length + extra.length + 1)
+  out[0] = events[0]!
+  out[1] = forked
+  for (let i = 1; i < events.length; i++) out[i + 1] = events[i]!
+  for (let i = 0; i < extra.length; i++) out[events.length + 1 + i] = extra[i]!
+  return out
 }
