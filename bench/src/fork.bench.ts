@@ -25,7 +25,7 @@ import {
   type TurnId,
   TurnStarted,
 } from "@rewind/contracts"
-import { forkAtMessage, IdGenerators, loadSession, SessionStore } from "@rewind/core"
+import { forkAtMessage, IdGenerators, layerSessionStateCache, loadSession, SessionStore } from "@rewind/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { BenchCase, BenchContext } from "./harness/types.js"
 
@@ -103,11 +103,19 @@ export const parentEvents = (sessionId: SessionId, messages: number) => {
 
 const measureStore = async (
   ctx: BenchContext,
-  label: string,
+  storeLabel: string,
   storeLayer: Layer.Layer<SessionStore, unknown>,
+  parentCached: boolean,
 ) => {
   const messages = ctx.size!
-  const runtime = ManagedRuntime.make(Layer.merge(storeLayer, IdGenerators.layerRandom))
+  const label = `${storeLabel}, ${parentCached ? "parent cached" : "cold"}`
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(
+      storeLayer,
+      IdGenerators.layerRandom,
+      parentCached ? layerSessionStateCache() : Layer.empty,
+    ),
+  )
   try {
     const parentId = "ses_bench_parent" as SessionId
     const parent = parentEvents(parentId, messages)
@@ -166,7 +174,7 @@ const measureStore = async (
       baseline: { kind: "in-process", label: "append the messages one by one", fn: appendOneByOne },
       limit: {
         kind: "in-process",
-        label: "loadSession of the parent",
+        label: parentCached ? "loadSession of the parent (cached)" : "loadSession of the parent",
         fn: () => runtime.runPromise(loadSession(parentId)),
       },
       expectedGrowth: "whole",
@@ -178,7 +186,12 @@ const measureStore = async (
             },
           }
         : {}),
-      notes: [`${parent.events.length} events in the parent; limit: loading it, which every fork does first`],
+      notes: [
+        `${parent.events.length} events in the parent; limit: loading it, which every fork does first`,
+        ...(parentCached
+          ? ["the parent's folded state is in the session-state cache (as in the embedded default)"]
+          : ["no session-state cache: every fork reads and folds the whole parent"]),
+      ],
     })
   } finally {
     await runtime.dispose()
@@ -193,11 +206,16 @@ export const fork: BenchCase = {
   sizes: (sizes, mode) => (mode === "full" ? [TARGET.messages] : [sizes.messages[0]!]),
   sizeUnit: "messages",
   run: async (ctx) => {
-    await measureStore(ctx, "memory store", MemorySessionStore.layer)
-    await measureStore(
-      ctx,
-      "SQLite file",
-      SqliteSessionStore.layer({ path: join(ctx.tempDir("fork-sqlite"), "store.db") }),
-    )
+    for (const parentCached of [false, true]) {
+      await measureStore(ctx, "memory store", MemorySessionStore.layer, parentCached)
+      await measureStore(
+        ctx,
+        "SQLite file",
+        SqliteSessionStore.layer({
+          path: join(ctx.tempDir(`fork-sqlite-${parentCached ? "cached" : "cold"}`), "store.db"),
+        }),
+        parentCached,
+      )
+    }
   },
 }

@@ -261,7 +261,10 @@ const encoders = Object.fromEntries(
   }),
 ) as Record<EventType, (event: SessionEvent) => unknown>
 
-const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, EventDecodeError> => {
+const decodeToEither = (
+  encoded: EncodedEvent,
+  ownsPayload: boolean,
+): Either.Either<SessionEvent, EventDecodeError> => {
   const { type, version, payload } = encoded
   if (typeof type !== "string" || !isKnownType(type)) {
     return Either.left(
@@ -304,8 +307,15 @@ const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, Even
       }),
     )
   }
+  // An owned payload (just parsed from JSON, used by no one else) becomes the event itself; the
+  // tag assignment leaves the same keys in the same order as the copy would.
+  let input: Record<string, unknown>
+  if (ownsPayload) {
+    input = payload as Record<string, unknown>
+    input._tag = type
+  } else input = { ...payload, _tag: type }
   return Either.mapLeft(
-    decoders[type]({ ...payload, _tag: type }),
+    decoders[type](input),
     (error) =>
       new EventDecodeError({
         reason: "malformed",
@@ -321,11 +331,22 @@ const decodeToEither = (encoded: EncodedEvent): Either.Either<SessionEvent, Even
  * that do not match their schema. Never returns a partially understood event.
  */
 export const decodeEvent = (encoded: EncodedEvent): Effect.Effect<SessionEvent, EventDecodeError> =>
-  Effect.suspend(() => decodeToEither(encoded))
+  Effect.suspend(() => decodeToEither(encoded, false))
 
 /** Synchronous variant for hot loops (cold loads); throws the same EventDecodeError. */
 export const decodeEventSync = (encoded: EncodedEvent): SessionEvent => {
-  const result = decodeToEither(encoded)
+  const result = decodeToEither(encoded, false)
+  if (Either.isLeft(result)) throw result.left
+  return result.right
+}
+
+/**
+ * `decodeEventSync` for a payload the caller owns outright (one it has just parsed from JSON and
+ * keeps no other reference to): the payload object may become the decoded event, which spares a
+ * copy of every event on a long read. Same checks, same result, same errors.
+ */
+export const decodeOwnedEventSync = (encoded: EncodedEvent): SessionEvent => {
+  const result = decodeToEither(encoded, true)
   if (Either.isLeft(result)) throw result.left
   return result.right
 }

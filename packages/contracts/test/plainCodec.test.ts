@@ -2,7 +2,13 @@
 // payload on encode, same value on decode, and a refusal for every input the schema refuses.
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
-import { decodeEventSync, EVENT_VERSIONS, encodeEvent, type SessionEvent } from "../src/index.js"
+import {
+  decodeEventSync,
+  decodeOwnedEventSync,
+  EVENT_VERSIONS,
+  encodeEvent,
+  type SessionEvent,
+} from "../src/index.js"
 import { compilePlain, INVALID } from "../src/internal/plainCodec.js"
 
 const SEED = Number(process.env.REWIND_PLAIN_CODEC_SEED ?? 20261130)
@@ -69,6 +75,14 @@ describe("compiled plain codec", () => {
             expect(back.right).toBeInstanceOf(EVENT_VERSIONS[type].schema)
             expect(JSON.stringify(encodeEvent(back.right))).toBe(JSON.stringify(encodeEvent(slow.right)))
           }
+          // Decoding a payload it owns gives the same event (same keys in the same order).
+          const owned = Either.try(() => decodeOwnedEventSync(JSON.parse(JSON.stringify(fast))))
+          expect(Either.isRight(owned)).toBe(Either.isRight(back))
+          if (Either.isRight(owned) && Either.isRight(back)) {
+            expect(owned.right).toBeInstanceOf(EVENT_VERSIONS[type].schema)
+            expect(JSON.stringify(owned.right)).toBe(JSON.stringify(back.right))
+            expect(owned.right).toEqual(back.right)
+          }
         }),
         { numRuns: 25, seed: SEED },
       )
@@ -91,6 +105,14 @@ describe("compiled plain codec", () => {
             const slow = decodeSlow({ ...(damaged as object), _tag: type })
             const fast = Either.try(() => decodeEventSync({ ...wire, payload: damaged }))
             expect(Either.isRight(fast)).toBe(Either.isRight(slow))
+            // The owned variant refuses the same payloads with the same message.
+            const owned = Either.try(() =>
+              decodeOwnedEventSync({ ...wire, payload: JSON.parse(JSON.stringify(damaged)) }),
+            )
+            expect(Either.isRight(owned)).toBe(Either.isRight(fast))
+            if (Either.isLeft(owned) && Either.isLeft(fast)) {
+              expect(String(owned.left)).toBe(String(fast.left))
+            }
           },
         ),
         { numRuns: 25, seed: SEED },

@@ -8,6 +8,7 @@
  */
 import type {
   GoalId,
+  MessageAppended,
   MessageId,
   PartId,
   SessionEvent,
@@ -58,10 +59,10 @@ export const validateForkBundle = (
   if (session.parentId === undefined) report(0, "a forked session names its parent")
   if (session.parentId === childId) report(0, "a session cannot be its own parent")
 
-  const messages = new Map<
-    MessageId,
-    { readonly order: number; readonly role: string; readonly turnId: TurnId }
-  >()
+  // Each message by the index of the event that appended it last (the index also orders them): no
+  // record per message on a bundle of thousands.
+  const messages = new Map<MessageId, number>()
+  const messageAt = (id: MessageId) => (events[messages.get(id)!] as MessageAppended).message
   const parts = new Set<PartId>()
   const turnsStarted = new Set<TurnId>()
   const turnsCompleted = new Set<TurnId>()
@@ -78,13 +79,19 @@ export const validateForkBundle = (
     if (anchor.orderedMessageIds[anchor.orderedMessageIds.length - 1] !== messageId) {
       report(i, `the boundary on ${messageId} does not end at that message`)
     }
-    deferred.push({ kind: "anchor", index: i, messageId, anchor })
+    // Sets only grow, so an anchor sound now stays sound; one that is not yet is decided at the end.
+    if (anchorProblem(messageId, anchor) !== undefined)
+      deferred.push({ kind: "anchor", index: i, messageId, anchor })
   }
 
   const anchorProblem = (messageId: MessageId, anchor: StableBoundary): string | undefined => {
-    const missing = anchor.orderedMessageIds.filter((id) => !hasMessage(id))
-    if (missing.length > 0)
+    const ordered = anchor.orderedMessageIds
+    let allInside = true
+    for (let k = 0; k < ordered.length && allInside; k++) allInside = hasMessage(ordered[k]!)
+    if (!allInside) {
+      const missing = ordered.filter((id) => !hasMessage(id))
       return `the boundary on ${messageId} names messages outside the child: ${missing.join(", ")}`
+    }
     if (!turnsStarted.has(anchor.turnId))
       return `the boundary on ${messageId} names turn ${anchor.turnId}, not in the child`
     const g = anchor.goalBoundary
@@ -118,8 +125,10 @@ export const validateForkBundle = (
         if (m.forkOrigin !== undefined && m.forkOrigin.sessionId === childId) {
           report(i, `message ${m.id} claims to be copied from the child itself`)
         }
-        messages.set(m.id, { order: messages.size, role: m.role, turnId: m.turnId })
-        deferred.push({ kind: "turn", index: i, messageId: m.id, turnId: m.turnId })
+        messages.set(m.id, i)
+        // A user message comes before its TurnStarted: only a turn not started yet is checked at the end.
+        if (!turnsStarted.has(m.turnId))
+          deferred.push({ kind: "turn", index: i, messageId: m.id, turnId: m.turnId })
         if (m.anchor !== undefined) checkAnchor(i, m.id, m.anchor)
         break
       }
@@ -129,7 +138,7 @@ export const validateForkBundle = (
         requireMessage(i, event.part.messageId, `part ${event.part.id}`)
         break
       case "TurnStarted": {
-        const m = messages.get(event.userMessageId)
+        const m = messages.has(event.userMessageId) ? messageAt(event.userMessageId) : undefined
         if (turnsStarted.has(event.turnId)) report(i, `turn ${event.turnId} is started twice`)
         turnsStarted.add(event.turnId)
         if (m === undefined)
@@ -151,7 +160,7 @@ export const validateForkBundle = (
         if (missing.length > 0) {
           report(i, `a compaction names messages outside the child: ${missing.join(", ")}`)
         } else {
-          const [from, to, summary] = ids.map((id) => messages.get(id)!.order) as [number, number, number]
+          const [from, to, summary] = ids.map((id) => messages.get(id)!) as [number, number, number]
           if (!(from <= to && to < summary))
             report(i, "a compaction must cover an earlier range than its summary")
         }

@@ -1,6 +1,6 @@
 /**
  * Events to rows and back. Encoding uses the contracts codec (`encodeEvent`) and JSON text;
- * decoding uses `decodeEventSync`, so a row of an unknown type, a newer version or a malformed
+ * decoding uses `decodeOwnedEventSync` (the parsed payload is the read's own), so a row of an unknown type, a newer version or a malformed
  * payload is an EventDecodeError, never a misread event.
  *
  * Payloads are JSON text rather than a JSON column type: `JSON.stringify` escapes NUL and lone
@@ -8,7 +8,7 @@
  * event comes back exactly (PostgreSQL's `jsonb` would refuse both).
  */
 import {
-  decodeEventSync,
+  decodeOwnedEventSync,
   EventDecodeError,
   encodeEvent,
   type SessionEvent,
@@ -30,8 +30,16 @@ export const encodeRows = (events: ReadonlyArray<SessionEvent>): Array<EncodedRo
     return { type: encoded.type, version: encoded.version, payload: JSON.stringify(encoded.payload), event }
   })
 
-/** Throws EventDecodeError for a stored event this build cannot understand. */
-export const decodeStored = (type: string, version: number, payload: string, where: string): SessionEvent => {
+/**
+ * Throws EventDecodeError for a stored event this build cannot understand. `where` names the row in
+ * the message; a function is called only for a row that fails (a long read builds no text per row).
+ */
+export const decodeStored = (
+  type: string,
+  version: number,
+  payload: string,
+  where: string | (() => string),
+): SessionEvent => {
   let parsed: unknown
   try {
     parsed = JSON.parse(payload)
@@ -40,10 +48,10 @@ export const decodeStored = (type: string, version: number, payload: string, whe
       reason: "malformed",
       type,
       version,
-      message: `event ${type} ${where} is not valid JSON`,
+      message: `event ${type} ${typeof where === "string" ? where : where()} is not valid JSON`,
     })
   }
-  return decodeEventSync({ type, version, payload: parsed })
+  return decodeOwnedEventSync({ type, version, payload: parsed })
 }
 
 /** A row as a raw-mode read returns it: sequence, type, version, payload, at. */
@@ -59,7 +67,7 @@ export const decodeRow = (sessionId: SessionId, row: EventRowTuple): StoredEvent
   sessionId,
   sequence: row[0],
   at: row[4],
-  event: decodeStored(row[1], row[2], row[3], `at sequence ${row[0]} of session ${sessionId}`),
+  event: decodeStored(row[1], row[2], row[3], () => `at sequence ${row[0]} of session ${sessionId}`),
 })
 
 /** A row of a stream read as an object (the columns of `events` a read selects). */
@@ -79,6 +87,6 @@ export const decodeRowObject = (sessionId: SessionId, row: EventRowObject): Stor
     row.type,
     row.version,
     row.payload,
-    `at sequence ${row.sequence} of session ${sessionId}`,
+    () => `at sequence ${row.sequence} of session ${sessionId}`,
   ),
 })

@@ -5,7 +5,7 @@
  */
 import {
   CommandAlreadyRecorded,
-  decodeEventSync,
+  decodeOwnedEventSync,
   type EncodedEvent,
   EventDecodeError,
   encodeEvent,
@@ -145,7 +145,7 @@ export const makeMemorySessionStore = (
           for (let i = after; i < rows.length; i++) {
             const row = rows[i]!
             const encoded = JSON.parse(row.json) as EncodedEvent
-            out.push({ sessionId, sequence: row.sequence, at: row.at, event: decodeEventSync(encoded) })
+            out.push({ sessionId, sequence: row.sequence, at: row.at, event: decodeOwnedEventSync(encoded) })
           }
           return out
         },

@@ -19,7 +19,6 @@ export const INVALID: unique symbol = Symbol.for("@rewind/contracts/plainCodec/I
 export type Plain = (input: unknown) => unknown
 
 const parseOptions: SchemaAST.ParseOptions = {}
-const ABSENT: unique symbol = Symbol("absent")
 
 const compile = (ast: SchemaAST.AST): Plain | undefined => {
   switch (ast._tag) {
@@ -126,33 +125,45 @@ const compile = (ast: SchemaAST.AST): Plain | undefined => {
         if (check === undefined) return undefined
         props.push({ name: p.name, optional: p.isOptional, check })
       }
+      // A value read as undefined may still be present (an explicit undefined): only then is `in`
+      // asked, so a present property costs one lookup.
+      const has = (input: Record<string, unknown>, name: string, value: unknown) =>
+        value !== undefined || name in input
+      // The rebuild when something below changed or must be stripped: a fresh object of only the
+      // declared properties (checks run again; they are pure).
+      const rebuild = (input: Record<string, unknown>): Record<string, unknown> | typeof INVALID => {
+        const out: Record<string, unknown> = {}
+        for (let i = 0; i < props.length; i++) {
+          const p = props[i]!
+          const before = input[p.name]
+          if (!has(input, p.name, before)) continue
+          const value = p.check(before)
+          if (value === INVALID) return INVALID
+          out[p.name] = value
+        }
+        return out
+      }
       return (u) => {
         if (typeof u !== "object" || u === null || Array.isArray(u)) return INVALID
         const input = u as Record<string, unknown>
+        // The usual case allocates nothing: every declared property checks out as it is.
         let present = 0
         let changed = false
-        const values = new Array<unknown>(props.length)
         for (let i = 0; i < props.length; i++) {
           const p = props[i]!
-          if (!(p.name in input)) {
-            if (p.optional) {
-              values[i] = ABSENT
-              continue
-            }
+          const before = input[p.name]
+          if (!has(input, p.name, before)) {
+            if (p.optional) continue
             return INVALID
           }
-          const before = input[p.name]
           const value = p.check(before)
           if (value === INVALID) return INVALID
           if (value !== before) changed = true
-          values[i] = value
           present++
         }
         // Nothing to strip and nothing changed below: the input is the answer.
         if (!changed && Object.keys(input).length === present) return input
-        const out: Record<string, unknown> = {}
-        for (let i = 0; i < props.length; i++) if (values[i] !== ABSENT) out[props[i]!.name] = values[i]
-        return out
+        return rebuild(input)
       }
     }
     default:

@@ -105,7 +105,12 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
   const counters = { m: 0, p: 0, t: 0, g: 0, v: 0 }
   const fresh = (letter: keyof typeof counters) => `${idBase}.${letter}${++counters[letter]}`
 
+  // The copied messages side by side (source id, source message, child id, the child turn a user
+  // message starts), so the copy loop below looks nothing up again.
   const copied: Array<MessageId> = []
+  const copiedMessages: Array<Message> = []
+  const childIds: Array<MessageId> = []
+  const startsTurn: Array<TurnId | undefined> = []
   const messageMap = new Map<MessageId, MessageId>()
   const turnMap = new Map<TurnId, TurnId>()
   for (const id of spec.prefix) {
@@ -113,11 +118,17 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
     if (m === undefined) continue
     // A side chat starts with a blank screen: UI-only replies have nothing for the model.
     if (spec.hideCopies && m.visibility === "ui_only" && m.role !== "user") continue
-    messageMap.set(id, fresh("m") as MessageId)
+    const childId = fresh("m") as MessageId
+    messageMap.set(id, childId)
     copied.push(id)
+    copiedMessages.push(m)
+    childIds.push(childId)
+    let childTurn: TurnId | undefined
     if (m.role === "user" && source.turns.get(m.turnId)?.userMessageId === id) {
-      turnMap.set(m.turnId, fresh("t") as TurnId)
+      childTurn = fresh("t") as TurnId
+      turnMap.set(m.turnId, childTurn)
     }
+    startsTurn.push(childTurn)
   }
 
   // Unmapped references keep their source id on purpose: validation then reports them.
@@ -164,7 +175,11 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
   }
 
   const remapAnchor = (anchor: StableBoundary, rounds: number): StableBoundary => {
-    const ordered = anchor.orderedMessageIds.filter((id) => messageMap.has(id)).map(mapMessage)
+    const ordered: Array<MessageId> = []
+    for (const id of anchor.orderedMessageIds) {
+      const mapped = messageMap.get(id)
+      if (mapped !== undefined) ordered.push(mapped)
+    }
     const goalBoundary =
       anchor.goalBoundary === undefined || goalSource === undefined
         ? undefined
@@ -175,7 +190,7 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
             })),
             verificationIds: anchor.goalBoundary.verificationIds.map((id) => verificationMap.get(id) ?? id),
           }
-    return {
+    const remapped: { -readonly [K in keyof StableBoundary]: StableBoundary[K] } = {
       turnId: mapTurn(anchor.turnId),
       // Recounted on the child's own history (a side chat may leave messages out).
       historyRoundCount: rounds,
@@ -184,15 +199,17 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
         ...Array<MessageId>,
       ],
       boundaryMessageId: mapMessage(anchor.boundaryMessageId),
-      ...(goalBoundary === undefined ? {} : { goalBoundary }),
     }
+    if (goalBoundary !== undefined) remapped.goalBoundary = goalBoundary
+    return remapped
   }
 
   let rounds = 0
-  for (const id of copied) {
-    const m = source.messages.get(id)!
+  for (let c = 0; c < copied.length; c++) {
+    const id = copied[c]!
+    const m = copiedMessages[c]!
     if (m.role === "user") rounds++
-    const childId = messageMap.get(id)!
+    const childId = childIds[c]!
     // Copies of decoded values under minted ids: built as trusted instances (the constructors'
     // validation would only repeat what decoding checked; validateForkBundle checks the references
     // and the store's encoding checks every value before it is written).
@@ -223,13 +240,10 @@ export const buildForkBundle = (spec: CopySpec): BuiltBundle => {
         trustedInstance(PartAppended, { _tag: "PartAppended", part: trustedInstance(Part, partFields) }),
       )
     }
-    if (m.role === "user" && turnMap.has(m.turnId) && source.turns.get(m.turnId)?.userMessageId === id) {
+    const childTurn = startsTurn[c]
+    if (childTurn !== undefined) {
       events.push(
-        trustedInstance(TurnStarted, {
-          _tag: "TurnStarted",
-          turnId: turnMap.get(m.turnId)!,
-          userMessageId: childId,
-        }),
+        trustedInstance(TurnStarted, { _tag: "TurnStarted", turnId: childTurn, userMessageId: childId }),
       )
     }
   }
@@ -402,7 +416,6 @@ export const sealBundle = (
   built: BuiltBundle,
   extra: ReadonlyArray<SessionEvent> = [],
 ): ReadonlyArray<SessionEvent> => {
-  const [created, ...rest] = built.events
   const f = built.forked
   const forked = new SessionForked({
     sourceSessionId: built.sourceSessionId,
@@ -413,5 +426,12 @@ export const sealBundle = (
     ...(f.commandId === undefined ? {} : { commandId: f.commandId }),
     ...(f.checkpointId === undefined ? {} : { checkpointId: f.checkpointId }),
   })
-  return [created!, forked, ...rest, ...extra]
+  // One copy of a list that may hold tens of thousands of events.
+  const events = built.events
+  const out = new Array<SessionEvent>(events.length + extra.length + 1)
+  out[0] = events[0]!
+  out[1] = forked
+  for (let i = 1; i < events.length; i++) out[i + 1] = events[i]!
+  for (let i = 0; i < extra.length; i++) out[events.length + 1 + i] = extra[i]!
+  return out
 }
