@@ -178,7 +178,7 @@ const measureStore = async (
         fn: () => runtime.runPromise(loadSession(parentId)),
       },
       expectedGrowth: "whole",
-      ...(messages >= TARGET.messages
+      ...(messages === TARGET.messages
         ? {
             target: {
               description: `fork of a ${messages}-message session (${label})`,
@@ -203,7 +203,8 @@ export const fork: BenchCase = {
   group: "conversation",
   description:
     "forkAtMessage of a whole session in one commit vs appending its messages one by one, on the memory and SQLite stores",
-  sizes: (sizes, mode) => (mode === "full" ? [TARGET.messages] : [sizes.messages[0]!]),
+  // The session-length curve (1k, 10k, 100k messages) in a full run; the target is judged at 10k.
+  sizes: (sizes, mode) => (mode === "full" ? [...sizes.messages] : [sizes.messages[0]!]),
   sizeUnit: "messages",
   run: async (ctx) => {
     for (const parentCached of [false, true]) {
