@@ -159,7 +159,7 @@ export const renderMarkdown = (results: BenchResults): string => {
     `Run of ${results.startedAt} (${results.mode} mode, seed ${results.seed}), ${formatMs(results.durationMs)} in all.`,
     "",
     ...(results.reruns ?? []).flatMap((r) => [
-      `Re-run and merged in at ${r.startedAt}: ${r.cases.join(", ")} (its figures replace the earlier run's).`,
+      `Re-run and merged in at ${r.startedAt}: ${r.cases.join(", ")} (these figures replace the earlier run's).`,
       "",
     ]),
     `Machine: ${m.cpuModel}, ${m.cores} cores, ${formatBytes(m.memoryBytes)} memory, ${m.platform} (kernel ${m.kernel}), Node ${m.node}, ${m.git}; load average at start ${m.loadAverage.join(" / ")}.`,
