@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { FileVersion } from "./checkpoint.js"
 import { CheckpointId, MessageId, OperationId, SessionId } from "./ids.js"
+import { compilePlain, INVALID } from "./internal/plainCodec.js"
 import { WorkspacePath } from "./workspacePath.js"
 
 /** Which program wrote the operation; recovery treats them all alike. */
@@ -55,6 +56,35 @@ export const OperationIntent = Schema.Struct({
   cursorTarget: Schema.optional(MessageId),
 })
 export type OperationIntent = typeof OperationIntent.Type
+
+// An intent carries the whole active branch of its session (for redo): on a long session that is
+// tens of thousands of ids, which Effect's schema interpreter encodes and decodes one by one. The
+// compiled checker (the one the event codec uses) accepts exactly what the schema accepts; a value
+// it rejects goes through the schema codec, so the error is the schema's own.
+const plainIntent = compilePlain(OperationIntent.ast)
+const encodeIntentSlowly = Schema.encodeSync(Schema.parseJson(OperationIntent))
+const decodeIntentSlowly = Schema.decodeUnknownSync(Schema.parseJson(OperationIntent))
+
+/** An intent as JSON text, checked against its schema (a schema error is thrown). */
+export const encodeOperationIntentJson = (intent: OperationIntent): string => {
+  const checked = plainIntent === undefined ? INVALID : plainIntent(intent)
+  return checked === INVALID ? encodeIntentSlowly(intent) : JSON.stringify(checked)
+}
+
+/** An intent from JSON text, checked against its schema (a damaged row throws, never misreads). */
+export const decodeOperationIntentJson = (json: string): OperationIntent => {
+  if (plainIntent !== undefined) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(json)
+    } catch {
+      return decodeIntentSlowly(json)
+    }
+    const checked = plainIntent(parsed)
+    if (checked !== INVALID) return checked as OperationIntent
+  }
+  return decodeIntentSlowly(json)
+}
 
 export const OperationStatus = Schema.Literal("pending", "committed", "rolled_back")
 export type OperationStatus = typeof OperationStatus.Type

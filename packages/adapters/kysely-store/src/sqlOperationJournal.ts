@@ -14,8 +14,9 @@
  * row is an error, never a misread plan.
  */
 import {
+  decodeOperationIntentJson,
+  encodeOperationIntentJson,
   type OperationId,
-  OperationIntent,
   type OperationRecord,
   OperationStep,
   type SessionId,
@@ -74,8 +75,8 @@ export interface OperationJournalBackend {
   readonly rowLocks: boolean
 }
 
-const decodeIntent = Schema.decodeUnknownSync(Schema.parseJson(OperationIntent))
-const encodeIntent = Schema.encodeSync(Schema.parseJson(OperationIntent))
+const decodeIntent = decodeOperationIntentJson
+const encodeIntent = encodeOperationIntentJson
 const decodeStep = Schema.decodeUnknownSync(OperationStep)
 
 const columns = ["operation_id", "intent", "status", "finished_at", "redo_consumed"] as const

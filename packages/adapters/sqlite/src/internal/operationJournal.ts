@@ -6,8 +6,9 @@
  * the way out, so a damaged row is an error, never a misread plan.
  */
 import {
+  decodeOperationIntentJson,
+  encodeOperationIntentJson,
   type OperationId,
-  OperationIntent,
   type OperationRecord,
   OperationStep,
   type SessionId,
@@ -24,6 +25,7 @@ interface OperationRow {
   readonly status: "pending" | "committed" | "rolled_back"
   readonly finished_at: number | null
   readonly redo_consumed: number
+  readonly redoes?: string | null
 }
 
 interface StepRow {
@@ -33,8 +35,8 @@ interface StepRow {
   readonly at: number
 }
 
-const decodeIntent = Schema.decodeUnknownSync(Schema.parseJson(OperationIntent))
-const encodeIntent = Schema.encodeSync(Schema.parseJson(OperationIntent))
+const decodeIntent = decodeOperationIntentJson
+const encodeIntent = encodeOperationIntentJson
 const decodeStep = Schema.decodeUnknownSync(OperationStep)
 
 class Refusal extends Error {}
@@ -53,6 +55,8 @@ export const makeSqliteOperationJournal = (
     get: db.prepare(
       "select operation_id, intent, status, finished_at, redo_consumed from operations where operation_id = ?",
     ),
+    // What completing needs, without decoding the intent (which holds the whole active branch).
+    completing: db.prepare("select status, redoes from operations where operation_id = ?"),
     steps: db.prepare("select step, path, state, at from operation_steps where operation_id = ? order by id"),
     insertStep: db.prepare(
       "insert into operation_steps (operation_id, step, path, state, at) values (?, ?, ?, ?, ?)",
@@ -128,14 +132,15 @@ export const makeSqliteOperationJournal = (
       }),
     complete: (operationId, completion) =>
       write("operationJournal.complete", () => {
-        const row = statements.get.get(operationId) as OperationRow | undefined
+        const row = statements.completing.get(operationId) as
+          | { readonly status: OperationRow["status"]; readonly redoes: string | null }
+          | undefined
         if (row === undefined || row.status !== "pending") {
           throw new Refusal(`operation ${operationId} is not pending`)
         }
-        const intent = decodeIntent(row.intent)
-        if (completion.status === "committed" && intent.redoes !== undefined) {
-          if (statements.consume.run(intent.redoes).changes !== 1) {
-            throw new Refusal(`the redo entry of ${intent.redoes} is not available`)
+        if (completion.status === "committed" && row.redoes !== null) {
+          if (statements.consume.run(row.redoes).changes !== 1) {
+            throw new Refusal(`the redo entry of ${row.redoes} is not available`)
           }
         }
         statements.finish.run(completion.status, completion.at, operationId)
