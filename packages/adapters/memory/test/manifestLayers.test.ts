@@ -50,21 +50,28 @@ const seed = (env: Env) => {
 /** Captures after each step; files older than the racy window are cached, as in a long session. */
 const later = TestClock.adjust("10 seconds")
 
+/** A new session over the seeded tree and its first point, taken once the racy window passed. */
+const firstPoint = Effect.gen(function* () {
+  const sessionId = yield* newSession
+  yield* later
+  return { sessionId, first: yield* capture(sessionId, 1) }
+})
+
+/** Turn `n`'s point, captured once the racy window has passed since the last change. */
+const captureLater = (sessionId: SessionId, n: number) => Effect.zipRight(later, capture(sessionId, n))
+
 describe("manifest deltas", () => {
   it.effect("a capture that changed a few files stores only them over the previous manifest", () => {
     const env = makeEnv()
     seed(env)
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      yield* later
-      const first = yield* capture(sessionId, 1)
+      const { sessionId, first } = yield* firstPoint
       expect((yield* stored(first.manifestHash)).format).toBe("rewind-manifest/1")
 
       env.fs.writeFile(`${ROOT}/src/f3.txt`, "changed")
       env.fs.writeFile(`${ROOT}/src/new.txt`, "created")
       env.fs.remove(`${ROOT}/src/f7.txt`)
-      yield* later
-      const second = yield* capture(sessionId, 2)
+      const second = yield* captureLater(sessionId, 2)
       const delta = yield* stored(second.manifestHash)
       expect(delta.format).toBe("rewind-manifest-delta/1")
       expect(delta.base).toBe(first.manifestHash)
@@ -91,13 +98,11 @@ describe("manifest deltas", () => {
     const env = makeEnv()
     seed(env)
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      yield* later
-      const points: Array<PointCaptured> = [yield* capture(sessionId, 1)]
+      const { sessionId, first } = yield* firstPoint
+      const points: Array<PointCaptured> = [first]
       for (let n = 2; n <= 19; n++) {
         env.fs.writeFile(`${ROOT}/src/f${n}.txt`, `edit ${n}`)
-        yield* later
-        points.push(yield* capture(sessionId, n))
+        points.push(yield* captureLater(sessionId, n))
       }
       const depths: Array<number> = []
       for (const point of points) depths.push((yield* stored(point.manifestHash)).depth ?? 0)
@@ -105,8 +110,7 @@ describe("manifest deltas", () => {
 
       // Half the tree changes at once: stored whole.
       for (let i = 0; i < FILES / 2; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `rewritten ${i}`)
-      yield* later
-      const big = yield* capture(sessionId, 20)
+      const big = yield* captureLater(sessionId, 20)
       expect((yield* stored(big.manifestHash)).format).toBe("rewind-manifest/1")
       // Every point still loads, each to its own tree.
       for (const [i, point] of points.entries()) {
@@ -121,13 +125,10 @@ describe("manifest deltas", () => {
     const env = makeEnv()
     seed(env)
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      yield* later
-      const first = yield* capture(sessionId, 1)
+      const { sessionId, first } = yield* firstPoint
       for (let n = 2; n <= 5; n++) {
         env.fs.writeFile(`${ROOT}/src/f${n}.txt`, `edit ${n}`)
-        yield* later
-        yield* capture(sessionId, n)
+        yield* captureLater(sessionId, n)
       }
       env.fs.writeFile(`${ROOT}/src/f9.txt`, "before the restore")
       yield* TestClock.adjust("1 hour")
@@ -152,9 +153,7 @@ describe("manifest deltas", () => {
     const env = makeEnv()
     seed(env)
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      yield* later
-      const first = yield* capture(sessionId, 1)
+      const { sessionId, first } = yield* firstPoint
       const artifacts = yield* ArtifactStore
       const put = (value: unknown) => artifacts.put(new TextEncoder().encode(JSON.stringify(value)))
       const delta = (fields: Record<string, unknown>) =>
@@ -174,8 +173,7 @@ describe("manifest deltas", () => {
       }
       // A chain whose base went missing cannot be read either.
       env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
-      yield* later
-      const second = yield* capture(sessionId, 2)
+      const second = yield* captureLater(sessionId, 2)
       env.artifacts.control.inject({ operation: "get", target: first.manifestHash, persistent: true })
       expect((yield* Effect.flip(loadManifest(second.manifestHash)))._tag).toBe("ArtifactStoreError")
     }).pipe(Effect.provide(env.layer()))
@@ -190,12 +188,10 @@ describe("decoded manifest cache", () => {
     seed(without)
     const run = (env: Env) =>
       Effect.gen(function* () {
-        const sessionId = yield* newSession
-        yield* later
-        const hashes: Array<string> = [(yield* capture(sessionId, 1)).manifestHash]
+        const { sessionId, first } = yield* firstPoint
+        const hashes: Array<string> = [first.manifestHash]
         env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
-        yield* later
-        const second = yield* capture(sessionId, 2)
+        const second = yield* captureLater(sessionId, 2)
         hashes.push(second.manifestHash)
         // The store can no longer give the base manifest back: only the cache can.
         env.artifacts.control.inject({ operation: "get", target: second.manifestHash, persistent: true })
@@ -233,13 +229,10 @@ describe("point index", () => {
       })),
     ).pipe(Layer.provide(env.layer()))
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      yield* later
-      const first = yield* capture(sessionId, 1)
+      const { sessionId, first } = yield* firstPoint
       reads.length = 0
       env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
-      yield* later
-      const second = yield* capture(sessionId, 2)
+      const second = yield* captureLater(sessionId, 2)
       // Only the events after the cached state are read: never the stream from its start.
       expect(reads.length).toBeGreaterThan(0)
       expect(reads.every((after) => after > 0)).toBe(true)
