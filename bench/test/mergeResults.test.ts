@@ -39,7 +39,7 @@ const run = (caseName: string, size: number): CaseRunSummary =>
   }) as CaseRunSummary
 
 describe("mergeResults", () => {
-  it("replaces the re-run cases' runs and figures, keeps the others, and records the re-run", () => {
+  it("replaces what was re-run (a case at the sizes it ran), keeps the rest, and records the re-run", () => {
     const previous = {
       schemaVersion: 1,
       mode: "full",
@@ -54,17 +54,40 @@ describe("mergeResults", () => {
       startedAt: "2026-01-02T00:00:00.000Z",
       durationMs: 500,
     })
+    // fork@100 was not re-run: its figure and run stay.
     expect(merged.figures.map((f) => [f.case, f.size?.value, f.subject.stats.median])).toEqual([
+      ["fork", 100, 50],
       ["other", 10, 1],
       ["fork", 10, 2],
     ])
     expect(merged.runs.map((r) => [r.case, r.size?.value])).toEqual([
+      ["fork", 100],
       ["other", 10],
       ["fork", 10],
     ])
     expect(merged.durationMs).toBe(1500)
     expect(merged.startedAt).toBe(previous.startedAt)
-    expect(merged.reruns).toEqual([{ cases: ["fork"], startedAt: "2026-01-02T00:00:00.000Z" }])
+    expect(merged.reruns).toEqual([{ cases: ["fork@10"], startedAt: "2026-01-02T00:00:00.000Z" }])
+  })
+
+  it("replaces every figure of a case that runs without sizes", () => {
+    const unsized = (caseName: string) => ({ ...run(caseName, 0), size: undefined }) as CaseRunSummary
+    const previous = {
+      schemaVersion: 1,
+      mode: "full",
+      seed: 7,
+      startedAt: "2026-01-01T00:00:00.000Z",
+      durationMs: 10,
+      runs: [unsized("changes")],
+      figures: [figure("changes", 1, 5), figure("changes", 10, 6)],
+      curves: [],
+    } as unknown as BenchResults
+    const merged = mergeResults(previous, [unsized("changes")], [figure("changes", 1, 4)], {
+      startedAt: "2026-01-02T00:00:00.000Z",
+      durationMs: 1,
+    })
+    expect(merged.figures.map((f) => [f.case, f.size?.value])).toEqual([["changes", 1]])
+    expect(merged.runs).toHaveLength(1)
   })
 
   it("is asked for with --merge and at least one --case; it then updates the docs", () => {
