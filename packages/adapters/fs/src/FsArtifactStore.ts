@@ -33,13 +33,13 @@ import {
   type ArtifactStoreService,
   getEach,
   hashContent,
+  requireContentHash,
   type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
 import { Clock, Effect, Layer, Stream } from "effect"
 import { type Durability, errnoOf, isErrno, syncDirectory, writeAtomic } from "./internal/durable.js"
 
-const HASH = /^[0-9a-f]{64}$/
 const SHARD = /^[0-9a-f]{2}$/
 const REST = /^[0-9a-f]{62}$/
 const SET_ASIDE = /^sweep-([0-9a-f]{64})-[0-9a-f-]+$/
@@ -76,14 +76,10 @@ export const make = (
 
     // A hash that is not 64 hex digits could name a path outside the store: refuse it first.
     const locate = (hash: string, operation: string) =>
-      HASH.test(hash)
-        ? Effect.succeed({
-            shard: join(objects, hash.slice(0, 2)),
-            file: join(objects, hash.slice(0, 2), hash.slice(2)),
-          })
-        : Effect.fail(
-            new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
-          )
+      Effect.map(requireContentHash(hash, operation), (valid) => ({
+        shard: join(objects, valid.slice(0, 2)),
+        file: join(objects, valid.slice(0, 2), valid.slice(2)),
+      }))
 
     const readIfPresent = (file: string, operation: string) =>
       attempt(operation, () => {

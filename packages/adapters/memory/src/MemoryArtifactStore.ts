@@ -5,19 +5,23 @@
  * The store's clock is Effect's `Clock`; a put of content already stored refreshes its `storedAt`,
  * and a sweep checks and deletes each blob in one synchronous step, so no put can fall between.
  */
-import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
+import {
+  ArtifactCorrupt,
+  ArtifactNotFound,
+  type ArtifactStoreError,
+  type ContentHash,
+} from "@rewind/contracts"
 import {
   ArtifactStore,
   type ArtifactStoreService,
   getEach,
   hashContent,
   putEach,
+  requireContentHash,
   type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
 import { Clock, Effect, Layer, Stream } from "effect"
-
-const HASH = /^[0-9a-f]{64}$/
 
 export interface MemoryArtifactData {
   readonly blobs: Map<ContentHash, { bytes: Uint8Array; storedAt: number }>
@@ -45,16 +49,9 @@ export const makeMemoryArtifactStore = (
         return hash
       }),
     get: (hash) =>
-      Effect.suspend(
+      Effect.flatMap(
+        requireContentHash(hash, "get"),
         (): Effect.Effect<Uint8Array, ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError> => {
-          if (!HASH.test(hash)) {
-            return Effect.fail(
-              new ArtifactStoreError({
-                operation: "get",
-                message: `${JSON.stringify(hash)} is not a content hash`,
-              }),
-            )
-          }
           const blob = data.blobs.get(hash)
           if (blob === undefined) return Effect.fail(new ArtifactNotFound({ hash }))
           const actual = hashContent(blob.bytes)

@@ -31,6 +31,7 @@ import {
   ArtifactStore,
   type ArtifactStoreService,
   hashContent,
+  requireContentHash,
   type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
@@ -39,7 +40,6 @@ import { sql } from "kysely"
 import { layer as databaseLayer, PostgresDatabase, type PostgresDatabaseService } from "./PostgresDatabase.js"
 import type { PostgresStoreOptions } from "./PostgresStoreOptions.js"
 
-const HASH = /^[0-9a-f]{64}$/
 const PAGE = 1_000
 
 /** The server's clock in milliseconds: the clock of `stored_at`. */
@@ -99,12 +99,7 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
     })
 
   // A malformed address never reaches the database.
-  const checked = (hash: string, operation: string) =>
-    HASH.test(hash)
-      ? Effect.succeed(hash as ContentHash)
-      : Effect.fail(
-          new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
-        )
+  const checked = requireContentHash
 
   const serverTime = attempt("serverTime", async () => {
     const { rows } = await sql<{ now: number }>`select ${serverNow} as now`.execute(db)

@@ -4,23 +4,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ContentHash } from "@rewind/contracts"
 import { ArtifactStore, hashContent } from "@rewind/core"
-import { artifactStoreConformance } from "@rewind/testkit"
+import { artifactStoreConformance, incompressible } from "@rewind/testkit"
 import { Effect, Layer } from "effect"
 import { SqliteArtifactStore, SqliteSessionStore } from "../src/index.js"
 import { tempStorePath, withRawDatabase } from "./tempStore.js"
 
 const key = (hash: string) => Buffer.from(hash, "hex")
-
-/** Bytes that do not compress (xorshift32). */
-const noise = (length: number) => {
-  let x = 2463534242
-  return Uint8Array.from({ length }, () => {
-    x ^= x << 13
-    x ^= x >>> 17
-    x ^= x << 5
-    return x & 0xff
-  })
-}
 
 artifactStoreConformance("sqlite", {
   make: Effect.gen(function* () {
@@ -51,7 +40,7 @@ describe("SQLite artifact store", () => {
     Effect.gen(function* () {
       const path = yield* tempStorePath
       const text = new TextEncoder().encode("the same line again\n".repeat(5_000))
-      const random = noise(50_000)
+      const random = incompressible(50_000)
       const [t, n] = yield* Effect.provide(
         Effect.flatMap(ArtifactStore, (s) => s.putMany([text, random])),
         layerAt(path),

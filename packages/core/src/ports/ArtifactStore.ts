@@ -92,6 +92,25 @@ export class ArtifactStore extends Context.Tag("@rewind/core/ArtifactStore")<
  * The `storedAt` a sweep's candidates must be below, for adapters: a grace window or mark time that
  * is not a finite, non-negative number fails the sweep before anything is deleted.
  */
+const CONTENT_HASH = /^[0-9a-f]{64}$/
+
+/** Whether a string is a content address (SHA-256, 64 lowercase hex digits). */
+export const isContentHash = (hash: string): hash is ContentHash => CONTENT_HASH.test(hash)
+
+/**
+ * The error every adapter gives for an address that is not a content hash: a malformed address
+ * never reaches a file name, a query or a map lookup.
+ */
+export const requireContentHash = (
+  hash: string,
+  operation: string,
+): Effect.Effect<ContentHash, ArtifactStoreError> =>
+  isContentHash(hash)
+    ? Effect.succeed(hash)
+    : Effect.fail(
+        new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
+      )
+
 export const sweepCutoff = (request: SweepRequest): Effect.Effect<number, ArtifactStoreError> =>
   Number.isFinite(request.markedAt) && Number.isFinite(request.graceMs) && request.graceMs >= 0
     ? Effect.succeed(request.markedAt - request.graceMs)

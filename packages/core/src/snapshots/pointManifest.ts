@@ -13,7 +13,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Schema } from "effect"
-import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { ArtifactStore, isContentHash } from "../ports/ArtifactStore.js"
 import { pointArtifactCache } from "./pointArtifactCache.js"
 
 export type ManifestEntry =
@@ -57,7 +57,7 @@ const manifestEntryOf = (raw: Array<unknown>): ManifestEntry | undefined => {
   if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
   if (kind === "f") {
     const [, , hash, mode, size] = raw
-    if (typeof hash !== "string" || !HASH.test(hash)) return undefined
+    if (typeof hash !== "string" || !isContentHash(hash)) return undefined
     if (typeof mode !== "number" || typeof size !== "number") return undefined
     return { kind: "file", hash: hash as ContentHash, mode, size }
   }
@@ -65,8 +65,6 @@ const manifestEntryOf = (raw: Array<unknown>): ManifestEntry | undefined => {
   if (kind === "t") return { kind: "tombstone" }
   return undefined
 }
-
-const HASH = /^[0-9a-f]{64}$/
 
 /** Decodes a manifest, checking every field; a malformed one is `undefined` (treated as unreadable). */
 export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
@@ -117,7 +115,7 @@ export const encodeStatCache = (cache: StatCache): Uint8Array =>
 const statCacheEntryOf = (raw: Array<unknown>): StatCacheEntry | undefined => {
   const [path, size, mtime, inode, mode, hash] = raw
   if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
-  if (typeof hash !== "string" || !HASH.test(hash)) return undefined
+  if (typeof hash !== "string" || !isContentHash(hash)) return undefined
   if (typeof size !== "number" || typeof mode !== "number") return undefined
   if (typeof mtime !== "string" || typeof inode !== "string") return undefined
   if (!/^\d+$/.test(mtime) || !/^\d+$/.test(inode)) return undefined
@@ -181,7 +179,7 @@ const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V
     const parsed = JSON.parse(decoder.decode(bytes)) as Record<string, unknown>
     if (parsed.format !== codec.deltaFormat) return undefined
     const { base, depth, entries, removed } = parsed
-    if (typeof base !== "string" || !HASH.test(base)) return undefined
+    if (typeof base !== "string" || !isContentHash(base)) return undefined
     if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1 || depth > MAX_DEPTH)
       return undefined
     if (!Array.isArray(entries) || !Array.isArray(removed)) return undefined

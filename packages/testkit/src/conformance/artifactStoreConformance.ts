@@ -33,8 +33,8 @@ const markAfterStoredBlobs = (store: ArtifactStoreService) =>
       yield* Effect.sleep(Duration.millis(2))
     }
   })
-/** Bytes that do not compress (xorshift32). */
-const incompressible = (length: number) => {
+/** Bytes that do not compress (xorshift32): for tests of stores that compress. */
+export const incompressible = (length: number) => {
   let x = 2463534242
   return Uint8Array.from({ length }, () => {
     x ^= x << 13

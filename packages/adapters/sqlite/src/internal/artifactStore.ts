@@ -25,13 +25,14 @@ import {
   type ArtifactInfo,
   type ArtifactStoreService,
   hashContent,
+  isContentHash,
+  requireContentHash,
   type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
 import type Database from "better-sqlite3"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
 
-const HASH = /^[0-9a-f]{64}$/
 /** Rows per page of `list`. */
 const PAGE = 1_000
 /** Below this a blob is stored as is: deflate's framing would eat the saving. */
@@ -110,12 +111,7 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
   const run = <A>(operation: string, body: () => A) =>
     exclusive(Effect.try({ try: body, catch: storeError(operation) }))
 
-  const checked = (hash: string, operation: string) =>
-    HASH.test(hash)
-      ? Effect.void
-      : Effect.fail(
-          new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
-        )
+  const checked = requireContentHash
 
   /** Stores one content inside the caller's transaction; the stored copy is verified, not trusted. */
   const putOne = (content: Uint8Array, now: number): ContentHash => {
@@ -204,7 +200,7 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     sweep: (request) =>
       Effect.gen(function* () {
         const cutoff = yield* sweepCutoff(request)
-        const candidates = [...new Set(request.candidates)].filter((hash) => HASH.test(hash))
+        const candidates = [...new Set(request.candidates)].filter(isContentHash)
         return yield* run("sweep", () =>
           db
             .transaction(() => {
