@@ -7,6 +7,12 @@
  * the operation, which makes its redo entry available in that same journal write. A failure before
  * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
  * pending operation for `recover()`.
+ *
+ * A caller that has already read and stored a target in this command (a point restore's rescue
+ * point) passes its version in `rescued`, and a planned content just read from the store carries
+ * its hash (`PlannedWrite.storedHash`): neither is read or stored again. Whatever the source of the
+ * rescue version, each write first checks that the file still holds it, so the journal never
+ * promises a rescue copy of content that was not what got overwritten.
  */
 import type {
   FileVersion,
@@ -37,6 +43,12 @@ export interface DurableRestoreInput {
   readonly redoes?: OperationId
   /** For a files-and-conversation rewind: where `commit` moves the cursor (journaled for recovery). */
   readonly cursorTarget?: MessageId
+  /**
+   * What some targets hold now, as the caller read them and stored their content within this same
+   * command (for a path that was a symlink it has removed since: absent). Those paths are not read
+   * again here.
+   */
+  readonly rescued?: ReadonlyMap<WorkspacePath, FileVersion>
 }
 
 export type DurableRestoreResult<A> =
@@ -96,6 +108,7 @@ export const finalWrites = (writes: ReadonlyArray<PlannedWrite>): ReadonlyArray<
     content: last.content,
     ...(mode === undefined || last.content === null ? {} : { mode }),
     ...(first.expectedCurrentHash === undefined ? {} : { expectedCurrentHash: first.expectedCurrentHash }),
+    ...(last.storedHash === undefined || last.content === null ? {} : { storedHash: last.storedHash }),
   }))
 }
 
@@ -113,9 +126,12 @@ export const runDurableRestore = <A, E, R>(
     const writes = finalWrites(input.writes)
     const paths = writes.map((w) => w.path)
 
-    // The rescue point: every target's current content, read once and stored by content.
+    // The rescue point: every target's current content, read once (unless the caller already has)
+    // and stored by content.
+    const rescued = input.rescued ?? new Map<WorkspacePath, FileVersion>()
     const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
     for (const path of paths) {
+      if (rescued.has(path)) continue
       const read = yield* Effect.either(workspace.read(path))
       if (Either.isLeft(read)) {
         return {
@@ -127,25 +143,45 @@ export const runDurableRestore = <A, E, R>(
       }
       current.set(path, read.right)
     }
-    // Rescue and planned contents are stored in one batch (one transaction where the store has them).
-    const versions: Array<{ readonly content: Uint8Array | null; readonly mode: number | undefined }> = []
-    for (const path of paths) {
-      const now = current.get(path)!
-      versions.push({
-        content: Option.match(now, { onNone: () => null, onSome: (f) => f.content }),
-        mode: Option.match(now, { onNone: () => undefined, onSome: (f) => f.mode }),
-      })
-      const last = writes.find((w) => w.path === path)!
+    // Each version is either known (given, or planned content from the store) or still to be
+    // stored: those go in one batch (one transaction where the store has them).
+    const toStore: Array<{ readonly content: Uint8Array | null; readonly mode: number | undefined }> = []
+    const pending = (content: Uint8Array | null, mode: number | undefined): number =>
+      toStore.push({ content, mode }) - 1
+    const sources = writes.map((w) => {
+      const given = rescued.get(w.path)
+      const now = current.get(w.path) ?? Option.none()
+      const currentMode =
+        given === undefined
+          ? Option.getOrUndefined(Option.map(now, (f) => f.mode))
+          : given._tag === "present"
+            ? given.mode
+            : undefined
       // A write without a mode keeps the file's own, so that is its planned mode.
-      const plannedMode = last.mode ?? Option.getOrUndefined(Option.map(now, (f) => f.mode))
-      versions.push({ content: last.content, mode: last.content === null ? undefined : plannedMode })
-    }
-    const stored = yield* storeVersions(versions)
-    const files: Array<JournaledFile> = paths.map((path, i) => ({
-      path,
-      rescue: stored[2 * i]!,
-      planned: stored[2 * i + 1]!,
+      const plannedMode = w.content === null ? undefined : (w.mode ?? currentMode)
+      const rescue: FileVersion | number =
+        given ?? pending(Option.match(now, { onNone: () => null, onSome: (f) => f.content }), currentMode)
+      const planned: FileVersion | number =
+        w.content === null || w.storedHash === undefined
+          ? pending(w.content, plannedMode)
+          : plannedMode === undefined
+            ? { _tag: "present", hash: w.storedHash }
+            : { _tag: "present", hash: w.storedHash, mode: plannedMode }
+      return { rescue, planned }
+    })
+    const stored = toStore.length === 0 ? [] : yield* storeVersions(toStore)
+    const resolve = (v: FileVersion | number): FileVersion => (typeof v === "number" ? stored[v]! : v)
+    const files: Array<JournaledFile> = writes.map((w, i) => ({
+      path: w.path,
+      rescue: resolve(sources[i]!.rescue),
+      planned: resolve(sources[i]!.planned),
     }))
+    // Each write first checks the file still holds its rescue version: what the journal can put back.
+    const checkedWrites = writes.map((w, i): PlannedWrite => {
+      if (w.expectedCurrentHash !== undefined) return w
+      const rescue = files[i]!.rescue
+      return { ...w, expectedCurrentHash: rescue._tag === "present" ? rescue.hash : null }
+    })
 
     yield* journal.begin({
       operationId: input.operationId,
@@ -183,7 +219,7 @@ export const runDurableRestore = <A, E, R>(
     const finish = (status: "committed" | "rolled_back") =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
 
-    const applied = yield* applyJournaled(writes, logged, { targetsRead: true })
+    const applied = yield* applyJournaled(checkedWrites, logged, { targetsRead: true })
     if (applied._tag === "RolledBack") {
       yield* finish("rolled_back")
       return applied satisfies DurableRestoreResult<A>

@@ -24,6 +24,11 @@ export interface PlannedWrite {
   readonly mode?: number
   /** When given, the file must still hash to this (null: must be absent) right before its write. */
   readonly expectedCurrentHash?: ContentHash | null
+  /**
+   * The hash of `content` when it was just read from the artifact store (so it is there, intact): a
+   * durable restore records it as the planned version without storing it again.
+   */
+  readonly storedHash?: ContentHash
 }
 
 export interface FileOutcome {

@@ -113,6 +113,8 @@ const restoreCheckpoints = <A, E, R>(
         path: c.path,
         content: before.right,
         ...(c.before._tag === "present" && c.before.mode !== undefined ? { mode: c.before.mode } : {}),
+        // Just read (and verified) from the store: the planned version needs no second copy.
+        ...(c.before._tag === "present" ? { storedHash: c.before.hash } : {}),
       })
     }
     if (problems.length > 0) {

@@ -256,6 +256,44 @@ describe("restoreToPoint refusals", () => {
   })
 })
 
+describe("restoreToPoint reads", () => {
+  it.effect(
+    "an apply reads each changed file twice (its check and the writer's) and rescues what it read",
+    () => {
+      const env = makeEnv()
+      env.fs.writeFile(`${ROOT}/a.txt`, "a1")
+      env.fs.writeFile(`${ROOT}/b.txt`, "b1")
+      env.fs.writeFile(`${ROOT}/same.txt`, "s")
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const { point } = yield* capture(sessionId, 1)
+        env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+        env.fs.remove(`${ROOT}/b.txt`)
+        const preview = yield* previewPointRestore(sessionId, point.pointId)
+        const mark = env.fs.accesses.length
+        const applied = yield* applyPointRestore(sessionId, point.pointId, preview.token!)
+        const counts = new Map<string, number>()
+        for (const path of reads(env, mark)) counts.set(path, (counts.get(path) ?? 0) + 1)
+        // same.txt is read by the check alone (the stat cache cannot vouch for a file this young); a
+        // missing file is no read.
+        expect(Object.fromEntries(counts)).toEqual({ "a.txt": 2, "same.txt": 1 })
+        expect(env.files()).toEqual({ "a.txt": "a1", "b.txt": "b1", "same.txt": "s" })
+        // The rescue point holds what the restore replaced: a2, and b.txt's absence.
+        const rescue = yield* loadManifest(
+          (yield* readPointIndex(sessionId)).points.find((p) => p.pointId === applied.rescuePointId)!
+            .manifestHash,
+        )
+        const a = rescue.get("a.txt" as never)
+        expect(
+          a?.kind === "file" && new TextDecoder().decode(yield* (yield* ArtifactStore).get(a.hash)),
+        ).toBe("a2")
+        expect(rescue.get("b.txt" as never)).toEqual({ kind: "tombstone" })
+        expect(rescue.has("same.txt" as never)).toBe(false)
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+})
+
 describe("cleanup and status", () => {
   it.effect("an unreadable root stops the sweep; the grace window keeps young blobs; status reports", () => {
     const env = makeEnv()

@@ -168,6 +168,77 @@ const interrupted = (sessionId: Parameters<typeof loadSession>[0]) =>
     return operationId
   })
 
+describe("a durable restore given what the caller already read and stored", () => {
+  const restoreA = (rescue: "as on disk" | "stale") =>
+    Effect.gen(function* () {
+      const env = makeEnv()
+      env.fs.writeFile("/home/dev/project/a.txt", "a0\n")
+      const sessionId = yield* newSession.pipe(Effect.provide(env.layer()))
+      return yield* Effect.gen(function* () {
+        const artifacts = yield* ArtifactStore
+        const onDisk = yield* artifacts.put(encode("a0\n"))
+        const stale = yield* artifacts.put(encode("older\n"))
+        const planned = yield* artifacts.put(encode("A\n"))
+        const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+        const puts = env.artifacts.control.calls("put")
+        const reads = env.workspace.control.calls("read")
+        const result = yield* runDurableRestore(
+          {
+            sessionId,
+            operationId,
+            kind: "point_restore",
+            writes: [{ path: "a.txt" as WorkspacePath, content: encode("A\n"), storedHash: planned }],
+            rescued: new Map([
+              ["a.txt" as WorkspacePath, { _tag: "present", hash: rescue === "stale" ? stale : onDisk }],
+            ]),
+          },
+          () => Effect.void,
+        )
+        const record = Option.getOrThrow(yield* (yield* OperationJournal).get(operationId))
+        return {
+          env,
+          result,
+          record,
+          planned,
+          onDisk,
+          puts: env.artifacts.control.calls("put") - puts,
+          // The journaled writer reads each file once, right before writing it.
+          readsBeyondTheWriter: env.workspace.control.calls("read") - reads - 1,
+        }
+      }).pipe(Effect.provide(env.layer()))
+    })
+
+  it.effect("stores nothing again and reads nothing but the writer's own check", () =>
+    Effect.gen(function* () {
+      const { env, result, record, planned, onDisk, puts, readsBeyondTheWriter } =
+        yield* restoreA("as on disk")
+      expect(result._tag).toBe("Applied")
+      expect(env.text("a.txt")).toBe("A\n")
+      expect(puts).toBe(0)
+      expect(readsBeyondTheWriter).toBe(0)
+      expect(record.intent.files).toEqual([
+        {
+          path: "a.txt",
+          rescue: { _tag: "present", hash: onDisk },
+          planned: { _tag: "present", hash: planned },
+        },
+      ])
+      expect(record.status).toBe("committed")
+    }),
+  )
+
+  it.effect("refuses to write over a file that no longer holds the rescue version it was given", () =>
+    Effect.gen(function* () {
+      const { env, result, record } = yield* restoreA("stale")
+      expect(result._tag).toBe("RolledBack")
+      if (result._tag === "RolledBack") expect(result.message).toMatch(/changed after it was checked/)
+      // The file the journal could not have put back is untouched.
+      expect(env.text("a.txt")).toBe("a0\n")
+      expect(record.status).toBe("rolled_back")
+    }),
+  )
+})
+
 describe("recover()", () => {
   it.effect("lists an interrupted operation with each file's state; rollback puts the rescue back", () => {
     const env = makeEnv()

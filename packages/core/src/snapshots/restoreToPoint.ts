@@ -22,6 +22,7 @@ import { createHash } from "node:crypto"
 import {
   type ContentHash,
   type FileStat,
+  type FileVersion,
   type OperationId,
   type PointId,
   PointRestored,
@@ -81,23 +82,46 @@ export interface PointRestorePreview {
   readonly expiresAt?: number
 }
 
+/**
+ * What the capture's stat cache says is at a path with this `lstat`, when it can vouch for it (it
+ * only holds entries outside the racy window), so a large restore reads only what changed.
+ */
+const vouched = (path: WorkspacePath, stat: FileStat, cache: StatCache): CurrentState | undefined => {
+  const cached = cache.get(path)
+  return cached !== undefined &&
+    stat.kind === "file" &&
+    cached.size === stat.size &&
+    cached.mtimeNs === stat.mtimeNs &&
+    cached.inode === stat.inode &&
+    cached.mode === stat.mode
+    ? { kind: "file", hash: cached.hash, mode: cached.mode }
+    : undefined
+}
+
+/**
+ * Contents an apply's plan read, kept (up to a byte budget) so its rescue point can store them
+ * without reading the files again.
+ */
+interface KeptContents {
+  readonly contents: Map<WorkspacePath, Uint8Array>
+  bytes: number
+}
+
+/** What an apply keeps of the contents its plan read; beyond this the rescue point reads again. */
+const KEEP_BYTES = 64 * 1024 * 1024
+
 /** What is at a path whose `lstat` (and link target) is known; reads only what the cache cannot vouch for. */
-const classify = (path: WorkspacePath, stat: FileStat, target: string | undefined, cache: StatCache) =>
+const classify = (
+  path: WorkspacePath,
+  stat: FileStat,
+  target: string | undefined,
+  cache: StatCache,
+  keep: KeptContents | undefined,
+) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    // The capture's stat cache vouches for an unchanged file as it does for a capture (it only
-    // holds entries outside the racy window), so a large restore reads only what changed.
-    const cached = cache.get(path)
-    if (
-      cached !== undefined &&
-      stat.kind === "file" &&
-      cached.size === stat.size &&
-      cached.mtimeNs === stat.mtimeNs &&
-      cached.inode === stat.inode &&
-      cached.mode === stat.mode
-    ) {
-      return { kind: "file", hash: cached.hash, mode: cached.mode } as CurrentState
-    }
+    const known = vouched(path, stat, cache)
+    if (known !== undefined) return known
     switch (stat.kind) {
       case "symlink":
         return {
@@ -107,21 +131,28 @@ const classify = (path: WorkspacePath, stat: FileStat, target: string | undefine
       case "file": {
         const file = yield* workspace.read(path)
         if (Option.isNone(file)) return { kind: "absent" } as CurrentState
-        return { kind: "file", hash: hashContent(file.value.content), mode: file.value.mode } as CurrentState
+        const content = file.value.content
+        if (keep !== undefined && keep.bytes + content.byteLength <= KEEP_BYTES) {
+          keep.contents.set(path, content)
+          keep.bytes += content.byteLength
+        }
+        return { kind: "file", hash: hashContent(content), mode: file.value.mode } as CurrentState
       }
       default:
         return `a ${stat.kind}` as const
     }
   })
 
+const ABSENT: CurrentState = { kind: "absent" }
+
 type Inspected = Either.Either<CurrentState | `a ${string}`, WorkspaceError>
 
 /** One path on its own: a confined `lstat`, then `classify`. */
-const inspect = (path: WorkspacePath, cache: StatCache) =>
+const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | undefined) =>
   Effect.gen(function* () {
     const stat = yield* (yield* Workspace).stat(path)
     if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
-    return yield* classify(path, stat.value, undefined, cache)
+    return yield* classify(path, stat.value, undefined, cache, keep)
   })
 
 /** Below this many paths in one directory, stat them one by one rather than list the directory. */
@@ -137,7 +168,7 @@ const parentOf = (path: string) => {
  * a directory that cannot be listed (missing, a file, refused) falls back to per-path inspection,
  * which gives each path its own answer (absent, or its own error).
  */
-const inspectAll = (paths: Iterable<WorkspacePath>, cache: StatCache) =>
+const inspectAll = (paths: Iterable<WorkspacePath>, cache: StatCache, keep: KeptContents | undefined) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const byDirectory = new Map<string, Array<WorkspacePath>>()
@@ -163,15 +194,17 @@ const inspectAll = (paths: Iterable<WorkspacePath>, cache: StatCache) =>
       const listed = listedBy.get(dir)
       for (const path of group) {
         if (listed === undefined) {
-          out.set(path, yield* Effect.either(inspect(path, cache)))
+          out.set(path, yield* Effect.either(inspect(path, cache, keep)))
           continue
         }
         const entry = listed.get(path.slice(dir === "" ? 0 : dir.length + 1))
+        // Most paths of a large point are unchanged: decided here, without an effect per path.
+        const known = entry === undefined ? ABSENT : vouched(path, entry.stat, cache)
         out.set(
           path,
-          entry === undefined
-            ? Either.right({ kind: "absent" } as CurrentState)
-            : yield* Effect.either(classify(path, entry.stat, entry.target, cache)),
+          known !== undefined
+            ? Either.right(known)
+            : yield* Effect.either(classify(path, entry!.stat, entry!.target, cache, keep)),
         )
       }
     }
@@ -197,7 +230,7 @@ const findPoint = (sessionId: SessionId, pointId: PointId) =>
     return point
   })
 
-const plan = (sessionId: SessionId, pointId: PointId) =>
+const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
     const point = yield* findPoint(sessionId, pointId)
@@ -209,7 +242,7 @@ const plan = (sessionId: SessionId, pointId: PointId) =>
     const changes: Array<PlannedChange> = []
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
-    const inspected = yield* inspectAll(manifest.keys(), cache)
+    const inspected = yield* inspectAll(manifest.keys(), cache, keep)
     const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {
       const current = inspected.get(path)!
@@ -287,7 +320,8 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const workspace = yield* Workspace
     const artifacts = yield* ArtifactStore
     const record = yield* redeemPreviewToken(sessionId, pointId, token)
-    const p = yield* plan(sessionId, pointId)
+    const keep: KeptContents = { contents: new Map(), bytes: 0 }
+    const p = yield* plan(sessionId, pointId, keep)
     if (p.conflicts.length > 0) {
       return yield* refuse("unsafe_files", "the restore has conflicts; nothing was written", p.conflicts)
     }
@@ -310,11 +344,30 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     }
     const contents = new Map<WorkspacePath, Uint8Array>(fileChanges.map((c, i) => [c.path, blobs.right[i]!]))
 
-    // The rescue point: the current state of every path the restore will touch.
+    // The rescue point: the current state of every path the restore will touch. The plan has just
+    // looked at each: links and absent paths are known, and the files it read are stored from what
+    // it kept. The rest (vouched for by the stat cache, or beyond the keep budget) are captured.
     const startedAtMs = yield* Clock.currentTimeMillis
+    const fromPlan = new Map<WorkspacePath, ManifestEntry>()
+    const kept: Array<{ readonly path: WorkspacePath; readonly content: Uint8Array; readonly mode: number }> =
+      []
+    const captured = new Set<WorkspacePath>()
+    for (const c of p.changes) {
+      if (c.current.kind === "absent") fromPlan.set(c.path, { kind: "tombstone" })
+      else if (c.current.kind === "link") fromPlan.set(c.path, { kind: "link", target: c.current.target })
+      else {
+        const content = keep.contents.get(c.path)
+        if (content === undefined) captured.add(c.path)
+        else kept.push({ path: c.path, content, mode: c.current.mode })
+      }
+    }
+    const keptHashes = kept.length === 0 ? [] : yield* artifacts.putMany(kept.map((k) => k.content))
+    kept.forEach(({ path, content, mode }, i) => {
+      fromPlan.set(path, { kind: "file", hash: keptHashes[i]!, mode, size: content.byteLength })
+    })
     const rescue = yield* buildManifest({
       scanned: new Map(),
-      tracked: new Set(p.changes.map((c) => c.path)),
+      tracked: captured,
       previous: new Map(),
       // The stat cache vouches for unchanged files here as in the plan; changed ones are read.
       statCache: p.cache,
@@ -328,15 +381,16 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         rescue.skipped,
       )
     }
+    const rescueManifest = new Map([...fromPlan, ...rescue.manifest])
     const rescuePointId = pointIdFor(sessionId, operationId as string as TurnId, "rescue")
-    const rescueManifestHash = yield* artifacts.put(encodeManifest(rescue.manifest))
+    const rescueManifestHash = yield* artifacts.put(encodeManifest(rescueManifest))
     yield* recordPoint(sessionId, {
       pointId: rescuePointId,
       kind: "rescue",
       turnId: p.point.turnId,
       manifestHash: rescueManifestHash,
       reusedManifest: false,
-      ...summarise(rescue.manifest),
+      ...summarise(rescueManifest),
       skipped: [],
     })
 
@@ -366,11 +420,25 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
           content: contents.get(c.path)!,
           mode: c.wanted.mode,
           expectedCurrentHash,
+          storedHash: c.wanted.hash,
         })
       } else if (c.current.kind === "file") {
         writes.push({ path: c.path, content: null, expectedCurrentHash })
       }
     }
+    // What each written or deleted path holds when the files are written: its rescue version (a
+    // link in the way has been removed by then), already stored.
+    const rescued = new Map<WorkspacePath, FileVersion>(
+      writes.map(({ path }) => {
+        const entry = rescueManifest.get(path)
+        return [
+          path,
+          entry?.kind === "file"
+            ? { _tag: "present", hash: entry.hash, mode: entry.mode }
+            : { _tag: "absent" },
+        ]
+      }),
+    )
     const event = new PointRestored({
       operationId,
       pointId,
@@ -410,7 +478,7 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
       }
     })
     const applied = yield* Effect.either(
-      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes }, () => commit),
+      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes, rescued }, () => commit),
     )
     if (Either.isLeft(applied)) {
       const error = applied.left
