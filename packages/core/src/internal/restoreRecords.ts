@@ -59,32 +59,46 @@ export const restoreNoticeEvents = (
         ? "no file content changed"
         : changed.map((f) => `${f.path} (${f.action})`).join(", ")
     const text = `Files in the workspace were restored from checkpoints: ${listed}. Their content on disk may differ from what earlier messages show; read a file again before editing it.`
+    // Constructed unchecked: every store checks each event as it encodes it for the append, so a
+    // second check of the same fields here would only double the cost of a restore's record.
     const events: Array<SessionEvent> = [
-      new MessageAppended({
-        message: new Message({
-          id: messageId,
-          sessionId,
-          turnId,
-          role: "system",
-          status: "ok",
-          visibility: "model_only",
-          createdAt,
-        }),
-      }),
-      new PartAppended({
-        part: new Part({
-          id: partId,
-          messageId,
-          kind: "notice",
-          text,
-          data: {
-            kind: "files_restored",
-            operationId: input.operationId,
-            checkpointIds: [...input.checkpointIds],
-            files: input.files.map((f) => ({ path: f.path, action: f.action })),
-          },
-        }),
-      }),
+      new MessageAppended(
+        {
+          message: new Message(
+            {
+              id: messageId,
+              sessionId,
+              turnId,
+              role: "system",
+              status: "ok",
+              visibility: "model_only",
+              createdAt,
+            },
+            true,
+          ),
+        },
+        true,
+      ),
+      new PartAppended(
+        {
+          part: new Part(
+            {
+              id: partId,
+              messageId,
+              kind: "notice",
+              text,
+              data: {
+                kind: "files_restored",
+                operationId: input.operationId,
+                checkpointIds: [...input.checkpointIds],
+                files: input.files.map((f) => ({ path: f.path, action: f.action })),
+              },
+            },
+            true,
+          ),
+        },
+        true,
+      ),
     ]
     return events
   })
@@ -97,20 +111,24 @@ export interface RewoundRecord {
   readonly files: ReadonlyArray<FileOutcome>
 }
 
+/** Constructed unchecked, like the notice: the store checks it as it encodes it. */
 export const workspaceRewound = (
   record: RewoundRecord,
   outcome: "applied" | "unavailable",
   reason?: string,
 ): WorkspaceRewound =>
-  new WorkspaceRewound({
-    operationId: record.operationId,
-    scope: record.scope,
-    ...(record.targetMessageId === undefined ? {} : { targetMessageId: record.targetMessageId }),
-    checkpointIds: [...record.checkpointIds],
-    outcome,
-    ...(reason === undefined ? {} : { reason }),
-    files: record.files.map((f) => ({ path: f.path, action: f.action })),
-  })
+  new WorkspaceRewound(
+    {
+      operationId: record.operationId,
+      scope: record.scope,
+      ...(record.targetMessageId === undefined ? {} : { targetMessageId: record.targetMessageId }),
+      checkpointIds: [...record.checkpointIds],
+      outcome,
+      ...(reason === undefined ? {} : { reason }),
+      files: record.files.map((f) => ({ path: f.path, action: f.action })),
+    },
+    true,
+  )
 
 // Another writer may append while files are being written: a conflict is retried on a fresh load.
 const MAX_ATTEMPTS = 5
