@@ -277,9 +277,15 @@ describe("hostile paths written straight into the store", () => {
       ],
       startedAt: 1,
     }
-    db.prepare(
-      "insert into operations (operation_id, session_id, kind, intent, status, started_at, redo_available, redo_consumed) values ('op-evil', ?, 'cascade', ?, 'pending', 1, 0, 0)",
-    ).run(session.id, JSON.stringify(intent))
+    const { lastInsertRowid } = db
+      .prepare(
+        "insert into operations (operation_id, session_id, kind, status, started_at, redo_available, redo_consumed) values ('op-evil', ?, 'cascade', 'pending', 1, 0, 0)",
+      )
+      .run(session.id)
+    db.prepare("insert into operation_intents (seq, intent) values (?, ?)").run(
+      lastInsertRowid,
+      JSON.stringify(intent),
+    )
     db.close()
     const reopened = await open(box)
     // The row does not decode (its path is not a workspace path): a typed store error, no write.

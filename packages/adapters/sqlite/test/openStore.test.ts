@@ -3,6 +3,14 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import {
+  type ContentHash,
+  encodeOperationIntentJson,
+  type MessageId,
+  type OperationId,
+  type OperationIntent,
+  type WorkspacePath,
+} from "@rewind/contracts"
 import { SessionStore } from "@rewind/core"
 import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
@@ -83,20 +91,26 @@ describe("opening a SQLite store", () => {
         busyTimeoutMillis: 5000,
         foreignKeys: true,
       })
-      expect(store.schemaVersion).toBe(3)
-      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal", "0003_blobs"])
+      expect(store.schemaVersion).toBe(4)
+      expect(store.migrationsApplied).toEqual([
+        "0001_initial",
+        "0002_operation_journal",
+        "0003_blobs",
+        "0004_operation_intents",
+      ])
       expect(store.backupPath).toBeUndefined()
       withRawDatabase(file, (db) => {
         expect(db.pragma("application_id", { simple: true })).toBe(REWIND_APPLICATION_ID)
-        expect(db.pragma("user_version", { simple: true })).toBe(3)
+        expect(db.pragma("user_version", { simple: true })).toBe(4)
         expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
         expect(db.prepare("select value from rewind_meta where key = 'schema_version'").pluck().get()).toBe(
-          "3",
+          "4",
         )
         expect(db.prepare("select name from kysely_migration").pluck().all()).toEqual([
           "0001_initial",
           "0002_operation_journal",
           "0003_blobs",
+          "0004_operation_intents",
         ])
       })
     }),
@@ -180,7 +194,7 @@ describe("opening a SQLite store", () => {
       const opened = yield* openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS)
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
-      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(3)
+      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(4)
       expect(schemaOf()).toEqual(before)
     }),
   )
@@ -191,7 +205,12 @@ describe("opening a SQLite store", () => {
       const file = path.join(dir, "empty.db")
       fs.writeFileSync(file, "")
       const store = yield* openStore({ path: file })
-      expect(store.migrationsApplied).toEqual(["0001_initial", "0002_operation_journal", "0003_blobs"])
+      expect(store.migrationsApplied).toEqual([
+        "0001_initial",
+        "0002_operation_journal",
+        "0003_blobs",
+        "0004_operation_intents",
+      ])
     }),
   )
 
@@ -304,7 +323,7 @@ describe("refusing files that are not a store this build may change", () => {
       yield* writeSampleSessions(file)
       withRawDatabase(file, (db) => db.pragma("user_version = 99"))
       const error = yield* expectRefusedUntouched(dir, file, "newer_version")
-      expect(error.message).toMatch(/version 99.*up to 3.*Upgrade Rewind/)
+      expect(error.message).toMatch(/version 99.*up to 4.*Upgrade Rewind/)
     }),
   )
 })
@@ -330,15 +349,15 @@ describe("migrating a store with data", () => {
         }),
       )
       expect(migrated).toEqual({
-        schemaVersion: 4,
-        migrationsApplied: ["0004_test_session_archive"],
-        backupPath: `${file}.bak-v3`,
+        schemaVersion: 5,
+        migrationsApplied: ["0005_test_session_archive"],
+        backupPath: `${file}.bak-v4`,
         main: written.main,
       })
 
       // The backup is the v2 store as it was: this build opens it as a current store.
       const backup = yield* withStore(
-        { path: `${file}.bak-v3` },
+        { path: `${file}.bak-v4` },
         Effect.gen(function* () {
           const store = yield* SessionStore
           const admin = yield* SqliteSessionStore.SqliteStore
@@ -349,22 +368,22 @@ describe("migrating a store with data", () => {
           }
         }),
       )
-      expect(backup).toEqual({ version: 3, main: written.main, fork: written.fork })
+      expect(backup).toEqual({ version: 4, main: written.main, fork: written.fork })
 
       // Opening again is a no-op: nothing to run, no second backup.
       const again = yield* Effect.scoped(makeSqliteStore({ path: file }, withV2))
       expect(again.migrationsApplied).toEqual([])
       expect(again.backupPath).toBeUndefined()
-      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v3"])
+      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v4"])
 
-      // This build (schema 3) must not touch the upgraded store.
+      // This build (schema 4) must not touch the upgraded store.
       yield* expectRefusedUntouched(dir, file, "newer_version")
 
       const child = yield* runNode(fixture("readMigratedStore.mjs"), [file])
       expect(child.stderr).toBe("")
       expect(child.code).toBe(0)
       expect(JSON.parse(child.stdout)).toEqual({
-        schemaVersion: 4,
+        schemaVersion: 5,
         migrationsApplied: [],
         backupPath: null,
         sessions: [
@@ -386,6 +405,63 @@ describe("migrating a store with data", () => {
     }),
   )
 
+  it.scoped("0004 moves every journaled intent to its own table; a pending operation reads back whole", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      // A schema-3 store (intents inline in `operations`) with one pending and one committed operation.
+      yield* Effect.scoped(openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS.slice(0, 3)))
+      const intentOf = (operationId: string): OperationIntent => ({
+        operationId: operationId as OperationId,
+        sessionId: main,
+        kind: "cascade",
+        files: [
+          {
+            path: "a.txt" as WorkspacePath,
+            rescue: { _tag: "present", hash: "a".repeat(64) as ContentHash, mode: 0o644 },
+            planned: { _tag: "absent" },
+          },
+        ],
+        startedAt: 7,
+        redo: {
+          activeBranch: Array.from({ length: 500 }, (_, i) => `msg-${i}` as MessageId),
+          spentCheckpointIds: [],
+        },
+      })
+      withRawDatabase(file, (db) => {
+        const insert = db.prepare(
+          "insert into operations (operation_id, session_id, kind, intent, status, started_at, redo_available, redo_consumed) values (?, ?, 'cascade', ?, ?, 7, 1, 0)",
+        )
+        insert.run("op-done", main, encodeOperationIntentJson(intentOf("op-done")), "committed")
+        insert.run("op-open", main, encodeOperationIntentJson(intentOf("op-open")), "pending")
+      })
+      const journaled = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeSqliteStore({ path: file }, STORE_MIGRATIONS)
+          return {
+            applied: store.migrationsApplied,
+            pending: yield* store.operationJournal.incomplete(),
+            all: (yield* store.operationJournal.all()).map((r) => [r.intent.operationId, r.status]),
+            integrity: yield* store.integrityCheck,
+          }
+        }),
+      )
+      expect(journaled.applied).toEqual(["0004_operation_intents"])
+      expect(journaled.pending).toEqual([
+        { intent: intentOf("op-open"), status: "pending", steps: [], redoConsumed: false },
+      ])
+      expect(journaled.all).toEqual([
+        ["op-done", "committed"],
+        ["op-open", "pending"],
+      ])
+      expect(journaled.integrity).toEqual({ ok: true, problems: [] })
+      withRawDatabase(file, (db) => {
+        const columns = (db.pragma("table_info(operations)") as Array<{ name: string }>).map((c) => c.name)
+        expect(columns).not.toContain("intent")
+      })
+    }),
+  )
+
   it.scoped("refuses a store that records migrations this build does not know", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
@@ -400,7 +476,7 @@ describe("migrating a store with data", () => {
       )
       const error = yield* Effect.flip(Effect.scoped(makeSqliteStore({ path: file }, withV2)))
       expect(error).toMatchObject({ _tag: "StoreIncompatible", reason: "newer_version" })
-      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(3))
+      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(4))
     }),
   )
 })

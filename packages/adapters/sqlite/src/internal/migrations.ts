@@ -184,8 +184,34 @@ const blobs: StoreMigration = {
   },
 }
 
+/**
+ * Operation intents in a table of their own, keyed by the operation's `seq`. An intent holds the
+ * session's whole active branch (for redo), so on a long session it spans overflow pages, and
+ * SQLite rewrites a whole row on every UPDATE: completing an operation (its status) or consuming
+ * its redo entry rewrote the intent each time. Now those updates touch only the small row.
+ */
+const operationIntents: StoreMigration = {
+  version: 4,
+  name: "0004_operation_intents",
+  up: async (db) => {
+    await db.schema
+      .createTable("operation_intents")
+      .addColumn("seq", "integer", (c) => c.primaryKey().references("operations.seq"))
+      .addColumn("intent", "text", (c) => c.notNull())
+      .modifyEnd(sql`strict`)
+      .execute()
+    await sql`insert into operation_intents (seq, intent) select seq, intent from operations`.execute(db)
+    await db.schema.alterTable("operations").dropColumn("intent").execute()
+  },
+}
+
 /** Every migration this build knows, oldest first. */
-export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [initial, operationJournal, blobs]
+export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [
+  initial,
+  operationJournal,
+  blobs,
+  operationIntents,
+]
 
 const recordVersion = async (db: Kysely<unknown>, version: number) => {
   await sql`pragma user_version = ${sql.raw(String(version))}`.execute(db)

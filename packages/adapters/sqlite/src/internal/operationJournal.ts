@@ -1,5 +1,5 @@
 /**
- * The OperationJournal on the store's database (tables from migration 0002). Each call is one
+ * The OperationJournal on the store's database (tables from migrations 0002 and 0004). Each call is one
  * `BEGIN IMMEDIATE` transaction, committed before the call returns, so an intent is on disk before
  * the restore writes its first file; `complete` updates the operation and consumes the redo entry
  * it reverses in the same transaction. Intents are stored as JSON and decoded with their schema on
@@ -46,16 +46,18 @@ export const makeSqliteOperationJournal = (
   exclusive: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>,
   storeError: (operation: string) => (error: unknown) => StoreError,
 ): OperationJournalService => {
+  // The intent lives in its own table (migration 0004), so status updates never rewrite it.
+  const withIntent = `select o.operation_id, i.intent, o.status, o.finished_at, o.redo_consumed
+    from operations o join operation_intents i on i.seq = o.seq`
   const statements = {
     insert: db.prepare(
-      `insert into operations (operation_id, session_id, kind, intent, status, started_at, redoes, redo_available, redo_consumed)
-       values (?, ?, ?, ?, 'pending', ?, ?, ?, 0)`,
+      `insert into operations (operation_id, session_id, kind, status, started_at, redoes, redo_available, redo_consumed)
+       values (?, ?, ?, 'pending', ?, ?, ?, 0)`,
     ),
+    insertIntent: db.prepare("insert into operation_intents (seq, intent) values (?, ?)"),
     exists: db.prepare("select 1 from operations where operation_id = ?").pluck(),
-    get: db.prepare(
-      "select operation_id, intent, status, finished_at, redo_consumed from operations where operation_id = ?",
-    ),
-    // What completing needs, without decoding the intent (which holds the whole active branch).
+    get: db.prepare(`${withIntent} where o.operation_id = ?`),
+    // What completing (or logging a step) needs, without reading the intent.
     completing: db.prepare("select status, redoes from operations where operation_id = ?"),
     steps: db.prepare("select step, path, state, at from operation_steps where operation_id = ? order by id"),
     insertStep: db.prepare(
@@ -68,16 +70,12 @@ export const makeSqliteOperationJournal = (
       `update operations set redo_consumed = 1
        where operation_id = ? and status = 'committed' and redo_available = 1 and redo_consumed = 0`,
     ),
-    pending: db.prepare(
-      "select operation_id, intent, status, finished_at, redo_consumed from operations where status = 'pending' order by seq",
-    ),
+    pending: db.prepare(`${withIntent} where o.status = 'pending' order by o.seq`),
     redoStack: db.prepare(
-      `select operation_id, intent, status, finished_at, redo_consumed from operations
-       where session_id = ? and status = 'committed' and redo_available = 1 and redo_consumed = 0 order by seq desc`,
+      `${withIntent} where o.session_id = ? and o.status = 'committed' and o.redo_available = 1
+       and o.redo_consumed = 0 order by o.seq desc`,
     ),
-    all: db.prepare(
-      "select operation_id, intent, status, finished_at, redo_consumed from operations order by seq",
-    ),
+    all: db.prepare(`${withIntent} order by o.seq`),
   }
 
   const toRecord = (row: OperationRow): OperationRecord => ({
@@ -112,19 +110,19 @@ export const makeSqliteOperationJournal = (
         if (statements.exists.get(intent.operationId) !== undefined) {
           throw new Refusal(`operation ${intent.operationId} is already journaled`)
         }
-        statements.insert.run(
+        const { lastInsertRowid } = statements.insert.run(
           intent.operationId,
           intent.sessionId,
           intent.kind,
-          encodeIntent(intent),
           intent.startedAt,
           intent.redoes ?? null,
           intent.redo === undefined ? 0 : 1,
         )
+        statements.insertIntent.run(lastInsertRowid, encodeIntent(intent))
       }),
     step: (operationId, step) =>
       write("operationJournal.step", () => {
-        const row = statements.get.get(operationId) as OperationRow | undefined
+        const row = statements.completing.get(operationId) as { readonly status: string } | undefined
         if (row === undefined || row.status !== "pending") {
           throw new Refusal(`operation ${operationId} is not pending`)
         }
