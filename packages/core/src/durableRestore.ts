@@ -3,7 +3,7 @@
  * restore, fork restore, redo). Order (DESIGN §7): read every target once; store what each holds
  * now in the ArtifactStore (the rescue point) and what it will hold (the planned version); record
  * both in the OperationJournal before the first write; write with the journaled, compensating
- * writer (the durable journal logs that writing began); then let the caller commit its session record, and only then complete
+ * writer; then let the caller commit its session record, and only then complete
  * the operation, which makes its redo entry available in that same journal write. A failure before
  * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
  * pending operation for `recover()`.
@@ -194,26 +194,14 @@ export const runDurableRestore = <A, E, R>(
       ...(input.cursorTarget === undefined ? {} : { cursorTarget: input.cursorTarget }),
     })
 
-    // The in-memory entries drive compensation. The durable journal logs the first write, before
-    // it starts: from then on the files may differ from the rescue point. Not every write: recovery
-    // decides each file by its content (rescue version, planned version or neither), never by how
-    // far the log got, and a commit per file was most of a 100-file restore's time.
+    // The in-memory entries drive compensation. Nothing more is logged durably while writing: the
+    // intent, durable before the first write, already says the files may differ from the rescue
+    // point from here on, and recovery decides each file by its content (rescue version, planned
+    // version or neither), never by how far a log got. A logged step cost a commit per restore.
     const entries: Array<JournalEntry> = []
     const logged: FileRewindJournal = {
       operationId: input.operationId,
-      record: (entry) =>
-        Effect.gen(function* () {
-          if (entries.length === 0) {
-            const at = yield* Clock.currentTimeMillis
-            yield* journal.step(input.operationId, {
-              step: entry.step,
-              path: entry.path,
-              state: "writing",
-              at,
-            })
-          }
-          entries.push(entry)
-        }).pipe(Effect.orDie),
+      record: (entry) => Effect.sync(() => void entries.push(entry)),
       entries: () => Effect.sync(() => [...entries]),
     }
     const finish = (status: "committed" | "rolled_back") =>

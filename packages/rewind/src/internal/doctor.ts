@@ -302,7 +302,7 @@ export const runDoctor = (options: DoctorOptions = {}) =>
             problem(
               "incomplete_operation",
               intent.operationId,
-              `operation ${intent.operationId} (${intent.kind}, ${intent.files.length} file(s), ${record.steps.length > 0 ? "writing had begun" : "no file written yet"}) was begun and never completed; run recover() to continue or roll it back`,
+              `operation ${intent.operationId} (${intent.kind}, ${intent.files.length} file(s)) was begun and never completed: each of its files may hold its rescue or its planned version; run recover() to continue or roll it back`,
             )
           }
         }
