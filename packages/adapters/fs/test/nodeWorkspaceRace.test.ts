@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
 import { makeConfinedWorkspace } from "@rewind/core"
 import { Effect } from "effect"
+import { writeAtomic } from "../src/internal/durable.js"
 import { nodePrimitives } from "../src/NodeWorkspace.js"
 import { tempDirectory } from "./fsFixture.js"
 
@@ -76,6 +77,36 @@ describe("node workspace: a directory swapped for a symlink mid-operation", () =
       )
       expect("code" in created && created.code).toBe("EXDEV")
       expect(outsideTree()).toEqual(before)
+    }),
+  )
+})
+
+describe("atomic write: a directory swapped for a symlink after the temp file was written", () => {
+  it.scoped("the rename is refused, the target keeps its content, and nothing outside changes", () =>
+    Effect.gen(function* () {
+      const base = fs.realpathSync(yield* tempDirectory("race-rename"))
+      const root = join(base, "ws")
+      const outside = join(base, "outside")
+      fs.mkdirSync(join(root, "sub"), { recursive: true })
+      fs.mkdirSync(outside)
+      fs.writeFileSync(join(root, "sub", "f.txt"), "inside")
+      fs.writeFileSync(join(outside, "f.txt"), "outside secret")
+      const moved = join(root, "sub-moved")
+      const failure = yield* Effect.flip(
+        writeAtomic(join(root, "sub", "f.txt"), new TextEncoder().encode("pwned"), {
+          durability: "atomic",
+          confined: true,
+          // The attacker's move, once the content is in the temp file and before the rename.
+          onWritten: () => {
+            fs.renameSync(join(root, "sub"), moved)
+            fs.symlinkSync("../outside", join(root, "sub"))
+          },
+        }),
+      )
+      expect(failure.code).toBe("EXDEV")
+      expect(fs.readFileSync(join(outside, "f.txt"), "utf8")).toBe("outside secret")
+      expect(fs.readdirSync(outside)).toEqual(["f.txt"])
+      expect(fs.readFileSync(join(moved, "f.txt"), "utf8")).toBe("inside")
     }),
   )
 })

@@ -132,11 +132,23 @@ export const writeAtomic = (
      * writing a byte and again before the rename, if a component has been swapped for one since.
      */
     readonly confined?: boolean
+    /** Runs once the content is written, before the last check (tests use it to race the rename). */
+    readonly onWritten?: () => void
   },
 ): Effect.Effect<void, ErrnoFailure> =>
   Effect.gen(function* () {
     const directory = dirname(target)
     const temp = `${options.tempDirectory ?? directory}/${tempPrefix(basename(target))}${randomUUID()}.tmp`
+    const assertStillAt = (fd: number) => {
+      if (options.confined === true && realPathOfFd(fd, temp) !== temp) {
+        throw Object.assign(
+          new Error(
+            `${directory} no longer is the directory that was checked (swapped for a symlink?); refused`,
+          ),
+          { code: "EXDEV" },
+        )
+      }
+    }
     const written = yield* Effect.acquireUseRelease(
       Effect.try({
         try: () =>
@@ -151,36 +163,27 @@ export const writeAtomic = (
         Effect.zipRight(
           Effect.try({
             try: () => {
-              if (options.confined === true && realPathOfFd(fd, temp) !== temp) {
-                throw Object.assign(
-                  new Error(
-                    `${directory} no longer is the directory that was checked (swapped for a symlink?); refused`,
-                  ),
-                  { code: "EXDEV" },
-                )
-              }
+              assertStillAt(fd)
               writeFileSync(fd, content)
               if (options.mode !== undefined) fchmodSync(fd, options.mode)
               if (options.mtimeMs !== undefined) {
                 const seconds = options.mtimeMs / 1000
                 futimesSync(fd, seconds, seconds)
               }
+              options.onWritten?.()
             },
             catch: errnoOf,
           }),
           options.durability === "fsync" ? fsyncAsync(fd) : Effect.void,
+        ).pipe(
+          // Checked again just before the rename: the open temp file is where it was created only
+          // if no directory on the way has been moved (or swapped for a symlink) since. One
+          // `readlink`, where a `realpath` of the directory costs an `lstat` per component.
+          Effect.zipRight(Effect.try({ try: () => assertStillAt(fd), catch: errnoOf })),
         ),
       (fd) => Effect.sync(() => closeSync(fd)),
     ).pipe(
-      Effect.zipRight(
-        Effect.try({
-          try: () => {
-            if (options.confined === true) assertStillReal(directory)
-            renameSync(temp, target)
-          },
-          catch: errnoOf,
-        }),
-      ),
+      Effect.zipRight(Effect.try({ try: () => renameSync(temp, target), catch: errnoOf })),
       Effect.either,
     )
     if (written._tag === "Left") {
