@@ -21,6 +21,13 @@ export const SqliteStoreOptions = Schema.Struct({
   integrityCheckOnOpen: Schema.optional(Schema.Boolean),
   /** Copy the file to `<path>.bak-v<from>` before migrating a store that has data (default true). */
   backupBeforeMigration: Schema.optional(Schema.Boolean),
+  /**
+   * Checkpoint the WAL (copy its pages into the database file) once the store has had no call for
+   * this long, in ms (default 250), so commits do not pay for it; a commit still checkpoints when
+   * the WAL passes 64 MiB. 0: SQLite's default, a checkpoint inside the commit that takes the WAL
+   * past 1,000 pages.
+   */
+  idleCheckpointMillis: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000))),
 })
 export type SqliteStoreOptions = typeof SqliteStoreOptions.Type
 
@@ -30,9 +37,11 @@ export interface ResolvedSqliteStoreOptions {
   readonly synchronous: SynchronousMode
   readonly integrityCheckOnOpen: boolean
   readonly backupBeforeMigration: boolean
+  readonly idleCheckpointMillis: number
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MILLIS = 5_000
+export const DEFAULT_IDLE_CHECKPOINT_MILLIS = 250
 
 export const resolveOptions = (options: SqliteStoreOptions): ResolvedSqliteStoreOptions => ({
   path: options.path,
@@ -40,11 +49,12 @@ export const resolveOptions = (options: SqliteStoreOptions): ResolvedSqliteStore
   synchronous: options.synchronous ?? "NORMAL",
   integrityCheckOnOpen: options.integrityCheckOnOpen ?? false,
   backupBeforeMigration: options.backupBeforeMigration ?? true,
+  idleCheckpointMillis: options.idleCheckpointMillis ?? DEFAULT_IDLE_CHECKPOINT_MILLIS,
 })
 
 /**
  * `REWIND_SQLITE_PATH` (required), `REWIND_SQLITE_BUSY_TIMEOUT_MS`, `REWIND_SQLITE_SYNCHRONOUS`
- * (`NORMAL` or `FULL`), `REWIND_SQLITE_INTEGRITY_CHECK` (boolean).
+ * (`NORMAL` or `FULL`), `REWIND_SQLITE_INTEGRITY_CHECK` (boolean), `REWIND_SQLITE_IDLE_CHECKPOINT_MS`.
  */
 export const sqliteStoreConfig: Config.Config<SqliteStoreOptions> = Config.all({
   path: Config.nonEmptyString("REWIND_SQLITE_PATH"),
@@ -56,4 +66,7 @@ export const sqliteStoreConfig: Config.Config<SqliteStoreOptions> = Config.all({
     "FULL",
   )("REWIND_SQLITE_SYNCHRONOUS").pipe(Config.withDefault("NORMAL")),
   integrityCheckOnOpen: Config.boolean("REWIND_SQLITE_INTEGRITY_CHECK").pipe(Config.withDefault(false)),
+  idleCheckpointMillis: Config.integer("REWIND_SQLITE_IDLE_CHECKPOINT_MS").pipe(
+    Config.withDefault(DEFAULT_IDLE_CHECKPOINT_MILLIS),
+  ),
 })

@@ -19,6 +19,8 @@ import { latestVersion, migrationProvider, REWIND_APPLICATION_ID, type StoreMigr
 import { Busy, isBusy, isCorrupt, retryBusy, toStoreError } from "./sqliteErrors.js"
 
 export const MEMORY_PATH = ":memory:"
+/** With idle checkpoints, a commit still checkpoints once the WAL passes this many pages (64 MiB of 4 KiB pages). */
+export const WAL_BACKSTOP_PAGES = 16_384
 
 export interface OpenedDatabase {
   readonly db: Database.Database
@@ -31,6 +33,8 @@ export interface OpenedDatabase {
   /** Where the pre-migration copy was written, when one was made. */
   readonly backupPath: string | undefined
   readonly settings: ConnectionSettings
+  /** 0 when SQLite checkpoints inside commits; see `SqliteStoreOptions.idleCheckpointMillis`. */
+  readonly idleCheckpointMillis: number
 }
 
 /** The connection's settings as SQLite reports them back after opening. */
@@ -276,6 +280,12 @@ export const openDatabase = (
     yield* setPragma(location === MEMORY_PATH ? "journal_mode" : "journal_mode = WAL")
     yield* setPragma(`synchronous = ${options.synchronous}`)
     yield* setPragma("foreign_keys = ON")
+    if (options.idleCheckpointMillis > 0 && location !== MEMORY_PATH) {
+      // Checkpoints happen when the store is idle (storeService.ts); SQLite's own, inside a commit,
+      // only past this many pages, and the WAL file is cut back to that size after a checkpoint.
+      yield* setPragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`)
+      yield* setPragma(`journal_size_limit = ${WAL_BACKSTOP_PAGES * 4096}`)
+    }
 
     const migrationsApplied =
       pending.length > 0 ? yield* retryBusy(migrateStore(kysely, location, migrations)) : []
@@ -292,5 +302,15 @@ export const openDatabase = (
       busyTimeoutMillis: Number(yield* setPragma("busy_timeout")),
       foreignKeys: Number(yield* setPragma("foreign_keys")) === 1,
     }
-    return { db, kysely, location, schemaVersion, migrationsApplied, backupPath, settings }
+    const idleCheckpointMillis = location === MEMORY_PATH ? 0 : options.idleCheckpointMillis
+    return {
+      db,
+      kysely,
+      location,
+      schemaVersion,
+      migrationsApplied,
+      backupPath,
+      settings,
+      idleCheckpointMillis,
+    }
   })

@@ -18,7 +18,7 @@ import {
   rebuildProjections,
   type SqlStoreBackend,
 } from "@rewind/kysely-store"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { makeSqliteArtifactStore } from "./artifactStore.js"
 import type { OpenedDatabase } from "./openDatabase.js"
 import { makeSqliteOperationJournal } from "./operationJournal.js"
@@ -39,14 +39,54 @@ export interface SqliteStoreInternals {
   readonly artifactStore: ArtifactStoreService
 }
 
-export const makeStoreService = (opened: OpenedDatabase): Effect.Effect<SqliteStoreInternals> =>
+export const makeStoreService = (
+  opened: OpenedDatabase,
+): Effect.Effect<SqliteStoreInternals, never, Scope.Scope> =>
   Effect.gen(function* () {
     const { db, kysely, location } = opened
     const permit = yield* Effect.makeSemaphore(1)
     const hot = prepareHotStatements(db)
 
+    // WAL checkpoints while the store is idle: copying the WAL into the database file (and, under
+    // NORMAL, flushing both) is the slowest thing a commit can do, and SQLite does it inside the
+    // commit that crosses its threshold. Every call ends by (re)starting the idle timer; when it
+    // fires with no call running, a PASSIVE checkpoint (never waits for other connections) runs.
+    let running = 0
+    let idleTimer: ReturnType<typeof setTimeout> | undefined
+    const checkpointIfIdle = () => {
+      idleTimer = undefined
+      if (running > 0 || !db.open || db.inTransaction) return
+      try {
+        db.pragma("wal_checkpoint(PASSIVE)")
+      } catch {
+        // Best effort: the next idle period tries again, and SQLite's backstop bounds the WAL.
+      }
+    }
+    const restartIdleTimer = () => {
+      if (opened.idleCheckpointMillis <= 0) return
+      if (idleTimer === undefined) {
+        idleTimer = setTimeout(checkpointIfIdle, opened.idleCheckpointMillis)
+        // Never what keeps a process alive.
+        idleTimer.unref()
+      } else idleTimer.refresh()
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(idleTimer)))
+
     const exclusive = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      permit.withPermits(1)(Effect.uninterruptible(effect))
+      permit.withPermits(1)(
+        Effect.uninterruptible(
+          Effect.suspend(() => {
+            running++
+            return Effect.ensuring(
+              effect,
+              Effect.sync(() => {
+                running--
+                restartIdleTimer()
+              }),
+            )
+          }),
+        ),
+      )
 
     const storeError = (operation: string) => (error: unknown) => toStoreError(operation, error, location)
 
