@@ -31,8 +31,14 @@ export type JournaledFile = typeof JournaledFile.Type
 
 /** What a redo needs besides the files: the conversation as it was before the restore. */
 export const RedoConversation = Schema.Struct({
-  /** The active branch before the restore, exactly. */
-  activeBranch: Schema.Array(MessageId),
+  /**
+   * The session's version before the restore: the active branch a redo brings back is the one its
+   * events up to this version give. A version instead of the branch itself keeps every intent
+   * small, however long the session (the branch is computed only when a redo needs it).
+   */
+  branchAtVersion: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  /** The active branch before the restore, exactly, as intents written before `branchAtVersion` hold it. */
+  activeBranch: Schema.optional(Schema.Array(MessageId)),
   /** Checkpoints the restore marked spent; a redo makes them undoable again. */
   spentCheckpointIds: Schema.Array(CheckpointId),
 })
@@ -57,10 +63,10 @@ export const OperationIntent = Schema.Struct({
 })
 export type OperationIntent = typeof OperationIntent.Type
 
-// An intent carries the whole active branch of its session (for redo): on a long session that is
-// tens of thousands of ids, which Effect's schema interpreter encodes and decodes one by one. The
-// compiled checker (the one the event codec uses) accepts exactly what the schema accepts; a value
-// it rejects goes through the schema codec, so the error is the schema's own.
+// An intent written before `branchAtVersion` carries the whole active branch of its session (for
+// redo): on a long session that is tens of thousands of ids, which Effect's schema interpreter
+// decodes one by one. The compiled checker (the one the event codec uses) accepts exactly what the
+// schema accepts; a value it rejects goes through the schema codec, so the error is the schema's own.
 const plainIntent = compilePlain(OperationIntent.ast)
 const encodeIntentSlowly = Schema.encodeSync(Schema.parseJson(OperationIntent))
 const decodeIntentSlowly = Schema.decodeUnknownSync(Schema.parseJson(OperationIntent))

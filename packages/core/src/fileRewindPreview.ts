@@ -30,7 +30,6 @@ import {
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
-import { activeBranch } from "./activeBranch.js"
 import { branchView } from "./branchView.js"
 import { loadCheckpointContent } from "./checkpointContent.js"
 import { hashContent } from "./contentHash.js"
@@ -394,7 +393,7 @@ export const applyFileRewind = (input: FileRewindPreview, options: ApplyFileRewi
         operationId,
         kind: "file_rewind_apply",
         writes,
-        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...preview.checkpointIds] },
+        redo: { branchAtVersion: state.version, spentCheckpointIds: [...preview.checkpointIds] },
         ...(cursorTarget === undefined ? {} : { cursorTarget }),
       },
       () => {

@@ -16,6 +16,7 @@ import {
   type OperationId,
   type OperationRecord,
   RedoApplied,
+  type RedoConversation,
   refuse,
   type SessionEvent,
   type SessionId,
@@ -39,7 +40,7 @@ import { loadSession } from "./loadSession.js"
 import { OperationJournal } from "./ports/OperationJournal.js"
 import { SessionStore } from "./ports/SessionStore.js"
 import { Workspace } from "./ports/Workspace.js"
-import { loadFileVersion, restoreBranch, versionHash } from "./redo.js"
+import { loadFileVersion, redoBranch, restoreBranch, versionHash } from "./redo.js"
 import { rewindConversation } from "./rewindConversation.js"
 import type { SessionState } from "./sessionState.js"
 
@@ -165,9 +166,11 @@ const recordContinued = (record: OperationRecord) => {
         )
   return Effect.gen(function* () {
     if (intent.kind === "redo" && intent.redoes !== undefined) {
-      const redone = yield* (yield* OperationJournal).get(intent.redoes)
+      const conversation = Option.getOrUndefined(yield* (yield* OperationJournal).get(intent.redoes))?.intent
+        .redo
+      const branch = conversation === undefined ? undefined : yield* redoBranch(sessionId, conversation)
       yield* appendFresh(sessionId, (fresh) =>
-        Effect.succeed([redoRecord(fresh, intent.operationId, intent.redoes!, redone, files)]),
+        Effect.succeed([redoRecord(fresh, intent.operationId, intent.redoes!, conversation, branch, files)]),
       )
       return
     }
@@ -229,11 +232,11 @@ const redoRecord = (
   state: SessionState,
   operationId: OperationId,
   redoes: OperationId,
-  redone: Option.Option<OperationRecord>,
+  conversation: RedoConversation | undefined,
+  branch: ReadonlyArray<MessageId> | undefined,
   files: ReadonlyArray<{ readonly path: WorkspacePath }>,
 ) => {
-  const conversation = Option.getOrUndefined(redone)?.intent.redo
-  const cursor = conversation === undefined ? undefined : restoreBranch(state, conversation.activeBranch)
+  const cursor = branch === undefined ? undefined : restoreBranch(state, branch)
   return new RedoApplied({
     operationId,
     redoneOperationId: redoes,

@@ -13,6 +13,7 @@ import {
   type MessageId,
   type OperationId,
   RedoApplied,
+  type RedoConversation,
   refuse,
   type SessionId,
   type WorkspacePath,
@@ -27,8 +28,9 @@ import { loadSession } from "./loadSession.js"
 import { ArtifactStore } from "./ports/ArtifactStore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import { OperationJournal } from "./ports/OperationJournal.js"
+import { SessionStore } from "./ports/SessionStore.js"
 import { Workspace } from "./ports/Workspace.js"
-import type { SessionState } from "./sessionState.js"
+import { projectSession, type SessionState } from "./sessionState.js"
 
 export interface RedoResult {
   readonly operationId: OperationId
@@ -53,6 +55,20 @@ export const loadFileVersion = (version: FileVersion) =>
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
   a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * The active branch a redo entry brings back: the one the session's events up to `branchAtVersion`
+ * give, or the branch itself for an intent written before versions were recorded (nothing to bring
+ * back when it has neither).
+ */
+export const redoBranch = (sessionId: SessionId, conversation: RedoConversation) =>
+  Effect.gen(function* () {
+    if (conversation.activeBranch !== undefined) return conversation.activeBranch
+    const version = conversation.branchAtVersion
+    if (version === undefined) return []
+    const events = yield* (yield* SessionStore).read(sessionId)
+    return activeBranch(projectSession(events.filter((e) => e.sequence <= version)))
+  })
 
 /** The event that makes the active branch `branch` again on `state`, or nothing if it already is. */
 export const restoreBranch = (state: SessionState, branch: ReadonlyArray<MessageId>) => {
@@ -79,6 +95,7 @@ export const redo = (sessionId: SessionId) =>
     }
     const intent = entry.intent
     const conversation = intent.redo!
+    const branch = yield* redoBranch(sessionId, conversation)
 
     const changed: Array<ChangedSince> = []
     for (const file of intent.files) {
@@ -127,7 +144,7 @@ export const redo = (sessionId: SessionId) =>
         appendFresh(
           sessionId,
           (fresh) => {
-            const cursor = restoreBranch(fresh, conversation.activeBranch)
+            const cursor = restoreBranch(fresh, branch)
             return Effect.succeed([
               new RedoApplied({
                 operationId,

@@ -26,7 +26,6 @@ import {
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Schema } from "effect"
-import { activeBranch } from "./activeBranch.js"
 import { branchView } from "./branchView.js"
 import { loadVersion } from "./checkpointContent.js"
 import { runDurableRestore } from "./durableRestore.js"
@@ -136,7 +135,7 @@ const restoreCheckpoints = <A, E, R>(
         kind: options.kind,
         writes,
         redo: {
-          activeBranch: [...activeBranch(state)],
+          branchAtVersion: state.version,
           // Only what this restore spends: a redo must not revive a checkpoint an earlier rewind spent.
           spentCheckpointIds: checkpointIds.filter((id) => !state.spentCheckpointIds.has(id)),
         },

@@ -34,7 +34,6 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import ignore from "ignore"
-import { activeBranch } from "./activeBranch.js"
 import { branchView } from "./branchView.js"
 import { runDurableRestore } from "./durableRestore.js"
 import {
@@ -416,7 +415,7 @@ export const rewindByFork = (input: ConfirmRewindByForkInput) =>
         operationId,
         kind: "fork_restore",
         writes: check.writes,
-        redo: { activeBranch: [...activeBranch(state)], spentCheckpointIds: [...plan.checkpointIds] },
+        redo: { branchAtVersion: state.version, spentCheckpointIds: [...plan.checkpointIds] },
       },
       () =>
         appendFresh(input.sessionId, (latest) =>

@@ -78,6 +78,51 @@ describe("rescue points and redo", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
+  it.effect(
+    "the redo entry holds the session's version, not its branch; the branch comes from the events",
+    () => {
+      const env = makeEnv()
+      return Effect.gen(function* () {
+        const { sessionId, first } = yield* twoTurns(env)
+        const before = yield* loadSession(sessionId)
+        const rewound = yield* rewindCascade({ sessionId, messageId: first.messageId, scope: "both" })
+        const record = Option.getOrThrow(yield* (yield* OperationJournal).get(rewound.operationId!))
+        expect(record.intent.redo?.branchAtVersion).toBe(before.version)
+        expect(record.intent.redo?.activeBranch).toBeUndefined()
+        // Later messages do not change what the redo brings back.
+        yield* userTurn(sessionId, "after the rewind")
+        const redone = yield* redo(sessionId)
+        expect(redone.activeBranch).toEqual(activeBranch(before))
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
+  it.effect(
+    "an entry that lists its branch (journaled before versions were recorded) brings that branch back",
+    () => {
+      const env = makeEnv()
+      return Effect.gen(function* () {
+        const { sessionId } = yield* twoTurns(env)
+        const branch = activeBranch(yield* loadSession(sessionId))
+        const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+        const restored = yield* runDurableRestore(
+          {
+            sessionId,
+            operationId,
+            kind: "direct_restore",
+            writes: [{ path: "a.txt" as WorkspacePath, content: encode("A\n") }],
+            redo: { activeBranch: branch.slice(0, 2), spentCheckpointIds: [] },
+          },
+          () => Effect.void,
+        )
+        expect(restored._tag).toBe("Applied")
+        const redone = yield* redo(sessionId)
+        expect(redone.activeBranch).toEqual(branch.slice(0, 2))
+        expect(env.text("a.txt")).toBe("a2\n")
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
   it.effect("redo refuses (conflict, nothing written) when a file changed since the rewind", () => {
     const env = makeEnv()
     return Effect.gen(function* () {
