@@ -18,3 +18,18 @@ export const activeBranch = (state: SessionState): ReadonlyArray<MessageId> => {
     ? cursor.keptMessageIds
     : [...cursor.keptMessageIds, ...appendedAfterCut]
 }
+
+/**
+ * The last message of the active branch (what `activeBranch(state).at(-1)` is) without building the
+ * branch: a restore's notice goes into the branch's last turn, and a branch is every message id of
+ * a long session.
+ */
+export const lastActiveMessage = (state: SessionState): MessageId | undefined => {
+  const cursor = state.cursor
+  if (cursor === undefined) return state.messageOrder.at(-1)
+  const cutIndex =
+    cursor.branchCutAfterMessageId === undefined
+      ? -1
+      : (state.messageIndex.get(cursor.branchCutAfterMessageId) ?? -1)
+  return cutIndex + 1 < state.messageOrder.length ? state.messageOrder.at(-1) : cursor.keptMessageIds.at(-1)
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { activeBranch } from "../src/activeBranch.js"
+import { activeBranch, lastActiveMessage } from "../src/activeBranch.js"
 import { branchView } from "../src/branchView.js"
 import { evolve, projectSession } from "../src/sessionState.js"
 import { transcript } from "../src/transcript.js"
@@ -34,6 +34,35 @@ describe("activeBranch", () => {
     expect(activeBranch(state)).toEqual([mid("u1"), mid("a1"), mid("u4"), mid("a4")])
     expect(state.messageOrder).toHaveLength(8)
     expect(state.branchGeneration).toBe(2)
+  })
+
+  it("lastActiveMessage is the branch's last message: no rewind, right after a cut, and after new turns", () => {
+    const b = new StreamBuilder().turn(1).turn(2)
+    const last = () => {
+      const state = projectSession(b.stored())
+      return [lastActiveMessage(state), activeBranch(state).at(-1)]
+    }
+    expect(last()).toEqual([mid("a2"), mid("a2")])
+    b.rewind({
+      keptMessageIds: [mid("u1"), mid("a1")],
+      branchCutAfterMessageId: mid("a2"),
+      branchGeneration: 1,
+      targetMessageId: mid("u2"),
+      scope: "conversation",
+    })
+    // Nothing appended after the cut: the kept prefix ends the branch.
+    expect(last()).toEqual([mid("a1"), mid("a1")])
+    b.turn(3)
+    expect(last()).toEqual([mid("a3"), mid("a3")])
+    b.rewind({
+      keptMessageIds: [],
+      branchCutAfterMessageId: mid("a3"),
+      branchGeneration: 2,
+      targetMessageId: mid("u1"),
+      scope: "conversation",
+    })
+    expect(last()).toEqual([undefined, undefined])
+    expect(lastActiveMessage(projectSession(new StreamBuilder().stored()))).toBeUndefined()
   })
 
   it("the branch view hides compacted messages from the model and restores them once the summary is cut", () => {

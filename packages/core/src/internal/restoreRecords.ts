@@ -19,7 +19,7 @@ import {
   WorkspaceRewound,
 } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { branchView } from "../branchView.js"
+import { lastActiveMessage } from "../activeBranch.js"
 import type { FileOutcome } from "../journaledWrites.js"
 import { appendDecided, loadSession } from "../loadSession.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
@@ -35,8 +35,10 @@ export const noticeTurn = (
   return (last === undefined ? undefined : state.messages.get(last)?.turnId) ?? fallback
 }
 
-export const lastBranchTurn = (state: SessionState, fallback: TurnId): TurnId =>
-  noticeTurn(state, branchView(state).messageIds, fallback)
+export const lastBranchTurn = (state: SessionState, fallback: TurnId): TurnId => {
+  const last = lastActiveMessage(state)
+  return (last === undefined ? undefined : state.messages.get(last)?.turnId) ?? fallback
+}
 
 /** A model-only system message with a `notice` part naming the restored files. */
 export const restoreNoticeEvents = (
