@@ -12,14 +12,21 @@ import { writeAtomic } from "../src/internal/durable.js"
 import { nodePrimitives } from "../src/NodeWorkspace.js"
 import { tempDirectory } from "./fsFixture.js"
 
+/** A root with `sub/f.txt` and, beside it, an `outside` directory with a secret of its own. */
+const raceTree = (name: string) =>
+  Effect.gen(function* () {
+    const base = fs.realpathSync(yield* tempDirectory(name))
+    const root = join(base, "ws")
+    const outside = join(base, "outside")
+    fs.mkdirSync(join(root, "sub"), { recursive: true })
+    fs.mkdirSync(outside)
+    fs.writeFileSync(join(root, "sub", "f.txt"), "inside")
+    fs.writeFileSync(join(outside, "f.txt"), "outside secret")
+    return { root, outside }
+  })
+
 const setup = Effect.gen(function* () {
-  const base = fs.realpathSync(yield* tempDirectory("race"))
-  const root = join(base, "ws")
-  const outside = join(base, "outside")
-  fs.mkdirSync(join(root, "sub"), { recursive: true })
-  fs.mkdirSync(outside)
-  fs.writeFileSync(join(root, "sub", "f.txt"), "inside")
-  fs.writeFileSync(join(outside, "f.txt"), "outside secret")
+  const { root, outside } = yield* raceTree("race")
   const primitives = nodePrimitives("atomic")
   let armed: string | undefined
   const workspace = makeConfinedWorkspace(root, {
@@ -84,13 +91,7 @@ describe("node workspace: a directory swapped for a symlink mid-operation", () =
 describe("atomic write: a directory swapped for a symlink after the temp file was written", () => {
   it.scoped("the rename is refused, the target keeps its content, and nothing outside changes", () =>
     Effect.gen(function* () {
-      const base = fs.realpathSync(yield* tempDirectory("race-rename"))
-      const root = join(base, "ws")
-      const outside = join(base, "outside")
-      fs.mkdirSync(join(root, "sub"), { recursive: true })
-      fs.mkdirSync(outside)
-      fs.writeFileSync(join(root, "sub", "f.txt"), "inside")
-      fs.writeFileSync(join(outside, "f.txt"), "outside secret")
+      const { root, outside } = yield* raceTree("race-rename")
       const moved = join(root, "sub-moved")
       const failure = yield* Effect.flip(
         writeAtomic(join(root, "sub", "f.txt"), new TextEncoder().encode("pwned"), {
