@@ -30,7 +30,6 @@ import {
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
-import { branchView } from "./branchView.js"
 import { loadCheckpointContent } from "./checkpointContent.js"
 import { hashContent } from "./contentHash.js"
 import { runDurableRestore } from "./durableRestore.js"
@@ -39,7 +38,7 @@ import { FileRewindSettings, isShellLikeTool } from "./fileRewindSettings.js"
 import {
   appendFresh,
   lastBranchTurn,
-  noticeTurn,
+  noticeTurnBefore,
   type RewoundRecord,
   recordUnavailable,
   restoreNoticeEvents,
@@ -405,12 +404,7 @@ export const applyFileRewind = (input: FileRewindPreview, options: ApplyFileRewi
         const noticeInput = { operationId, checkpointIds: preview.checkpointIds, files }
         if (cursorTarget !== undefined) {
           // The notice follows the cursor, so it is filed under the last turn kept.
-          const view = branchView(state)
-          const turn = noticeTurn(
-            state,
-            view.messageIds.slice(0, view.positions.get(cursorTarget) ?? 0),
-            newestFirst[0]!.turnId,
-          )
+          const turn = noticeTurnBefore(state, cursorTarget, newestFirst[0]!.turnId)
           return Effect.flatMap(restoreNoticeEvents(preview.sessionId, turn, noticeInput), (notice) =>
             rewindConversation({
               sessionId: preview.sessionId,

@@ -24,14 +24,13 @@ import {
   type WorkspacePath,
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
-import { branchView } from "./branchView.js"
 import { hashContent } from "./contentHash.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
 import {
   appendFresh,
   lastBranchTurn,
-  noticeTurn,
+  noticeTurnBefore,
   restoreNoticeEvents,
   workspaceRewound,
 } from "./internal/restoreRecords.js"
@@ -177,16 +176,11 @@ const recordContinued = (record: OperationRecord) => {
     if (intent.cursorTarget !== undefined) {
       const target = intent.cursorTarget
       const state = yield* loadSession(sessionId)
-      const view = branchView(state)
       const fallback = state.messages.get(target)?.turnId ?? fallbackTurn(state, checkpointIds)
       const noticeEvents =
         fallback === undefined
           ? []
-          : yield* restoreNoticeEvents(
-              sessionId,
-              noticeTurn(state, view.messageIds.slice(0, view.positions.get(target) ?? 0), fallback),
-              notice,
-            )
+          : yield* restoreNoticeEvents(sessionId, noticeTurnBefore(state, target, fallback), notice)
       yield* rewindConversation({
         sessionId,
         messageId: target,

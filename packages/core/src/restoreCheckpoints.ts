@@ -26,14 +26,13 @@ import {
   WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Schema } from "effect"
-import { branchView } from "./branchView.js"
 import { loadVersion } from "./checkpointContent.js"
 import { runDurableRestore } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
 import {
   appendFresh,
   lastBranchTurn,
-  noticeTurn,
+  noticeTurnBefore,
   type RewoundRecord,
   recordUnavailable,
   restoreNoticeEvents,
@@ -293,10 +292,9 @@ export const rewindCascade = (input: RewindCascadeInput) =>
     }
     // `both`: the cursor is committed in the same append as the files' record, and only after the
     // files succeeded; the notice follows the cursor so it lands on the new branch.
-    const view = branchView(state)
-    const noticeTurnId = noticeTurn(
+    const noticeTurnId = noticeTurnBefore(
       state,
-      view.messageIds.slice(0, view.positions.get(targetMessageId) ?? 0),
+      targetMessageId,
       state.messages.get(targetMessageId)?.turnId ?? newestFirst[0]!.turnId,
     )
     const result = yield* restoreCheckpoints(

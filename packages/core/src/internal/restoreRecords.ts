@@ -20,25 +20,29 @@ import {
 } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import { lastActiveMessage } from "../activeBranch.js"
+import { branchView } from "../branchView.js"
 import type { FileOutcome } from "../journaledWrites.js"
 import { appendDecided, loadSession } from "../loadSession.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import type { SessionState } from "../sessionState.js"
 
-/** The turn a notice is filed under: that of the last message kept on the branch. */
-export const noticeTurn = (
-  state: SessionState,
-  branch: ReadonlyArray<MessageId>,
-  fallback: TurnId,
-): TurnId => {
-  const last = branch.at(-1)
-  return (last === undefined ? undefined : state.messages.get(last)?.turnId) ?? fallback
+/** The turn of a message, or `fallback` when there is none (or it is unknown). */
+const turnOf = (state: SessionState, messageId: MessageId | undefined, fallback: TurnId): TurnId =>
+  (messageId === undefined ? undefined : state.messages.get(messageId)?.turnId) ?? fallback
+
+/**
+ * The turn a notice is filed under when the cursor goes back to `target`: that of the last message
+ * the branch keeps before it.
+ */
+export const noticeTurnBefore = (state: SessionState, target: MessageId, fallback: TurnId): TurnId => {
+  const view = branchView(state)
+  const position = view.positions.get(target) ?? 0
+  return turnOf(state, position > 0 ? view.messageIds[position - 1] : undefined, fallback)
 }
 
-export const lastBranchTurn = (state: SessionState, fallback: TurnId): TurnId => {
-  const last = lastActiveMessage(state)
-  return (last === undefined ? undefined : state.messages.get(last)?.turnId) ?? fallback
-}
+/** The turn a notice is filed under when the branch stays: that of its last message. */
+export const lastBranchTurn = (state: SessionState, fallback: TurnId): TurnId =>
+  turnOf(state, lastActiveMessage(state), fallback)
 
 /** A model-only system message with a `notice` part naming the restored files. */
 export const restoreNoticeEvents = (

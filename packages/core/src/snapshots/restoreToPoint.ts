@@ -82,6 +82,8 @@ export interface PointRestorePreview {
   readonly expiresAt?: number
 }
 
+const ABSENT: CurrentState = { kind: "absent" }
+
 /**
  * What the capture's stat cache says is at a path with this `lstat`, when it can vouch for it (it
  * only holds entries outside the racy window), so a large restore reads only what changed.
@@ -130,7 +132,7 @@ const classify = (
         } as CurrentState
       case "file": {
         const file = yield* workspace.read(path)
-        if (Option.isNone(file)) return { kind: "absent" } as CurrentState
+        if (Option.isNone(file)) return ABSENT
         const content = file.value.content
         if (keep !== undefined && keep.bytes + content.byteLength <= KEEP_BYTES) {
           keep.contents.set(path, content)
@@ -143,15 +145,13 @@ const classify = (
     }
   })
 
-const ABSENT: CurrentState = { kind: "absent" }
-
 type Inspected = Either.Either<CurrentState | `a ${string}`, WorkspaceError>
 
 /** One path on its own: a confined `lstat`, then `classify`. */
 const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | undefined) =>
   Effect.gen(function* () {
     const stat = yield* (yield* Workspace).stat(path)
-    if (Option.isNone(stat)) return { kind: "absent" } as CurrentState
+    if (Option.isNone(stat)) return ABSENT
     return yield* classify(path, stat.value, undefined, cache, keep)
   })
 
