@@ -23,11 +23,17 @@ export const SqliteStoreOptions = Schema.Struct({
   backupBeforeMigration: Schema.optional(Schema.Boolean),
   /**
    * Checkpoint the WAL (copy its pages into the database file) once the store has had no call for
-   * this long, in ms (default 250), so commits do not pay for it; a commit still checkpoints when
-   * the WAL passes 64 MiB. 0: SQLite's default, a checkpoint inside the commit that takes the WAL
-   * past 1,000 pages.
+   * this long, in ms (default 250), and, with `backgroundCheckpoints`, at most this often while
+   * calls keep coming, so commits do not pay for it; a commit still checkpoints when the WAL passes
+   * 64 MiB. 0: SQLite's default, a checkpoint inside the commit that takes the WAL past 1,000 pages.
    */
   idleCheckpointMillis: Schema.optional(Schema.Int.pipe(Schema.between(0, 3_600_000))),
+  /**
+   * Run those checkpoints on a worker thread with its own connection (default true), so they run
+   * beside the store's calls instead of blocking them. The thread starts on the first checkpoint;
+   * if it cannot start, the store checkpoints on its own connection while idle.
+   */
+  backgroundCheckpoints: Schema.optional(Schema.Boolean),
 })
 export type SqliteStoreOptions = typeof SqliteStoreOptions.Type
 
@@ -38,6 +44,7 @@ export interface ResolvedSqliteStoreOptions {
   readonly integrityCheckOnOpen: boolean
   readonly backupBeforeMigration: boolean
   readonly idleCheckpointMillis: number
+  readonly backgroundCheckpoints: boolean
 }
 
 export const DEFAULT_BUSY_TIMEOUT_MILLIS = 5_000
@@ -50,11 +57,12 @@ export const resolveOptions = (options: SqliteStoreOptions): ResolvedSqliteStore
   integrityCheckOnOpen: options.integrityCheckOnOpen ?? false,
   backupBeforeMigration: options.backupBeforeMigration ?? true,
   idleCheckpointMillis: options.idleCheckpointMillis ?? DEFAULT_IDLE_CHECKPOINT_MILLIS,
+  backgroundCheckpoints: options.backgroundCheckpoints ?? true,
 })
 
 /**
  * `REWIND_SQLITE_PATH` (required), `REWIND_SQLITE_BUSY_TIMEOUT_MS`, `REWIND_SQLITE_SYNCHRONOUS`
- * (`NORMAL` or `FULL`), `REWIND_SQLITE_INTEGRITY_CHECK` (boolean), `REWIND_SQLITE_IDLE_CHECKPOINT_MS`.
+ * (`NORMAL` or `FULL`), `REWIND_SQLITE_INTEGRITY_CHECK` (boolean), `REWIND_SQLITE_IDLE_CHECKPOINT_MS`, `REWIND_SQLITE_BACKGROUND_CHECKPOINTS` (boolean).
  */
 export const sqliteStoreConfig: Config.Config<SqliteStoreOptions> = Config.all({
   path: Config.nonEmptyString("REWIND_SQLITE_PATH"),
@@ -68,5 +76,8 @@ export const sqliteStoreConfig: Config.Config<SqliteStoreOptions> = Config.all({
   integrityCheckOnOpen: Config.boolean("REWIND_SQLITE_INTEGRITY_CHECK").pipe(Config.withDefault(false)),
   idleCheckpointMillis: Config.integer("REWIND_SQLITE_IDLE_CHECKPOINT_MS").pipe(
     Config.withDefault(DEFAULT_IDLE_CHECKPOINT_MILLIS),
+  ),
+  backgroundCheckpoints: Config.boolean("REWIND_SQLITE_BACKGROUND_CHECKPOINTS").pipe(
+    Config.withDefault(true),
   ),
 })

@@ -1,7 +1,8 @@
 // WAL checkpoints while the store is idle: a checkpoint lets the next writer start the WAL over,
 // so a store that was idle between two bursts of writes ends with a WAL no longer than one burst's,
 // while with idle checkpoints off (and the bursts below SQLite's 1,000-page threshold) it holds
-// both.
+// both. On the checkpoint thread, checkpoints also happen while calls keep coming: the database
+// file takes in the WAL's pages during a run of appends that never pauses.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -9,6 +10,7 @@ import { SessionStore } from "@rewind/core"
 import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
+import { makeCheckpointThread } from "../src/internal/checkpointThread.js"
 import { tempDir } from "./tempStore.js"
 
 const { sessionCreated, sessionIdOf, textPart, userMessage } = StoreEvents
@@ -18,7 +20,7 @@ const session = sessionIdOf("idle")
 const PER_BURST = 150
 
 /** Two bursts of appends with a pause between them; the WAL file's size after each. */
-const walAfterTwoBursts = (idleCheckpointMillis: number) =>
+const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints = true) =>
   Effect.gen(function* () {
     const file = path.join(yield* tempDir, "store.db")
     return yield* Effect.provide(
@@ -51,8 +53,52 @@ const walAfterTwoBursts = (idleCheckpointMillis: number) =>
         const second = yield* burst(PER_BURST)
         return { first, second }
       }),
-      SqliteSessionStore.layer({ path: file, idleCheckpointMillis }),
+      SqliteSessionStore.layer({ path: file, idleCheckpointMillis, backgroundCheckpoints }),
     )
+  })
+
+/** Half of the store's WAL backstop: below it, only an idle or a thread checkpoint copies pages. */
+const WAL_LIMIT = 32 * 1024 * 1024
+
+/**
+ * Appends without a pause (about 1 KB each, one commit each) until the database file has grown by
+ * `growth` bytes, the WAL has reached WAL_LIMIT, or `maxMillis` have passed; the file's growth and
+ * the WAL's size at the end.
+ */
+const appendWithoutPause = (backgroundCheckpoints: boolean, growth: number, maxMillis: number) =>
+  Effect.gen(function* () {
+    const file = path.join(yield* tempDir, "store.db")
+    const outcome = yield* Effect.provide(
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        yield* store.append({
+          sessionId: session,
+          expectedVersion: 0,
+          events: [sessionCreated(session), userMessage(session, 1)],
+          at: 1,
+        })
+        const initial = fs.statSync(file).size
+        const started = performance.now()
+        let version = 2
+        while (
+          fs.statSync(file).size - initial < growth &&
+          fs.statSync(`${file}-wal`).size < WAL_LIMIT &&
+          performance.now() - started < maxMillis
+        ) {
+          yield* store.append({
+            sessionId: session,
+            expectedVersion: version,
+            events: [textPart(1, version, `${version} `.padEnd(1_000, "x"))],
+            at: 2,
+          })
+          version++
+        }
+        return { grown: fs.statSync(file).size - initial, wal: fs.statSync(`${file}-wal`).size }
+      }),
+      SqliteSessionStore.layer({ path: file, idleCheckpointMillis: 20, backgroundCheckpoints }),
+    )
+    // The store closed last (after its checkpoint thread), so closing removed the WAL.
+    return { ...outcome, walLeftAfterClose: fs.existsSync(`${file}-wal`) }
   })
 
 describe("idle WAL checkpoints", () => {
@@ -68,5 +114,64 @@ describe("idle WAL checkpoints", () => {
       const { first, second } = yield* Effect.scoped(walAfterTwoBursts(0))
       expect(second).toBeGreaterThan(first * 1.6)
     }),
+  )
+
+  it.live("idle checkpoints on the store's own connection (no checkpoint thread) reuse the WAL too", () =>
+    Effect.gen(function* () {
+      const { first, second } = yield* Effect.scoped(walAfterTwoBursts(25, false))
+      expect(second).toBeLessThanOrEqual(first * 1.2)
+    }),
+  )
+
+  it.live("the checkpoint thread copies the WAL into the database while appends never pause", () =>
+    Effect.gen(function* () {
+      // Well below SQLite's backstop: only the thread's checkpoints can grow the file this much.
+      const { grown, wal, walLeftAfterClose } = yield* Effect.scoped(
+        appendWithoutPause(true, 256 * 1024, 20_000),
+      )
+      expect(grown).toBeGreaterThanOrEqual(256 * 1024)
+      expect(wal).toBeLessThan(WAL_LIMIT)
+      expect(walLeftAfterClose).toBe(false)
+    }),
+  )
+
+  it.live("without the checkpoint thread, nothing is copied until the store is idle", () =>
+    Effect.gen(function* () {
+      const { grown, wal, walLeftAfterClose } = yield* Effect.scoped(
+        appendWithoutPause(false, 256 * 1024, 1_000),
+      )
+      // Hundreds of commits' worth of WAL, and not a page of it copied.
+      expect(wal).toBeGreaterThan(1024 * 1024)
+      expect(grown).toBe(0)
+      expect(walLeftAfterClose).toBe(false)
+    }),
+  )
+})
+
+describe("the checkpoint thread", () => {
+  it.scopedLive(
+    "reports a thread that cannot open the store once, so the store checkpoints itself again",
+    () =>
+      Effect.gen(function* () {
+        const missing = path.join(yield* tempDir, "missing.db")
+        const failures: Array<unknown> = []
+        const thread = makeCheckpointThread({
+          path: missing,
+          busyTimeoutMillis: 100,
+          synchronous: "NORMAL",
+          onFailure: (error) => failures.push(error),
+        })
+        thread.request()
+        yield* Effect.promise(async () => {
+          for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 25))
+        })
+        thread.request()
+        expect(failures).toHaveLength(1)
+        expect(failures[0]).toMatchObject({ code: "SQLITE_CANTOPEN" })
+        expect(thread.stats()).toMatchObject({ completed: 0, failed: true })
+        // Nothing was created in the store's place.
+        expect(fs.existsSync(missing)).toBe(false)
+        yield* Effect.promise(() => thread.close())
+      }),
   )
 })

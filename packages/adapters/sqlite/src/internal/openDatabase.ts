@@ -35,6 +35,8 @@ export interface OpenedDatabase {
   readonly settings: ConnectionSettings
   /** 0 when SQLite checkpoints inside commits; see `SqliteStoreOptions.idleCheckpointMillis`. */
   readonly idleCheckpointMillis: number
+  /** Whether those checkpoints run on a worker thread (`SqliteStoreOptions.backgroundCheckpoints`). */
+  readonly backgroundCheckpoints: boolean
 }
 
 /** The connection's settings as SQLite reports them back after opening. */
@@ -312,5 +314,6 @@ export const openDatabase = (
       backupPath,
       settings,
       idleCheckpointMillis,
+      backgroundCheckpoints: options.backgroundCheckpoints,
     }
   })

@@ -20,6 +20,7 @@ import {
 } from "@rewind/kysely-store"
 import { Effect, type Scope } from "effect"
 import { makeSqliteArtifactStore } from "./artifactStore.js"
+import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
 import type { OpenedDatabase } from "./openDatabase.js"
 import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
@@ -49,12 +50,34 @@ export const makeStoreService = (
 
     // WAL checkpoints while the store is idle: copying the WAL into the database file (and, under
     // NORMAL, flushing both) is the slowest thing a commit can do, and SQLite does it inside the
-    // commit that crosses its threshold. Every call ends by (re)starting the idle timer; when it
-    // fires with no call running, a PASSIVE checkpoint (never waits for other connections) runs.
+    // commit that crosses its threshold. Every call ends by (re)starting the idle timer. With the
+    // checkpoint thread, the timer only asks it for a checkpoint, and a long run of calls asks it
+    // once per period too (the thread works beside the calls, so it need not wait for a pause);
+    // without it, a PASSIVE checkpoint (never waits for other connections) runs here when the timer
+    // fires with no call running.
     let running = 0
     let idleTimer: ReturnType<typeof setTimeout> | undefined
+    const period = opened.idleCheckpointMillis
+    let thread: CheckpointThread | undefined =
+      period > 0 && opened.backgroundCheckpoints
+        ? makeCheckpointThread({
+            path: location,
+            busyTimeoutMillis: opened.settings.busyTimeoutMillis,
+            synchronous: opened.settings.synchronous,
+            // Back to checkpoints on this connection while idle.
+            onFailure: () => {
+              thread = undefined
+            },
+          })
+        : undefined
+    let lastRequest = performance.now()
+    const requestCheckpoint = () => {
+      lastRequest = performance.now()
+      thread?.request()
+    }
     const checkpointIfIdle = () => {
       idleTimer = undefined
+      if (thread !== undefined) return requestCheckpoint()
       if (running > 0 || !db.open || db.inTransaction) return
       try {
         db.pragma("wal_checkpoint(PASSIVE)")
@@ -62,15 +85,22 @@ export const makeStoreService = (
         // Best effort: the next idle period tries again, and SQLite's backstop bounds the WAL.
       }
     }
-    const restartIdleTimer = () => {
-      if (opened.idleCheckpointMillis <= 0) return
+    const afterCall = () => {
+      if (period <= 0) return
+      if (thread !== undefined && performance.now() - lastRequest >= period) requestCheckpoint()
       if (idleTimer === undefined) {
-        idleTimer = setTimeout(checkpointIfIdle, opened.idleCheckpointMillis)
+        idleTimer = setTimeout(checkpointIfIdle, period)
         // Never what keeps a process alive.
         idleTimer.unref()
       } else idleTimer.refresh()
     }
-    yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(idleTimer)))
+    // The thread's connection closes first, so the store's own close is the last and removes the WAL.
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        clearTimeout(idleTimer)
+        await thread?.close()
+      }),
+    )
 
     const exclusive = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
       permit.withPermits(1)(
@@ -81,7 +111,7 @@ export const makeStoreService = (
               effect,
               Effect.sync(() => {
                 running--
-                restartIdleTimer()
+                afterCall()
               }),
             )
           }),
