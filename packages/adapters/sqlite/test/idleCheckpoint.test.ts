@@ -57,8 +57,8 @@ const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints =
     )
   })
 
-/** Half of the store's WAL backstop: below it, only an idle or a thread checkpoint copies pages. */
-const WAL_LIMIT = 32 * 1024 * 1024
+/** Just below the store's WAL backstop (64 MiB): below it, only an idle or a thread checkpoint copies pages. */
+const WAL_LIMIT = 60 * 1024 * 1024
 
 /**
  * Appends without a pause (about 1 KB each, one commit each) until the database file has grown by

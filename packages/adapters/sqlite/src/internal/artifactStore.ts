@@ -36,9 +36,11 @@ import { Chunk, Clock, Effect, Option, Stream } from "effect"
 /** Rows per page of `list`. */
 const PAGE = 1_000
 /** Below this a blob is stored as is: deflate's framing would eat the saving. */
-const COMPRESS_FROM_BYTES = 64
+export const COMPRESS_FROM_BYTES = 64
 const ENCODING_RAW = 0
 const ENCODING_DEFLATE = 1
+
+import type { CompressionThread, Encoded } from "./compressionThread.js"
 
 interface BlobRow {
   readonly encoding: number
@@ -50,21 +52,35 @@ interface BlobRow {
 export interface SqliteConnection {
   readonly db: Database.Database
   readonly exclusive: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  /** Where large batches are compressed; without it, everything is compressed in the call. */
+  readonly compression?: CompressionThread
+  /** Told how many bytes each put wrote (the store's checkpoints follow the WAL's growth). */
+  readonly noteWritten?: (bytes: number) => void
 }
 
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
 const keyOf = (hash: string): Buffer => Buffer.from(hash, "hex")
 
+/** Deflate level 1: the speed-first level. */
+export const DEFLATE_LEVEL = 1
+
 /** The stored form of a content: deflated when that saves at least an eighth. */
-const encode = (content: Uint8Array): { readonly encoding: number; readonly bytes: Uint8Array } => {
+const encode = (content: Uint8Array): Encoded => {
   if (content.byteLength >= COMPRESS_FROM_BYTES) {
-    const deflated = deflateRawSync(content, { level: 1 })
+    const deflated = deflateRawSync(content, { level: DEFLATE_LEVEL })
     if (deflated.byteLength <= content.byteLength - (content.byteLength >> 3)) {
       return { encoding: ENCODING_DEFLATE, bytes: deflated }
     }
   }
   return { encoding: ENCODING_RAW, bytes: content }
 }
+
+/**
+ * A batch at least this large is compressed on the compression thread before its transaction
+ * (and outside the store's permit): a capture reads its next batch meanwhile. Smaller puts (a
+ * checkpoint's one file) stay on this thread, where the round trip would cost more than it saves.
+ */
+const THREAD_FROM_BYTES = 256 * 1024
 
 /** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
 const decode = (row: BlobRow): Uint8Array | undefined => {
@@ -113,8 +129,11 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
 
   const checked = requireContentHash
 
-  /** Stores one content inside the caller's transaction; the stored copy is verified, not trusted. */
-  const putOne = (content: Uint8Array, now: number): ContentHash => {
+  /**
+   * Stores one content inside the caller's transaction; the stored copy is verified, not trusted.
+   * `encoded` is its stored form when it was compressed ahead.
+   */
+  const putOne = (content: Uint8Array, now: number, encoded?: Encoded): ContentHash => {
     const hash = hashContent(content)
     const key = keyOf(hash)
     const row = statements.get.get(key)
@@ -125,15 +144,33 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
         return hash
       }
     }
-    const { encoding, bytes } = encode(content)
+    const { encoding, bytes } = encoded ?? encode(content)
     statements.upsert.run(key, content.byteLength, encoding, now, bytes)
+    connection.noteWritten?.(bytes.byteLength)
     return hash
   }
 
+  /** The batch's stored forms from the compression thread, when it is large and the thread is up. */
+  const encodeAhead = (contents: ReadonlyArray<Uint8Array>) => {
+    const thread = connection.compression
+    if (thread === undefined) return Effect.succeed(undefined)
+    let total = 0
+    for (const c of contents) total += c.byteLength
+    if (total < THREAD_FROM_BYTES) return Effect.succeed(undefined)
+    // A batch the thread cannot compress is compressed in the call instead.
+    return Effect.promise(() => thread.encode(contents).catch(() => undefined))
+  }
+
   const putBatch = (contents: ReadonlyArray<Uint8Array>) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      run("put", () => db.transaction(() => contents.map((c) => putOne(c, now))).immediate()),
-    )
+    Effect.gen(function* () {
+      // Content already stored was compressed for nothing; a large batch (a capture's, of what
+      // changed) rarely holds any.
+      const encoded = yield* encodeAhead(contents)
+      const now = yield* Clock.currentTimeMillis
+      return yield* run("put", () =>
+        db.transaction(() => contents.map((c, i) => putOne(c, now, encoded?.[i]))).immediate(),
+      )
+    })
 
   /** Reads and verifies one blob; the failure for a missing or damaged one. */
   const getOne = (hash: ContentHash): Uint8Array | ArtifactNotFound | ArtifactCorrupt => {

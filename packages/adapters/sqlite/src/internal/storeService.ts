@@ -19,12 +19,16 @@ import {
   type SqlStoreBackend,
 } from "@rewind/kysely-store"
 import { Effect, type Scope } from "effect"
-import { makeSqliteArtifactStore } from "./artifactStore.js"
+import { COMPRESS_FROM_BYTES, DEFLATE_LEVEL, makeSqliteArtifactStore } from "./artifactStore.js"
 import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
-import type { OpenedDatabase } from "./openDatabase.js"
+import { makeCompressionThread } from "./compressionThread.js"
+import { type OpenedDatabase, WAL_BACKSTOP_PAGES } from "./openDatabase.js"
 import { makeSqliteOperationJournal } from "./operationJournal.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode, toStoreError } from "./sqliteErrors.js"
 import { EVENT_BATCH, prepareHotStatements } from "./statements.js"
+
+/** Half of the WAL backstop (openDatabase.ts): a run of writes asks for a checkpoint well before it. */
+const BUSY_CHECKPOINT_BYTES = (WAL_BACKSTOP_PAGES * 4096) / 2
 
 export interface IntegrityReport {
   readonly ok: boolean
@@ -51,10 +55,10 @@ export const makeStoreService = (
     // WAL checkpoints while the store is idle: copying the WAL into the database file (and, under
     // NORMAL, flushing both) is the slowest thing a commit can do, and SQLite does it inside the
     // commit that crosses its threshold. Every call ends by (re)starting the idle timer. With the
-    // checkpoint thread, the timer only asks it for a checkpoint, and a long run of calls asks it
-    // once per period too (the thread works beside the calls, so it need not wait for a pause);
-    // without it, a PASSIVE checkpoint (never waits for other connections) runs here when the timer
-    // fires with no call running.
+    // checkpoint thread, the timer only asks it for a checkpoint, and so does a run of calls that
+    // has written BUSY_CHECKPOINT_BYTES since the last request (the thread works beside the calls,
+    // so a long run of writes need not reach SQLite's threshold); without it, a PASSIVE checkpoint
+    // (never waits for other connections) runs here when the timer fires with no call running.
     let running = 0
     let idleTimer: ReturnType<typeof setTimeout> | undefined
     const period = opened.idleCheckpointMillis
@@ -70,9 +74,14 @@ export const makeStoreService = (
             },
           })
         : undefined
-    let lastRequest = performance.now()
+    // Bytes written (event payloads, stored blobs) since the last request: the WAL grows by about
+    // as much, and a checkpoint while calls go on is worth it only once there is a lot to copy.
+    let writtenSinceRequest = 0
+    const noteWritten = (bytes: number) => {
+      writtenSinceRequest += bytes
+    }
     const requestCheckpoint = () => {
-      lastRequest = performance.now()
+      writtenSinceRequest = 0
       thread?.request()
     }
     const checkpointIfIdle = () => {
@@ -87,18 +96,23 @@ export const makeStoreService = (
     }
     const afterCall = () => {
       if (period <= 0) return
-      if (thread !== undefined && performance.now() - lastRequest >= period) requestCheckpoint()
+      if (thread !== undefined && writtenSinceRequest >= BUSY_CHECKPOINT_BYTES) requestCheckpoint()
       if (idleTimer === undefined) {
         idleTimer = setTimeout(checkpointIfIdle, period)
         // Never what keeps a process alive.
         idleTimer.unref()
       } else idleTimer.refresh()
     }
+    // Large batches of blobs are compressed on a thread of their own (see artifactStore.ts).
+    const compression = makeCompressionThread({
+      compressFromBytes: COMPRESS_FROM_BYTES,
+      level: DEFLATE_LEVEL,
+    })
     // The thread's connection closes first, so the store's own close is the last and removes the WAL.
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         clearTimeout(idleTimer)
-        await thread?.close()
+        await Promise.all([thread?.close(), compression.close()])
       }),
     )
 
@@ -133,6 +147,11 @@ export const makeStoreService = (
           else hot.advanceStream.run(version, request.at, id, actual)
           // Whole batches go through the multi-row statement, the rest row by row; the insert
           // trigger checks each row's sequence in both cases.
+          // A commit writes whole pages: the stream's row, the last events page and its index page
+          // at least, however small the events.
+          let bytes = 3 * 4096
+          for (const row of rows) bytes += row.payload.length
+          noteWritten(bytes)
           const batchParams: Array<string | number> = new Array(EVENT_BATCH * 6)
           let i = 0
           try {
@@ -220,7 +239,7 @@ export const makeStoreService = (
       sessionStore: makeSqlSessionStore(backend),
       rebuildProjections: rebuildProjections(backend),
       operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
-      artifactStore: makeSqliteArtifactStore({ db, exclusive }),
+      artifactStore: makeSqliteArtifactStore({ db, exclusive, compression, noteWritten }),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {

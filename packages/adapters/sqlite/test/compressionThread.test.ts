@@ -1,0 +1,33 @@
+// The compression thread on its own: what it answers is what compressing in the call would store
+// (the same choice of encoding, bytes that inflate back to the content), and once it is closed it
+// answers `undefined`, which makes the store compress in the call instead.
+import { inflateRawSync } from "node:zlib"
+import { describe, expect, it } from "@effect/vitest"
+import { incompressible } from "@rewind/testkit"
+import { Effect } from "effect"
+import { makeCompressionThread } from "../src/internal/compressionThread.js"
+
+describe("the compression thread", () => {
+  it.live("answers each content's stored form, and nothing once closed", () =>
+    Effect.gen(function* () {
+      const thread = makeCompressionThread({ compressFromBytes: 64, level: 1 })
+      const contents = [
+        new TextEncoder().encode("abc ".repeat(10_000)),
+        incompressible(4_096),
+        new TextEncoder().encode("short"),
+        new Uint8Array(0),
+        new TextEncoder().encode("xyz ".repeat(300)),
+      ]
+      const encoded = yield* Effect.promise(() => thread.encode(contents))
+      expect(encoded?.map((e) => e.encoding)).toEqual([1, 0, 0, 0, 1])
+      encoded!.forEach((e, i) => {
+        const back = e.encoding === 1 ? inflateRawSync(e.bytes) : Buffer.from(e.bytes)
+        expect(back.equals(contents[i]!)).toBe(true)
+      })
+      // The caller's buffers are untouched (the batch was copied into the transfer).
+      expect(Buffer.from(contents[0]!).equals(new TextEncoder().encode("abc ".repeat(10_000)))).toBe(true)
+      yield* Effect.promise(() => thread.close())
+      expect(yield* Effect.promise(() => thread.encode(contents))).toBeUndefined()
+    }),
+  )
+})
