@@ -10,6 +10,7 @@
  * agent: any failure becomes a `NotCaptured` outcome with the reason.
  */
 import {
+  type ArtifactStoreError,
   type ContentHash,
   type FileStat,
   PointCaptured,
@@ -20,7 +21,7 @@ import {
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { Cause, Clock, Effect, Either, Option } from "effect"
+import { Cause, Clock, Effect, Either, Fiber, Option } from "effect"
 import { loadSession } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
@@ -186,8 +187,10 @@ export const buildManifest = (input: {
     }
 
     // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
-    // the store has them), bounded in bytes so a capture never holds much more than a batch.
+    // the store has them), bounded in bytes. A batch is stored while the next one is read (a store
+    // that compresses off the main thread works beside the reads), so a capture holds at most two.
     let hashed = 0
+    let storing: Fiber.RuntimeFiber<void, ArtifactStoreError> | undefined
     let batch: Array<{
       readonly path: WorkspacePath
       readonly stat: FileStat
@@ -195,27 +198,37 @@ export const buildManifest = (input: {
       readonly content: Uint8Array
     }> = []
     let batchBytes = 0
+    const store = (stored: typeof batch) =>
+      Effect.gen(function* () {
+        const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
+        stored.forEach(({ path, stat, mode, content }, i) => {
+          const hash = hashes[i]!
+          manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
+          // The racy rule: an mtime this close to now may not change on the next edit, so the stat
+          // cannot vouch for the content next time; such a file is read again.
+          if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
+            statCache.set(path, {
+              size: stat.size,
+              mtimeNs: stat.mtimeNs,
+              inode: stat.inode,
+              mode: stat.mode,
+              hash,
+            })
+          }
+        })
+      })
+    const finishStoring = Effect.suspend(() => {
+      const running = storing
+      storing = undefined
+      return running === undefined ? Effect.void : Fiber.join(running)
+    })
     const flush = Effect.gen(function* () {
       if (batch.length === 0) return
       const stored = batch
       batch = []
       batchBytes = 0
-      const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
-      stored.forEach(({ path, stat, mode, content }, i) => {
-        const hash = hashes[i]!
-        manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
-        // The racy rule: an mtime this close to now may not change on the next edit, so the stat
-        // cannot vouch for the content next time; such a file is read again.
-        if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
-          statCache.set(path, {
-            size: stat.size,
-            mtimeNs: stat.mtimeNs,
-            inode: stat.inode,
-            mode: stat.mode,
-            hash,
-          })
-        }
-      })
+      yield* finishStoring
+      storing = yield* Effect.fork(store(stored))
     })
     for (const [path, stat] of toRead) {
       const read = yield* Effect.either(workspace.read(path))
@@ -237,6 +250,7 @@ export const buildManifest = (input: {
       if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
     }
     yield* flush
+    yield* finishStoring
     input.onHashed?.(hashed, toRead.length)
     return { manifest, statCache, skipped } satisfies Built
   })
