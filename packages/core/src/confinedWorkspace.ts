@@ -92,12 +92,30 @@ const byName = (a: { readonly name: string }, b: { readonly name: string }) =>
 
 /** Builds the Workspace service over an absolute, symlink-free root and its primitives. */
 export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): WorkspaceService => {
-  const resolve = (path: string, operation: Operation, followFinalSymlink: boolean) =>
+  /**
+   * `seen`: directories already probed in the same bulk call. Only directories are remembered (the
+   * components every path of a batch walks through); the last component is always probed.
+   */
+  const resolve = (
+    path: string,
+    operation: Operation,
+    followFinalSymlink: boolean,
+    seen?: Map<string, ProbedEntry>,
+  ) =>
     resolveConfined(path, {
       root,
       followFinalSymlink,
       operation,
-      probe: (absolute) => Effect.mapError(fs.probe(absolute), ioError(operation, path)),
+      probe: (absolute) => {
+        const known = seen?.get(absolute)
+        if (known !== undefined) return Effect.succeed(known)
+        const probed = Effect.mapError(fs.probe(absolute), ioError(operation, path))
+        return seen === undefined
+          ? probed
+          : Effect.tap(probed, (entry) => {
+              if (entry.kind === "directory") seen.set(absolute, entry)
+            })
+      },
       notADirectory: (p, at) =>
         new WorkspaceIoError({
           operation,
@@ -117,10 +135,10 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       return `${dir === "/" ? "" : dir}/${target.missing.at(-1)!}`
     })
 
-  const directoryOf = (directory: string | undefined) =>
+  const directoryOf = (directory: string | undefined, seen?: Map<string, ProbedEntry>) =>
     Effect.gen(function* () {
       if (directory === undefined) return root
-      const target = yield* resolve(directory, "scan", true)
+      const target = yield* resolve(directory, "scan", true, seen)
       if (target.kind !== "directory") {
         return yield* new WorkspaceIoError({
           operation: "scan",
@@ -132,20 +150,28 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       return target.absolute
     })
 
+  const read = (path: string, seen?: Map<string, ProbedEntry>) =>
+    Effect.gen(function* () {
+      const target = yield* resolve(path, "read", true, seen)
+      switch (target.kind) {
+        case "missing":
+          return Option.none()
+        case "file":
+          return Option.some(yield* Effect.mapError(fs.readFile(target.absolute), ioError("read", path)))
+        default:
+          return yield* notRegular(path, target.kind, "read")
+      }
+    })
+
   return {
     root,
 
-    read: (path) =>
-      Effect.gen(function* () {
-        const target = yield* resolve(path, "read", true)
-        switch (target.kind) {
-          case "missing":
-            return Option.none()
-          case "file":
-            return Option.some(yield* Effect.mapError(fs.readFile(target.absolute), ioError("read", path)))
-          default:
-            return yield* notRegular(path, target.kind, "read")
-        }
+    read: (path) => read(path),
+
+    readMany: (paths) =>
+      Effect.suspend(() => {
+        const seen = new Map<string, ProbedEntry>()
+        return Effect.forEach(paths, (path) => Effect.either(read(path, seen)))
       }),
 
     write: (path, content, options) =>
@@ -221,7 +247,8 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     scanDirectories: (directories) =>
       Effect.gen(function* () {
-        const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(d)))
+        const seen = new Map<string, ProbedEntry>()
+        const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(d, seen)))
         const readable = resolved.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
         const listed =
           fs.readdirStatMany === undefined

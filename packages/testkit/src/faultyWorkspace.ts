@@ -5,7 +5,7 @@
  */
 import { WorkspaceIoError } from "@rewind/contracts"
 import { Workspace, type WorkspaceService } from "@rewind/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
 
 export type WorkspaceOperation =
@@ -42,16 +42,18 @@ export const makeFaultyWorkspace = (
   inner: WorkspaceService,
 ): { readonly service: WorkspaceService; readonly control: WorkspaceFaultControl } => {
   const book = makeFaultBook<WorkspaceOperation>()
+  const failureOf = (operation: WorkspaceOperation, target: string) =>
+    new WorkspaceIoError({
+      operation: ioOperation[operation],
+      path: target,
+      code: "EINJECTED",
+      message: `injected fault: ${operation} of ${target} failed`,
+    })
   const guard = <A, E>(operation: WorkspaceOperation, target: string, call: Effect.Effect<A, E>) =>
     Effect.suspend((): Effect.Effect<A, E | WorkspaceIoError> => {
       const rule = book.decide(operation, target)
       if (rule === undefined) return call
-      const failure = new WorkspaceIoError({
-        operation: ioOperation[operation],
-        path: target,
-        code: "EINJECTED",
-        message: `injected fault: ${operation} of ${target} failed`,
-      })
+      const failure = failureOf(operation, target)
       return (rule.timing ?? "before") === "before"
         ? Effect.fail(failure)
         : Effect.zipRight(call, Effect.fail(failure))
@@ -59,6 +61,25 @@ export const makeFaultyWorkspace = (
   const service: WorkspaceService = {
     root: inner.root,
     read: (path) => guard("read", path, inner.read(path)),
+    // Each path of a bulk read is one read to the fault rules (as for scanDirectories below); the
+    // paths no rule hits still go to the inner workspace as one bulk read.
+    readMany: (paths) =>
+      Effect.suspend(() => {
+        const rules = paths.map((path) => book.decide("read", path))
+        const clean = paths.filter((_, i) => rules[i] === undefined)
+        return Effect.gen(function* () {
+          const bulk = clean.length === 0 ? [] : yield* inner.readMany(clean)
+          let next = 0
+          return yield* Effect.forEach(paths, (path, i) => {
+            const rule = rules[i]
+            if (rule === undefined) return Effect.succeed(bulk[next++]!)
+            const failed = Either.left(failureOf("read", path))
+            return (rule.timing ?? "before") === "before"
+              ? Effect.succeed(failed)
+              : Effect.as(Effect.either(inner.read(path)), failed)
+          })
+        })
+      }),
     write: (path, content, options) => guard("write", path, inner.write(path, content, options)),
     delete: (path) => guard("delete", path, inner.delete(path)),
     stat: (path) => guard("stat", path, inner.stat(path)),

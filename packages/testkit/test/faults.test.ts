@@ -13,6 +13,7 @@ const countingWorkspace = () => {
   const service: WorkspaceService = {
     root: "/stub",
     read: () => Effect.succeed(Option.none()),
+    readMany: (paths) => Effect.succeed(paths.map(() => Either.right(Option.none()))),
     write: (path) => Effect.sync(() => void written.push(path)),
     delete: () => Effect.succeed(false),
     stat: () => Effect.succeed(Option.none()),

@@ -70,6 +70,7 @@ export const makeNodeFixture = Effect.gen(function* () {
         await fsp.mkdir(dirname(inside(p)), { recursive: true })
         await fsp.symlink(target, inside(p))
       }),
+    removeRaw: (p) => Effect.promise(() => fsp.rm(inside(p), { recursive: true, force: true })),
     ...(hasMkfifo
       ? {
           plantFifo: (p: string) => Effect.sync(() => void execFileSync("mkfifo", [inside(p)])),

@@ -164,6 +164,33 @@ describe("stat cache", () => {
   })
 })
 
+describe("capture reads", () => {
+  it.effect(
+    "reads a directory's files in bulk: each directory on the way is probed once, not once per file",
+    () => {
+      const env = makeEnv()
+      for (let i = 0; i < 40; i++) env.fs.writeFile(`${ROOT}/src/lib/f${i}.ts`, `file ${i}`)
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const mark = env.fs.accesses.length
+        const first = yield* capture(sessionId, 1)
+        expect(first.point.files).toBe(40)
+        const probes = env.fs.accesses
+          .slice(mark)
+          .filter((a) => a.operation === "probe")
+          .map((a) => a.path.slice(ROOT.length + 1))
+        const count = (path: string) => probes.filter((p) => p === path).length
+        // Once per bulk call, however many files sit below: the scan lists a level per call (src is
+        // walked through for the listings of src and of src/lib), and the 40 reads are one call.
+        expect(count("src")).toBe(3)
+        expect(count("src/lib")).toBe(2)
+        expect(count("src/lib/f7.ts")).toBe(1)
+        expect(reads(env, mark)).toHaveLength(40)
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+})
+
 describe("tombstones", () => {
   it.effect("a deleted tracked file is a tombstone; an unreadable one keeps its entry", () => {
     const env = makeEnv()

@@ -41,6 +41,7 @@ const memoryFixture = () => {
       plantDirectory: (path: string) => Effect.sync(() => fs.mkdirp(inside(path))),
       plantSymlink: (path: string, target: string) => Effect.sync(() => fs.symlink(inside(path), target)),
       plantFifo: (path: string) => Effect.sync(() => fs.fifo(inside(path))),
+      removeRaw: (path: string) => Effect.sync(() => fs.remove(inside(path))),
       readRaw: (path: string) =>
         Effect.sync(() => {
           const node = fs.node(inside(path))

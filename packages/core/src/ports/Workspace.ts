@@ -44,6 +44,15 @@ export interface WorkspaceService {
    */
   readonly read: (path: WorkspacePath) => Effect.Effect<Option.Option<WorkspaceFile>, WorkspaceError>
   /**
+   * `read` of several files at once, each with its own answer, in the order given: the bulk form a
+   * capture reads a batch with. Paths are confined exactly as `read` confines them, but a
+   * directory met on the way is checked once per call rather than once per path (a thousand
+   * files in one directory cost one check of it, not a thousand).
+   */
+  readonly readMany: (
+    paths: ReadonlyArray<WorkspacePath>,
+  ) => Effect.Effect<ReadonlyArray<Either.Either<Option.Option<WorkspaceFile>, WorkspaceError>>>
+  /**
    * Replaces (or creates) a regular file atomically, creating missing parent directories. Writing
    * through a symlink writes its target, which must resolve inside the root.
    */

@@ -76,6 +76,8 @@ export type CaptureOutcome =
 /** A capture stores what it read in batches of at most this many bytes or files. */
 const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
+/** Files read by one `readMany`. */
+const READ_GROUP_FILES = 256
 
 const sameStat = (cached: StatCacheEntry, stat: Pick<FileStat, "size" | "mtimeNs" | "inode" | "mode">) =>
   cached.size === stat.size &&
@@ -230,24 +232,38 @@ export const buildManifest = (input: {
       yield* finishStoring
       storing = yield* Effect.fork(store(stored))
     })
-    for (const [path, stat] of toRead) {
-      const read = yield* Effect.either(workspace.read(path))
-      hashed++
-      if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
-      if (Either.isLeft(read)) {
-        skipped.push({ path, reason: "unreadable", detail: read.left.message })
-        keepPrevious(path)
-        continue
+    // Read in groups (`readMany` checks the directories they share once), each at most
+    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES.
+    for (let start = 0; start < toRead.length; ) {
+      let end = start
+      let expected = 0
+      while (end < toRead.length && end - start < READ_GROUP_FILES && expected < BATCH_BYTES) {
+        expected += toRead[end]![1].size
+        end++
       }
-      if (Option.isNone(read.right)) {
-        // Gone between the scan and the read: absent now.
-        manifest.set(path, { kind: "tombstone" })
-        continue
+      const group = toRead.slice(start, end)
+      start = end
+      const reads = yield* workspace.readMany(group.map(([path]) => path))
+      for (let i = 0; i < group.length; i++) {
+        const [path, stat] = group[i]!
+        const read = reads[i]!
+        hashed++
+        if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
+        if (Either.isLeft(read)) {
+          skipped.push({ path, reason: "unreadable", detail: read.left.message })
+          keepPrevious(path)
+          continue
+        }
+        if (Option.isNone(read.right)) {
+          // Gone between the scan and the read: absent now.
+          manifest.set(path, { kind: "tombstone" })
+          continue
+        }
+        const file = read.right.value
+        batch.push({ path, stat, mode: file.mode, content: file.content })
+        batchBytes += file.content.byteLength
+        if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
       }
-      const file = read.right.value
-      batch.push({ path, stat, mode: file.mode, content: file.content })
-      batchBytes += file.content.byteLength
-      if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
     }
     yield* flush
     yield* finishStoring

@@ -264,6 +264,89 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
+    it.scoped("reads several files at once, each with its own answer, as read would", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace, plantFile, plantSymlink, plantDirectory } = fixture
+        yield* plantFile("src/a.ts", "a", 0o755)
+        yield* plantFile("src/b.ts", "bb")
+        yield* plantFile("src/deep/c.ts", "ccc")
+        yield* plantFile("top.txt", "t")
+        yield* plantSymlink("alias", "src")
+        yield* plantSymlink("out", fixture.outside)
+        yield* plantDirectory("src/dir")
+        const before = yield* fixture.outsideFingerprint()
+        // Shared directories, a symlinked one, a missing file, a directory, an escape, a file
+        // used as a directory, a malformed path, and one path twice.
+        const asked = [
+          "src/a.ts",
+          "src/b.ts",
+          "src/deep/c.ts",
+          "alias/b.ts",
+          "src/missing.ts",
+          "src/dir",
+          "out/secret.txt",
+          "top.txt/x",
+          "src/../top.txt",
+          "top.txt",
+          "src/a.ts",
+        ].map(p)
+        const results = yield* workspace.readMany(asked)
+        expect(results).toHaveLength(asked.length)
+        for (const [i, path] of asked.entries()) {
+          const one = yield* Effect.either(workspace.read(path))
+          const many = results[i]!
+          expect(many._tag).toBe(one._tag)
+          if (Either.isRight(many) && Either.isRight(one)) expect(many.right).toEqual(one.right)
+          if (Either.isLeft(many) && Either.isLeft(one)) expect(many.left).toEqual(one.left)
+        }
+        const contents = results.map((r) =>
+          Either.isRight(r)
+            ? Option.getOrElse(
+                Option.map(r.right, (f) => decode(f.content)),
+                () => "<none>",
+              )
+            : r.left._tag,
+        )
+        expect(contents).toEqual([
+          "a",
+          "bb",
+          "ccc",
+          "bb",
+          "<none>",
+          "PathRefused",
+          "PathRefused",
+          "WorkspaceIoError",
+          "PathRefused",
+          "t",
+          "a",
+        ])
+        expect(Option.getOrThrow(Either.getOrThrow(results[0]!)).mode).toBe(0o755)
+        expect(yield* workspace.readMany([])).toEqual([])
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+        expect(fixture.outsideAccesses?.() ?? []).toEqual([])
+      }),
+    )
+
+    it.scoped("a directory swapped for a symlink between two bulk calls is seen by the second", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace, plantFile, plantSymlink } = fixture
+        yield* plantFile("moving/a.txt", "inside")
+        const first = yield* workspace.readMany([p("moving/a.txt")])
+        expect(Either.isRight(first[0]!)).toBe(true)
+        // What one call learned about a directory is not carried into the next.
+        yield* fixture.removeRaw("moving")
+        yield* plantSymlink("moving", fixture.outside)
+        const before = yield* fixture.outsideFingerprint()
+        const second = yield* workspace.readMany([p("moving/a.txt"), p("moving/secret.txt")])
+        for (const r of second) {
+          expect(Either.isLeft(r) && r.left._tag === "PathRefused" && r.left.reason).toBe("symlink_escape")
+        }
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+      }),
+    )
+
     it.scoped("refuses symlink loops and paths through a file", () =>
       Effect.gen(function* () {
         const { workspace, plantSymlink, plantFile } = yield* harness.make

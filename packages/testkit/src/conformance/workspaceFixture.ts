@@ -12,6 +12,8 @@ export interface WorkspaceFixture {
   readonly plantFile: (path: string, content: string, mode?: number) => Effect.Effect<void>
   readonly plantDirectory: (path: string) => Effect.Effect<void>
   readonly plantSymlink: (path: string, target: string) => Effect.Effect<void>
+  /** Removes an entry inside the root (a directory with everything under it), bypassing the workspace. */
+  readonly removeRaw: (path: string) => Effect.Effect<void>
   /** Creates a FIFO inside the root, when the platform can. */
   readonly plantFifo?: (path: string) => Effect.Effect<void>
   /** Reads a file inside the root without going through the workspace; undefined when absent. */
