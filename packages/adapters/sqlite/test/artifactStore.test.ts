@@ -60,39 +60,59 @@ describe("SQLite artifact store", () => {
     }),
   )
 
-  it.scoped("a batch large enough for the compression thread stores every content as a small one does", () =>
-    Effect.gen(function* () {
-      const path = yield* tempStorePath
-      // Over 256 KiB in all: compressible files, incompressible ones, tiny ones stored as is, an
-      // empty one and a duplicate, in one putMany.
-      const contents: Array<Uint8Array> = []
-      for (let i = 0; i < 120; i++)
-        contents.push(new TextEncoder().encode(`file ${i}: ${"same text ".repeat(400)}`))
-      for (let i = 0; i < 8; i++) contents.push(incompressible(20_000 + i))
-      contents.push(new TextEncoder().encode("tiny"), new Uint8Array(0), contents[3]!)
-      const hashes = yield* Effect.provide(
-        Effect.flatMap(ArtifactStore, (s) => s.putMany(contents)),
-        layerAt(path),
-      )
-      expect(hashes).toEqual(contents.map((c) => hashContent(c)))
-      const rows = withRawDatabase(path, (db) =>
-        db.prepare("select hash, encoding, size, length(content) as stored from blobs").all(),
-      ) as Array<{ hash: Buffer; encoding: number; size: number; stored: number }>
-      expect(rows).toHaveLength(contents.length - 1)
-      const byHash = new Map(rows.map((r) => [r.hash.toString("hex"), r]))
-      contents.forEach((c, i) => {
-        const row = byHash.get(hashes[i]!)!
-        expect(row.size).toBe(c.byteLength)
-        // Text deflates; random bytes and anything under 64 bytes stay as they are.
-        expect(row.encoding).toBe(i < 120 || i === contents.length - 1 ? 1 : 0)
-        if (row.encoding === 1) expect(row.stored).toBeLessThan(c.byteLength / 4)
-      })
-      const back = yield* Effect.provide(
-        Effect.flatMap(ArtifactStore, (s) => s.getMany(hashes)),
-        layerAt(path),
-      )
-      expect(back.every((b, i) => Buffer.from(b).equals(contents[i]!))).toBe(true)
-    }),
+  it.scopedLive(
+    "a batch large enough for the compression thread stores every content as a small one does",
+    () =>
+      Effect.gen(function* () {
+        const path = yield* tempStorePath
+        // Over 256 KiB in all: compressible files, incompressible ones, tiny ones stored as is, an
+        // empty one and a duplicate, in one putMany. The first such batch starts the thread and is
+        // compressed in the call; the second, once the thread is up, goes through it.
+        const batch = (tag: string) => {
+          const contents: Array<Uint8Array> = []
+          for (let i = 0; i < 120; i++)
+            contents.push(new TextEncoder().encode(`${tag} file ${i}: ${"same text ".repeat(400)}`))
+          for (let i = 0; i < 8; i++) contents.push(incompressible(20_000 + i + (tag === "first" ? 100 : 0)))
+          contents.push(new TextEncoder().encode(`tiny ${tag}`), new Uint8Array(0), contents[3]!)
+          return contents
+        }
+        const first = batch("first")
+        const contents = batch("second")
+        const [firstHashes, hashes] = yield* Effect.provide(
+          Effect.gen(function* () {
+            const store = yield* ArtifactStore
+            const a = yield* store.putMany(first)
+            yield* Effect.sleep("500 millis")
+            return [a, yield* store.putMany(contents)] as const
+          }),
+          layerAt(path),
+        )
+        expect(firstHashes).toEqual(first.map((c) => hashContent(c)))
+        expect(hashes).toEqual(contents.map((c) => hashContent(c)))
+        const rows = withRawDatabase(path, (db) =>
+          db.prepare("select hash, encoding, size, length(content) as stored from blobs").all(),
+        ) as Array<{ hash: Buffer; encoding: number; size: number; stored: number }>
+        // Each batch: every content once (the duplicate is one row, the empty content is shared).
+        expect(rows).toHaveLength(2 * (contents.length - 1) - 1)
+        const byHash = new Map(rows.map((r) => [r.hash.toString("hex"), r]))
+        for (const [each, eachHashes] of [
+          [first, firstHashes],
+          [contents, hashes],
+        ] as const) {
+          each.forEach((c, i) => {
+            const row = byHash.get(eachHashes[i]!)!
+            expect(row.size).toBe(c.byteLength)
+            // Text deflates; random bytes and anything under 64 bytes stay as they are.
+            expect(row.encoding).toBe(i < 120 || i === each.length - 1 ? 1 : 0)
+            if (row.encoding === 1) expect(row.stored).toBeLessThan(c.byteLength / 4)
+          })
+          const back = yield* Effect.provide(
+            Effect.flatMap(ArtifactStore, (s) => s.getMany(eachHashes)),
+            layerAt(path),
+          )
+          expect(back.every((b, i) => Buffer.from(b).equals(each[i]!))).toBe(true)
+        }
+      }),
   )
 
   it.scoped("a large batch: duplicates, copies already stored, and a damaged copy rewritten", () =>

@@ -11,6 +11,10 @@ describe("the compression thread", () => {
   it.live("answers each content's stored form, and nothing once closed", () =>
     Effect.gen(function* () {
       const thread = makeCompressionThread({ compressFromBytes: 64, level: 1 })
+      // Asking starts it; it says so once it is up.
+      expect(thread.ready()).toBe(false)
+      for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
+      expect(thread.ready()).toBe(true)
       const contents = [
         new TextEncoder().encode("abc ".repeat(10_000)),
         incompressible(4_096),
@@ -27,6 +31,7 @@ describe("the compression thread", () => {
       // The caller's buffers are untouched (the batch was copied into the transfer).
       expect(Buffer.from(contents[0]!).equals(new TextEncoder().encode("abc ".repeat(10_000)))).toBe(true)
       yield* Effect.promise(() => thread.close())
+      expect(thread.ready()).toBe(false)
       expect(yield* Effect.promise(() => thread.encode(contents))).toBeUndefined()
     }),
   )

@@ -78,7 +78,8 @@ const encode = (content: Uint8Array): Encoded => {
 /**
  * A batch at least this large is compressed on the compression thread before its transaction
  * (and outside the store's permit): a capture reads its next batch meanwhile. Smaller puts (a
- * checkpoint's one file) stay on this thread, where the round trip would cost more than it saves.
+ * checkpoint's one file) stay on this thread, where the round trip would cost more than it saves,
+ * and so does the batch that starts the thread (waiting for it to start would cost more).
  */
 const THREAD_FROM_BYTES = 256 * 1024
 
@@ -156,7 +157,7 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     if (thread === undefined) return Effect.succeed(undefined)
     let total = 0
     for (const c of contents) total += c.byteLength
-    if (total < THREAD_FROM_BYTES) return Effect.succeed(undefined)
+    if (total < THREAD_FROM_BYTES || !thread.ready()) return Effect.succeed(undefined)
     // A batch the thread cannot compress is compressed in the call instead.
     return Effect.promise(() => thread.encode(contents).catch(() => undefined))
   }
