@@ -19,6 +19,16 @@ const session = sessionIdOf("idle")
 /** Events per burst, each with about 1 KB of text: some hundreds of KB of WAL, far below 1,000 pages. */
 const PER_BURST = 150
 
+/** Creates the session the appends go to (version 2 afterwards). */
+const startSession = Effect.flatMap(SessionStore, (store) =>
+  store.append({
+    sessionId: session,
+    expectedVersion: 0,
+    events: [sessionCreated(session), userMessage(session, 1)],
+    at: 1,
+  }),
+)
+
 /** Two bursts of appends with a pause between them; the WAL file's size after each. */
 const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints = true) =>
   Effect.gen(function* () {
@@ -26,12 +36,7 @@ const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints =
     return yield* Effect.provide(
       Effect.gen(function* () {
         const store = yield* SessionStore
-        yield* store.append({
-          sessionId: session,
-          expectedVersion: 0,
-          events: [sessionCreated(session), userMessage(session, 1)],
-          at: 1,
-        })
+        yield* startSession
         let version = 2
         const burst = (from: number) =>
           Effect.gen(function* () {
@@ -80,12 +85,7 @@ const appendWithoutPause = (backgroundCheckpoints: boolean, growth: number, maxM
     const outcome = yield* Effect.provide(
       Effect.gen(function* () {
         const store = yield* SessionStore
-        yield* store.append({
-          sessionId: session,
-          expectedVersion: 0,
-          events: [sessionCreated(session), userMessage(session, 1)],
-          at: 1,
-        })
+        yield* startSession
         const initial = fs.statSync(file).size
         const started = performance.now()
         let version = 2
