@@ -12,7 +12,8 @@
  * Requests are few (the store asks at most once per idle period) and coalesce in the thread.
  */
 import { createRequire } from "node:module"
-import { Worker } from "node:worker_threads"
+import type { Worker } from "node:worker_threads"
+import { endWorker, startEvalWorker } from "./evalWorker.js"
 
 export interface CheckpointThread {
   /** Asks for a PASSIVE checkpoint soon; returns at once. */
@@ -61,8 +62,6 @@ parentPort.on("message", (message) => {
 })
 `
 
-const CLOSE_TIMEOUT_MILLIS = 5_000
-
 export const makeCheckpointThread = (options: CheckpointThreadOptions): CheckpointThread => {
   // Shared rather than messaged back: a host running a long synchronous stretch of calls may not
   // return to its event loop for a while, and requests must not wait on replies.
@@ -79,20 +78,13 @@ export const makeCheckpointThread = (options: CheckpointThreadOptions): Checkpoi
   }
 
   const start = () => {
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3")
-    const started = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // The thread's code needs no loader or flag of the host's (a tsx loader costs ~60 ms of start).
-      execArgv: [],
-      workerData: {
-        driver,
-        counters: counters.buffer,
-        path: options.path,
-        busyTimeoutMillis: options.busyTimeoutMillis,
-        synchronous: options.synchronous,
-      },
+    const started = startEvalWorker(WORKER_SOURCE, {
+      driver: createRequire(import.meta.url).resolve("better-sqlite3"),
+      counters: counters.buffer,
+      path: options.path,
+      busyTimeoutMillis: options.busyTimeoutMillis,
+      synchronous: options.synchronous,
     })
-    started.unref()
     started.on("error", fail)
     started.on("exit", (code) => {
       if (!closing) fail(new Error(`the checkpoint thread exited with code ${code}`))
@@ -123,16 +115,8 @@ export const makeCheckpointThread = (options: CheckpointThreadOptions): Checkpoi
       closing = true
       const running = worker
       worker = undefined
-      if (running === undefined) return
-      const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()))
-      running.postMessage("close")
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const timedOut = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), CLOSE_TIMEOUT_MILLIS)
-      })
-      const outcome = await Promise.race([exited, timedOut])
-      clearTimeout(timer)
-      if (outcome === "timeout") await running.terminate()
+      // Asked to close, so its connection closes before the store's (which then removes the WAL).
+      if (running !== undefined) await endWorker(running, "close")
     },
   }
 }

@@ -9,7 +9,8 @@
  * cannot start or dies, every pending and later batch answers `undefined` and the caller
  * compresses on its own thread as before.
  */
-import { Worker } from "node:worker_threads"
+import type { Worker } from "node:worker_threads"
+import { endWorker, startEvalWorker } from "./evalWorker.js"
 
 /** How a blob is stored: 0 as is, 1 raw deflate (see artifactStore.ts). */
 export interface Encoded {
@@ -89,8 +90,6 @@ interface Reply {
   readonly error?: string
 }
 
-const CLOSE_TIMEOUT_MILLIS = 5_000
-
 export const makeCompressionThread = (settings: CompressionSettings): CompressionThread => {
   let worker: Worker | undefined
   let failed = false
@@ -106,13 +105,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   }
 
   const start = () => {
-    // The thread's code needs no loader or flag of the host's (a tsx loader costs ~60 ms of start).
-    const started = new Worker(WORKER_SOURCE, {
-      eval: true,
-      execArgv: [],
-      workerData: { ...settings, up: up.buffer },
-    })
-    started.unref()
+    const started = startEvalWorker(WORKER_SOURCE, { ...settings, up: up.buffer })
     started.on("message", (reply: Reply) => {
       const resolve = pending.get(reply.id)
       pending.delete(reply.id)
@@ -172,16 +165,10 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
       const running = worker
       failed = true
       worker = undefined
-      if (running === undefined) return
-      running.removeAllListeners("exit")
-      const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()))
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const timedOut = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, CLOSE_TIMEOUT_MILLIS)
-      })
-      void running.terminate()
-      await Promise.race([exited, timedOut])
-      clearTimeout(timer)
+      if (running !== undefined) {
+        running.removeAllListeners("exit")
+        await endWorker(running)
+      }
       for (const resolve of pending.values()) resolve(undefined)
       pending.clear()
     },
