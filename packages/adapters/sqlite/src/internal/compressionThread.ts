@@ -35,13 +35,13 @@ export interface CompressionSettings {
   readonly level: number
 }
 
-// CommonJS, evaluated in the worker. The reply packs every stored form back to back with its
-// encoding and length; raw contents are sent back as they came (the caller still has them, but
-// answering every entry keeps the protocol trivial).
+// CommonJS, evaluated in the worker. The reply packs the deflated forms back to back, with every
+// entry's encoding and length; a content kept as is comes back empty (the caller has it already).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads")
 const { deflateRawSync } = require("node:zlib")
 const { compressFromBytes, level } = workerData
+const EMPTY = new Uint8Array(0)
 // Up: a flag in shared memory, readable while the host is too busy to take messages.
 Atomics.store(new Int32Array(workerData.up), 0, 1)
 parentPort.on("message", ({ id, buffer, lengths }) => {
@@ -54,7 +54,7 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
     for (const length of lengths) {
       const content = input.subarray(offset, offset + length)
       offset += length
-      let out = content
+      let out = EMPTY
       let encoding = 0
       if (length >= compressFromBytes) {
         const deflated = deflateRawSync(content, { level })
@@ -155,7 +155,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
       for (let i = 0; i < reply.sizes.length; i++) {
         const size = reply.sizes[i]!
         const encoding = reply.encodings[i]!
-        // A raw content is the caller's own buffer: no need to keep the thread's copy alive.
+        // A content kept as is is the caller's own buffer (the thread sent nothing back for it).
         encoded.push({ encoding, bytes: encoding === 0 ? contents[i]! : out.subarray(offset, offset + size) })
         offset += size
       }
