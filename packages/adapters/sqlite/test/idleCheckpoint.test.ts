@@ -29,25 +29,30 @@ const startSession = Effect.flatMap(SessionStore, (store) =>
   }),
 )
 
+/** One commit of one text part of about 1 KB (part `n`), on a stream at `version`. */
+const appendText = (version: number, n: number) =>
+  Effect.flatMap(SessionStore, (store) =>
+    store.append({
+      sessionId: session,
+      expectedVersion: version,
+      events: [textPart(1, n, `${n} `.padEnd(1_000, "x"))],
+      at: 2,
+    }),
+  )
+
 /** Two bursts of appends with a pause between them; the WAL file's size after each. */
 const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints = true) =>
   Effect.gen(function* () {
     const file = path.join(yield* tempDir, "store.db")
     return yield* Effect.provide(
       Effect.gen(function* () {
-        const store = yield* SessionStore
         yield* startSession
         let version = 2
         const burst = (from: number) =>
           Effect.gen(function* () {
             // One commit per event, as a working session makes them.
             for (let i = from; i < from + PER_BURST; i++) {
-              yield* store.append({
-                sessionId: session,
-                expectedVersion: version,
-                events: [textPart(1, i, `${i} `.padEnd(1_000, "x"))],
-                at: 2,
-              })
+              yield* appendText(version, i)
               version++
             }
             return fs.statSync(`${file}-wal`).size
@@ -84,7 +89,6 @@ const appendWithoutPause = (backgroundCheckpoints: boolean, growth: number, maxM
     const file = path.join(yield* tempDir, "store.db")
     const outcome = yield* Effect.provide(
       Effect.gen(function* () {
-        const store = yield* SessionStore
         yield* startSession
         const initial = fs.statSync(file).size
         const started = performance.now()
@@ -94,12 +98,7 @@ const appendWithoutPause = (backgroundCheckpoints: boolean, growth: number, maxM
           fs.statSync(`${file}-wal`).size < WAL_LIMIT &&
           performance.now() - started < maxMillis
         ) {
-          yield* store.append({
-            sessionId: session,
-            expectedVersion: version,
-            events: [textPart(1, version, `${version} `.padEnd(1_000, "x"))],
-            at: 2,
-          })
+          yield* appendText(version, version)
           version++
           // A breath far below the idle delay, so a loaded machine still starts the thread and
           // copies before the WAL reaches WAL_LIMIT.
