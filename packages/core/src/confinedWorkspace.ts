@@ -11,6 +11,7 @@ import {
   PathRefused,
   WorkspaceIoError,
   type WorkspacePath,
+  workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import type { ScannedEntry, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
@@ -33,7 +34,11 @@ export interface FileSystemPrimitives {
   readonly probe: (absolute: string) => Effect.Effect<ProbedEntry, PrimitiveFailure>
   /** `lstat` of an existing entry. */
   readonly stat: (absolute: string) => Effect.Effect<FileStat, PrimitiveFailure>
-  /** Content and mode of a regular file; must fail rather than follow a symlink or block on a FIFO. */
+  /**
+   * Content and mode of a regular file. Fails for anything else at the path (nothing, a directory,
+   * a FIFO, a symlink in the last component, which is never followed) and never blocks: bulk reads
+   * rely on it to tell a file from everything else without an `lstat` first.
+   */
   readonly readFile: (absolute: string) => Effect.Effect<WorkspaceFile, PrimitiveFailure>
   /**
    * Replaces or creates a regular file atomically (temp file in the same directory + rename).
@@ -163,6 +168,27 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       }
     })
 
+  /**
+   * The read of a path whose directories this bulk call has all probed already: the file is opened
+   * straight away, without an `lstat` of its own. `readFile` refuses a symlink, a directory or a
+   * FIFO by contract, so a file is read exactly when the walk would have found one there; any
+   * failure goes the whole way round (`read`), which gives the same answer and the same error as a
+   * read on its own. Undefined when a directory on the way has not been probed in this call.
+   */
+  const readUnderSeen = (path: string, seen: Map<string, ProbedEntry>) => {
+    if (workspacePathProblem(path) !== undefined) return undefined
+    let absolute = root === "/" ? "" : root
+    let start = 0
+    for (let cut = path.indexOf("/"); cut !== -1; cut = path.indexOf("/", start)) {
+      absolute = `${absolute}/${path.slice(start, cut)}`
+      if (seen.get(absolute)?.kind !== "directory") return undefined
+      start = cut + 1
+    }
+    return Effect.orElse(Effect.map(fs.readFile(`${absolute}/${path.slice(start)}`), Option.some), () =>
+      read(path, seen),
+    )
+  }
+
   return {
     root,
 
@@ -171,7 +197,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     readMany: (paths) =>
       Effect.suspend(() => {
         const seen = new Map<string, ProbedEntry>()
-        return Effect.forEach(paths, (path) => Effect.either(read(path, seen)))
+        return Effect.forEach(paths, (path) => Effect.either(readUnderSeen(path, seen) ?? read(path, seen)))
       }),
 
     write: (path, content, options) =>
