@@ -192,6 +192,39 @@ describe("capture reads", () => {
   )
 })
 
+describe("capture stores", () => {
+  it.effect("stores up to three batches at once while it reads on, and no more", () => {
+    const env = makeEnv()
+    // 5,000 files: five batches of at most 1,024.
+    for (let i = 0; i < 5_000; i++) env.fs.writeFile(`${ROOT}/d${i % 50}/f${i}.txt`, `file ${i}`)
+    let inFlight = 0
+    let most = 0
+    let batches = 0
+    const inner = env.artifacts.service
+    // A slow store: each batch takes many turns of the scheduler, so the reads get ahead of it.
+    const slow = {
+      ...inner,
+      putMany: (contents: ReadonlyArray<Uint8Array>) =>
+        Effect.gen(function* () {
+          batches++
+          most = Math.max(most, ++inFlight)
+          for (let i = 0; i < 200; i++) yield* Effect.yieldNow()
+          const hashes = yield* inner.putMany(contents)
+          inFlight--
+          return hashes
+        }),
+    }
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const first = yield* capture(sessionId, 1)
+      expect(first.point.files).toBe(5_000)
+      expect(batches).toBeGreaterThanOrEqual(5)
+      expect(most).toBe(3)
+      expect(inFlight).toBe(0)
+    }).pipe(Effect.provideService(ArtifactStore, slow), Effect.provide(env.layer()))
+  })
+})
+
 describe("tombstones", () => {
   it.effect("a deleted tracked file is a tombstone; an unreadable one keeps its entry", () => {
     const env = makeEnv()

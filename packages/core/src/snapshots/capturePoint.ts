@@ -78,6 +78,8 @@ const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 /** Files read by one `readMany`. */
 const READ_GROUP_FILES = 256
+/** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
+const STORES_IN_FLIGHT = 3
 
 const sameStat = (cached: StatCacheEntry, stat: Pick<FileStat, "size" | "mtimeNs" | "inode" | "mode">) =>
   cached.size === stat.size &&
@@ -189,10 +191,11 @@ export const buildManifest = (input: {
     }
 
     // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
-    // the store has them), bounded in bytes. A batch is stored while the next one is read (a store
-    // that compresses off the main thread works beside the reads), so a capture holds at most two.
+    // the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored while
+    // the next one is read: a store that compresses off the main thread takes longer per batch than
+    // the read of one, and with a single batch in flight the reads stood waiting for it.
     let hashed = 0
-    let storing: Fiber.RuntimeFiber<void, ArtifactStoreError> | undefined
+    const storing: Array<Fiber.RuntimeFiber<void, ArtifactStoreError>> = []
     let batch: Array<{
       readonly path: WorkspacePath
       readonly stat: FileStat
@@ -219,18 +222,16 @@ export const buildManifest = (input: {
           }
         })
       })
-    const finishStoring = Effect.suspend(() => {
-      const running = storing
-      storing = undefined
-      return running === undefined ? Effect.void : Fiber.join(running)
-    })
+    const finishStoring = Effect.suspend(() =>
+      Effect.forEach(storing.splice(0), Fiber.join, { discard: true }),
+    )
     const flush = Effect.gen(function* () {
       if (batch.length === 0) return
       const stored = batch
       batch = []
       batchBytes = 0
-      yield* finishStoring
-      storing = yield* Effect.fork(store(stored))
+      if (storing.length >= STORES_IN_FLIGHT) yield* Fiber.join(storing.shift()!)
+      storing.push(yield* Effect.fork(store(stored)))
     })
     // Read in groups (`readMany` checks the directories they share once), each at most
     // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES.
