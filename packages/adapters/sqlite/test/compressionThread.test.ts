@@ -35,4 +35,39 @@ describe("the compression thread", () => {
       expect(yield* Effect.promise(() => thread.encode(contents))).toBeUndefined()
     }),
   )
+
+  it.live("packs later batches into the buffers it handed back, and lets them go when idle", () =>
+    Effect.gen(function* () {
+      const thread = makeCompressionThread({ compressFromBytes: 64, level: 1, spareKeepMs: 200 })
+      for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
+      const batch = (words: number, seed: string) =>
+        Array.from({ length: 8 }, (_, i) => new TextEncoder().encode(`${seed}${i} `.repeat(words)))
+      const check = (contents: ReadonlyArray<Uint8Array>) =>
+        Effect.gen(function* () {
+          const encoded = yield* Effect.promise(() => thread.encode(contents))
+          expect(encoded).toHaveLength(contents.length)
+          encoded!.forEach((e, i) => {
+            const back = e.encoding === 1 ? inflateRawSync(e.bytes) : Buffer.from(e.bytes)
+            expect(back.equals(contents[i]!)).toBe(true)
+          })
+        })
+      expect(thread.spareBuffers()).toBe(0)
+      // A large batch, then a smaller one packed into the large one's buffer (longer than the
+      // batch: the thread reads only the lengths it is told), then three at once.
+      yield* check(batch(40_000, "large"))
+      expect(thread.spareBuffers()).toBe(1)
+      yield* check(batch(100, "small"))
+      expect(thread.spareBuffers()).toBe(1)
+      yield* Effect.all([check(batch(900, "a")), check(batch(30_000, "b")), check(batch(5, "c"))], {
+        concurrency: "unbounded",
+      })
+      expect(thread.spareBuffers()).toBe(3)
+      // Idle for longer than the keep time: none are held any more.
+      yield* Effect.sleep("400 millis")
+      expect(thread.spareBuffers()).toBe(0)
+      yield* check(batch(10, "after"))
+      yield* Effect.promise(() => thread.close())
+      expect(thread.spareBuffers()).toBe(0)
+    }),
+  )
 })

@@ -26,6 +26,8 @@ export interface CompressionThread {
   readonly ready: () => boolean
   /** The stored forms of `contents`, or `undefined` when the thread is unavailable. */
   readonly encode: (contents: ReadonlyArray<Uint8Array>) => Promise<Array<Encoded> | undefined>
+  /** Packing buffers the thread handed back and that are kept for the next batches. */
+  readonly spareBuffers: () => number
   readonly close: () => Promise<void>
 }
 
@@ -33,6 +35,8 @@ export interface CompressionSettings {
   /** Contents below this many bytes are stored as they are. */
   readonly compressFromBytes: number
   readonly level: number
+  /** How long packing buffers are kept once batches stop (default 1 s). */
+  readonly spareKeepMs?: number
 }
 
 // CommonJS, evaluated in the worker. The reply packs the deflated forms back to back, with every
@@ -75,7 +79,8 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
       offset += part.byteLength
       sizes.push(part.byteLength)
     }
-    parentPort.postMessage({ id, buffer: packed.buffer, sizes, encodings }, [packed.buffer])
+    // The input goes back too: the host packs its next batch into it.
+    parentPort.postMessage({ id, buffer: packed.buffer, input: buffer, sizes, encodings }, [packed.buffer, buffer])
   } catch (error) {
     parentPort.postMessage({ id, error: String(error) })
   }
@@ -85,10 +90,17 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
 interface Reply {
   readonly id: number
   readonly buffer?: ArrayBuffer
+  readonly input?: ArrayBuffer
   readonly sizes?: ReadonlyArray<number>
   readonly encodings?: ReadonlyArray<number>
   readonly error?: string
 }
+
+/** Packing buffers kept for the next batches, and how long they are kept once batches stop. */
+const SPARE_BUFFERS = 4
+const SPARE_KEEP_MS = 1_000
+/** Packing buffers are sized in steps of this, so a slightly larger batch can use an earlier one. */
+const BUFFER_STEP = 1024 * 1024
 
 export const makeCompressionThread = (settings: CompressionSettings): CompressionThread => {
   let worker: Worker | undefined
@@ -96,6 +108,30 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   let nextId = 0
   const pending = new Map<number, (reply: Reply | undefined) => void>()
   const up = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+  // Buffers the thread handed back. Packing into fresh memory costs its page faults, several times
+  // the copy itself (a capture packs ~100 MB); reused memory costs only the copy. They are dropped
+  // once no batch has come for a while, so an idle store holds none.
+  const spare: Array<ArrayBuffer> = []
+  const dropSpare = setTimeout(() => {
+    spare.length = 0
+  }, settings.spareKeepMs ?? SPARE_KEEP_MS)
+  dropSpare.unref()
+  const packingBuffer = (total: number) => {
+    dropSpare.refresh()
+    const fit = spare.findIndex((b) => b.byteLength >= total)
+    if (fit !== -1) return new Uint8Array(spare.splice(fit, 1)[0]!, 0, total)
+    return new Uint8Array(
+      new ArrayBuffer(Math.ceil(Math.max(total, 1) / BUFFER_STEP) * BUFFER_STEP),
+      0,
+      total,
+    )
+  }
+  const keepSpare = (buffer: ArrayBuffer) => {
+    spare.push(buffer)
+    // The largest are the most useful.
+    if (spare.length > SPARE_BUFFERS)
+      spare.splice(spare.indexOf(spare.reduce((a, b) => (a.byteLength <= b.byteLength ? a : b))), 1)
+  }
 
   const fail = () => {
     failed = true
@@ -105,8 +141,13 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   }
 
   const start = () => {
-    const started = startEvalWorker(WORKER_SOURCE, { ...settings, up: up.buffer })
+    const started = startEvalWorker(WORKER_SOURCE, {
+      compressFromBytes: settings.compressFromBytes,
+      level: settings.level,
+      up: up.buffer,
+    })
     started.on("message", (reply: Reply) => {
+      if (reply.input !== undefined) keepSpare(reply.input)
       const resolve = pending.get(reply.id)
       pending.delete(reply.id)
       resolve?.(reply)
@@ -133,7 +174,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
       if (!started()) return undefined
       let total = 0
       for (const c of contents) total += c.byteLength
-      const packed = new Uint8Array(total)
+      const packed = packingBuffer(total)
       const lengths: Array<number> = []
       let offset = 0
       for (const c of contents) {
@@ -161,10 +202,13 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
       }
       return encoded
     },
+    spareBuffers: () => spare.length,
     close: async () => {
       const running = worker
       failed = true
       worker = undefined
+      clearTimeout(dropSpare)
+      spare.length = 0
       if (running !== undefined) {
         running.removeAllListeners("exit")
         await endWorker(running)
