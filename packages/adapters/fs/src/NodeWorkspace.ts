@@ -24,6 +24,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  readSync,
   realpathSync,
   statSync,
   symlinkSync,
@@ -91,6 +92,24 @@ const readdirStatSync = (path: string): Array<ScannedEntry> => {
   return out
 }
 
+/**
+ * The content of an open regular file of `size` bytes (its `fstat` a moment ago), read as
+ * `readFileSync` would: at most that many bytes, fewer if it shrank meanwhile. `readFileSync(fd)`
+ * would `fstat` the file a second time; a capture reads thousands of files. A file that says it
+ * is empty is read to its end, as `readFileSync` does.
+ */
+const readOpened = (fd: number, size: number): Buffer => {
+  if (size === 0) return readFileSync(fd)
+  const buffer = Buffer.allocUnsafeSlow(size)
+  let filled = 0
+  while (filled < size) {
+    const read = readSync(fd, buffer, filled, size - filled, filled)
+    if (read === 0) break
+    filled += read
+  }
+  return filled < size ? buffer.subarray(0, filled) : buffer
+}
+
 export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrimitives => ({
   probe: (path) =>
     attempt((): ProbedEntry => {
@@ -123,7 +142,7 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
         const stat = fstatSync(fd)
         if (!stat.isFile())
           throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
-        const buffer = readFileSync(fd)
+        const buffer = readOpened(fd, stat.size)
         return {
           content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
           mode: stat.mode & 0o7777,

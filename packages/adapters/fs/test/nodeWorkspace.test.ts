@@ -16,7 +16,7 @@ import {
   Workspace,
 } from "@rewind/core"
 import { expectRefusal, layerNoBackgroundTasks } from "@rewind/testkit"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { FsArtifactStore, NodeWorkspace } from "../src/index.js"
 import { fingerprint, makeNodeFixture, tempDirectory } from "./fsFixture.js"
 
@@ -58,6 +58,31 @@ describe("node workspace", () => {
       // A file whose directory does not exist has nothing to discard; a path outside is refused.
       expect(yield* workspace.discardPartialWrites("gone/x.txt" as WorkspacePath)).toEqual([])
       yield* Effect.flip(workspace.discardPartialWrites("../x.txt" as WorkspacePath))
+    }),
+  )
+
+  it.scoped("reads files of every size whole, alone and in bulk", () =>
+    Effect.gen(function* () {
+      const { workspace, root } = yield* makeNodeFixture
+      // Sizes around the chunks a read may be split into, and one of several megabytes.
+      const sizes = [0, 1, 4_095, 4_096, 65_537, 3 * 1024 * 1024 + 7]
+      const paths: Array<WorkspacePath> = []
+      for (const size of sizes) {
+        const path = `sized/${size}.bin` as WorkspacePath
+        const content = Buffer.alloc(size)
+        for (let i = 0; i < size; i++) content[i] = (i * 31 + size) & 0xff
+        yield* Effect.promise(() => fsp.mkdir(join(root, "sized"), { recursive: true }))
+        yield* Effect.promise(() => fsp.writeFile(join(root, path), content))
+        paths.push(path)
+      }
+      const bulk = yield* workspace.readMany(paths)
+      for (const [i, path] of paths.entries()) {
+        const expected = yield* Effect.promise(() => fsp.readFile(join(root, path)))
+        const one = Option.getOrThrow(yield* workspace.read(path)).content
+        expect(Buffer.from(one).equals(expected)).toBe(true)
+        const many = bulk[i]!
+        expect(Buffer.from(Option.getOrThrow(Either.getOrThrow(many)).content).equals(expected)).toBe(true)
+      }
     }),
   )
 
