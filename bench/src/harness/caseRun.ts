@@ -6,6 +6,7 @@ import os from "node:os"
 import { performance } from "node:perf_hooks"
 import { type CaseRunConfig, makeCaseContext } from "./context.js"
 import { collectGarbage, makeMemoryTracker } from "./memory.js"
+import { startProcessRunner, stopProcessRunner } from "./processRunner.js"
 import type { BenchCase, Figure, FigureSize } from "./types.js"
 
 export interface CaseRunResult {
@@ -28,6 +29,8 @@ export const runCase = async (
   log: (message: string) => void,
 ): Promise<CaseRunResult> => {
   const loadAtStart = os.loadavg()[0]!
+  // The one fork of this process, before anything is timed (see processRunner.ts).
+  startProcessRunner()
   const memory = makeMemoryTracker()
   collectGarbage()
   const started = performance.now()
@@ -43,6 +46,7 @@ export const runCase = async (
     } catch (cause) {
       error = `${error ?? ""}\ncleanup failed: ${String(cause)}`.trim()
     }
+    stopProcessRunner()
   }
   const peaks = memory.peaks()
   return {

@@ -4,11 +4,10 @@
  * child's peak RSS; that wrapper costs an extra exec, so the harness only uses it on the first
  * (calibration) iteration of a process sampler.
  */
-import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { performance } from "node:perf_hooks"
+import { runProcess } from "./processRunner.js"
 
 const TIME_BINARY = "/usr/bin/time"
 export const canMeasureProcessMemory = existsSync(TIME_BINARY)
@@ -53,17 +52,17 @@ export const timeProcess = (
     argv = ["-f", "%M", "-o", join(scratch, "rss"), command, ...args]
   }
   try {
-    const started = performance.now()
-    const result = spawnSync(file, argv, {
-      cwd: options.cwd,
-      env: options.env,
-      encoding: "utf8",
+    // Spawned by the helper process (see processRunner.ts), timed there from spawn to exit.
+    const result = runProcess({
+      file,
+      args: argv,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env: options.env ?? process.env,
       maxBuffer: 64 * 1024 * 1024,
-      stdio: ["ignore", "pipe", "pipe"],
     })
-    const ms = performance.now() - started
+    const ms = result.ms
     const label = [command, ...args.slice(0, 6)].join(" ")
-    if (result.error !== undefined) throw new ProcessFailed(label, null, String(result.error))
+    if (result.error !== undefined) throw new ProcessFailed(label, null, result.error)
     if (!(options.okCodes ?? [0]).includes(result.status ?? -1)) {
       throw new ProcessFailed(label, result.status, result.stderr)
     }
