@@ -49,7 +49,7 @@ describe("SQLite artifact store", () => {
         db.prepare("select hash, encoding, length(content) as stored from blobs").all(),
       ) as Array<{ hash: Buffer; encoding: number; stored: number }>
       const byHash = new Map(rows.map((r) => [r.hash.toString("hex"), r]))
-      expect(byHash.get(t!)!.encoding).toBe(1)
+      expect(byHash.get(t!)!.encoding).toBe(2)
       expect(byHash.get(t!)!.stored).toBeLessThan(text.byteLength / 10)
       expect(byHash.get(n!)!.encoding).toBe(0)
       const back = yield* Effect.provide(
@@ -102,9 +102,9 @@ describe("SQLite artifact store", () => {
           each.forEach((c, i) => {
             const row = byHash.get(eachHashes[i]!)!
             expect(row.size).toBe(c.byteLength)
-            // Text deflates; random bytes and anything under 64 bytes stay as they are.
-            expect(row.encoding).toBe(i < 120 || i === each.length - 1 ? 1 : 0)
-            if (row.encoding === 1) expect(row.stored).toBeLessThan(c.byteLength / 4)
+            // Text compresses (brotli); random bytes and anything under 64 bytes stay as they are.
+            expect(row.encoding).toBe(i < 120 || i === each.length - 1 ? 2 : 0)
+            if (row.encoding === 2) expect(row.stored).toBeLessThan(c.byteLength / 4)
           })
           const back = yield* Effect.provide(
             Effect.flatMap(ArtifactStore, (s) => s.getMany(eachHashes)),
@@ -143,7 +143,7 @@ describe("SQLite artifact store", () => {
       const rows = withRawDatabase(path, (db) =>
         db.prepare("select count(*) as n, min(encoding) as lo, max(encoding) as hi from blobs").get(),
       ) as { n: number; lo: number; hi: number }
-      expect(rows).toEqual({ n: files.length, lo: 1, hi: 1 })
+      expect(rows).toEqual({ n: files.length, lo: 2, hi: 2 })
     }),
   )
 

@@ -1,7 +1,7 @@
 // The compression thread on its own: what it answers is what compressing in the call would store
 // (the same choice of encoding, bytes that inflate back to the content), and once it is closed it
 // answers `undefined`, which makes the store compress in the call instead.
-import { inflateRawSync } from "node:zlib"
+import { brotliDecompressSync } from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import { incompressible } from "@rewind/testkit"
 import { Effect } from "effect"
@@ -10,7 +10,7 @@ import { makeCompressionThread } from "../src/internal/compressionThread.js"
 describe("the compression thread", () => {
   it.live("answers each content's stored form, and nothing once closed", () =>
     Effect.gen(function* () {
-      const thread = makeCompressionThread({ compressFromBytes: 64, level: 1 })
+      const thread = makeCompressionThread({ compressFromBytes: 64, quality: 1 })
       // Asking starts it; it says so once it is up.
       expect(thread.ready()).toBe(false)
       for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
@@ -23,9 +23,9 @@ describe("the compression thread", () => {
         new TextEncoder().encode("xyz ".repeat(300)),
       ]
       const encoded = yield* Effect.promise(() => thread.encode(contents))
-      expect(encoded?.map((e) => e.encoding)).toEqual([1, 0, 0, 0, 1])
+      expect(encoded?.map((e) => e.encoding)).toEqual([2, 0, 0, 0, 2])
       encoded!.forEach((e, i) => {
-        const back = e.encoding === 1 ? inflateRawSync(e.bytes) : Buffer.from(e.bytes)
+        const back = e.encoding === 2 ? brotliDecompressSync(e.bytes) : Buffer.from(e.bytes)
         expect(back.equals(contents[i]!)).toBe(true)
       })
       // The caller's buffers are untouched (the batch was copied into the transfer).
@@ -38,7 +38,7 @@ describe("the compression thread", () => {
 
   it.live("packs later batches into the buffers it handed back, and lets them go when idle", () =>
     Effect.gen(function* () {
-      const thread = makeCompressionThread({ compressFromBytes: 64, level: 1, spareKeepMs: 200 })
+      const thread = makeCompressionThread({ compressFromBytes: 64, quality: 1, spareKeepMs: 200 })
       for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
       const batch = (words: number, seed: string) =>
         Array.from({ length: 8 }, (_, i) => new TextEncoder().encode(`${seed}${i} `.repeat(words)))
@@ -47,7 +47,7 @@ describe("the compression thread", () => {
           const encoded = yield* Effect.promise(() => thread.encode(contents))
           expect(encoded).toHaveLength(contents.length)
           encoded!.forEach((e, i) => {
-            const back = e.encoding === 1 ? inflateRawSync(e.bytes) : Buffer.from(e.bytes)
+            const back = e.encoding === 2 ? brotliDecompressSync(e.bytes) : Buffer.from(e.bytes)
             expect(back.equals(contents[i]!)).toBe(true)
           })
         })

@@ -44,7 +44,7 @@ describe("two processes writing one store", () => {
         expect(db.pragma("integrity_check", { simple: true })).toBe("ok")
         expect(db.pragma("foreign_key_check")).toEqual([])
         expect(db.prepare("select version from streams where session_id = ?").pluck().get(stream)).toBe(total)
-        expect(db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(4)
+        expect(db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(5)
       })
 
       const events = yield* Effect.provide(

@@ -2,6 +2,7 @@
 // files that are not (or not yet) ours are refused without a single byte changed.
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { deflateRawSync } from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import {
   type ContentHash,
@@ -11,7 +12,7 @@ import {
   type OperationIntent,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { SessionStore } from "@rewind/core"
+import { hashContent, SessionStore } from "@rewind/core"
 import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
@@ -91,26 +92,28 @@ describe("opening a SQLite store", () => {
         busyTimeoutMillis: 5000,
         foreignKeys: true,
       })
-      expect(store.schemaVersion).toBe(4)
+      expect(store.schemaVersion).toBe(5)
       expect(store.migrationsApplied).toEqual([
         "0001_initial",
         "0002_operation_journal",
         "0003_blobs",
         "0004_operation_intents",
+        "0005_blobs_brotli",
       ])
       expect(store.backupPath).toBeUndefined()
       withRawDatabase(file, (db) => {
         expect(db.pragma("application_id", { simple: true })).toBe(REWIND_APPLICATION_ID)
-        expect(db.pragma("user_version", { simple: true })).toBe(4)
+        expect(db.pragma("user_version", { simple: true })).toBe(5)
         expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
         expect(db.prepare("select value from rewind_meta where key = 'schema_version'").pluck().get()).toBe(
-          "4",
+          "5",
         )
         expect(db.prepare("select name from kysely_migration").pluck().all()).toEqual([
           "0001_initial",
           "0002_operation_journal",
           "0003_blobs",
           "0004_operation_intents",
+          "0005_blobs_brotli",
         ])
       })
     }),
@@ -194,7 +197,9 @@ describe("opening a SQLite store", () => {
       const opened = yield* openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS)
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
       expect(yield* migrateStore(opened.kysely, file, STORE_MIGRATIONS)).toEqual([])
-      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(4)
+      expect(opened.db.prepare("select count(*) from kysely_migration").pluck().get()).toBe(
+        STORE_MIGRATIONS.length,
+      )
       expect(schemaOf()).toEqual(before)
     }),
   )
@@ -210,6 +215,7 @@ describe("opening a SQLite store", () => {
         "0002_operation_journal",
         "0003_blobs",
         "0004_operation_intents",
+        "0005_blobs_brotli",
       ])
     }),
   )
@@ -323,7 +329,7 @@ describe("refusing files that are not a store this build may change", () => {
       yield* writeSampleSessions(file)
       withRawDatabase(file, (db) => db.pragma("user_version = 99"))
       const error = yield* expectRefusedUntouched(dir, file, "newer_version")
-      expect(error.message).toMatch(/version 99.*up to 4.*Upgrade Rewind/)
+      expect(error.message).toMatch(/version 99.*up to 5.*Upgrade Rewind/)
     }),
   )
 })
@@ -349,15 +355,15 @@ describe("migrating a store with data", () => {
         }),
       )
       expect(migrated).toEqual({
-        schemaVersion: 5,
-        migrationsApplied: ["0005_test_session_archive"],
-        backupPath: `${file}.bak-v4`,
+        schemaVersion: 6,
+        migrationsApplied: ["0006_test_session_archive"],
+        backupPath: `${file}.bak-v5`,
         main: written.main,
       })
 
       // The backup is the v2 store as it was: this build opens it as a current store.
       const backup = yield* withStore(
-        { path: `${file}.bak-v4` },
+        { path: `${file}.bak-v5` },
         Effect.gen(function* () {
           const store = yield* SessionStore
           const admin = yield* SqliteSessionStore.SqliteStore
@@ -368,22 +374,22 @@ describe("migrating a store with data", () => {
           }
         }),
       )
-      expect(backup).toEqual({ version: 4, main: written.main, fork: written.fork })
+      expect(backup).toEqual({ version: 5, main: written.main, fork: written.fork })
 
       // Opening again is a no-op: nothing to run, no second backup.
       const again = yield* Effect.scoped(makeSqliteStore({ path: file }, withV2))
       expect(again.migrationsApplied).toEqual([])
       expect(again.backupPath).toBeUndefined()
-      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v4"])
+      expect(fs.readdirSync(dir).filter((f) => f.includes(".bak-"))).toEqual(["store.db.bak-v5"])
 
-      // This build (schema 4) must not touch the upgraded store.
+      // This build (schema 5) must not touch the upgraded store.
       yield* expectRefusedUntouched(dir, file, "newer_version")
 
       const child = yield* runNode(fixture("readMigratedStore.mjs"), [file])
       expect(child.stderr).toBe("")
       expect(child.code).toBe(0)
       expect(JSON.parse(child.stdout)).toEqual({
-        schemaVersion: 5,
+        schemaVersion: 6,
         migrationsApplied: [],
         backupPath: null,
         sessions: [
@@ -446,7 +452,7 @@ describe("migrating a store with data", () => {
           }
         }),
       )
-      expect(journaled.applied).toEqual(["0004_operation_intents"])
+      expect(journaled.applied).toEqual(["0004_operation_intents", "0005_blobs_brotli"])
       expect(journaled.pending).toEqual([
         { intent: intentOf("op-open"), status: "pending", steps: [], redoConsumed: false },
       ])
@@ -458,6 +464,49 @@ describe("migrating a store with data", () => {
       withRawDatabase(file, (db) => {
         const columns = (db.pragma("table_info(operations)") as Array<{ name: string }>).map((c) => c.name)
         expect(columns).not.toContain("intent")
+      })
+    }),
+  )
+
+  it.scoped("0005 keeps every blob as it was stored; deflated ones read back, new ones are brotli", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = path.join(dir, "store.db")
+      // A schema-4 store holding a deflated blob and one stored as is, written as 0003 stored them.
+      yield* Effect.scoped(openDatabase(resolveOptions({ path: file }), STORE_MIGRATIONS.slice(0, 4)))
+      const text = new TextEncoder().encode("a line of source text\n".repeat(2_000))
+      const small = new TextEncoder().encode("tiny")
+      withRawDatabase(file, (db) => {
+        const insert = db.prepare(
+          "insert into blobs (id, hash, size, encoding, stored_at, content) values (?, ?, ?, ?, ?, ?)",
+        )
+        insert.run(7, Buffer.from(hashContent(text), "hex"), text.byteLength, 1, 11, deflateRawSync(text))
+        insert.run(9, Buffer.from(hashContent(small), "hex"), small.byteLength, 0, 12, Buffer.from(small))
+      })
+      const before = withRawDatabase(file, (db) =>
+        db.prepare("select id, hash, size, encoding, stored_at, content from blobs order by id").all(),
+      )
+      const later = new TextEncoder().encode("another file, put after the upgrade\n".repeat(500))
+      const after = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeSqliteStore({ path: file }, STORE_MIGRATIONS)
+          const read = yield* store.artifactStore.getMany([hashContent(text), hashContent(small)])
+          yield* store.artifactStore.put(later)
+          return { applied: store.migrationsApplied, read, integrity: yield* store.integrityCheck }
+        }),
+      )
+      expect(after.applied).toEqual(["0005_blobs_brotli"])
+      expect(after.read.map((b) => Buffer.from(b).toString())).toEqual([Buffer.from(text).toString(), "tiny"])
+      expect(after.integrity).toEqual({ ok: true, problems: [] })
+      withRawDatabase(file, (db) => {
+        const rows = db
+          .prepare("select id, hash, size, encoding, stored_at, content from blobs order by id")
+          .all()
+        expect(rows.slice(0, 2)).toEqual(before)
+        expect(rows).toHaveLength(3)
+        expect((rows[2] as { encoding: number }).encoding).toBe(2)
+        // The rebuilt table refuses an encoding no build writes, as the old one did.
+        expect(() => db.prepare("update blobs set encoding = 3 where id = 7").run()).toThrow(/CHECK/)
       })
     }),
   )
@@ -476,7 +525,9 @@ describe("migrating a store with data", () => {
       )
       const error = yield* Effect.flip(Effect.scoped(makeSqliteStore({ path: file }, withV2)))
       expect(error).toMatchObject({ _tag: "StoreIncompatible", reason: "newer_version" })
-      withRawDatabase(file, (db) => expect(db.pragma("user_version", { simple: true })).toBe(4))
+      withRawDatabase(file, (db) =>
+        expect(db.pragma("user_version", { simple: true })).toBe(STORE_MIGRATIONS.length),
+      )
     }),
   )
 })

@@ -6,8 +6,10 @@
  * Why here rather than one file per blob: a put is an insert into the WAL, and a batch
  * (`putMany`, what a capture uses) is one transaction, so a 10,000-file capture is one commit
  * instead of 10,000 temp-file + rename pairs, and small blobs share pages instead of each taking a
- * filesystem block. Blobs are compressed (raw deflate, level 1, the speed-first level git also
- * uses for loose objects) when that saves at least an eighth; a flag per row says which.
+ * filesystem block. Blobs are compressed when that saves at least an eighth, with brotli at
+ * quality 1 (migration 0005; about 1.6× the speed of deflate level 1 on source text for ~3% more
+ * bytes); rows written before it hold raw deflate and read back as they are. A flag per row says
+ * which.
  *
  * Durability is the store's `synchronous` setting, the same as for events: with `NORMAL` (the
  * default) a committed put survives a crash of the process and the last commits may be lost on a
@@ -19,7 +21,7 @@
  * stored re-checks the stored copy and rewrites a damaged one, and refreshes its `stored_at` (the
  * GC grace window counts from the last put).
  */
-import { deflateRawSync, inflateRawSync } from "node:zlib"
+import { brotliCompressSync, brotliDecompressSync, inflateRawSync, constants as zlib } from "node:zlib"
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
 import {
   type ArtifactInfo,
@@ -35,10 +37,12 @@ import { Chunk, Clock, Effect, Option, Stream } from "effect"
 
 /** Rows per page of `list`. */
 const PAGE = 1_000
-/** Below this a blob is stored as is: deflate's framing would eat the saving. */
+/** Below this a blob is stored as is: the codec's framing would eat the saving. */
 export const COMPRESS_FROM_BYTES = 64
 const ENCODING_RAW = 0
+/** Written before migration 0005; still read. */
 const ENCODING_DEFLATE = 1
+const ENCODING_BROTLI = 2
 
 import type { CompressionThread, Encoded } from "./compressionThread.js"
 
@@ -61,15 +65,20 @@ export interface SqliteConnection {
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
 const keyOf = (hash: string): Buffer => Buffer.from(hash, "hex")
 
-/** Deflate level 1: the speed-first level. */
-export const DEFLATE_LEVEL = 1
+/** Brotli quality 1: the speed-first setting that still finds matches across the whole window. */
+export const BROTLI_QUALITY = 1
 
-/** The stored form of a content: deflated when that saves at least an eighth. */
+/** The stored form of a content: brotli when that saves at least an eighth. */
 const encode = (content: Uint8Array): Encoded => {
   if (content.byteLength >= COMPRESS_FROM_BYTES) {
-    const deflated = deflateRawSync(content, { level: DEFLATE_LEVEL })
-    if (deflated.byteLength <= content.byteLength - (content.byteLength >> 3)) {
-      return { encoding: ENCODING_DEFLATE, bytes: deflated }
+    const compressed = brotliCompressSync(content, {
+      params: {
+        [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.BROTLI_PARAM_SIZE_HINT]: content.byteLength,
+      },
+    })
+    if (compressed.byteLength <= content.byteLength - (content.byteLength >> 3)) {
+      return { encoding: ENCODING_BROTLI, bytes: compressed }
     }
   }
   return { encoding: ENCODING_RAW, bytes: content }
@@ -86,9 +95,10 @@ const THREAD_FROM_BYTES = 256 * 1024
 /** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
 const decode = (row: BlobRow): Uint8Array | undefined => {
   if (row.encoding === ENCODING_RAW) return asBytes(row.content)
-  if (row.encoding !== ENCODING_DEFLATE) return undefined
   try {
-    return asBytes(inflateRawSync(row.content))
+    if (row.encoding === ENCODING_BROTLI) return asBytes(brotliDecompressSync(row.content))
+    if (row.encoding === ENCODING_DEFLATE) return asBytes(inflateRawSync(row.content))
+    return undefined
   } catch {
     return undefined
   }

@@ -1,5 +1,5 @@
 /**
- * Deflate on a worker thread, for large batches of blobs (a capture stores thousands of files in
+ * Compression on a worker thread, for large batches of blobs (a capture stores thousands of files in
  * batches of up to 8 MiB). Compression is most of what a first capture costs on the main thread;
  * here it runs on the other core while the caller reads its next batch.
  *
@@ -12,7 +12,7 @@
 import type { Worker } from "node:worker_threads"
 import { endWorker, startEvalWorker } from "./evalWorker.js"
 
-/** How a blob is stored: 0 as is, 1 raw deflate (see artifactStore.ts). */
+/** How a blob is stored: 0 as is, 2 brotli (see artifactStore.ts). */
 export interface Encoded {
   readonly encoding: number
   readonly bytes: Uint8Array
@@ -34,17 +34,18 @@ export interface CompressionThread {
 export interface CompressionSettings {
   /** Contents below this many bytes are stored as they are. */
   readonly compressFromBytes: number
-  readonly level: number
+  /** Brotli quality. */
+  readonly quality: number
   /** How long packing buffers are kept once batches stop (default 1 s). */
   readonly spareKeepMs?: number
 }
 
-// CommonJS, evaluated in the worker. The reply packs the deflated forms back to back, with every
+// CommonJS, evaluated in the worker. The reply packs the compressed forms back to back, with every
 // entry's encoding and length; a content kept as is comes back empty (the caller has it already).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads")
-const { deflateRawSync } = require("node:zlib")
-const { compressFromBytes, level } = workerData
+const { brotliCompressSync, constants } = require("node:zlib")
+const { compressFromBytes, quality } = workerData
 const EMPTY = new Uint8Array(0)
 // Up: a flag in shared memory, readable while the host is too busy to take messages.
 Atomics.store(new Int32Array(workerData.up), 0, 1)
@@ -61,10 +62,12 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
       let out = EMPTY
       let encoding = 0
       if (length >= compressFromBytes) {
-        const deflated = deflateRawSync(content, { level })
-        if (deflated.byteLength <= length - (length >> 3)) {
-          out = deflated
-          encoding = 1
+        const compressed = brotliCompressSync(content, {
+          params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_SIZE_HINT]: length },
+        })
+        if (compressed.byteLength <= length - (length >> 3)) {
+          out = compressed
+          encoding = 2
         }
       }
       parts.push(out)
@@ -143,7 +146,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   const start = () => {
     const started = startEvalWorker(WORKER_SOURCE, {
       compressFromBytes: settings.compressFromBytes,
-      level: settings.level,
+      quality: settings.quality,
       up: up.buffer,
     })
     started.on("message", (reply: Reply) => {

@@ -205,12 +205,40 @@ const operationIntents: StoreMigration = {
   },
 }
 
+/**
+ * Blobs may be stored as brotli (encoding 2), which a capture compresses at about 1.6× the speed
+ * of deflate level 1 for ~3% more bytes on source text. A column's CHECK cannot be altered in
+ * SQLite, so the table is rebuilt under the same name with every row (ids, hashes, stored forms
+ * and times) copied as it is; rows stored as deflate stay deflate and read back as before.
+ */
+const brotliBlobs: StoreMigration = {
+  version: 5,
+  name: "0005_blobs_brotli",
+  up: async (db) => {
+    await db.schema
+      .createTable("blobs_next")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("hash", "blob", (c) => c.notNull().unique().check(sql`length(hash) = 32`))
+      .addColumn("size", "integer", (c) => c.notNull().check(sql`size >= 0`))
+      .addColumn("encoding", "integer", (c) => c.notNull().check(sql`encoding in (0, 1, 2)`))
+      .addColumn("stored_at", "integer", (c) => c.notNull())
+      .addColumn("content", "blob", (c) => c.notNull())
+      .modifyEnd(sql`strict`)
+      .execute()
+    await sql`insert into blobs_next (id, hash, size, encoding, stored_at, content)
+      select id, hash, size, encoding, stored_at, content from blobs`.execute(db)
+    await db.schema.dropTable("blobs").execute()
+    await db.schema.alterTable("blobs_next").renameTo("blobs").execute()
+  },
+}
+
 /** Every migration this build knows, oldest first. */
 export const STORE_MIGRATIONS: ReadonlyArray<StoreMigration> = [
   initial,
   operationJournal,
   blobs,
   operationIntents,
+  brotliBlobs,
 ]
 
 const recordVersion = async (db: Kysely<unknown>, version: number) => {

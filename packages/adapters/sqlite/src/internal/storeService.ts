@@ -19,7 +19,7 @@ import {
   type SqlStoreBackend,
 } from "@rewind/kysely-store"
 import { Effect, type Scope } from "effect"
-import { COMPRESS_FROM_BYTES, DEFLATE_LEVEL, makeSqliteArtifactStore } from "./artifactStore.js"
+import { BROTLI_QUALITY, COMPRESS_FROM_BYTES, makeSqliteArtifactStore } from "./artifactStore.js"
 import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
 import { makeCompressionThread } from "./compressionThread.js"
 import { type OpenedDatabase, WAL_BACKSTOP_PAGES } from "./openDatabase.js"
@@ -106,7 +106,7 @@ export const makeStoreService = (
     // Large batches of blobs are compressed on a thread of their own (see artifactStore.ts).
     const compression = makeCompressionThread({
       compressFromBytes: COMPRESS_FROM_BYTES,
-      level: DEFLATE_LEVEL,
+      quality: BROTLI_QUALITY,
     })
     // The thread's connection closes first, so the store's own close is the last and removes the WAL.
     yield* Effect.addFinalizer(() =>
