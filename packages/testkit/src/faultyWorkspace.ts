@@ -5,7 +5,7 @@
  */
 import { WorkspaceIoError } from "@rewind/contracts"
 import { Workspace, type WorkspaceService } from "@rewind/core"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
 
 export type WorkspaceOperation =
@@ -42,21 +42,27 @@ export const makeFaultyWorkspace = (
   inner: WorkspaceService,
 ): { readonly service: WorkspaceService; readonly control: WorkspaceFaultControl } => {
   const book = makeFaultBook<WorkspaceOperation>()
-  const failureOf = (operation: WorkspaceOperation, target: string) =>
-    new WorkspaceIoError({
+  /** What a call does once a rule has hit it: fail instead of it, or fail after it ran. */
+  const faulted = <A, E>(
+    rule: FaultRule<WorkspaceOperation>,
+    operation: WorkspaceOperation,
+    target: string,
+    call: Effect.Effect<A, E>,
+  ): Effect.Effect<A, E | WorkspaceIoError> => {
+    const failure = new WorkspaceIoError({
       operation: ioOperation[operation],
       path: target,
       code: "EINJECTED",
       message: `injected fault: ${operation} of ${target} failed`,
     })
+    return (rule.timing ?? "before") === "before"
+      ? Effect.fail(failure)
+      : Effect.zipRight(call, Effect.fail(failure))
+  }
   const guard = <A, E>(operation: WorkspaceOperation, target: string, call: Effect.Effect<A, E>) =>
     Effect.suspend((): Effect.Effect<A, E | WorkspaceIoError> => {
       const rule = book.decide(operation, target)
-      if (rule === undefined) return call
-      const failure = failureOf(operation, target)
-      return (rule.timing ?? "before") === "before"
-        ? Effect.fail(failure)
-        : Effect.zipRight(call, Effect.fail(failure))
+      return rule === undefined ? call : faulted(rule, operation, target, call)
     })
   const service: WorkspaceService = {
     root: inner.root,
@@ -72,11 +78,9 @@ export const makeFaultyWorkspace = (
           let next = 0
           return yield* Effect.forEach(paths, (path, i) => {
             const rule = rules[i]
-            if (rule === undefined) return Effect.succeed(bulk[next++]!)
-            const failed = Either.left(failureOf("read", path))
-            return (rule.timing ?? "before") === "before"
-              ? Effect.succeed(failed)
-              : Effect.as(Effect.either(inner.read(path)), failed)
+            return rule === undefined
+              ? Effect.succeed(bulk[next++]!)
+              : Effect.either(faulted(rule, "read", path, inner.read(path)))
           })
         })
       }),
