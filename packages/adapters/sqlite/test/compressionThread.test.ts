@@ -10,7 +10,7 @@ import { makeCompressionThread } from "../src/internal/compressionThread.js"
 describe("the compression thread", () => {
   it.live("answers each content's stored form, and nothing once closed", () =>
     Effect.gen(function* () {
-      const thread = makeCompressionThread({ compressFromBytes: 64, quality: 1 })
+      const thread = makeCompressionThread({ compressFromBytes: 64, quality: 1, encoding: 2 })
       // Asking starts it; it says so once it is up.
       expect(thread.ready()).toBe(false)
       for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
@@ -38,7 +38,12 @@ describe("the compression thread", () => {
 
   it.live("packs later batches into the buffers it handed back, and lets them go when idle", () =>
     Effect.gen(function* () {
-      const thread = makeCompressionThread({ compressFromBytes: 64, quality: 1, spareKeepMs: 200 })
+      const thread = makeCompressionThread({
+        compressFromBytes: 64,
+        quality: 1,
+        encoding: 2,
+        spareKeepMs: 200,
+      })
       for (let i = 0; i < 200 && !thread.ready(); i++) yield* Effect.sleep("25 millis")
       const batch = (words: number, seed: string) =>
         Array.from({ length: 8 }, (_, i) => new TextEncoder().encode(`${seed}${i} `.repeat(words)))

@@ -34,6 +34,7 @@ import {
 } from "@rewind/core"
 import type Database from "better-sqlite3"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import type { CompressionThread, Encoded } from "./compressionThread.js"
 
 /** Rows per page of `list`. */
 const PAGE = 1_000
@@ -42,9 +43,7 @@ export const COMPRESS_FROM_BYTES = 64
 const ENCODING_RAW = 0
 /** Written before migration 0005; still read. */
 const ENCODING_DEFLATE = 1
-const ENCODING_BROTLI = 2
-
-import type { CompressionThread, Encoded } from "./compressionThread.js"
+export const ENCODING_BROTLI = 2
 
 interface BlobRow {
   readonly encoding: number

@@ -12,7 +12,7 @@
 import type { Worker } from "node:worker_threads"
 import { endWorker, startEvalWorker } from "./evalWorker.js"
 
-/** How a blob is stored: 0 as is, 2 brotli (see artifactStore.ts). */
+/** How a blob is stored: 0 as is, else `CompressionSettings.encoding` (see artifactStore.ts). */
 export interface Encoded {
   readonly encoding: number
   readonly bytes: Uint8Array
@@ -36,6 +36,8 @@ export interface CompressionSettings {
   readonly compressFromBytes: number
   /** Brotli quality. */
   readonly quality: number
+  /** The encoding a compressed content is stored under. */
+  readonly encoding: number
   /** How long packing buffers are kept once batches stop (default 1 s). */
   readonly spareKeepMs?: number
 }
@@ -45,7 +47,7 @@ export interface CompressionSettings {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads")
 const { brotliCompressSync, constants } = require("node:zlib")
-const { compressFromBytes, quality } = workerData
+const { compressFromBytes, quality, encoding: compressedEncoding } = workerData
 const EMPTY = new Uint8Array(0)
 // Up: a flag in shared memory, readable while the host is too busy to take messages.
 Atomics.store(new Int32Array(workerData.up), 0, 1)
@@ -67,7 +69,7 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
         })
         if (compressed.byteLength <= length - (length >> 3)) {
           out = compressed
-          encoding = 2
+          encoding = compressedEncoding
         }
       }
       parts.push(out)
@@ -115,11 +117,12 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   // the copy itself (a capture packs ~100 MB); reused memory costs only the copy. They are dropped
   // once no batch has come for a while, so an idle store holds none.
   const spare: Array<ArrayBuffer> = []
-  const dropSpare = setTimeout(() => {
-    spare.length = 0
-  }, settings.spareKeepMs ?? SPARE_KEEP_MS)
-  dropSpare.unref()
+  // Started by the first batch (a store that never compresses a batch never has the timer).
+  let dropSpare: ReturnType<typeof setTimeout> | undefined
   const packingBuffer = (total: number) => {
+    dropSpare ??= setTimeout(() => {
+      spare.length = 0
+    }, settings.spareKeepMs ?? SPARE_KEEP_MS).unref()
     dropSpare.refresh()
     const fit = spare.findIndex((b) => b.byteLength >= total)
     if (fit !== -1) return new Uint8Array(spare.splice(fit, 1)[0]!, 0, total)
@@ -147,6 +150,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
     const started = startEvalWorker(WORKER_SOURCE, {
       compressFromBytes: settings.compressFromBytes,
       quality: settings.quality,
+      encoding: settings.encoding,
       up: up.buffer,
     })
     started.on("message", (reply: Reply) => {

@@ -19,7 +19,12 @@ import {
   type SqlStoreBackend,
 } from "@rewind/kysely-store"
 import { Effect, type Scope } from "effect"
-import { BROTLI_QUALITY, COMPRESS_FROM_BYTES, makeSqliteArtifactStore } from "./artifactStore.js"
+import {
+  BROTLI_QUALITY,
+  COMPRESS_FROM_BYTES,
+  ENCODING_BROTLI,
+  makeSqliteArtifactStore,
+} from "./artifactStore.js"
 import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
 import { makeCompressionThread } from "./compressionThread.js"
 import { type OpenedDatabase, WAL_BACKSTOP_PAGES } from "./openDatabase.js"
@@ -107,6 +112,7 @@ export const makeStoreService = (
     const compression = makeCompressionThread({
       compressFromBytes: COMPRESS_FROM_BYTES,
       quality: BROTLI_QUALITY,
+      encoding: ENCODING_BROTLI,
     })
     // The thread's connection closes first, so the store's own close is the last and removes the WAL.
     yield* Effect.addFinalizer(() =>
