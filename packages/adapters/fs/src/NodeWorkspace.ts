@@ -51,6 +51,7 @@ import {
   syncDirectory,
   writeAtomic,
 } from "./internal/durable.js"
+import { nativeScanner } from "./internal/nativeScan.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -71,7 +72,15 @@ const parentOf = (path: string): string => path.slice(0, Math.max(1, path.lastIn
 export interface NodeWorkspaceOptions {
   /** `fsync` (default) flushes each written file and its directory; see `Durability`. */
   readonly durability?: Durability
+  /**
+   * Scans (`scanDirectories`) go through the native directory scanner when it was built at install
+   * time (default true); false forces the JavaScript scanner. The answers are the same.
+   */
+  readonly nativeScan?: boolean
 }
+
+/** Whether the native directory scanner was built and loads on this machine. */
+export const nativeScanAvailable: boolean = nativeScanner !== undefined
 
 const readdirStatSync = (path: string): Array<ScannedEntry> => {
   const out: Array<ScannedEntry> = []
@@ -110,7 +119,19 @@ const readOpened = (fd: number, size: number): Buffer => {
   return filled < size ? buffer.subarray(0, filled) : buffer
 }
 
-export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrimitives => ({
+const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
+  paths.map((path) => {
+    try {
+      return Either.right(readdirStatSync(path))
+    } catch (e) {
+      return Either.left(errnoOf(e))
+    }
+  })
+
+export const nodePrimitives = (
+  durability: Durability = "fsync",
+  nativeScan = true,
+): FileSystemPrimitives => ({
   probe: (path) =>
     attempt((): ProbedEntry => {
       try {
@@ -187,17 +208,13 @@ export const nodePrimitives = (durability: Durability = "fsync"): FileSystemPrim
   readdirStat: (path) => attempt(() => readdirStatSync(path)),
 
   readdirStatMany: (paths) =>
-    // Synchronous on purpose: issuing a level's lstats together on the thread pool was faster on an
-    // idle machine but up to twice as slow on a loaded one (the threads and the main thread fight
-    // over two cores), and captures run beside an agent that is rarely idle.
+    // Synchronous on purpose: issuing a level's lstats together on libuv's thread pool was faster on
+    // an idle machine but up to twice as slow on a loaded one (every completion is a JavaScript
+    // callback fighting the threads for two cores), and captures run beside an agent that is rarely
+    // idle. The native scanner spreads a level over threads inside one call instead, with no
+    // JavaScript per entry.
     Effect.sync(() =>
-      paths.map((path) => {
-        try {
-          return Either.right(readdirStatSync(path))
-        } catch (e) {
-          return Either.left(errnoOf(e))
-        }
-      }),
+      nativeScan && nativeScanner !== undefined ? nativeScanner(paths) : readdirStatManyJs(paths),
     ),
 
   readlink: (path) => attempt(() => readlinkSync(path)),
@@ -225,7 +242,7 @@ export const make = (
       if (!statSync(real).isDirectory()) {
         throw Object.assign(new Error(`${root} is not a directory`), { code: "ENOTDIR" })
       }
-      return makeConfinedWorkspace(real, nodePrimitives(options.durability))
+      return makeConfinedWorkspace(real, nodePrimitives(options.durability, options.nativeScan))
     },
     catch: (e) => {
       const f = errnoOf(e)

@@ -6,7 +6,7 @@ import type { ContentHash } from "@rewind/contracts"
 import { artifactStoreConformance, fileRewindProperties, workspaceConformance } from "@rewind/testkit"
 import { Effect, Layer } from "effect"
 import { FsArtifactStore } from "../src/index.js"
-import { makeNodeFixture, tempDirectory } from "./fsFixture.js"
+import { makeNodeFixture, makeNodeFixtureWith, tempDirectory } from "./fsFixture.js"
 
 artifactStoreConformance("fs", {
   make: Effect.gen(function* () {
@@ -27,6 +27,8 @@ artifactStoreConformance("fs", {
 })
 
 workspaceConformance("node fs", { make: makeNodeFixture })
+// The JavaScript scanner, which machines without the native one use, must meet the same contract.
+workspaceConformance("node fs, JavaScript scanner", { make: makeNodeFixtureWith({ nativeScan: false }) })
 
 fileRewindProperties(
   "node workspace + fs artifact store + memory session store",

@@ -43,43 +43,47 @@ export const fingerprint = async (dir: string): Promise<string> => {
   return out.join("\n")
 }
 
-export const makeNodeFixture = Effect.gen(function* () {
-  const base = yield* tempDirectory("ws")
-  const root = join(base, "project")
-  const outside = join(base, "outside")
-  yield* Effect.promise(async () => {
-    await fsp.mkdir(root)
-    await fsp.mkdir(join(outside, "nested"), { recursive: true })
-    await fsp.writeFile(join(outside, "secret.txt"), "do not touch\n")
-    await fsp.writeFile(join(outside, "nested", "deep.txt"), "deep\n")
+/** A Node workspace over a fresh temp root, with the options given (the default scanner otherwise). */
+export const makeNodeFixtureWith = (options: NodeWorkspace.NodeWorkspaceOptions) =>
+  Effect.gen(function* () {
+    const base = yield* tempDirectory("ws")
+    const root = join(base, "project")
+    const outside = join(base, "outside")
+    yield* Effect.promise(async () => {
+      await fsp.mkdir(root)
+      await fsp.mkdir(join(outside, "nested"), { recursive: true })
+      await fsp.writeFile(join(outside, "secret.txt"), "do not touch\n")
+      await fsp.writeFile(join(outside, "nested", "deep.txt"), "deep\n")
+    })
+    const workspace = yield* NodeWorkspace.make(root, options)
+    const inside = (p: string) => join(root, p)
+    const fixture: WorkspaceFixture = {
+      workspace,
+      plantFile: (p, content, mode) =>
+        Effect.promise(async () => {
+          await fsp.mkdir(dirname(inside(p)), { recursive: true })
+          await fsp.writeFile(inside(p), content)
+          if (mode !== undefined) await fsp.chmod(inside(p), mode)
+        }),
+      plantDirectory: (p) =>
+        Effect.promise(() => fsp.mkdir(inside(p), { recursive: true })).pipe(Effect.asVoid),
+      plantSymlink: (p, target) =>
+        Effect.promise(async () => {
+          await fsp.mkdir(dirname(inside(p)), { recursive: true })
+          await fsp.symlink(target, inside(p))
+        }),
+      removeRaw: (p) => Effect.promise(() => fsp.rm(inside(p), { recursive: true, force: true })),
+      ...(hasMkfifo
+        ? {
+            plantFifo: (p: string) => Effect.sync(() => void execFileSync("mkfifo", [inside(p)])),
+          }
+        : {}),
+      readRaw: (p) => Effect.promise(() => fsp.readFile(inside(p), "utf8").catch(() => undefined)),
+      outside,
+      outsideFromRoot: "../outside",
+      outsideFingerprint: () => Effect.promise(() => fingerprint(outside)),
+    }
+    return { ...fixture, root, base }
   })
-  const workspace = yield* NodeWorkspace.make(root)
-  const inside = (p: string) => join(root, p)
-  const fixture: WorkspaceFixture = {
-    workspace,
-    plantFile: (p, content, mode) =>
-      Effect.promise(async () => {
-        await fsp.mkdir(dirname(inside(p)), { recursive: true })
-        await fsp.writeFile(inside(p), content)
-        if (mode !== undefined) await fsp.chmod(inside(p), mode)
-      }),
-    plantDirectory: (p) =>
-      Effect.promise(() => fsp.mkdir(inside(p), { recursive: true })).pipe(Effect.asVoid),
-    plantSymlink: (p, target) =>
-      Effect.promise(async () => {
-        await fsp.mkdir(dirname(inside(p)), { recursive: true })
-        await fsp.symlink(target, inside(p))
-      }),
-    removeRaw: (p) => Effect.promise(() => fsp.rm(inside(p), { recursive: true, force: true })),
-    ...(hasMkfifo
-      ? {
-          plantFifo: (p: string) => Effect.sync(() => void execFileSync("mkfifo", [inside(p)])),
-        }
-      : {}),
-    readRaw: (p) => Effect.promise(() => fsp.readFile(inside(p), "utf8").catch(() => undefined)),
-    outside,
-    outsideFromRoot: "../outside",
-    outsideFingerprint: () => Effect.promise(() => fingerprint(outside)),
-  }
-  return { ...fixture, root, base }
-})
+
+export const makeNodeFixture = makeNodeFixtureWith({})

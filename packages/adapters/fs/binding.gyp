@@ -1,0 +1,11 @@
+{
+  "targets": [
+    {
+      "target_name": "dirscan",
+      "sources": ["native/dirscan.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "xcode_settings": { "OTHER_CFLAGS": ["-O2"] },
+      "libraries": ["-lpthread"]
+    }
+  ]
+}

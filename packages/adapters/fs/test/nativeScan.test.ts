@@ -1,0 +1,172 @@
+// The native directory scanner against the JavaScript one: on random trees (files of every mode,
+// nested directories, symlinks that dangle or lead out, FIFOs) and on paths that fail, both give
+// the same answer, entry for entry and error for error.
+import { execFileSync } from "node:child_process"
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, FastCheck as fc } from "effect"
+import { NodeWorkspace } from "../src/index.js"
+
+const nativePrimitives = NodeWorkspace.nodePrimitives("atomic", true)
+const jsPrimitives = NodeWorkspace.nodePrimitives("atomic", false)
+
+const scanBoth = (paths: ReadonlyArray<string>) => {
+  const sorted = <A extends { readonly name: string }, E>(r: Either.Either<ReadonlyArray<A>, E>) =>
+    Either.map(r, (entries) => [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)))
+  return {
+    native: Effect.runSync(nativePrimitives.readdirStatMany!(paths)).map(sorted),
+    javascript: Effect.runSync(jsPrimitives.readdirStatMany!(paths)).map(sorted),
+  }
+}
+
+const withTemp = <A>(run: (base: string) => A): A => {
+  const base = mkdtempSync(join(tmpdir(), "rewind-dirscan-"))
+  try {
+    return run(base)
+  } finally {
+    rmSync(base, { recursive: true, force: true })
+  }
+}
+
+const hasMkfifo = (() => {
+  try {
+    execFileSync("mkfifo", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const name = fc.constantFrom("a", "b.ts", "Ü.md", "日本", ".hidden", "x y", "z-9", "lib", "n")
+type Node =
+  | { readonly kind: "file"; readonly size: number; readonly mode: number }
+  | { readonly kind: "dir"; readonly children: ReadonlyArray<readonly [string, Node]> }
+  | { readonly kind: "link"; readonly target: string }
+  | { readonly kind: "fifo" }
+
+const node: fc.Arbitrary<Node> = fc.letrec<{ node: Node }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.record({
+      kind: fc.constant("file" as const),
+      size: fc.nat(3000),
+      mode: fc.constantFrom(0o644, 0o755, 0o600, 0o4755, 0o444),
+    }),
+    fc.record({
+      kind: fc.constant("dir" as const),
+      children: fc.uniqueArray(fc.tuple(name, tie("node")), { maxLength: 5, selector: ([n]) => n }),
+    }),
+    fc.record({
+      kind: fc.constant("link" as const),
+      target: fc.constantFrom("a", "../outside", "/etc", "missing/x", "lib/", "日本"),
+    }),
+    fc.constant({ kind: "fifo" as const }),
+  ),
+})).node
+
+/** Writes the tree; returns every directory in it. */
+const plant = (at: string, tree: Node, directories: Array<string>): void => {
+  switch (tree.kind) {
+    case "file":
+      writeFileSync(at, Buffer.alloc(tree.size, 7))
+      chmodSync(at, tree.mode)
+      return
+    case "link":
+      symlinkSync(tree.target, at)
+      return
+    case "fifo":
+      if (hasMkfifo) execFileSync("mkfifo", [at])
+      else writeFileSync(at, "")
+      return
+    case "dir":
+      mkdirSync(at)
+      directories.push(at)
+      for (const [child, sub] of tree.children) plant(join(at, child), sub, directories)
+  }
+}
+
+describe("native directory scanner", () => {
+  it.skipIf(process.platform !== "linux")("is built on Linux by the install step", () => {
+    // `npm ci` builds it with node-gyp; a silent fallback would make every scan slow unseen.
+    expect(NodeWorkspace.nativeScanAvailable).toBe(true)
+  })
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)("lists random trees as the JavaScript scanner does", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(name, node), { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        (roots, reversed) =>
+          withTemp((base) => {
+            const directories = [base]
+            const seen = new Set<string>()
+            for (const [n, tree] of roots) {
+              if (seen.has(n)) continue
+              seen.add(n)
+              plant(join(base, n), tree, directories)
+            }
+            const asked = reversed ? [...directories].reverse() : directories
+            const { native, javascript } = scanBoth(asked)
+            expect(native).toEqual(javascript)
+            expect(native.every(Either.isRight)).toBe(true)
+          }),
+      ),
+      { numRuns: 60, seed: 7 },
+    )
+  })
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "answers many directories at once in the order asked, on its threads",
+    () =>
+      withTemp((base) => {
+        const directories: Array<string> = []
+        for (let d = 0; d < 64; d++) {
+          const dir = join(base, `d${d}`)
+          mkdirSync(dir)
+          directories.push(dir)
+          for (let f = 0; f < d % 7; f++) writeFileSync(join(dir, `f${f}`), `${d}/${f}`)
+        }
+        // Failing paths mixed in: each gets its own answer and the others are unaffected.
+        const asked = [...directories, join(base, "missing"), join(base, "d3", "f0"), base]
+        const { native, javascript } = scanBoth(asked)
+        expect(native).toEqual(javascript)
+        expect(native.map((r) => (Either.isRight(r) ? r.right.length : "failed"))).toEqual([
+          ...directories.map((_, d) => d % 7),
+          "failed",
+          "failed",
+          64,
+        ])
+      }),
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "fails a path with Node's own error code and wording, and refuses a symlink in its place",
+    () =>
+      withTemp((base) => {
+        writeFileSync(join(base, "file"), "x")
+        mkdirSync(join(base, "real"))
+        symlinkSync("real", join(base, "link"))
+        const asked = [join(base, "missing"), join(base, "file")]
+        const { native, javascript } = scanBoth(asked)
+        expect(native).toEqual(javascript)
+        expect(native.map((r) => Either.isLeft(r) && r.left.code)).toEqual(["ENOENT", "ENOTDIR"])
+        // The path was checked free of symlinks before it reached the scanner: one found there now
+        // was swapped in since, and is not followed.
+        const [swapped] = Effect.runSync(nativePrimitives.readdirStatMany!([join(base, "link")]))
+        // (Linux says ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a symlink, other systems ELOOP.)
+        expect(["ENOTDIR", "ELOOP"]).toContain(Either.isLeft(swapped!) && swapped.left.code)
+      }),
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)("reports a symlink's target however long it is", () =>
+    withTemp((base) => {
+      const long = `${"segment/".repeat(400)}end`
+      symlinkSync(long, join(base, "long"))
+      symlinkSync("x", join(base, "short"))
+      const { native, javascript } = scanBoth([base])
+      expect(native).toEqual(javascript)
+    }),
+  )
+})
