@@ -3,7 +3,9 @@
  * (which paths are refused, what a read of a directory does, that a write keeps the file's mode,
  * that a delete never removes a directory or a symlink's target) live here once, and an adapter
  * supplies only the primitives (Node's `fs`, an in-memory tree). Every path handed to a primitive
- * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root.
+ * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root;
+ * the one exception, `readdirStatBeneath`, is handed paths relative to the root for the operating
+ * system to confine as it opens them.
  */
 import {
   type DirectoryEntry,
@@ -14,7 +16,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import type { ScannedEntry, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
+import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceService } from "./ports/Workspace.js"
 import {
   type ConfinedPath,
   checkSymlinkTarget,
@@ -66,6 +68,18 @@ export interface FileSystemPrimitives {
   readonly readdirStatMany?: (
     absolutes: ReadonlyArray<string>,
   ) => Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, PrimitiveFailure>>>
+  /**
+   * `readdirStat` of directories given relative to the root (`""` is the root itself), each opened
+   * by the operating system beneath the root without following a symlink anywhere on its path
+   * (Linux `openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS). That is the confinement a walk
+   * gives, done in the same step as the open, so the workspace does not walk these paths itself.
+   * `undefined` for a directory not listed that way, for whatever reason: the workspace then
+   * resolves and lists it as usual, which gives the answer (or the error) it owes. Optional.
+   */
+  readonly readdirStatBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**
@@ -94,6 +108,18 @@ const notRegular = (path: string, kind: string, doing: string) =>
 
 const byName = (a: { readonly name: string }, b: { readonly name: string }) =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+
+/**
+ * Entries in name order: the array itself when it already is. A primitive that keeps listings
+ * hands back the same array for a directory that did not change, and a scan can then recognise
+ * it by identity and reuse what it derived from it last time.
+ */
+const sortedByName = <A extends { readonly name: string }>(entries: ReadonlyArray<A>): ReadonlyArray<A> => {
+  for (let i = 1; i < entries.length; i++) {
+    if (byName(entries[i - 1]!, entries[i]!) > 0) return [...entries].sort(byName)
+  }
+  return entries
+}
 
 /** Builds the Workspace service over an absolute, symlink-free root and its primitives. */
 export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): WorkspaceService => {
@@ -189,6 +215,28 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     )
   }
 
+  type Listing = Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>
+
+  /** `scanDirectories` with every path resolved by the walk first (directories met once per call). */
+  const scanChecked = (directories: ReadonlyArray<WorkspacePath | undefined>) =>
+    Effect.gen(function* () {
+      const seen = new Map<string, ProbedEntry>()
+      const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(d, seen)))
+      const readable = resolved.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
+      const listed =
+        fs.readdirStatMany === undefined
+          ? yield* Effect.forEach(readable, (absolute) => Effect.either(fs.readdirStat(absolute)))
+          : yield* fs.readdirStatMany(readable)
+      let next = 0
+      return resolved.map((r, i): Listing => {
+        if (Either.isLeft(r)) return Either.left(r.left)
+        const entries = listed[next++]!
+        return Either.isLeft(entries)
+          ? Either.left(ioError("scan", directories[i] ?? ".")(entries.left))
+          : Either.right(sortedByName(entries.right))
+      })
+    })
+
   return {
     root,
 
@@ -273,21 +321,28 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     scanDirectories: (directories) =>
       Effect.gen(function* () {
-        const seen = new Map<string, ProbedEntry>()
-        const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(d, seen)))
-        const readable = resolved.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
-        const listed =
-          fs.readdirStatMany === undefined
-            ? yield* Effect.forEach(readable, (absolute) => Effect.either(fs.readdirStat(absolute)))
-            : yield* fs.readdirStatMany(readable)
-        let next = 0
-        return resolved.map((r, i) => {
-          if (Either.isLeft(r)) return Either.left(r.left)
-          const entries = listed[next++]!
-          return Either.isLeft(entries)
-            ? Either.left(ioError("scan", directories[i] ?? ".")(entries.left))
-            : Either.right([...entries.right].sort(byName))
+        if (fs.readdirStatBeneath === undefined) return yield* scanChecked(directories)
+        const eligible: Array<number> = []
+        directories.forEach((d, i) => {
+          if (d === undefined || workspacePathProblem(d) === undefined) eligible.push(i)
         })
+        const direct = yield* fs.readdirStatBeneath(
+          root,
+          eligible.map((i) => directories[i] ?? ""),
+        )
+        const answers: Array<Listing | undefined> = directories.map(() => undefined)
+        eligible.forEach((i, k) => {
+          const entries = direct[k]
+          if (entries !== undefined) answers[i] = Either.right(sortedByName(entries))
+        })
+        const rest = directories.flatMap((_, i) => (answers[i] === undefined ? [i] : []))
+        if (rest.length > 0) {
+          const checked = yield* scanChecked(rest.map((i) => directories[i]))
+          rest.forEach((i, k) => {
+            answers[i] = checked[k]
+          })
+        }
+        return answers as ReadonlyArray<Listing>
       }),
 
     discardPartialWrites: (path) =>

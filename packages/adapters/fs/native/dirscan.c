@@ -7,13 +7,24 @@
  * following a symlink), spread over a few threads, and the results come back packed in typed
  * arrays. Nothing is written: the module only reads directories, stats and link targets.
  *
- * scan(paths: string[], threads: number) -> Array<Listing | Failure>
+ * scan(paths: string[], threads: number, previous?: Array<ArrayBuffer | undefined>)
+ *   -> Array<Listing | Failure | true>
  *   Listing: { names: string[], numbers: Float64Array [kind, size, mode] per entry,
  *              times: BigInt64Array [mtimeNs, ctimeNs] per entry, inodes: BigUint64Array,
- *              targets: Array (a symlink's target at its index, otherwise a hole) }
+ *              targets: Array (a symlink's target at its index, otherwise a hole),
+ *              blob: ArrayBuffer (the whole listing as bytes) }
  *   Failure: { errno: number, syscall: string, path: string }
+ *   true: the listing is byte for byte the `previous` blob given for that path, so nothing is
+ *   built for it (most directories, in a repeat scan of a tree where little changed).
  * kind: 0 file, 1 directory, 2 symlink, 3 other. An entry that vanishes between the listing and
  * its stat (or its readlink) is left out, as the JavaScript scanner does.
+ *
+ * scanBeneath(root: string, relatives: string[], threads: number) -> the same answers
+ *   (Linux only) Each directory is opened relative to the root by `openat2` with RESOLVE_BENEATH
+ *   and RESOLVE_NO_SYMLINKS: the kernel refuses a path with a symlink anywhere on it or one that
+ *   leaves the root, in the same step that opens it, so a caller that only needs real directories
+ *   under the root can skip checking each path itself. A failure here is the caller's cue to
+ *   take the checked way.
  */
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -28,6 +39,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #ifdef __APPLE__
 #define MTIME_NS(s) ((int64_t)(s).st_mtimespec.tv_sec * 1000000000LL + (s).st_mtimespec.tv_nsec)
@@ -54,12 +70,19 @@ typedef struct {
   int err;              /* 0, or the errno of the failure */
   const char *syscall;  /* the call that failed */
   char *err_path;       /* the path it failed on (malloc'd) */
+  /* The listing as bytes (names, targets, stats), compared with the caller's previous one. */
+  const unsigned char *previous;
+  size_t previous_length;
+  unsigned char *blob;
+  size_t blob_length;
+  int same; /* the listing is byte for byte the previous one */
 } listing_t;
 
 typedef struct {
   listing_t *listings;
   size_t count;
-  size_t next; /* the next listing to take, shared by the threads */
+  size_t next;  /* the next listing to take, shared by the threads */
+  int root_fd;  /* >= 0: paths are relative to it and opened beneath it */
 } job_t;
 
 static double kind_of(mode_t mode) {
@@ -125,10 +148,32 @@ static int push(listing_t *l, entry_t e) {
   return 0;
 }
 
-static void list_directory(listing_t *l) {
-  /* O_NOFOLLOW: the path was checked free of symlinks; one swapped in since is refused. */
-  int fd = open(l->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return fail(l, errno, "scandir", NULL);
+static int open_directory(const char *path, int root_fd) {
+  if (root_fd < 0) {
+    /* Only absolute paths: a relative one would resolve against the process's working directory. */
+    if (path[0] != '/') {
+      errno = EINVAL;
+      return -1;
+    }
+    /* O_NOFOLLOW: the path was checked free of symlinks; one swapped in since is refused. */
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  }
+#if defined(__linux__) && defined(SYS_openat2)
+  if (path[0] == '\0') return fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+static void list_directory(listing_t *l, int root_fd) {
+  int fd = open_directory(l->path, root_fd);
+  if (fd < 0) return fail(l, errno, root_fd < 0 ? "scandir" : "openat2", NULL);
   DIR *dir = fdopendir(fd);
   if (dir == NULL) {
     int e = errno;
@@ -179,12 +224,54 @@ static void list_directory(listing_t *l) {
   closedir(dir);
 }
 
+#define FIXED_BYTES (3 * sizeof(double) + 2 * sizeof(int64_t) + sizeof(uint64_t))
+
+/*
+ * The listing as one byte string: per entry its name and NUL, a byte saying whether a target
+ * follows (then the target and NUL), and the stat fields. Names and targets hold no NUL, so two
+ * listings are equal exactly when their bytes are.
+ */
+static void serialize(listing_t *l) {
+  size_t length = 0;
+  for (size_t i = 0; i < l->count; i++) {
+    entry_t *e = &l->entries[i];
+    length += strlen(e->name) + 2 + (e->target == NULL ? 0 : strlen(e->target) + 1) + FIXED_BYTES;
+  }
+  unsigned char *blob = malloc(length > 0 ? length : 1);
+  if (blob == NULL) return; /* no blob: the listing is simply reported in full */
+  unsigned char *at = blob;
+  for (size_t i = 0; i < l->count; i++) {
+    entry_t *e = &l->entries[i];
+    size_t n = strlen(e->name) + 1;
+    memcpy(at, e->name, n);
+    at += n;
+    *at++ = e->target == NULL ? 0 : 1;
+    if (e->target != NULL) {
+      n = strlen(e->target) + 1;
+      memcpy(at, e->target, n);
+      at += n;
+    }
+    memcpy(at, &e->kind, sizeof(double));
+    memcpy(at + 8, &e->size, sizeof(double));
+    memcpy(at + 16, &e->mode, sizeof(double));
+    memcpy(at + 24, &e->mtime_ns, sizeof(int64_t));
+    memcpy(at + 32, &e->ctime_ns, sizeof(int64_t));
+    memcpy(at + 40, &e->inode, sizeof(uint64_t));
+    at += FIXED_BYTES;
+  }
+  l->blob = blob;
+  l->blob_length = length;
+  l->same = l->previous != NULL && l->previous_length == length && memcmp(l->previous, blob, length) == 0;
+}
+
 static void *work(void *arg) {
   job_t *job = arg;
   for (;;) {
     size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
     if (i >= job->count) return NULL;
-    list_directory(&job->listings[i]);
+    listing_t *l = &job->listings[i];
+    list_directory(l, job->root_fd);
+    if (l->err == 0) serialize(l);
   }
 }
 
@@ -196,6 +283,7 @@ static void free_listing(listing_t *l) {
   free(l->entries);
   free(l->path);
   free(l->err_path);
+  free(l->blob);
 }
 
 #define CHECK(call)                                   \
@@ -219,9 +307,19 @@ static napi_value to_js(napi_env env, listing_t *l) {
     CHECK(set(env, out, "path", value));
     return out;
   }
+  if (l->same) {
+    napi_value same;
+    if (napi_get_boolean(env, true, &same) != napi_ok) return NULL;
+    return same;
+  }
   size_t n = l->count;
   napi_value names, targets, buffer;
   void *data;
+  if (l->blob != NULL) {
+    CHECK(napi_create_arraybuffer(env, l->blob_length, &data, &buffer));
+    if (l->blob_length > 0) memcpy(data, l->blob, l->blob_length);
+    CHECK(set(env, out, "blob", buffer));
+  }
   CHECK(napi_create_array_with_length(env, n, &names));
   CHECK(napi_create_array_with_length(env, n, &targets));
   for (size_t i = 0; i < n; i++) {
@@ -269,46 +367,68 @@ static napi_value throw_error(napi_env env, const char *message) {
   return NULL;
 }
 
-static napi_value scan(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
-    return throw_error(env, "scan(paths, threads): paths expected");
+/* A JavaScript string as a fresh C string; NULL (with an exception pending) when it is not one. */
+static char *string_of(napi_env env, napi_value value) {
+  size_t length = 0;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) {
+    throw_error(env, "dirscan: a path must be a string");
+    return NULL;
+  }
+  char *out = malloc(length + 1);
+  if (out == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    return NULL;
+  }
+  napi_get_value_string_utf8(env, value, out, length + 1, &length);
+  if (strlen(out) != length) {
+    free(out);
+    throw_error(env, "dirscan: a path holds a NUL character");
+    return NULL;
+  }
+  return out;
+}
+
+/* Lists argv[0] (paths) with argv[1] threads; beneath root_fd when it is >= 0. */
+static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous,
+                      int root_fd) {
   bool is_array = false;
-  if (napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array)
-    return throw_error(env, "scan(paths, threads): paths must be an array of strings");
+  if (napi_is_array(env, paths, &is_array) != napi_ok || !is_array)
+    return throw_error(env, "dirscan: paths must be an array of strings");
   uint32_t count = 0;
-  napi_get_array_length(env, argv[0], &count);
+  napi_get_array_length(env, paths, &count);
   int32_t threads = 1;
-  if (argc >= 2) napi_get_value_int32(env, argv[1], &threads);
+  if (threads_value != NULL) napi_get_value_int32(env, threads_value, &threads);
   if (threads < 1) threads = 1;
   if (threads > MAX_THREADS) threads = MAX_THREADS;
   if ((uint32_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
 
   listing_t *listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
-  if (listings == NULL) return throw_error(env, "scan: out of memory");
+  if (listings == NULL) return throw_error(env, "dirscan: out of memory");
   napi_value result = NULL;
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
-    size_t length = 0;
-    if (napi_get_element(env, argv[0], i, &element) != napi_ok ||
-        napi_get_value_string_utf8(env, element, NULL, 0, &length) != napi_ok) {
-      throw_error(env, "scan(paths, threads): paths must be an array of strings");
+    if (napi_get_element(env, paths, i, &element) != napi_ok) {
+      throw_error(env, "dirscan: paths must be an array of strings");
       goto done;
     }
-    listings[i].path = malloc(length + 1);
-    if (listings[i].path == NULL) {
-      throw_error(env, "scan: out of memory");
-      goto done;
-    }
-    napi_get_value_string_utf8(env, element, listings[i].path, length + 1, &length);
-    if (strlen(listings[i].path) != length) {
-      throw_error(env, "scan: a path holds a NUL character");
-      goto done;
+    listings[i].path = string_of(env, element);
+    if (listings[i].path == NULL) goto done;
+    /* The previous listing's bytes, if the caller kept them: they stay alive (the caller's array
+       holds them) and unchanged (no JavaScript runs) until this call returns. */
+    napi_value before;
+    bool is_buffer = false;
+    if (previous != NULL && napi_get_element(env, previous, i, &before) == napi_ok &&
+        napi_is_arraybuffer(env, before, &is_buffer) == napi_ok && is_buffer) {
+      void *data = NULL;
+      size_t length = 0;
+      if (napi_get_arraybuffer_info(env, before, &data, &length) == napi_ok) {
+        listings[i].previous = data;
+        listings[i].previous_length = length;
+      }
     }
   }
 
-  job_t job = {.listings = listings, .count = count, .next = 0};
+  job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = root_fd};
   pthread_t helpers[MAX_THREADS];
   int started = 0;
   for (int t = 1; t < threads; t++) {
@@ -324,7 +444,7 @@ static napi_value scan(napi_env env, napi_callback_info info) {
       result = NULL;
       bool pending = false;
       napi_is_exception_pending(env, &pending);
-      if (!pending) throw_error(env, "scan: could not build the result");
+      if (!pending) throw_error(env, "dirscan: could not build the result");
       goto done;
     }
   }
@@ -334,9 +454,42 @@ done:
   return result;
 }
 
+static napi_value scan(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3] = {NULL, NULL, NULL};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
+    return throw_error(env, "scan(paths, threads, previous): paths expected");
+  return run(env, argv[0], argv[1], argc >= 3 ? argv[2] : NULL, -1);
+}
+
+#if defined(__linux__) && defined(SYS_openat2)
+static napi_value scan_beneath(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4] = {NULL, NULL, NULL, NULL};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
+    return throw_error(env, "scanBeneath(root, relatives, threads, previous): root and relatives expected");
+  char *root = string_of(env, argv[0]);
+  if (root == NULL) return NULL;
+  int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  free(root);
+  /* Never fall back to opening relative paths from here: they would resolve against the cwd. */
+  if (root_fd < 0) return throw_error(env, "scanBeneath: the root cannot be opened");
+  napi_value result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd);
+  close(root_fd);
+  return result;
+}
+#endif
+
+static int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
+  napi_value value;
+  if (napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &value) != napi_ok) return -1;
+  return napi_set_named_property(env, exports, name, value) == napi_ok ? 0 : -1;
+}
+
 NAPI_MODULE_INIT() {
-  napi_value fn;
-  if (napi_create_function(env, "scan", NAPI_AUTO_LENGTH, scan, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "scan", fn) != napi_ok) return NULL;
+  if (export_function(env, exports, "scan", scan) != 0) return NULL;
+#if defined(__linux__) && defined(SYS_openat2)
+  if (export_function(env, exports, "scanBeneath", scan_beneath) != 0) return NULL;
+#endif
   return exports;
 }

@@ -51,7 +51,7 @@ import {
   syncDirectory,
   writeAtomic,
 } from "./internal/durable.js"
-import { nativeScanner } from "./internal/nativeScan.js"
+import { makeNativeScanners } from "./internal/nativeScan.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -80,7 +80,7 @@ export interface NodeWorkspaceOptions {
 }
 
 /** Whether the native directory scanner was built and loads on this machine. */
-export const nativeScanAvailable: boolean = nativeScanner !== undefined
+export const nativeScanAvailable: boolean = makeNativeScanners !== undefined
 
 const readdirStatSync = (path: string): Array<ScannedEntry> => {
   const out: Array<ScannedEntry> = []
@@ -128,108 +128,115 @@ const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
     }
   })
 
-export const nodePrimitives = (
-  durability: Durability = "fsync",
-  nativeScan = true,
-): FileSystemPrimitives => ({
-  probe: (path) =>
-    attempt((): ProbedEntry => {
-      try {
-        const stat = lstatSync(path)
-        if (stat.isSymbolicLink()) return { kind: "symlink", target: readlinkSync(path) }
-        return { kind: stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other" }
-      } catch (e) {
-        if (isErrno(e, "ENOENT")) return { kind: "missing" }
-        throw e
-      }
-    }),
-
-  stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
-
-  readFile: (path) =>
-    attempt(() => {
-      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-      try {
-        // The walk found this path free of symlinks; if a directory on it was swapped for one
-        // since, the file opened is somewhere else: read nothing from it.
-        if (realPathOfFd(fd, path) !== path) {
-          throw Object.assign(
-            new Error(`${path} no longer leads where it was checked to (swapped for a symlink?)`),
-            {
-              code: "EXDEV",
-            },
-          )
+/** The primitives of one workspace (each set keeps its own cache of directory listings). */
+export const nodePrimitives = (durability: Durability = "fsync", nativeScan = true): FileSystemPrimitives => {
+  const native = nativeScan ? makeNativeScanners?.() : undefined
+  const beneath = native?.scanBeneath
+  return {
+    probe: (path) =>
+      attempt((): ProbedEntry => {
+        try {
+          const stat = lstatSync(path)
+          if (stat.isSymbolicLink()) return { kind: "symlink", target: readlinkSync(path) }
+          return { kind: stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other" }
+        } catch (e) {
+          if (isErrno(e, "ENOENT")) return { kind: "missing" }
+          throw e
         }
-        const stat = fstatSync(fd)
-        if (!stat.isFile())
-          throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
-        const buffer = readOpened(fd, stat.size)
-        return {
-          content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
-          mode: stat.mode & 0o7777,
+      }),
+
+    stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
+
+    readFile: (path) =>
+      attempt(() => {
+        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+        try {
+          // The walk found this path free of symlinks; if a directory on it was swapped for one
+          // since, the file opened is somewhere else: read nothing from it.
+          if (realPathOfFd(fd, path) !== path) {
+            throw Object.assign(
+              new Error(`${path} no longer leads where it was checked to (swapped for a symlink?)`),
+              {
+                code: "EXDEV",
+              },
+            )
+          }
+          const stat = fstatSync(fd)
+          if (!stat.isFile())
+            throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
+          const buffer = readOpened(fd, stat.size)
+          return {
+            content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+            mode: stat.mode & 0o7777,
+          }
+        } finally {
+          closeSync(fd)
         }
-      } finally {
-        closeSync(fd)
-      }
-    }),
+      }),
 
-  writeFileAtomic: (path, content, mode) =>
-    writeAtomic(
-      path,
-      content,
-      mode === undefined ? { durability, confined: true } : { mode, durability, confined: true },
-    ),
+    writeFileAtomic: (path, content, mode) =>
+      writeAtomic(
+        path,
+        content,
+        mode === undefined ? { durability, confined: true } : { mode, durability, confined: true },
+      ),
 
-  mkdir: (path) =>
-    attempt(() => {
-      assertStillReal(parentOf(path))
-      try {
-        mkdirSync(path)
-      } catch (e) {
-        if (!isErrno(e, "EEXIST") || !lstatSync(path).isDirectory()) throw e
-      }
-    }),
-
-  unlink: (path) =>
-    Effect.zipRight(
+    mkdir: (path) =>
       attempt(() => {
         assertStillReal(parentOf(path))
-        unlinkSync(path)
+        try {
+          mkdirSync(path)
+        } catch (e) {
+          if (!isErrno(e, "EEXIST") || !lstatSync(path).isDirectory()) throw e
+        }
       }),
-      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
-    ),
 
-  readdir: (path) =>
-    attempt(
-      (): ReadonlyArray<DirectoryEntry> =>
-        readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) })),
-    ),
+    unlink: (path) =>
+      Effect.zipRight(
+        attempt(() => {
+          assertStillReal(parentOf(path))
+          unlinkSync(path)
+        }),
+        durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+      ),
 
-  readdirStat: (path) => attempt(() => readdirStatSync(path)),
+    readdir: (path) =>
+      attempt(
+        (): ReadonlyArray<DirectoryEntry> =>
+          readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, kind: kindOf(d) })),
+      ),
 
-  readdirStatMany: (paths) =>
-    // Synchronous on purpose: issuing a level's lstats together on libuv's thread pool was faster on
-    // an idle machine but up to twice as slow on a loaded one (every completion is a JavaScript
-    // callback fighting the threads for two cores), and captures run beside an agent that is rarely
-    // idle. The native scanner spreads a level over threads inside one call instead, with no
-    // JavaScript per entry.
-    Effect.sync(() =>
-      nativeScan && nativeScanner !== undefined ? nativeScanner(paths) : readdirStatManyJs(paths),
-    ),
+    readdirStat: (path) => attempt(() => readdirStatSync(path)),
 
-  readlink: (path) => attempt(() => readlinkSync(path)),
+    readdirStatMany: (paths) =>
+      // Synchronous on purpose: issuing a level's lstats together on libuv's thread pool was faster on
+      // an idle machine but up to twice as slow on a loaded one (every completion is a JavaScript
+      // callback fighting the threads for two cores), and captures run beside an agent that is rarely
+      // idle. The native scanner spreads a level over threads inside one call instead, with no
+      // JavaScript per entry.
+      Effect.sync(() => (native === undefined ? readdirStatManyJs(paths) : native.scan(paths))),
 
-  symlink: (path, target) =>
-    Effect.zipRight(
-      attempt(() => {
-        assertStillReal(parentOf(path))
-        symlinkSync(target, path)
-      }),
-      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
-    ),
+    ...(beneath === undefined
+      ? {}
+      : {
+          readdirStatBeneath: (root: string, relatives: ReadonlyArray<string>) =>
+            Effect.sync(() => beneath(root, relatives)),
+        }),
 
-  isPartialWrite: isTempFileOf,
-})
+    readlink: (path) => attempt(() => readlinkSync(path)),
+
+    symlink: (path, target) =>
+      Effect.zipRight(
+        attempt(() => {
+          assertStillReal(parentOf(path))
+          symlinkSync(target, path)
+        }),
+        durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+      ),
+
+    isPartialWrite: isTempFileOf,
+  }
+}
 
 /** A workspace confined to `root` (which must be an existing directory). */
 export const make = (

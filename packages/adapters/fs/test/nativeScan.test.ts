@@ -2,10 +2,11 @@
 // nested directories, symlinks that dangle or lead out, FIFOs) and on paths that fail, both give
 // the same answer, entry for entry and error for error.
 import { execFileSync } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, FastCheck as fc } from "effect"
 import { NodeWorkspace } from "../src/index.js"
 
@@ -118,6 +119,51 @@ describe("native directory scanner", () => {
   })
 
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "lets a workspace scan random trees as the JavaScript scanner does, through symlinks and refusals",
+    () => {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(name, node), { minLength: 1, maxLength: 6 }), (roots) =>
+          withTemp((base) => {
+            const root = join(base, "root")
+            mkdirSync(root)
+            mkdirSync(join(base, "outside"))
+            writeFileSync(join(base, "outside", "secret"), "s")
+            const directories = [root]
+            const seen = new Set<string>()
+            for (const [n, tree] of roots) {
+              if (seen.has(n)) continue
+              seen.add(n)
+              plant(join(root, n), tree, directories)
+            }
+            const relative = directories.map((d) => d.slice(root.length + 1))
+            // Every directory, every path through a symlink of the tree, and paths that fail.
+            const asked = [
+              ...relative.map((r) => (r === "" ? undefined : r)),
+              ...relative.flatMap((r) => [...seen].map((n) => (r === "" ? n : `${r}/${n}`))),
+              "missing/deeper",
+              "../outside",
+              "lib/../..",
+            ] as Array<WorkspacePath | undefined>
+            const scan = (nativeScan: boolean) =>
+              Effect.runSync(
+                Effect.flatMap(NodeWorkspace.make(root, { nativeScan }), (w) => w.scanDirectories(asked)),
+              )
+            const withNative = scan(true)
+            const withJs = scan(false)
+            expect(withNative.map((r) => Either.getOrUndefined(r))).toEqual(
+              withJs.map((r) => Either.getOrUndefined(r)),
+            )
+            expect(withNative.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message])).toEqual(
+              withJs.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message]),
+            )
+          }),
+        ),
+        { numRuns: 40, seed: 11 },
+      )
+    },
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "answers many directories at once in the order asked, on its threads",
     () =>
       withTemp((base) => {
@@ -157,6 +203,55 @@ describe("native directory scanner", () => {
         const [swapped] = Effect.runSync(nativePrimitives.readdirStatMany!([join(base, "link")]))
         // (Linux says ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a symlink, other systems ELOOP.)
         expect(["ENOTDIR", "ELOOP"]).toContain(Either.isLeft(swapped!) && swapped.left.code)
+      }),
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "hands back the same listing for a directory that did not change, and a new one for any change",
+    () =>
+      withTemp((base) => {
+        const root = join(base, "root")
+        for (const d of ["a", "b", "c", "d", "e"]) {
+          mkdirSync(join(root, d), { recursive: true })
+          writeFileSync(join(root, d, "f.txt"), "12345")
+        }
+        symlinkSync("a", join(root, "e", "link"))
+        const workspace = Effect.runSync(NodeWorkspace.make(root))
+        const asked = [undefined, "a", "b", "c", "d", "e"] as Array<WorkspacePath | undefined>
+        const scan = () => Effect.runSync(workspace.scanDirectories(asked)).map(Either.getOrThrow)
+        const first = scan()
+        const unchanged = scan()
+        for (const [i, listing] of unchanged.entries()) expect(listing).toBe(first[i])
+        // Same size, new mtime; a mode change; a new name; a link retargeted (same length).
+        utimesSync(join(root, "a", "f.txt"), new Date(1_000_000), new Date(2_000_000))
+        chmodSync(join(root, "b", "f.txt"), 0o600)
+        writeFileSync(join(root, "c", "g.txt"), "")
+        rmSync(join(root, "e", "link"))
+        symlinkSync("b", join(root, "e", "link"))
+        const second = scan()
+        const fresh = asked
+          .map(
+            (d) =>
+              Effect.runSync(NodeWorkspace.make(root).pipe(Effect.flatMap((w) => w.scanDirectories([d]))))[0],
+          )
+          .map((r) => Either.getOrThrow(r!))
+        expect(second).toEqual(fresh)
+        // The root lists c and e, whose mtimes moved with their entries; only d is untouched.
+        expect(second.map((listing, i) => listing === first[i])).toEqual([
+          false,
+          false,
+          false,
+          false,
+          true,
+          false,
+        ])
+        expect(second[1]![0]!.stat.mtimeNs).toBe(2_000_000_000_000n)
+        expect(second[5]!.find((e) => e.name === "link")?.target).toBe("b")
+        // Another workspace over the same root keeps its own listings.
+        const other = Effect.runSync(NodeWorkspace.make(root))
+        const elsewhere = Effect.runSync(other.scanDirectories(asked)).map(Either.getOrThrow)
+        expect(elsewhere).toEqual(second)
+        for (const [i, listing] of elsewhere.entries()) expect(listing).not.toBe(second[i])
       }),
   )
 

@@ -224,7 +224,10 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         yield* plantDirectory("src/empty")
         yield* plantFile("docs/readme.md", "r")
         yield* plantSymlink("out", fixture.outside)
+        yield* plantSymlink("alias", "src")
         const before = yield* fixture.outsideFingerprint()
+        // Symlinks inside the root are followed to their directory (at the end of the path and on
+        // the way); one leading out, and a path that climbs out, are refused.
         const asked: Array<WorkspacePath | undefined> = [
           p("src"),
           undefined,
@@ -233,6 +236,10 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
           p("src/empty"),
           p("out"),
           p("docs"),
+          p("alias"),
+          p("alias/empty"),
+          p("../outside"),
+          p("out/nested"),
         ]
         const results = yield* workspace.scanDirectories(asked)
         expect(results).toHaveLength(asked.length)
@@ -250,7 +257,13 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         expect(src[0]!.stat.mode).toBe(0o755)
         expect(src[1]!.stat.size).toBe(2)
         expect(src[3]!.target).toBe("a.ts")
-        expect(Either.getOrThrow(results[1]!).map((e) => e.name)).toEqual(["docs", "out", "src", "top.txt"])
+        expect(Either.getOrThrow(results[1]!).map((e) => e.name)).toEqual([
+          "alias",
+          "docs",
+          "out",
+          "src",
+          "top.txt",
+        ])
         expect(Either.isLeft(results[2]!)).toBe(true)
         expect(Either.isLeft(results[3]!)).toBe(true)
         expect(Either.getOrThrow(results[4]!)).toEqual([])
@@ -258,6 +271,11 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         expect(
           Either.isLeft(outOfRoot) && outOfRoot.left._tag === "PathRefused" && outOfRoot.left.reason,
         ).toBe("symlink_escape")
+        expect(Either.getOrThrow(results[7]!)).toEqual(src)
+        expect(Either.getOrThrow(results[8]!)).toEqual([])
+        for (const refused of [results[9]!, results[10]!]) {
+          expect(Either.isLeft(refused) && refused.left._tag).toBe("PathRefused")
+        }
         expect(yield* workspace.scanDirectories([])).toEqual([])
         expect(yield* fixture.outsideFingerprint()).toBe(before)
         expect(fixture.outsideAccesses?.() ?? []).toEqual([])

@@ -3,10 +3,15 @@
  * installed): `readdir` + `lstat` + `readlink` of many directories in one call, on a few threads.
  * A repeat capture of a large workspace is almost all stat calls, and through `node:fs` each one
  * costs a JavaScript call and a Stats object on top of the system call. Optional: where the
- * module was not built (no compiler at install time, an unsupported platform), `nativeScanner`
+ * module was not built (no compiler at install time, an unsupported platform), `makeNativeScanners`
  * is undefined and the JavaScript scanner is used; both give the same answers.
+ *
+ * Each set of scanners keeps the last listing of every directory it listed, with that listing's
+ * bytes. The module compares a new listing with those bytes and answers "the same" when nothing
+ * in the directory changed (no name, size, mtime, inode, mode or link target), and the scanner then
+ * hands back the very array it built last time: a repeat scan of a tree where little changed
+ * builds almost nothing, and callers can recognise an unchanged directory by identity.
  */
-
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import { getSystemErrorMap } from "node:util"
@@ -24,6 +29,8 @@ interface NativeListing {
   readonly inodes: BigUint64Array
   /** A symlink's target at its index. */
   readonly targets: ReadonlyArray<string | undefined>
+  /** The whole listing as bytes, to hand back with the next scan of the directory. */
+  readonly blob?: ArrayBuffer
 }
 
 interface NativeFailure {
@@ -32,17 +39,38 @@ interface NativeFailure {
   readonly path: string
 }
 
+/** `true`: byte for byte the listing whose bytes were passed as `previous`. */
+type NativeAnswer = NativeListing | NativeFailure | true
+
+type Previous = ReadonlyArray<ArrayBuffer | undefined>
+
 interface DirScanModule {
   readonly scan: (
     paths: ReadonlyArray<string>,
     threads: number,
-  ) => ReadonlyArray<NativeListing | NativeFailure>
+    previous?: Previous,
+  ) => ReadonlyArray<NativeAnswer>
+  /** Linux only: directories relative to `root`, opened by `openat2` beneath it, no symlinks. */
+  readonly scanBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+    threads: number,
+    previous?: Previous,
+  ) => ReadonlyArray<NativeAnswer>
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
 
 /** Below this many directories in a call, helper threads cost more than they save. */
 const THREADED_FROM = 16
+const THREADS = Math.max(1, Math.min(4, availableParallelism()))
+const threadsFor = (count: number) => (count >= THREADED_FROM ? THREADS : 1)
+
+/**
+ * Entries kept across scans, over all directories (about 250 bytes each). Past it the cache is
+ * dropped whole and refilled by the next scan: only speed depends on it.
+ */
+const MAX_CACHED_ENTRIES = 262_144
 
 const load = (): DirScanModule | undefined => {
   try {
@@ -59,7 +87,10 @@ const failureOf = ({ errno, syscall, path }: NativeFailure): ErrnoFailure => {
   return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
 }
 
-const entriesOf = (listing: NativeListing): Array<ScannedEntry> => {
+const byName = (a: ScannedEntry, b: ScannedEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** The entries of a listing, sorted by name (the order a workspace answers in). */
+const entriesOf = (listing: NativeListing): ReadonlyArray<ScannedEntry> => {
   const { names, numbers, times, inodes, targets } = listing
   const out: Array<ScannedEntry> = new Array(names.length)
   for (let i = 0; i < names.length; i++) {
@@ -74,22 +105,114 @@ const entriesOf = (listing: NativeListing): Array<ScannedEntry> => {
     const target = targets[i]
     out[i] = target === undefined ? { name: names[i]!, stat } : { name: names[i]!, stat, target }
   }
-  return out
+  return out.sort(byName)
 }
 
 export type NativeScanner = (
   absolutes: ReadonlyArray<string>,
 ) => Array<Either.Either<ReadonlyArray<ScannedEntry>, ErrnoFailure>>
 
-const makeScanner = (module: DirScanModule): NativeScanner => {
-  const threads = Math.max(1, Math.min(4, availableParallelism()))
-  return (absolutes) =>
-    module
-      .scan(absolutes, absolutes.length >= THREADED_FROM ? threads : 1)
-      .map((r) => ("errno" in r ? Either.left(failureOf(r)) : Either.right(entriesOf(r))))
+/**
+ * Lists directories given relative to `root` (`""` is the root), each opened by the kernel beneath
+ * the root with no symlink anywhere on its path. `undefined` for a directory that could not be
+ * listed that way, for any reason (a symlink on the path, gone, unreadable): the caller lists it
+ * the checked way, which gives the answer and the error a workspace owes.
+ */
+export type NativeScannerBeneath = (
+  root: string,
+  relatives: ReadonlyArray<string>,
+) => Array<ReadonlyArray<ScannedEntry> | undefined>
+
+export interface NativeScanners {
+  readonly scan: NativeScanner
+  /** Undefined where the system has no `openat2` (not Linux). */
+  readonly scanBeneath: NativeScannerBeneath | undefined
+}
+
+interface Cached {
+  readonly blob: ArrayBuffer
+  readonly entries: ReadonlyArray<ScannedEntry>
+}
+
+const makeScanners = (module: DirScanModule): NativeScanners => {
+  // Keys: an absolute path (`scan`), or the root, a NUL and a relative path (`scanBeneath`).
+  const cache = new Map<string, Cached>()
+  let cachedEntries = 0
+
+  const forget = (key: string) => {
+    const old = cache.get(key)
+    if (old === undefined) return
+    cachedEntries -= old.entries.length
+    cache.delete(key)
+  }
+  const remember = (key: string, listing: NativeListing): ReadonlyArray<ScannedEntry> => {
+    const entries = entriesOf(listing)
+    forget(key)
+    if (listing.blob !== undefined) {
+      if (cachedEntries + entries.length > MAX_CACHED_ENTRIES) {
+        cache.clear()
+        cachedEntries = 0
+      }
+      cache.set(key, { blob: listing.blob, entries })
+      cachedEntries += entries.length
+    }
+    return entries
+  }
+
+  /** One call of the module over `keys`; each answer is the entries or a failure. */
+  const scanCached = (
+    keys: ReadonlyArray<string>,
+    call: (previous: Previous) => ReadonlyArray<NativeAnswer>,
+  ): Array<ReadonlyArray<ScannedEntry> | NativeFailure> =>
+    call(keys.map((key) => cache.get(key)?.blob)).map((answer, i) => {
+      const key = keys[i]!
+      if (answer === true) {
+        // "The same" only ever answers bytes taken from this cache for this very call, and no
+        // JavaScript ran during it: the entry is there.
+        const cached = cache.get(key)
+        if (cached === undefined) throw new Error(`dirscan: "unchanged" for ${key}, which it was not given`)
+        return cached.entries
+      }
+      if ("errno" in answer) {
+        forget(key)
+        return answer
+      }
+      return remember(key, answer)
+    })
+
+  const scan: NativeScanner = (absolutes) =>
+    scanCached(absolutes, (previous) => module.scan(absolutes, threadsFor(absolutes.length), previous)).map(
+      (answer) => ("errno" in answer ? Either.left(failureOf(answer)) : Either.right(answer)),
+    )
+
+  const beneath = module.scanBeneath
+  const scanBeneath: NativeScannerBeneath | undefined =
+    beneath === undefined
+      ? undefined
+      : (root, relatives) => {
+          try {
+            const answers = scanCached(
+              relatives.map((r) => `${root}\0${r}`),
+              (previous) => beneath(root, relatives, threadsFor(relatives.length), previous),
+            )
+            // A failure goes the checked way.
+            return answers.map((answer) => ("errno" in answer ? undefined : answer))
+          } catch (e) {
+            // The root itself could not be opened: every directory goes the checked way.
+            if (e instanceof Error && e.message.startsWith("scanBeneath:"))
+              return relatives.map(() => undefined)
+            throw e
+          }
+        }
+
+  return { scan, scanBeneath }
 }
 
 const loaded = load()
 
-/** The native scanner, or undefined where the module is not built. */
-export const nativeScanner: NativeScanner | undefined = loaded === undefined ? undefined : makeScanner(loaded)
+/**
+ * A fresh set of native scanners with their own listing cache (one per workspace), or undefined
+ * where the module is not built.
+ */
+export const makeNativeScanners: (() => NativeScanners) | undefined =
+  loaded === undefined ? undefined : () => makeScanners(loaded)
