@@ -113,7 +113,8 @@ interface Built {
  */
 export const buildManifest = (input: {
   readonly scanned: ReadonlyMap<WorkspacePath, ScannedPath>
-  readonly tracked: ReadonlySet<WorkspacePath>
+  /** Paths to include even where the scan did not reach them; repeats and scanned paths are fine. */
+  readonly tracked: Iterable<WorkspacePath>
   readonly previous: Manifest
   readonly statCache: StatCache
   readonly settings: CaptureSettings
@@ -133,9 +134,12 @@ export const buildManifest = (input: {
     }
 
     // Tracked paths the scan did not see: stat each one (it may be gone, ignored or out of budget).
-    const candidates = new Map(input.scanned)
+    // Kept apart from the scan's map, which is the bulk of the candidates and is not copied.
+    const unscanned = new Map<WorkspacePath, ScannedPath>()
+    const statted = new Set<WorkspacePath>()
     for (const path of input.tracked) {
-      if (candidates.has(path)) continue
+      if (input.scanned.has(path) || statted.has(path)) continue
+      statted.add(path)
       const stat = yield* Effect.either(workspace.stat(path))
       if (Either.isLeft(stat)) {
         skipped.push({ path, reason: "unreadable", detail: stat.left.message })
@@ -151,14 +155,14 @@ export const buildManifest = (input: {
         if (Either.isLeft(target)) {
           skipped.push({ path, reason: "unreadable", detail: target.left.message })
           keepPrevious(path)
-        } else candidates.set(path, { stat: stat.right.value, target: target.right })
+        } else unscanned.set(path, { stat: stat.right.value, target: target.right })
         continue
       }
-      candidates.set(path, { stat: stat.right.value })
+      unscanned.set(path, { stat: stat.right.value })
     }
 
     const toRead: Array<[WorkspacePath, FileStat]> = []
-    for (const [path, { stat, target }] of candidates) {
+    const consider = (path: WorkspacePath, { stat, target }: ScannedPath) => {
       if (stat.kind === "symlink" && target !== undefined) {
         manifest.set(path, { kind: "link", target })
       } else if (stat.kind !== "file") {
@@ -189,6 +193,8 @@ export const buildManifest = (input: {
         } else toRead.push([path, stat])
       }
     }
+    for (const [path, scanned] of input.scanned) consider(path, scanned)
+    for (const [path, scanned] of unscanned) consider(path, scanned)
 
     // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
     // the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored while
@@ -272,6 +278,10 @@ export const buildManifest = (input: {
     return { manifest, statCache, skipped } satisfies Built
   })
 
+function* concat<A>(...iterables: ReadonlyArray<Iterable<A>>): Generator<A> {
+  for (const iterable of iterables) yield* iterable
+}
+
 /** Records a manifest as a point of the session (used by turn captures and rescue points). */
 export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>
   Effect.gen(function* () {
@@ -317,9 +327,10 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
     const statCache: StatCache = baseStatCache?.value.map ?? new Map()
 
-    const tracked = new Set<WorkspacePath>(previous.keys())
+    // The previous point's paths are tracked as they are (not copied: a tree has thousands).
+    const declared = new Set<WorkspacePath>()
     const declare = (path: string) => {
-      if (workspacePathProblem(path) === undefined) tracked.add(path as WorkspacePath)
+      if (workspacePathProblem(path) === undefined) declared.add(path as WorkspacePath)
     }
     for (const c of state.checkpoints) declare(c.path)
     for (const intent of index.writeIntents) for (const e of intent.entries) declare(e.path)
@@ -337,7 +348,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     )
     const built = yield* buildManifest({
       scanned: scan.entries,
-      tracked,
+      tracked: concat(previous.keys(), declared),
       previous,
       statCache,
       settings,

@@ -12,7 +12,7 @@ import ignore from "ignore"
 
 type Ignore = ReturnType<typeof ignore>
 
-import { Workspace } from "../ports/Workspace.js"
+import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 
 /** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
 export const BUILT_IN_SKIP = new Set([
@@ -65,6 +65,26 @@ interface Rules {
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
+
+/**
+ * The paths of a listing's entries, by listing. An adapter that keeps listings returns the same
+ * (immutable) array for a directory that has not changed, so a repeat scan reuses the path
+ * strings it built last time instead of building thousands again; and because they are the very
+ * strings the previous manifest and stat cache were keyed by, the capture's lookups in those maps
+ * are cheap too. Only a cache: a listing seen for the first time gets its paths built.
+ */
+const pathsOfListing = new WeakMap<
+  ReadonlyArray<ScannedEntry>,
+  { readonly dir: string; readonly paths: ReadonlyArray<string> }
+>()
+
+const pathsOf = (dir: string, children: ReadonlyArray<ScannedEntry>): ReadonlyArray<string> => {
+  const known = pathsOfListing.get(children)
+  if (known !== undefined && known.dir === dir) return known.paths
+  const paths = children.map((c) => join(dir, c.name))
+  pathsOfListing.set(children, { dir, paths })
+  return paths
+}
 
 const relativeTo = (base: string, path: string) => (base === "" ? path : path.slice(base.length + 1))
 
@@ -160,15 +180,22 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
         }
         directories++
         const children = listed.right
+        let nestedRepository = false
+        const ignoreFiles: Array<string> = []
+        for (const c of children) {
+          if (c.name === ".git") nestedRepository = true
+          else if (c.stat.kind === "file" && (IGNORE_FILES as ReadonlyArray<string>).includes(c.name)) {
+            ignoreFiles.push(c.name)
+          }
+        }
         // A nested repository belongs to someone else's history: leave it alone entirely.
-        if (dir !== "" && children.some((c) => c.name === ".git")) {
+        if (dir !== "" && nestedRepository) {
           ignored++
           continue
         }
         let own: Ignore | undefined
         for (const name of IGNORE_FILES) {
-          const file = children.find((c) => c.name === name && c.stat.kind === "file")
-          if (file === undefined) continue
+          if (!ignoreFiles.includes(name)) continue
           const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
           if (Either.isRight(read) && Option.isSome(read.right)) {
             own ??= ignore()
@@ -176,8 +203,10 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
           }
         }
         const scope = own === undefined ? rules : [...rules, { base: dir, matcher: own }]
-        for (const child of children) {
-          const path = join(dir, child.name)
+        const paths = pathsOf(dir, children)
+        for (let c = 0; c < children.length; c++) {
+          const child = children[c]!
+          const path = paths[c]!
           if (child.stat.kind === "directory") {
             if (BUILT_IN_SKIP.has(child.name) || isIgnored(scope, path, true)) ignored++
             else queue.push({ dir: path, rules: scope })
@@ -187,10 +216,8 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             ignored++
             continue
           }
-          entries.set(
-            path as WorkspacePath,
-            child.target === undefined ? { stat: child.stat } : { stat: child.stat, target: child.target },
-          )
+          // The listed entry is itself a ScannedPath: nothing is allocated per file here.
+          entries.set(path as WorkspacePath, child)
         }
         onProgress?.({ directories, entries: entries.size })
       }
