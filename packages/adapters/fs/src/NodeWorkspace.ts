@@ -11,7 +11,9 @@
  * still free of symlinks: a read asks the kernel where the opened file really is, a write checks
  * its open temp file before writing a byte and the directory again before the rename, and delete,
  * mkdir and symlink check the parent directory. That shrinks the window to the gap between one
- * check and the next system call; it does not close it (Node has no `openat`).
+ * check and the next system call; it does not close it (Node has no `openat`). Scans are the
+ * exception: on Linux the native scanner (`internal/nativeScan.ts`) opens each directory with
+ * `openat2` beneath the root, refusing any symlink on the way in the same step.
  */
 import {
   type BigIntStats,
