@@ -173,12 +173,16 @@ static int open_directory(const char *path, int root_fd) {
 
 static void list_directory(listing_t *l, int root_fd) {
   int fd = open_directory(l->path, root_fd);
-  if (fd < 0) return fail(l, errno, root_fd < 0 ? "scandir" : "openat2", NULL);
+  if (fd < 0) {
+    fail(l, errno, root_fd < 0 ? "scandir" : "openat2", NULL);
+    return;
+  }
   DIR *dir = fdopendir(fd);
   if (dir == NULL) {
     int e = errno;
     close(fd);
-    return fail(l, e, "scandir", NULL);
+    fail(l, e, "scandir", NULL);
+    return;
   }
   for (;;) {
     errno = 0;
