@@ -15,7 +15,8 @@ export const tempDirectory = (prefix: string) =>
     (dir) => Effect.promise(() => fsp.rm(dir, { recursive: true, force: true })),
   )
 
-const hasMkfifo = (() => {
+/** Whether this machine has `mkfifo` (the FIFO cases need one). */
+export const hasMkfifo = (() => {
   try {
     execFileSync("mkfifo", ["--version"], { stdio: "ignore" })
     return true
