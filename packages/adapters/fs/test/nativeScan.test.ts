@@ -9,6 +9,9 @@ import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, FastCheck as fc } from "effect"
 import { NodeWorkspace } from "../src/index.js"
+import { hasMkfifo } from "./fsFixture.js"
+
+const p = (path: string) => path as WorkspacePath
 
 const nativePrimitives = NodeWorkspace.nodePrimitives("atomic", true)
 const jsPrimitives = NodeWorkspace.nodePrimitives("atomic", false)
@@ -30,15 +33,6 @@ const withTemp = <A>(run: (base: string) => A): A => {
     rmSync(base, { recursive: true, force: true })
   }
 }
-
-const hasMkfifo = (() => {
-  try {
-    execFileSync("mkfifo", ["--version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 const name = fc.constantFrom("a", "b.ts", "Ü.md", "日本", ".hidden", "x y", "z-9", "lib", "n")
 type Node =
@@ -222,6 +216,10 @@ describe("native directory scanner", () => {
         const first = scan()
         const unchanged = scan()
         for (const [i, listing] of unchanged.entries()) expect(listing).toBe(first[i])
+        // A directory asked twice in one call is answered twice, alike.
+        const twice = Effect.runSync(workspace.scanDirectories([p("d"), p("d")])).map(Either.getOrThrow)
+        expect(twice).toEqual([first[4], first[4]])
+        expect(twice[0]).toBe(first[4])
         // Same size, new mtime; a mode change; a new name; a link retargeted (same length).
         utimesSync(join(root, "a", "f.txt"), new Date(1_000_000), new Date(2_000_000))
         chmodSync(join(root, "b", "f.txt"), 0o600)

@@ -163,13 +163,15 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
   const scanCached = (
     keys: ReadonlyArray<string>,
     call: (previous: Previous) => ReadonlyArray<NativeAnswer>,
-  ): Array<ReadonlyArray<ScannedEntry> | NativeFailure> =>
-    call(keys.map((key) => cache.get(key)?.blob)).map((answer, i) => {
+  ): Array<ReadonlyArray<ScannedEntry> | NativeFailure> => {
+    // What was cached when the call began: "the same" refers to these bytes, whatever an earlier
+    // answer of the same call (a directory asked twice) puts in the cache meanwhile.
+    const before = keys.map((key) => cache.get(key))
+    return call(before.map((cached) => cached?.blob)).map((answer, i) => {
       const key = keys[i]!
       if (answer === true) {
-        // "The same" only ever answers bytes taken from this cache for this very call, and no
-        // JavaScript ran during it: the entry is there.
-        const cached = cache.get(key)
+        const cached = before[i]
+        // The module answers "the same" only where it was given bytes to compare with.
         if (cached === undefined) throw new Error(`dirscan: "unchanged" for ${key}, which it was not given`)
         return cached.entries
       }
@@ -179,6 +181,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
       }
       return remember(key, answer)
     })
+  }
 
   const scan: NativeScanner = (absolutes) =>
     scanCached(absolutes, (previous) => module.scan(absolutes, threadsFor(absolutes.length), previous)).map(
