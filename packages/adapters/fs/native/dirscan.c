@@ -19,7 +19,8 @@
  * kind: 0 file, 1 directory, 2 symlink, 3 other. An entry that vanishes between the listing and
  * its stat (or its readlink) is left out, as the JavaScript scanner does.
  *
- * scanBeneath(root: string, relatives: string[], threads: number) -> the same answers
+ * scanBeneath(root: string, relatives: string[], threads: number, previous?) -> the same answers,
+ *   or null when the root itself cannot be opened
  *   (Linux only) Each directory is opened relative to the root by `openat2` with RESOLVE_BENEATH
  *   and RESOLVE_NO_SYMLINKS: the kernel refuses a path with a symlink anywhere on it or one that
  *   leaves the root, in the same step that opens it, so a caller that only needs real directories
@@ -299,6 +300,19 @@ static napi_status set(napi_env env, napi_value object, const char *key, napi_va
   return napi_set_named_property(env, object, key, value);
 }
 
+/*
+ * A typed array of `length` elements of `element_size` bytes, set as `key` on `object`; `*data` is
+ * its memory, for the caller to fill (NULL when `length` is 0).
+ */
+static napi_status typed_property(napi_env env, napi_value object, const char *key, napi_typedarray_type type,
+                                  size_t length, size_t element_size, void **data) {
+  napi_value buffer, array;
+  napi_status status = napi_create_arraybuffer(env, length * element_size, data, &buffer);
+  if (status == napi_ok) status = napi_create_typedarray(env, type, length, buffer, 0, &array);
+  if (status == napi_ok) status = set(env, object, key, array);
+  return status;
+}
+
 static napi_value to_js(napi_env env, listing_t *l) {
   napi_value out, value;
   if (napi_create_object(env, &out) != napi_ok) return NULL;
@@ -337,30 +351,21 @@ static napi_value to_js(napi_env env, listing_t *l) {
   CHECK(set(env, out, "names", names));
   CHECK(set(env, out, "targets", targets));
 
-  CHECK(napi_create_arraybuffer(env, n * 3 * sizeof(double), &data, &buffer));
-  double *numbers = data;
+  double *numbers;
+  int64_t *times;
+  uint64_t *inodes;
+  CHECK(typed_property(env, out, "numbers", napi_float64_array, n * 3, sizeof(double), (void **)&numbers));
+  CHECK(typed_property(env, out, "times", napi_bigint64_array, n * 2, sizeof(int64_t), (void **)&times));
+  CHECK(typed_property(env, out, "inodes", napi_biguint64_array, n, sizeof(uint64_t), (void **)&inodes));
   for (size_t i = 0; i < n; i++) {
-    numbers[3 * i] = l->entries[i].kind;
-    numbers[3 * i + 1] = l->entries[i].size;
-    numbers[3 * i + 2] = l->entries[i].mode;
+    entry_t *e = &l->entries[i];
+    numbers[3 * i] = e->kind;
+    numbers[3 * i + 1] = e->size;
+    numbers[3 * i + 2] = e->mode;
+    times[2 * i] = e->mtime_ns;
+    times[2 * i + 1] = e->ctime_ns;
+    inodes[i] = e->inode;
   }
-  CHECK(napi_create_typedarray(env, napi_float64_array, n * 3, buffer, 0, &value));
-  CHECK(set(env, out, "numbers", value));
-
-  CHECK(napi_create_arraybuffer(env, n * 2 * sizeof(int64_t), &data, &buffer));
-  int64_t *times = data;
-  for (size_t i = 0; i < n; i++) {
-    times[2 * i] = l->entries[i].mtime_ns;
-    times[2 * i + 1] = l->entries[i].ctime_ns;
-  }
-  CHECK(napi_create_typedarray(env, napi_bigint64_array, n * 2, buffer, 0, &value));
-  CHECK(set(env, out, "times", value));
-
-  CHECK(napi_create_arraybuffer(env, n * sizeof(uint64_t), &data, &buffer));
-  uint64_t *inodes = data;
-  for (size_t i = 0; i < n; i++) inodes[i] = l->entries[i].inode;
-  CHECK(napi_create_typedarray(env, napi_biguint64_array, n, buffer, 0, &value));
-  CHECK(set(env, out, "inodes", value));
   return out;
 failed:
   return NULL;
@@ -392,7 +397,7 @@ static char *string_of(napi_env env, napi_value value) {
   return out;
 }
 
-/* Lists argv[0] (paths) with argv[1] threads; beneath root_fd when it is >= 0. */
+/* Lists `paths` on up to `threads` threads, against the `previous` bytes; beneath root_fd when >= 0. */
 static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous,
                       int root_fd) {
   bool is_array = false;
@@ -476,8 +481,12 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
   if (root == NULL) return NULL;
   int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   free(root);
-  /* Never fall back to opening relative paths from here: they would resolve against the cwd. */
-  if (root_fd < 0) return throw_error(env, "scanBeneath: the root cannot be opened");
+  /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
+     caller takes the checked way for every directory instead. */
+  if (root_fd < 0) {
+    napi_value none;
+    return napi_get_null(env, &none) == napi_ok ? none : NULL;
+  }
   napi_value result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd);
   close(root_fd);
   return result;

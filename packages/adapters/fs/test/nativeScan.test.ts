@@ -253,6 +253,27 @@ describe("native directory scanner", () => {
       }),
   )
 
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "answers as the JavaScript scanner does when the root itself is gone",
+    () =>
+      withTemp((base) => {
+        const root = join(base, "root")
+        mkdirSync(join(root, "src"), { recursive: true })
+        const withNative = Effect.runSync(NodeWorkspace.make(root))
+        const withJs = Effect.runSync(NodeWorkspace.make(root, { nativeScan: false }))
+        const asked = [undefined, p("src")]
+        // Listed once, so the native side also holds listings of the root it can no longer open.
+        Effect.runSync(withNative.scanDirectories(asked))
+        rmSync(root, { recursive: true })
+        const fromNative = Effect.runSync(withNative.scanDirectories(asked))
+        const fromJs = Effect.runSync(withJs.scanDirectories(asked))
+        expect(fromNative.every(Either.isLeft)).toBe(true)
+        expect(fromNative.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message])).toEqual(
+          fromJs.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message]),
+        )
+      }),
+  )
+
   it.skipIf(!NodeWorkspace.nativeScanAvailable)("reports a symlink's target however long it is", () =>
     withTemp((base) => {
       const long = `${"segment/".repeat(400)}end`

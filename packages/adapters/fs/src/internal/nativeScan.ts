@@ -50,13 +50,16 @@ interface DirScanModule {
     threads: number,
     previous?: Previous,
   ) => ReadonlyArray<NativeAnswer>
-  /** Linux only: directories relative to `root`, opened by `openat2` beneath it, no symlinks. */
+  /**
+   * Linux only: directories relative to `root`, opened by `openat2` beneath it, no symlinks; null
+   * when the root itself cannot be opened.
+   */
   readonly scanBeneath?: (
     root: string,
     relatives: ReadonlyArray<string>,
     threads: number,
     previous?: Previous,
-  ) => ReadonlyArray<NativeAnswer>
+  ) => ReadonlyArray<NativeAnswer> | null
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
@@ -193,19 +196,15 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
     beneath === undefined
       ? undefined
       : (root, relatives) => {
-          try {
-            const answers = scanCached(
-              relatives.map((r) => `${root}\0${r}`),
-              (previous) => beneath(root, relatives, threadsFor(relatives.length), previous),
-            )
-            // A failure goes the checked way.
-            return answers.map((answer) => ("errno" in answer ? undefined : answer))
-          } catch (e) {
-            // The root itself could not be opened: every directory goes the checked way.
-            if (e instanceof Error && e.message.startsWith("scanBeneath:"))
-              return relatives.map(() => undefined)
-            throw e
-          }
+          const answers = scanCached(
+            relatives.map((r) => `${root}\0${r}`),
+            (previous) =>
+              beneath(root, relatives, threadsFor(relatives.length), previous) ??
+              // The root itself could not be opened: a failure for every directory.
+              relatives.map(() => ({ errno: 0, syscall: "open", path: root })),
+          )
+          // A failure goes the checked way.
+          return answers.map((answer) => ("errno" in answer ? undefined : answer))
         }
 
   return { scan, scanBeneath }
