@@ -322,27 +322,23 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     scanDirectories: (directories) =>
       Effect.gen(function* () {
         if (fs.readdirStatBeneath === undefined) return yield* scanChecked(directories)
-        const eligible: Array<number> = []
-        directories.forEach((d, i) => {
-          if (d === undefined || workspacePathProblem(d) === undefined) eligible.push(i)
-        })
+        // Well-formed paths go to the primitive; what it declines, and the rest, the checked way.
+        const eligible = directories.flatMap((d, i) =>
+          d === undefined || workspacePathProblem(d) === undefined ? [i] : [],
+        )
         const direct = yield* fs.readdirStatBeneath(
           root,
           eligible.map((i) => directories[i] ?? ""),
         )
-        const answers: Array<Listing | undefined> = directories.map(() => undefined)
+        const answers = new Map<number, Listing>()
         eligible.forEach((i, k) => {
           const entries = direct[k]
-          if (entries !== undefined) answers[i] = Either.right(sortedByName(entries))
+          if (entries !== undefined) answers.set(i, Either.right(sortedByName(entries)))
         })
-        const rest = directories.flatMap((_, i) => (answers[i] === undefined ? [i] : []))
-        if (rest.length > 0) {
-          const checked = yield* scanChecked(rest.map((i) => directories[i]))
-          rest.forEach((i, k) => {
-            answers[i] = checked[k]
-          })
-        }
-        return answers as ReadonlyArray<Listing>
+        const rest = directories.flatMap((_, i) => (answers.has(i) ? [] : [i]))
+        const checked = rest.length === 0 ? [] : yield* scanChecked(rest.map((i) => directories[i]))
+        for (const [k, i] of rest.entries()) answers.set(i, checked[k]!)
+        return directories.map((_, i) => answers.get(i)!)
       }),
 
     discardPartialWrites: (path) =>

@@ -21,7 +21,7 @@ import {
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { Cause, Clock, Effect, Either, Fiber, Option } from "effect"
+import { Cause, Clock, Effect, Either, Fiber, Iterable, Option } from "effect"
 import { loadSession } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
@@ -278,10 +278,6 @@ export const buildManifest = (input: {
     return { manifest, statCache, skipped } satisfies Built
   })
 
-function* concat<A>(...iterables: ReadonlyArray<Iterable<A>>): Generator<A> {
-  for (const iterable of iterables) yield* iterable
-}
-
 /** Records a manifest as a point of the session (used by turn captures and rescue points). */
 export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>
   Effect.gen(function* () {
@@ -348,7 +344,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     )
     const built = yield* buildManifest({
       scanned: scan.entries,
-      tracked: concat(previous.keys(), declared),
+      tracked: Iterable.appendAll(previous.keys(), declared),
       previous,
       statCache,
       settings,
