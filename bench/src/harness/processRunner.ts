@@ -14,9 +14,11 @@
  */
 import { spawn, spawnSync } from "node:child_process"
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
 
 export interface RunRequest {
   readonly file: string
@@ -35,58 +37,11 @@ export interface RunReply {
   readonly error?: string
 }
 
-/** Runs one process to its end, timed; what the helper does per request, and the fallback. */
-const runHere = (request: RunRequest): RunReply => {
-  const started = performance.now()
-  const result = spawnSync(request.file, [...request.args], {
-    cwd: request.cwd,
-    env: request.env,
-    encoding: "utf8",
-    maxBuffer: request.maxBuffer,
-    stdio: ["ignore", "pipe", "pipe"],
-  })
-  const ms = performance.now() - started
-  return {
-    ms,
-    status: result.status,
-    stdout: result.stdout ?? "",
-    stderr: result.stderr ?? "",
-    ...(result.error === undefined ? {} : { error: String(result.error) }),
-  }
+/** Runs one process to its end, timed: what the helper does per request, and the fallback here. */
+const { runRequest } = createRequire(import.meta.url)("./processRunnerHelper.cjs") as {
+  readonly runRequest: (request: RunRequest) => RunReply
 }
-
-// CommonJS for `node -e`: argv holds the request and reply FIFOs. It reads requests until the
-// case process closes its end, and answers each on one line.
-const HELPER_SOURCE = `
-const fs = require("node:fs")
-const { spawnSync } = require("node:child_process")
-const { performance } = require("node:perf_hooks")
-const [requests, replies] = process.argv.slice(1)
-const input = fs.openSync(requests, "r")
-const output = fs.openSync(replies, "w")
-const chunk = Buffer.alloc(65536)
-let pending = Buffer.alloc(0)
-for (;;) {
-  const read = fs.readSync(input, chunk, 0, chunk.length, null)
-  if (read === 0) break
-  pending = Buffer.concat([pending, chunk.subarray(0, read)])
-  let newline
-  while ((newline = pending.indexOf(10)) !== -1) {
-    const request = JSON.parse(pending.toString("utf8", 0, newline))
-    pending = pending.subarray(newline + 1)
-    const started = performance.now()
-    const result = spawnSync(request.file, request.args, {
-      cwd: request.cwd, env: request.env, encoding: "utf8", maxBuffer: request.maxBuffer,
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    const ms = performance.now() - started
-    const reply = { ms, status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "" }
-    if (result.error !== undefined) reply.error = String(result.error)
-    const text = Buffer.from(JSON.stringify(reply) + "\\n")
-    for (let at = 0; at < text.length; ) at += fs.writeSync(output, text, at)
-  }
-}
-`
+const HELPER = fileURLToPath(new URL("./processRunnerHelper.cjs", import.meta.url))
 
 /** How long the case process waits for the helper to open its end of the request FIFO. */
 const START_TIMEOUT_MS = 10_000
@@ -122,7 +77,7 @@ const startRunner = (): Runner | undefined => {
     return undefined
   }
   // Plain CommonJS: none of the case process's flags (tsx) are passed on.
-  const helper = spawn(process.execPath, ["-e", HELPER_SOURCE, requests, replies], {
+  const helper = spawn(process.execPath, [HELPER, requests, replies], {
     stdio: ["ignore", "inherit", "inherit"],
   })
   helper.unref()
@@ -189,5 +144,5 @@ export const stopProcessRunner = (): void => {
 /** Runs a process to its end through the helper (or here, without one), timed from spawn to exit. */
 export const runProcess = (request: RunRequest): RunReply => {
   startProcessRunner()
-  return runner === undefined || runner === null ? runHere(request) : runner.run(request)
+  return runner === undefined || runner === null ? runRequest(request) : runner.run(request)
 }
