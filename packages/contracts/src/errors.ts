@@ -76,10 +76,24 @@ export class ArtifactStoreError extends Schema.TaggedError<ArtifactStoreError>()
   cause: Schema.optional(Schema.Defect),
 }) {}
 
-/** A path was refused before any filesystem call: outside the root, through a symlink, malformed. */
+/**
+ * A path was refused before any filesystem call: outside the root, through a symlink, malformed,
+ * longer than the system can name once rooted (`too_long`), under a symlink on the way when writing
+ * (`symlink_in_path`: no write, create, rename or delete goes through a link, inside the root or
+ * not), or protected by the one protection policy (`protected`: the store, `.git`, ignored paths).
+ */
 export class PathRefused extends Schema.TaggedError<PathRefused>()("PathRefused", {
   path: Schema.String,
-  reason: Schema.Literal("malformed", "outside_root", "symlink_escape", "symlink_loop", "not_a_regular_file"),
+  reason: Schema.Literal(
+    "malformed",
+    "outside_root",
+    "symlink_escape",
+    "symlink_loop",
+    "not_a_regular_file",
+    "symlink_in_path",
+    "too_long",
+    "protected",
+  ),
   message: Schema.String,
 }) {}
 

@@ -20,6 +20,10 @@ export const FileRewindUnsafeReason = Schema.Literal(
   "file_read_failed",
   /** The record cannot be replayed: no after-content and its patch does not apply with zero fuzz. */
   "unsupported_checkpoint",
+  /** Rewind's own store or a `.git` directory or file: the protection policy refuses it. */
+  "protected",
+  /** A directory on the way is a symlink now: nothing is written through a link. */
+  "symlink_in_path",
 )
 export type FileRewindUnsafeReason = typeof FileRewindUnsafeReason.Type
 

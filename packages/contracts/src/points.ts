@@ -8,8 +8,31 @@ import { Schema } from "effect"
 import { ContentHash, OperationId, PointId, TurnId } from "./ids.js"
 import { WorkspacePath } from "./workspacePath.js"
 
-/** Why a path is not in a point. */
-export const SkipReason = Schema.Literal("over_size_limit", "unreadable", "not_a_regular_file", "budget")
+/**
+ * Why a path is not in a point. Left out is always reported, never silent (DESIGN §7):
+ * - `over_size_limit`, `unreadable`, `not_a_regular_file`, `budget`: as named;
+ * - `changed_during_read`: its size, mtime or ctime moved while it was read, every time it was
+ *   re-read (a torn mix of two versions is never recorded);
+ * - `unsupported_name`: a name that is not valid UTF-8, which a workspace path cannot carry;
+ * - `protected`: Rewind's own store or a `.git` directory or file (never captured, never restored);
+ * - `invalid_path`: a declared path that is not a workspace path;
+ * - `skipped_directory`: a directory the built-in skip list leaves out (`node_modules`, caches) or a
+ *   nested repository, reported once per directory, not per file;
+ * - `ignore_file_refused`: an ignore file over its budget (size, line length, patterns, time) or
+ *   unreadable; its rules are not applied and the capture goes on.
+ */
+export const SkipReason = Schema.Literal(
+  "over_size_limit",
+  "unreadable",
+  "not_a_regular_file",
+  "budget",
+  "changed_during_read",
+  "unsupported_name",
+  "protected",
+  "invalid_path",
+  "skipped_directory",
+  "ignore_file_refused",
+)
 export type SkipReason = typeof SkipReason.Type
 
 export const SkippedPath = Schema.Struct({

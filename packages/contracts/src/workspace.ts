@@ -26,3 +26,19 @@ export const DirectoryEntry = Schema.Struct({
   kind: FileKind,
 })
 export type DirectoryEntry = typeof DirectoryEntry.Type
+
+/**
+ * Why the protection policy keeps Rewind's hands off a path: `store` (Rewind's own store, wherever
+ * its directory lies inside the root, and any `.rewind` directory), `vcs` (a `.git` directory or
+ * file at any depth, and everything under one), `ignored` (excluded by the ignore rules, which
+ * apply both ways: never captured, never restored over).
+ */
+export const ProtectionKind = Schema.Literal("store", "vcs", "ignored")
+export type ProtectionKind = typeof ProtectionKind.Type
+
+export const ProtectedPath = Schema.Struct({
+  path: Schema.String,
+  kind: ProtectionKind,
+  message: Schema.String,
+})
+export type ProtectedPath = typeof ProtectedPath.Type
