@@ -8,21 +8,25 @@
  * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
  * pending operation for `recover()`.
  *
+ * Every restore passes the protection policy here (`refuseProtected`): a plan that would write or
+ * delete Rewind's store, a `.git` path or an ignored path is refused whole, before the journal.
+ *
  * A caller that has already read and stored a target in this command (a point restore's rescue
  * point) passes its version in `rescued`, and a planned content just read from the store carries
  * its hash (`PlannedWrite.storedHash`): neither is read or stored again. Whatever the source of the
  * rescue version, each write first checks that the file still holds it, so the journal never
  * promises a rescue copy of content that was not what got overwritten.
  */
-import type {
-  FileVersion,
-  JournaledFile,
-  MessageId,
-  OperationId,
-  OperationKind,
-  RedoConversation,
-  SessionId,
-  WorkspacePath,
+import {
+  type FileVersion,
+  type JournaledFile,
+  type MessageId,
+  type OperationId,
+  type OperationKind,
+  type RedoConversation,
+  refuse,
+  type SessionId,
+  type WorkspacePath,
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
@@ -30,6 +34,26 @@ import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from ".
 import { ArtifactStore } from "./ports/ArtifactStore.js"
 import { OperationJournal } from "./ports/OperationJournal.js"
 import { Workspace, type WorkspaceFile } from "./ports/Workspace.js"
+import { checkProtection } from "./workspace/protection.js"
+
+/**
+ * Refuses (`unsafe_files`, the protected paths in `details.protected`) when any path is one the
+ * protection policy keeps; nothing has been written when it does.
+ */
+export const refuseProtected = (paths: Iterable<WorkspacePath>) =>
+  Effect.gen(function* () {
+    const found = yield* checkProtection(paths)
+    if (found.size === 0) return
+    const list = [...found.values()]
+    return yield* refuse(
+      "unsafe_files",
+      `refused: ${list
+        .slice(0, 5)
+        .map((p) => p.message)
+        .join("; ")}${list.length > 5 ? ` (and ${list.length - 5} more)` : ""}; nothing was written`,
+      { protected: list },
+    )
+  })
 
 export interface DurableRestoreInput {
   readonly sessionId: SessionId
@@ -125,6 +149,9 @@ export const runDurableRestore = <A, E, R>(
     const journal = yield* OperationJournal
     const writes = finalWrites(input.writes)
     const paths = writes.map((w) => w.path)
+    // The protection policy, once more, where every restore passes: whatever a caller planned,
+    // the store, `.git` and ignored paths are never written. Refused before anything is journaled.
+    yield* refuseProtected(paths)
 
     // The rescue point: every target's current content, read once (unless the caller already has)
     // and stored by content.

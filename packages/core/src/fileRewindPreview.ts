@@ -50,7 +50,7 @@ import { Workspace } from "./ports/Workspace.js"
 import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "./previewTokens.js"
 import { type ConversationRewindResult, rewindConversation } from "./rewindConversation.js"
 import type { SessionState } from "./sessionState.js"
-import { makeIgnoreCheck } from "./snapshots/workspaceScan.js"
+import { makeProtectionCheck } from "./workspace/protection.js"
 
 export type FileRewindTarget =
   | { readonly sessionId: SessionId; readonly messageId: MessageId }
@@ -83,7 +83,7 @@ const simulate = (newestFirst: ReadonlyArray<Checkpoint>) =>
     const files = new Map<string, SimulatedFile>()
     const unsafe = new Map<string, FileRewindUnsafeFile>()
     const ignored: Array<FileRewindIgnoredChange> = []
-    const isIgnoredPath = yield* makeIgnoreCheck()
+    const protectionOf = yield* makeProtectionCheck()
     const undone: Array<CheckpointId> = []
     const markUnsafe = (
       c: Checkpoint,
@@ -104,14 +104,21 @@ const simulate = (newestFirst: ReadonlyArray<Checkpoint>) =>
         })
         continue
       }
-      // What the ignore rules exclude is reported, never written (a scan would not capture it).
-      if (isWorkspacePath(c.path) && (yield* isIgnoredPath(c.path))) {
-        ignored.push({
-          checkpointId: c.checkpointId,
-          path: c.path,
-          toolName: c.toolName,
-          reason: "ignore_rule",
-        })
+      // The protection policy: what the ignore rules exclude is reported and left alone (a scan
+      // would not capture it); the store and `.git` make the preview unsafe (never written).
+      const protection = isWorkspacePath(c.path) ? yield* protectionOf(c.path) : Option.none()
+      if (Option.isSome(protection)) {
+        if (protection.value.kind === "ignored") {
+          ignored.push({
+            checkpointId: c.checkpointId,
+            path: c.path,
+            toolName: c.toolName,
+            reason: "ignore_rule",
+          })
+          continue
+        }
+        undone.push(c.checkpointId)
+        markUnsafe(c, { reason: "protected", message: protection.value.message })
         continue
       }
       undone.push(c.checkpointId)
@@ -133,7 +140,10 @@ const simulate = (newestFirst: ReadonlyArray<Checkpoint>) =>
         const current = yield* Effect.either(workspace.read(c.path))
         if (Either.isLeft(current)) {
           markUnsafe(c, {
-            reason: "file_read_failed",
+            reason:
+              current.left._tag === "PathRefused" && current.left.reason === "symlink_in_path"
+                ? "symlink_in_path"
+                : "file_read_failed",
             message: `${c.path} cannot be read: ${current.left.message}`,
           })
           continue

@@ -3,7 +3,8 @@
  * ports: how a fork from a checkpoint (and a rewind by fork) puts files back in the workspace the
  * parent and the child share.
  *
- * Order: check every file first (`checkForkRestore`, which writes nothing): a file is safe when it
+ * Order: check every file first (`checkForkRestore`, which writes nothing): a path the protection
+ * policy keeps (the store, `.git`, ignored paths) is unsafe; otherwise a file is safe when it
  * already holds the planned version, or when it still holds exactly what the agent last wrote to
  * it; anything else was changed behind the agent's back and refuses the whole restore
  * (`unsafe_files`), as does a planned version the artifact store cannot give back. Only then does
@@ -30,13 +31,18 @@ import { type ForkRestoreFile, ForkWorkspaceRestore } from "./ports/ForkWorkspac
 import { OperationJournal } from "./ports/OperationJournal.js"
 import { Workspace } from "./ports/Workspace.js"
 import { loadFileVersion, versionHash } from "./redo.js"
+import { makeProtectionCheck } from "./workspace/protection.js"
 
 export type ForkRestoreUnsafeReason =
   | "external_modified"
   | "checkpoint_unreadable"
   | "file_read_failed"
-  /** Excluded by the ignore rules now in force (rewind by fork re-checks them). */
+  /** Excluded by the ignore rules now in force (the protection policy). */
   | "ignored"
+  /** Rewind's own store or a `.git` directory or file (the protection policy). */
+  | "protected"
+  /** A directory on the way is a symlink: nothing is written through a link. */
+  | "symlink_in_path"
 
 export interface ForkRestoreUnsafeFile {
   readonly path: string
@@ -76,6 +82,7 @@ export const checkForkRestore = (files: ReadonlyArray<ForkRestoreFile>) =>
     const checked: Array<ForkRestoreFileCheck> = []
     const unsafe: Array<ForkRestoreUnsafeFile> = []
     const writes: Array<PlannedWrite> = []
+    const protectionOf = yield* makeProtectionCheck()
     for (const file of files) {
       if (!isWorkspacePath(file.path)) {
         unsafe.push({
@@ -85,11 +92,23 @@ export const checkForkRestore = (files: ReadonlyArray<ForkRestoreFile>) =>
         })
         continue
       }
+      const protection = yield* protectionOf(file.path)
+      if (Option.isSome(protection)) {
+        unsafe.push({
+          path: file.path,
+          reason: protection.value.kind === "ignored" ? "ignored" : "protected",
+          message: protection.value.message,
+        })
+        continue
+      }
       const current = yield* Effect.either(workspace.read(file.path))
       if (Either.isLeft(current)) {
         unsafe.push({
           path: file.path,
-          reason: "file_read_failed",
+          reason:
+            current.left._tag === "PathRefused" && current.left.reason === "symlink_in_path"
+              ? "symlink_in_path"
+              : "file_read_failed",
           message: `${file.path} cannot be read: ${current.left.message}`,
         })
         continue

@@ -3,6 +3,9 @@
  * the host observed). The before and after content and a structured patch go to the artifact
  * store, then `CheckpointCreated` is appended, anchored to the user message of the turn.
  *
+ * Paths the protection policy keeps (Rewind's store, `.git`, ignored paths) are refused with the
+ * `protected` warning: nothing would ever write them back.
+ *
  * The tool already succeeded when this runs, so recording must never fail the host: every problem
  * (bad input, a store that cannot take the content, a session that moved on too often) comes back
  * as a warning and no checkpoint is made. Blobs written before such a failure are left for GC.
@@ -18,7 +21,7 @@ import {
   VersionConflict,
   WorkspacePath,
 } from "@rewind/contracts"
-import { Cause, Effect, Either, Schema } from "effect"
+import { Cause, Effect, Either, Option, Schema } from "effect"
 import { diffMutation } from "./checkpointContent.js"
 import { sameBytes, toBytes } from "./contentHash.js"
 import { FileRewindSettings } from "./fileRewindSettings.js"
@@ -26,6 +29,8 @@ import { appendDecided, loadSession } from "./loadSession.js"
 import { ArtifactStore } from "./ports/ArtifactStore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import type { SessionStore } from "./ports/SessionStore.js"
+import type { Workspace } from "./ports/Workspace.js"
+import { makeProtectionCheck } from "./workspace/protection.js"
 
 export interface FileMutationInput {
   readonly sessionId: SessionId
@@ -44,6 +49,7 @@ export interface FileMutationInput {
 
 export type FileMutationWarningReason =
   | "invalid_input"
+  | "protected"
   | "unchanged"
   | "session_unavailable"
   | "turn_not_found"
@@ -76,6 +82,12 @@ const record = (input: FileMutationInput) =>
     const path = Schema.decodeUnknownEither(WorkspacePath)(input.path)
     if (Either.isLeft(path)) {
       return warn("invalid_input", `no checkpoint for ${JSON.stringify(input.path)}: not a workspace path`)
+    }
+    // The protection policy: the store, `.git` and ignored paths are never recorded (a checkpoint
+    // is a promise to write the path back, and those are never written).
+    const protection = yield* (yield* makeProtectionCheck())(path.right)
+    if (Option.isSome(protection)) {
+      return warn("protected", `no checkpoint for ${input.path}: ${protection.value.message}`)
     }
     if (typeof input.toolName !== "string" || input.toolName.length === 0) {
       return warn("invalid_input", "no checkpoint: the tool name is empty")
@@ -156,7 +168,7 @@ const record = (input: FileMutationInput) =>
  */
 export const recordFileMutation = (
   input: FileMutationInput,
-): Effect.Effect<FileMutationResult, never, ArtifactStore | IdGenerator | SessionStore> =>
+): Effect.Effect<FileMutationResult, never, ArtifactStore | IdGenerator | SessionStore | Workspace> =>
   record(input).pipe(
     Effect.catchAll((error) =>
       Effect.succeed(

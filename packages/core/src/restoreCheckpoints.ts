@@ -5,7 +5,8 @@
  * message onward. A direct restore does not check what the file holds now; that is what
  * preview/apply is for.
  *
- * Order of a restore: validate every path and read every snapshot first (anything missing or
+ * Order of a restore: refuse it whole if the protection policy keeps any of its paths (the store,
+ * `.git`, ignored paths); validate every path and read every snapshot first (anything missing or
  * corrupt refuses the whole, nothing written); peel newest first, so a file edited several times
  * ends with the before-content of its oldest checkpoint, and write each file once with a journal,
  * so a failed write undoes the earlier ones (and a crash leaves every file in its before- or its
@@ -27,7 +28,7 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Schema } from "effect"
 import { loadVersion } from "./checkpointContent.js"
-import { runDurableRestore } from "./durableRestore.js"
+import { refuseProtected, runDurableRestore } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
 import {
   appendFresh,
@@ -94,6 +95,9 @@ const restoreCheckpoints = <A, E, R>(
       files,
     })
 
+    // The protection policy first: a restore that would write the store, `.git` or an ignored
+    // path is refused whole, before any snapshot is read.
+    yield* refuseProtected(newestFirst.map((c) => c.path).filter(isWorkspacePath))
     // Every snapshot is read before the first write: one that is missing refuses the whole.
     const problems: Array<{ checkpointId: CheckpointId; path: string; message: string }> = []
     const writes: Array<PlannedWrite> = []

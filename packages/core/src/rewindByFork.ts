@@ -32,13 +32,11 @@ import {
   type TurnId,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Effect, Either, Option } from "effect"
-import ignore from "ignore"
+import { Effect } from "effect"
 import { branchView } from "./branchView.js"
 import { runDurableRestore } from "./durableRestore.js"
 import {
   checkForkRestore,
-  type ForkRestoreCheck,
   type ForkRestoreFileCheck,
   type ForkRestoreUnsafeFile,
 } from "./forkWorkspaceRestore.js"
@@ -57,10 +55,8 @@ import { loadSession } from "./loadSession.js"
 import { lastWrittenVersions } from "./planForkRestore.js"
 import type { ForkRestoreFile } from "./ports/ForkWorkspaceRestore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
-import { Workspace } from "./ports/Workspace.js"
 import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "./previewTokens.js"
 import type { SessionState } from "./sessionState.js"
-import { BUILT_IN_SKIP, IGNORE_FILES } from "./snapshots/workspaceScan.js"
 import { messageText } from "./transcript.js"
 
 export interface RewindPoint {
@@ -151,81 +147,6 @@ export const listRewindPoints = (sessionId: SessionId) =>
     return points
   })
 
-/**
- * Paths the ignore rules now exclude from Rewind's care (built-in skip directories, `.gitignore`
- * and `.rewindignore` at every level above the path): a restore does not write them. An ignore
- * file that cannot be read makes its paths unsafe too: the rules cannot be vouched for.
- */
-export const checkIgnoreRules = (paths: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const rules = new Map<string, Either.Either<ReturnType<typeof ignore> | undefined, string>>()
-    const rulesOf = (dir: string) =>
-      Effect.gen(function* () {
-        const known = rules.get(dir)
-        if (known !== undefined) return known
-        let matcher: ReturnType<typeof ignore> | undefined
-        let problem: string | undefined
-        for (const name of IGNORE_FILES) {
-          const file = dir === "" ? name : `${dir}/${name}`
-          const read = yield* Effect.either(workspace.read(file as WorkspacePath))
-          if (Either.isLeft(read)) {
-            problem = `${file} cannot be read: ${read.left.message}`
-            break
-          }
-          if (Option.isSome(read.right)) {
-            matcher ??= ignore()
-            matcher.add(new TextDecoder().decode(read.right.value.content))
-          }
-        }
-        const result =
-          problem === undefined
-            ? Either.right<ReturnType<typeof ignore> | undefined>(matcher)
-            : Either.left<string>(problem)
-        rules.set(dir, result)
-        return result
-      })
-    const unsafe: Array<ForkRestoreUnsafeFile> = []
-    for (const path of paths) {
-      const segments = path.split("/")
-      const skipped = segments.slice(0, -1).find((s) => BUILT_IN_SKIP.has(s))
-      if (skipped !== undefined) {
-        unsafe.push({
-          path,
-          reason: "ignored",
-          message: `${path} is inside ${skipped}, which Rewind never touches`,
-        })
-        continue
-      }
-      for (let depth = 0; depth < segments.length; depth++) {
-        const dir = segments.slice(0, depth).join("/")
-        const found = yield* rulesOf(dir)
-        if (Either.isLeft(found)) {
-          unsafe.push({ path, reason: "file_read_failed", message: found.left })
-          break
-        }
-        const rel = segments.slice(depth).join("/")
-        const matcher = found.right
-        // A rule may exclude the file or any directory between the rules' directory and it.
-        const hit =
-          matcher !== undefined &&
-          (matcher.ignores(rel) ||
-            segments
-              .slice(depth, -1)
-              .some((_, i) => matcher.ignores(`${segments.slice(depth, depth + i + 1).join("/")}/`)))
-        if (hit) {
-          unsafe.push({
-            path,
-            reason: "ignored",
-            message: `${path} is excluded by the ignore rules of ${dir === "" ? "the workspace root" : dir}`,
-          })
-          break
-        }
-      }
-    }
-    return unsafe
-  })
-
 const targetOf = (messageId: MessageId) => `rewind-by-fork:message:${messageId}`
 
 const digestOf = (
@@ -254,14 +175,11 @@ const restoreFiles = (
   return plan.files.map((f) => ({ ...f, lastWritten: lastWritten.get(f.path) }))
 }
 
-/** The hash check and the ignore rules together: what preview and confirm both look at. */
-const checkWorkspace = (files: ReadonlyArray<ForkRestoreFile>) =>
-  Effect.gen(function* () {
-    const check = yield* checkForkRestore(files)
-    const ignored = yield* checkIgnoreRules(files.map((f) => f.path))
-    const unsafe = [...check.unsafe, ...ignored.filter((i) => !check.unsafe.some((u) => u.path === i.path))]
-    return { ...check, unsafe, canApply: unsafe.length === 0 } satisfies ForkRestoreCheck
-  })
+/**
+ * What preview and confirm both look at: the hash check, which applies the protection policy
+ * (the store, `.git`, the ignore rules in force now) to every file.
+ */
+const checkWorkspace = (files: ReadonlyArray<ForkRestoreFile>) => checkForkRestore(files)
 
 const requirePlan = (state: SessionState, messageId: MessageId) => {
   const plan = planRewindByFork(state, messageId)

@@ -24,6 +24,7 @@ import {
   type ManifestEntry,
   readPointIndex,
   type ScannedPath,
+  sameStat,
   scanWorkspace,
   Workspace,
 } from "@rewind/core"
@@ -132,13 +133,7 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
         if (stat.kind !== "file") return `a ${stat.kind}`
         // The latest capture's stat cache vouches for a file it saw unchanged, as it does for a capture.
         const cached = cache.get(path)
-        if (
-          cached !== undefined &&
-          cached.size === stat.size &&
-          cached.mtimeNs === stat.mtimeNs &&
-          cached.inode === stat.inode &&
-          cached.mode === stat.mode
-        ) {
+        if (cached !== undefined && sameStat(cached, stat)) {
           return {
             side: { kind: "file", hash: cached.hash, mode: cached.mode, size: cached.size },
           } as Current

@@ -73,9 +73,13 @@ describe("capturePoint scope", () => {
         expect.arrayContaining([
           ["big.bin", "over_size_limit"],
           ["pipe", "not_a_regular_file"],
+          // Left out by the skip list and as a nested repository: reported once per directory
+          // (issue 20 item 11: never silent); `.git` itself is protected, not a gap.
+          ["node_modules", "skipped_directory"],
+          ["vendor/lib", "skipped_directory"],
         ]),
       )
-      expect(point.skipped).toHaveLength(2)
+      expect(point.skipped).toHaveLength(4)
       const manifest = yield* loadManifest(point.manifestHash)
       expect(manifest.get("out-link" as never)).toEqual({ kind: "link", target: OUTSIDE })
       // Nothing outside the root, and nothing inside a skipped tree, was ever touched.
@@ -251,11 +255,15 @@ describe("write intents", () => {
   it.effect("stores pre-images (unreadable is not absent) and tracks the paths from then on", () => {
     const env = makeEnv()
     env.fs.writeFile(`${ROOT}/.gitignore`, "*.tmp\n")
-    env.fs.writeFile(`${ROOT}/a.tmp`, "ignored but declared")
+    env.fs.writeFile(`${ROOT}/a.tmp`, "declared, then ignored")
     env.fs.writeFile(`${ROOT}/b.txt`, "unreadable")
     env.workspace.control.inject({ operation: "read", target: "b.txt" })
     return Effect.gen(function* () {
       const sessionId = yield* newSession
+      // An ignored path cannot be declared (the protection policy: it would never be written back).
+      const refused = yield* refusalOf(declareWriteIntent(sessionId, turn(1), ["a.tmp", "b.txt"]))
+      expect(refused.kind).toBe("unsafe_files")
+      env.fs.writeFile(`${ROOT}/.gitignore`, "*.log\n")
       const intent = yield* declareWriteIntent(sessionId, turn(1), ["a.tmp", "b.txt", "c.txt"])
       expect(intent.entries.map((e) => [e.path, e.preImage.state])).toEqual([
         ["a.tmp", "file"],

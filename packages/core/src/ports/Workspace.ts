@@ -31,6 +31,11 @@ export interface ScannedEntry {
   readonly stat: FileStat
   /** The link's target as stored, for a symlink. */
   readonly target?: string
+  /**
+   * True when the entry's name is not valid UTF-8: `name` is then an escaped display form that no
+   * real name can equal, and the entry cannot be addressed by a workspace path (a scan reports it).
+   */
+  readonly unsupportedName?: boolean
 }
 
 export type WorkspaceError = PathRefused | WorkspaceIoError

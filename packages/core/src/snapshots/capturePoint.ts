@@ -21,11 +21,12 @@ import {
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { Cause, Clock, Effect, Either, Fiber, Iterable, Option } from "effect"
+import { Cause, Clock, Effect, Either, Fiber, Option } from "effect"
 import { loadSession } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace } from "../ports/Workspace.js"
+import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { makeProtectionCheck } from "../workspace/protection.js"
 import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
 import {
   loadManifestLayers,
@@ -81,11 +82,27 @@ const READ_GROUP_FILES = 256
 /** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
 const STORES_IN_FLIGHT = 3
 
-const sameStat = (cached: StatCacheEntry, stat: Pick<FileStat, "size" | "mtimeNs" | "inode" | "mode">) =>
+/**
+ * Whether the stat cache vouches for the file: size, mtime, ctime, inode and mode all as cached.
+ * ctime is what catches an edit whose mtime was put back (`touch -m -d`): a process cannot set it.
+ */
+export const sameStat = (
+  cached: StatCacheEntry,
+  stat: Pick<FileStat, "size" | "mtimeNs" | "ctimeNs" | "inode" | "mode">,
+) =>
   cached.size === stat.size &&
   cached.mtimeNs === stat.mtimeNs &&
+  cached.ctimeNs === stat.ctimeNs &&
   cached.inode === stat.inode &&
   cached.mode === stat.mode
+
+/** Whether a stat failure means nothing is at the path: a directory on the way is a file or a link. */
+const isNotThere = (error: WorkspaceError) =>
+  (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
+  (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
+
+const kindDetail = (kind: FileStat["kind"]) =>
+  kind === "other" ? "a FIFO, socket or device, not a regular file" : `a ${kind}, not a regular file`
 
 /** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
 const loadBaseStatCache = (hash: ContentHash | undefined) =>
@@ -142,6 +159,12 @@ export const buildManifest = (input: {
       statted.add(path)
       const stat = yield* Effect.either(workspace.stat(path))
       if (Either.isLeft(stat)) {
+        // A directory on the way is now a file or a link: nothing is at this path in the tree (a
+        // link is recorded as a link by the scan, never followed), so it is absent, not unreadable.
+        if (isNotThere(stat.left)) {
+          manifest.set(path, { kind: "tombstone" })
+          continue
+        }
         skipped.push({ path, reason: "unreadable", detail: stat.left.message })
         keepPrevious(path)
         continue
@@ -166,7 +189,7 @@ export const buildManifest = (input: {
       if (stat.kind === "symlink" && target !== undefined) {
         manifest.set(path, { kind: "link", target })
       } else if (stat.kind !== "file") {
-        skipped.push({ path, reason: "not_a_regular_file", detail: `a ${stat.kind}` })
+        skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })
       } else if (stat.size > input.settings.maxFileBytes) {
         skipped.push({
           path,
@@ -221,6 +244,7 @@ export const buildManifest = (input: {
             statCache.set(path, {
               size: stat.size,
               mtimeNs: stat.mtimeNs,
+              ctimeNs: stat.ctimeNs,
               inode: stat.inode,
               mode: stat.mode,
               hash,
@@ -257,7 +281,12 @@ export const buildManifest = (input: {
         hashed++
         if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
         if (Either.isLeft(read)) {
-          skipped.push({ path, reason: "unreadable", detail: read.left.message })
+          const changing = read.left._tag === "WorkspaceIoError" && read.left.code === "ECHANGED"
+          skipped.push({
+            path,
+            reason: changing ? "changed_during_read" : "unreadable",
+            detail: read.left.message,
+          })
           keepPrevious(path)
           continue
         }
@@ -323,15 +352,6 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
     const statCache: StatCache = baseStatCache?.value.map ?? new Map()
 
-    // The previous point's paths are tracked as they are (not copied: a tree has thousands).
-    const declared = new Set<WorkspacePath>()
-    const declare = (path: string) => {
-      if (workspacePathProblem(path) === undefined) declared.add(path as WorkspacePath)
-    }
-    for (const c of state.checkpoints) declare(c.path)
-    for (const intent of index.writeIntents) for (const e of intent.entries) declare(e.path)
-    for (const p of options.declaredPaths ?? []) declare(p)
-
     const progress = (p: Omit<CaptureProgress, "directories" | "entries">, scan: ScanProgress) =>
       options.onProgress?.({ ...scan, ...p })
     let scanState: ScanProgress = { directories: 0, entries: 0 }
@@ -342,9 +362,36 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
         progress({ phase: "scan", hashed: 0, toHash: 0 }, p)
       },
     )
+    // Tracked beyond the scan: the previous point's paths, checkpoints, write intents and what the
+    // host declares — each only while the protection policy leaves it in scope (a path that became
+    // ignored drops out; one under `.git` or the store never enters). The scan already decided
+    // every path in a directory it listed; the rest are asked of the policy. What the host declared
+    // and cannot be taken is reported, never dropped silently.
+    const skippedDeclared: Array<SkippedPath> = []
+    const tracked = new Set<WorkspacePath>()
+    const protectionOf = yield* makeProtectionCheck()
+    const track = (path: WorkspacePath, declaredByHost: boolean) =>
+      Effect.gen(function* () {
+        if (scan.entries.has(path) || tracked.has(path)) return
+        const decided = scan.outOfScope(path)
+        const protection = decided === false ? Option.none() : yield* protectionOf(path)
+        if (Option.isNone(protection)) tracked.add(path)
+        else if (declaredByHost)
+          skippedDeclared.push({ path, reason: "protected", detail: protection.value.message })
+      })
+    for (const path of previous.keys()) if (!scan.entries.has(path)) yield* track(path, false)
+    for (const c of state.checkpoints)
+      if (workspacePathProblem(c.path) === undefined) yield* track(c.path, false)
+    for (const intent of index.writeIntents) for (const e of intent.entries) yield* track(e.path, false)
+    for (const p of options.declaredPaths ?? []) {
+      const problem = typeof p === "string" ? workspacePathProblem(p) : "a declared path must be a string"
+      if (problem === undefined) yield* track(p as WorkspacePath, true)
+      else skippedDeclared.push({ path: String(p), reason: "invalid_path", detail: problem })
+    }
+
     const built = yield* buildManifest({
       scanned: scan.entries,
-      tracked: Iterable.appendAll(previous.keys(), declared),
+      tracked,
       previous,
       statCache,
       settings,
@@ -368,7 +415,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       statCacheHash,
       reusedManifest: base !== undefined && base.manifestHash === manifestHash,
       ...summarise(built.manifest),
-      skipped: [...scan.skipped, ...built.skipped],
+      skipped: [...scan.skipped, ...skippedDeclared, ...built.skipped],
     })
     progress({ phase: "done", hashed: 0, toHash: 0 }, scanState)
     return { _tag: "Captured", point, existing: false } as const

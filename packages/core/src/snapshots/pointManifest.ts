@@ -87,6 +87,8 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
 export interface StatCacheEntry {
   readonly size: number
   readonly mtimeNs: bigint
+  /** Absent in a cache written before ctime was kept: such an entry never vouches (read once). */
+  readonly ctimeNs?: bigint
   readonly inode: bigint
   readonly mode: number
   readonly hash: ContentHash
@@ -101,6 +103,7 @@ const statCacheRow = (path: WorkspacePath, e: StatCacheEntry): Array<unknown> =>
   e.inode.toString(),
   e.mode,
   e.hash,
+  ...(e.ctimeNs === undefined ? [] : [e.ctimeNs.toString()]),
 ]
 
 /** The full (not delta) encoding of a stat cache. */
@@ -113,13 +116,16 @@ export const encodeStatCache = (cache: StatCache): Uint8Array =>
   )
 
 const statCacheEntryOf = (raw: Array<unknown>): StatCacheEntry | undefined => {
-  const [path, size, mtime, inode, mode, hash] = raw
+  const [path, size, mtime, inode, mode, hash, ctime] = raw
   if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
   if (typeof hash !== "string" || !isContentHash(hash)) return undefined
   if (typeof size !== "number" || typeof mode !== "number") return undefined
   if (typeof mtime !== "string" || typeof inode !== "string") return undefined
   if (!/^\d+$/.test(mtime) || !/^\d+$/.test(inode)) return undefined
-  return { size, mtimeNs: BigInt(mtime), inode: BigInt(inode), mode, hash: hash as ContentHash }
+  const entry = { size, mtimeNs: BigInt(mtime), inode: BigInt(inode), mode, hash: hash as ContentHash }
+  if (ctime === undefined) return entry
+  if (typeof ctime !== "string" || !/^\d+$/.test(ctime)) return undefined
+  return { ...entry, ctimeNs: BigInt(ctime) }
 }
 
 export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined => {

@@ -3,7 +3,8 @@
  * manifest with what is there now (by content hash, mode and link target) and lists the writes,
  * links and deletes a restore would make (a delete only where the point holds a tombstone; files
  * the point does not mention are left alone), plus conflicts (a directory, FIFO or unreadable file
- * in the way, content missing from the store) that forbid it. Without conflicts it issues a
+ * in the way, content missing from the store) that forbid it. Paths the protection policy keeps
+ * (the store, `.git`, what the ignore rules exclude now) are listed apart and left alone. Without conflicts it issues a
  * preview token bound to the point and a digest of the plan. `applyPointRestore` redeems the token,
  * re-plans and refuses if the workspace changed since the preview, captures a rescue point of
  * every path it will touch, then applies: symlinks in the way are removed, files are written and
@@ -26,6 +27,7 @@ import {
   type OperationId,
   type PointId,
   PointRestored,
+  type ProtectedPath,
   refuse,
   type SessionId,
   type TurnId,
@@ -41,11 +43,13 @@ import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { issuePreviewToken, redeemPreviewToken } from "../previewTokens.js"
+import { checkProtection } from "../workspace/protection.js"
 import {
   buildManifest,
   DEFAULT_CAPTURE_SETTINGS,
   loadStatCache,
   recordPoint,
+  sameStat,
   summarise,
 } from "./capturePoint.js"
 import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
@@ -72,6 +76,11 @@ export interface RestoreConflict {
 
 export interface PointRestorePreview {
   readonly pointId: PointId
+  /**
+   * Paths of the point the protection policy keeps (the store, `.git`, paths the ignore rules
+   * exclude now): left alone, never written or deleted, and not a conflict.
+   */
+  readonly protected: ReadonlyArray<ProtectedPath>
   readonly changes: ReadonlyArray<PlannedChange>
   readonly unchanged: number
   readonly conflicts: ReadonlyArray<RestoreConflict>
@@ -90,12 +99,7 @@ const ABSENT: CurrentState = { kind: "absent" }
  */
 const vouched = (path: WorkspacePath, stat: FileStat, cache: StatCache): CurrentState | undefined => {
   const cached = cache.get(path)
-  return cached !== undefined &&
-    stat.kind === "file" &&
-    cached.size === stat.size &&
-    cached.mtimeNs === stat.mtimeNs &&
-    cached.inode === stat.inode &&
-    cached.mode === stat.mode
+  return cached !== undefined && stat.kind === "file" && sameStat(cached, stat)
     ? { kind: "file", hash: cached.hash, mode: cached.mode }
     : undefined
 }
@@ -242,9 +246,15 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
     const changes: Array<PlannedChange> = []
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
-    const inspected = yield* inspectAll(manifest.keys(), cache, keep)
+    const protectedPaths = yield* checkProtection(manifest.keys())
+    const inScope =
+      protectedPaths.size === 0
+        ? [...manifest.keys()]
+        : [...manifest.keys()].filter((p) => !protectedPaths.has(p))
+    const inspected = yield* inspectAll(inScope, cache, keep)
     const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {
+      if (protectedPaths.has(path)) continue
       const current = inspected.get(path)!
       if (Either.isLeft(current)) {
         conflicts.push({ path, reason: "unreadable", detail: current.left.message })
@@ -277,7 +287,15 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
     const planDigest = createHash("sha256")
       .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
       .digest("hex")
-    return { point, changes, conflicts, unchanged, planDigest, cache }
+    return {
+      point,
+      changes,
+      conflicts,
+      unchanged,
+      planDigest,
+      cache,
+      protected: [...protectedPaths.values()],
+    }
   })
 
 /** Lists what restoring `pointId` would change and, when it can be applied, issues a token. */
@@ -287,6 +305,7 @@ export const previewPointRestore = (sessionId: SessionId, pointId: PointId) =>
     const canApply = p.conflicts.length === 0
     const base: PointRestorePreview = {
       pointId,
+      protected: p.protected,
       changes: p.changes,
       unchanged: p.unchanged,
       conflicts: p.conflicts,

@@ -1,35 +1,28 @@
 /**
  * The bounded scan of a capture: walks the workspace a level at a time through the bulk
- * `scanDirectories` operation (one `lstat` per entry, symlinks never followed), applying the built-in
- * skip list, `.gitignore` and `.rewindignore` rules at every level, and a file-count and time
- * budget. Nested repositories (a directory holding `.git`) are not entered. What the budget or an
- * unreadable directory left out is reported; what ignore rules exclude is not "left out", it was
- * never in scope.
+ * `scanDirectories` operation (one `lstat` per entry, symlinks never followed, so a linked
+ * directory is recorded as a link and never descended), applying the one ignore-rule module
+ * (`workspace/ignoreRules.ts`) at every level and a file-count and time budget counted per entry.
+ *
+ * Never in scope, and not reported: what the ignore rules exclude, and what the protection policy
+ * keeps out by name (`.git` anywhere, Rewind's store). Left out and reported (DESIGN §7: never
+ * silent): directories on the built-in skip list that the ignore rules do not already exclude,
+ * nested repositories (`skipped_directory`, once per directory), ignore files refused by their
+ * budget (`ignore_file_refused`), names that are not valid UTF-8 (`unsupported_name`), and what the
+ * budget or an unreadable directory left out.
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
-import { Clock, Effect, Either, Option } from "effect"
-import ignore from "ignore"
-
-type Ignore = ReturnType<typeof ignore>
-
+import { Clock, Effect, Either } from "effect"
 import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
-
-/** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
-export const BUILT_IN_SKIP = new Set([
-  ".git",
-  ".hg",
-  ".svn",
-  ".jj",
-  ".rewind",
-  "node_modules",
-  ".venv",
-  "__pycache__",
-  ".cache",
-  ".turbo",
-  ".next",
-])
-
-export const IGNORE_FILES = [".gitignore", ".rewindignore"] as const
+import {
+  BUILT_IN_SKIP,
+  IGNORE_FILES,
+  isExcluded,
+  pushRules,
+  type RuleStack,
+  readDirectoryRules,
+} from "../workspace/ignoreRules.js"
+import { protectionByName, storeDirectories } from "../workspace/protection.js"
 
 /** Directories listed in one call: few enough that their listings fit in memory together. */
 const SCAN_WAVE = 256
@@ -56,12 +49,12 @@ export interface ScanResult {
   readonly skipped: Array<SkippedPath>
   /** Ignored entries and skipped directories, for status (not reported one by one). */
   readonly ignored: number
-}
-
-interface Rules {
-  /** Directory the rules are relative to ("" for the root). */
-  readonly base: string
-  readonly matcher: Ignore
+  /**
+   * Whether the scan decided a path is out of scope (ignored, protected, under a skipped
+   * directory) — `undefined` when the scan did not list the path's directory (budget, unreadable),
+   * so the caller must decide it another way.
+   */
+  readonly outOfScope: (path: string) => boolean | undefined
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
@@ -86,78 +79,32 @@ const pathsOf = (dir: string, children: ReadonlyArray<ScannedEntry>): ReadonlyAr
   return paths
 }
 
-const relativeTo = (base: string, path: string) => (base === "" ? path : path.slice(base.length + 1))
-
-const isIgnored = (rules: ReadonlyArray<Rules>, path: string, directory: boolean): boolean => {
-  for (const r of rules) {
-    const rel = relativeTo(r.base, path)
-    if (r.matcher.ignores(directory ? `${rel}/` : rel)) return true
-  }
-  return false
+const parentOf = (path: string) => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
 }
-
-/**
- * Whether paths are excluded by the same rules a scan applies (built-in skip directories, and
- * `.gitignore` / `.rewindignore` at every level, an ignored directory excluding all below it).
- * Ignore files are read once per directory per checker. Restores use it so that what a scan
- * would never capture is never written either (DESIGN §5: ignore rules apply both ways).
- */
-export const makeIgnoreCheck = () =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const own = new Map<string, Ignore | undefined>()
-    const rulesOf = (dir: string) =>
-      Effect.gen(function* () {
-        if (own.has(dir)) return own.get(dir)
-        let matcher: Ignore | undefined
-        for (const name of IGNORE_FILES) {
-          const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
-          if (Either.isRight(read) && Option.isSome(read.right)) {
-            matcher ??= ignore()
-            matcher.add(new TextDecoder().decode(read.right.value.content))
-          }
-        }
-        own.set(dir, matcher)
-        return matcher
-      })
-    return (path: WorkspacePath) =>
-      Effect.gen(function* () {
-        const segments = path.split("/")
-        const rules: Array<Rules> = []
-        let dir = ""
-        for (let i = 0; i < segments.length; i++) {
-          const matcher = yield* rulesOf(dir)
-          if (matcher !== undefined) rules.push({ base: dir, matcher })
-          const at = join(dir, segments[i]!)
-          const isDirectory = i < segments.length - 1
-          if (isDirectory && BUILT_IN_SKIP.has(segments[i]!)) return true
-          if (isIgnored(rules, at, isDirectory)) return true
-          dir = at
-        }
-        return false
-      })
-  })
 
 export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress) => void) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
+    const stores = yield* storeDirectories
     const entries = new Map<WorkspacePath, ScannedPath>()
     const skipped: Array<SkippedPath> = []
+    // Directories whose listing was read, and paths decided out of scope inside them.
+    const listed = new Set<string>()
+    const excluded = new Set<string>()
     let ignored = 0
     let directories = 0
-    let queue: Array<{ dir: string; rules: ReadonlyArray<Rules> }> = [{ dir: "", rules: [] }]
+    let queue: Array<{ dir: string; rules: RuleStack }> = [{ dir: "", rules: [] }]
+    const outOfBudget = (dir: string, detail: string) =>
+      skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
     // Directories are listed a wave at a time through the bulk `scanDirectories` (one call per
     // wave, not per directory); results are handled in queue order.
     while (queue.length > 0) {
       const now = yield* Clock.currentTimeMillis
       if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
-        for (const rest of queue) {
-          skipped.push({
-            path: rest.dir === "" ? "." : rest.dir,
-            reason: "budget",
-            detail: now > budget.deadlineMs ? "time budget spent" : "file-count budget spent",
-          })
-        }
+        for (const rest of queue)
+          outOfBudget(rest.dir, now > budget.deadlineMs ? "time budget spent" : "file-count budget spent")
         break
       }
       const wave = queue.slice(0, SCAN_WAVE)
@@ -167,54 +114,83 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
       )
       for (let w = 0; w < wave.length; w++) {
         if (entries.size >= budget.maxFiles) {
-          // The rest of the wave is out of budget exactly as if it had never been listed.
-          queue = [...wave.slice(w), ...queue]
+          for (const rest of wave.slice(w)) outOfBudget(rest.dir, "file-count budget spent")
           break
         }
         const { dir, rules } = wave[w]!
-        const listed = listings[w]!
-        if (Either.isLeft(listed)) {
-          if (dir === "") return yield* listed.left
-          skipped.push({ path: dir, reason: "unreadable", detail: listed.left.message })
+        const listing = listings[w]!
+        if (Either.isLeft(listing)) {
+          if (dir === "") return yield* listing.left
+          skipped.push({ path: dir, reason: "unreadable", detail: listing.left.message })
+          continue
+        }
+        const children = listing.right
+        // A nested repository belongs to someone else's history: leave it alone entirely.
+        if (dir !== "" && children.some((c) => c.name === ".git")) {
+          ignored++
+          excluded.add(dir)
+          skipped.push({
+            path: dir,
+            reason: "skipped_directory",
+            detail: "a nested repository (it holds .git)",
+          })
           continue
         }
         directories++
-        const children = listed.right
-        let nestedRepository = false
-        const ignoreFiles: Array<string> = []
-        for (const c of children) {
-          if (c.name === ".git") nestedRepository = true
-          else if (c.stat.kind === "file" && (IGNORE_FILES as ReadonlyArray<string>).includes(c.name)) {
-            ignoreFiles.push(c.name)
-          }
+        listed.add(dir)
+        const present = children.flatMap((c) =>
+          IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory"
+            ? [{ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" }]
+            : [],
+        )
+        let scope = rules
+        if (present.length > 0) {
+          const own = yield* readDirectoryRules(dir, present)
+          for (const r of own.refused)
+            skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
+          scope = pushRules(rules, own.rules)
         }
-        // A nested repository belongs to someone else's history: leave it alone entirely.
-        if (dir !== "" && nestedRepository) {
-          ignored++
-          continue
-        }
-        let own: Ignore | undefined
-        for (const name of IGNORE_FILES) {
-          if (!ignoreFiles.includes(name)) continue
-          const read = yield* Effect.either(workspace.read(join(dir, name) as WorkspacePath))
-          if (Either.isRight(read) && Option.isSome(read.right)) {
-            own ??= ignore()
-            own.add(new TextDecoder().decode(read.right.value.content))
-          }
-        }
-        const scope = own === undefined ? rules : [...rules, { base: dir, matcher: own }]
         const paths = pathsOf(dir, children)
         for (let c = 0; c < children.length; c++) {
           const child = children[c]!
           const path = paths[c]!
-          if (child.stat.kind === "directory") {
-            if (BUILT_IN_SKIP.has(child.name) || isIgnored(scope, path, true)) ignored++
-            else queue.push({ dir: path, rules: scope })
+          if (child.unsupportedName === true) {
+            skipped.push({ path, reason: "unsupported_name", detail: "the name is not valid UTF-8" })
             continue
           }
-          if (isIgnored(scope, path, false)) {
+          if (protectionByName(path, stores) !== undefined) {
+            // `.git` (a directory, or a worktree's file) and the store: never in scope.
             ignored++
+            excluded.add(path)
             continue
+          }
+          if (child.stat.kind === "directory") {
+            if (isExcluded(scope, path, true)) {
+              ignored++
+              excluded.add(path)
+            } else if (BUILT_IN_SKIP.has(child.name)) {
+              ignored++
+              excluded.add(path)
+              skipped.push({
+                path,
+                reason: "skipped_directory",
+                detail: `${child.name} is on the built-in skip list`,
+              })
+            } else queue.push({ dir: path, rules: scope })
+            continue
+          }
+          if (isExcluded(scope, path, false)) {
+            ignored++
+            excluded.add(path)
+            continue
+          }
+          if (entries.size >= budget.maxFiles) {
+            // Counted per entry: a huge directory cannot take the whole budget and then some.
+            outOfBudget(
+              dir,
+              `file-count budget spent after ${entries.size} entries; the rest of this directory was not taken`,
+            )
+            break
           }
           // The listed entry is itself a ScannedPath: nothing is allocated per file here.
           entries.set(path as WorkspacePath, child)
@@ -222,5 +198,12 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
         onProgress?.({ directories, entries: entries.size })
       }
     }
-    return { entries, skipped, ignored } satisfies ScanResult
+    const outOfScope = (path: string): boolean | undefined => {
+      if (protectionByName(path, stores) !== undefined) return true
+      // Out of scope when the path or a directory above it was excluded; decided when its
+      // directory was listed; unknown otherwise.
+      for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
+      return listed.has(parentOf(path)) ? false : undefined
+    }
+    return { entries, skipped, ignored, outOfScope } satisfies ScanResult
   })

@@ -3,7 +3,8 @@
  * stores its pre-image itself (content in the artifact store, the record in the session stream),
  * so even a tool that reports no before-content can be undone. A path whose read fails is recorded
  * as unreadable, never as absent, so nothing later mistakes it for a file that did not exist.
- * Declared paths are tracked by every later capture of the session.
+ * Declared paths are tracked by every later capture of the session. A path the protection policy
+ * keeps (the store, `.git`, ignored paths) refuses the declaration whole.
  */
 import {
   type PreImage,
@@ -19,6 +20,7 @@ import { loadSession } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
+import { checkProtection } from "../workspace/protection.js"
 
 const preImageOf = (path: WorkspacePath) =>
   Effect.gen(function* () {
@@ -49,6 +51,17 @@ export const declareWriteIntent = (sessionId: SessionId, turnId: TurnId, paths: 
       return yield* refuse("invalid_input", `not workspace paths: ${invalid.join(", ")}`, invalid)
     }
     const unique = [...new Set(paths)] as Array<WorkspacePath>
+    // The protection policy: a pre-image promises a write back, and the store, `.git` and ignored
+    // paths are never written, so declaring one is refused whole (nothing stored or recorded).
+    const protectedPaths = yield* checkProtection(unique)
+    if (protectedPaths.size > 0) {
+      const list = [...protectedPaths.values()]
+      return yield* refuse(
+        "unsafe_files",
+        `refused to declare ${list.map((p) => p.message).join("; ")}; nothing was recorded`,
+        { protected: list },
+      )
+    }
     const entries: Array<{ path: WorkspacePath; preImage: PreImage }> = []
     for (const path of unique) entries.push({ path, preImage: yield* preImageOf(path) })
     const event = new WriteIntentDeclared({ turnId, entries })
