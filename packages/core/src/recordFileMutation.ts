@@ -29,7 +29,7 @@ import { appendDecided, loadSession } from "./loadSession.js"
 import { ArtifactStore } from "./ports/ArtifactStore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import type { SessionStore } from "./ports/SessionStore.js"
-import type { Workspace } from "./ports/Workspace.js"
+import { Workspace } from "./ports/Workspace.js"
 import { makeProtectionCheck } from "./workspace/protection.js"
 
 export interface FileMutationInput {
@@ -50,6 +50,7 @@ export interface FileMutationInput {
 export type FileMutationWarningReason =
   | "invalid_input"
   | "protected"
+  | "path_refused"
   | "unchanged"
   | "session_unavailable"
   | "turn_not_found"
@@ -88,6 +89,12 @@ const record = (input: FileMutationInput) =>
     const protection = yield* (yield* makeProtectionCheck())(path.right)
     if (Option.isSome(protection)) {
       return warn("protected", `no checkpoint for ${input.path}: ${protection.value.message}`)
+    }
+    // A path the workspace refuses (through a symlink, out of the root, too long once rooted) could
+    // never be written back: no checkpoint promises it.
+    const reachable = yield* Effect.either((yield* Workspace).stat(path.right))
+    if (Either.isLeft(reachable) && reachable.left._tag === "PathRefused") {
+      return warn("path_refused", `no checkpoint for ${input.path}: ${reachable.left.message}`)
     }
     if (typeof input.toolName !== "string" || input.toolName.length === 0) {
       return warn("invalid_input", "no checkpoint: the tool name is empty")

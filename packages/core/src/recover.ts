@@ -25,6 +25,7 @@ import {
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { hashContent } from "./contentHash.js"
+import { refuseProtected } from "./durableRestore.js"
 import { evaluateRewindTarget } from "./evaluateRewindTarget.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
 import {
@@ -288,6 +289,10 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         ...(version._tag === "present" && version.mode !== undefined ? { mode: version.mode } : {}),
       })
     }
+    // The protection policy holds for recovery too: continuing never writes the store, `.git` or
+    // an ignored path (a journal row is data; it may name anything). Rolling back only puts back
+    // what the operation found there.
+    if (resolution === "continue") yield* refuseProtected(writes.map((w) => w.path))
     const recordNeeded = resolution === "continue" && !op.recorded
     if (recordNeeded) {
       const problem = yield* cursorProblem(op.record)

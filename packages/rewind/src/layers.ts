@@ -9,8 +9,8 @@
  * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
  * ArtifactStore and OperationJournal.
  */
-import { existsSync, mkdirSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { existsSync, mkdirSync, realpathSync } from "node:fs"
+import { join, relative, resolve, sep } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
 import { SqliteArtifactStore, SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
@@ -30,6 +30,7 @@ import {
   layerForkWorkspaceRestore,
   layerPointArtifactCache,
   layerSessionStateCache,
+  StoreLocation,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { StoreMissing } from "./errors.js"
@@ -112,12 +113,39 @@ const ensureStoreDirectory = (dir: string, create: boolean) =>
   })
 
 /**
+ * Where the store directory lies inside the workspace root, as the protection policy needs it
+ * (`StoreLocation`): both resolved through symlinks, so a store reached by another spelling of the
+ * same place is still recognised. Empty when the store lies outside the root.
+ */
+export const storeLocationOf = (workspaceRoot: string, dir: string): ReadonlyArray<string> => {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p)
+    } catch {
+      return resolve(p)
+    }
+  }
+  const rel = relative(real(workspaceRoot), real(dir))
+  // The store is the root itself: its files are protected by name.
+  if (rel === "") return [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, ARTIFACTS_DIR]
+  if (rel === ".." || rel.startsWith(`..${sep}`) || resolve(rel) === rel) return []
+  return [rel.split(sep).join("/")]
+}
+
+/** The StoreLocation layer for a store directory (see `storeLocationOf`). */
+export const layerStoreLocation = (workspaceRoot: string, dir: string) =>
+  Layer.sync(StoreLocation, () => ({ directories: storeLocationOf(workspaceRoot, dir) }))
+
+/**
  * The embedded default layer. It also provides the adapter's `SqliteStore` service, which
  * `doctor` uses for SQLite's own integrity check.
  */
 export const layerEmbedded = (
   options: DefaultLayerOptions,
-): Layer.Layer<EngineServices | SessionStateCache | SqliteSessionStore.SqliteStore, DefaultOpenError> => {
+): Layer.Layer<
+  EngineServices | SessionStateCache | StoreLocation | SqliteSessionStore.SqliteStore,
+  DefaultOpenError
+> => {
   const dir = storeDirectory(options)
   const durability = options.durability ?? (options.sqlite?.synchronous === "FULL" ? "fsync" : "atomic")
   const legacyBlobs = join(dir, ARTIFACTS_DIR)
@@ -133,6 +161,7 @@ export const layerEmbedded = (
     layerBackgroundTasks,
     layerSessionStateCache(),
     layerPointArtifactCache(),
+    layerStoreLocation(options.workspaceRoot, dir),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
   return Layer.unwrapEffect(
     Effect.as(ensureStoreDirectory(dir, options.create ?? true), withEngineServices(stores)),

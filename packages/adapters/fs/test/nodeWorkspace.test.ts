@@ -15,7 +15,7 @@ import {
   rewindToCheckpoint,
   Workspace,
 } from "@rewind/core"
-import { expectRefusal, layerNoBackgroundTasks } from "@rewind/testkit"
+import { expectRefusal, injectCheckpoint, layerNoBackgroundTasks } from "@rewind/testkit"
 import { Effect, Either, Layer, Option } from "effect"
 import { FsArtifactStore, NodeWorkspace } from "../src/index.js"
 import { fingerprint, makeNodeFixture, tempDirectory } from "./fsFixture.js"
@@ -141,10 +141,12 @@ describe("node workspace", () => {
           after: "a1\n",
         })
         // A well-formed path that leads out through a symlink to a directory outside the root.
-        const evil = yield* record("vendor/secret.txt")
-        expect(evil.recorded).toBe(true)
-        const evilNew = yield* record("vendor/nested/new.txt")
-        expect(evilNew.recorded).toBe(true)
+        // Refused at the door (it could never be written back), but a record already in the store
+        // is data: restoring it must never leave the root either.
+        for (const path of ["vendor/secret.txt", "vendor/nested/new.txt"]) {
+          expect((yield* record(path)).recorded).toBe(false)
+          yield* injectCheckpoint({ sessionId: session.id, turnId, path, before: "x\n", after: "y\n" })
+        }
 
         const sentinel = yield* Effect.promise(() => fingerprint(outside))
         const inside = yield* Effect.promise(() => fingerprint(root))

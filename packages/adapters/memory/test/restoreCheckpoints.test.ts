@@ -343,7 +343,9 @@ describe("cascade", () => {
       const { turnId, messageId } = yield* userTurn(sessionId, "evil")
       yield* agentWrite(env, sessionId, turnId, "a.txt", "a1\n")
       const { recordFileMutation } = yield* Effect.promise(() => import("@rewind/core"))
+      const { injectCheckpoint } = yield* Effect.promise(() => import("@rewind/testkit"))
       for (const path of ["link/secret.txt", "rel/new.txt"]) {
+        // Refused at the door now (it could never be written back)...
         const r = yield* recordFileMutation({
           sessionId,
           turnId,
@@ -352,7 +354,9 @@ describe("cascade", () => {
           before: "x",
           after: "y",
         })
-        expect(r.recorded).toBe(true)
+        expect(r.recorded).toBe(false)
+        // ...but a record already in the store is data: restoring it must never reach outside.
+        yield* injectCheckpoint({ sessionId, turnId, path, before: "x", after: "y" })
       }
       const outsideBefore = JSON.stringify(env.fs.describe(OUTSIDE))
       const before = env.files()

@@ -44,6 +44,7 @@ import { SessionStore } from "../ports/SessionStore.js"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { issuePreviewToken, redeemPreviewToken } from "../previewTokens.js"
 import { checkProtection } from "../workspace/protection.js"
+import { checkSymlinkTarget } from "../workspaceConfinement.js"
 import {
   buildManifest,
   DEFAULT_CAPTURE_SETTINGS,
@@ -70,7 +71,19 @@ export interface PlannedChange {
 
 export interface RestoreConflict {
   readonly path: WorkspacePath
-  readonly reason: "not_a_regular_file" | "unreadable" | "content_missing"
+  /**
+   * `symlink_in_path`: a directory on the way is a symlink now, and nothing is written through a
+   * link (remove or replace the link first); `escaping_link`: the point holds a link whose target
+   * leads outside the root, which no restore creates; `content_corrupt`: the stored content does
+   * not hash to what the point recorded.
+   */
+  readonly reason:
+    | "not_a_regular_file"
+    | "unreadable"
+    | "content_missing"
+    | "symlink_in_path"
+    | "escaping_link"
+    | "content_corrupt"
   readonly detail: string
 }
 
@@ -257,6 +270,12 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
       if (protectedPaths.has(path)) continue
       const current = inspected.get(path)!
       if (Either.isLeft(current)) {
+        if (current.left._tag === "PathRefused" && current.left.reason === "symlink_in_path") {
+          // Through a link nothing is at this path in the tree: a tombstone holds already.
+          if (wanted.kind === "tombstone") unchanged++
+          else conflicts.push({ path, reason: "symlink_in_path", detail: current.left.message })
+          continue
+        }
         conflicts.push({ path, reason: "unreadable", detail: current.left.message })
         continue
       }
@@ -267,6 +286,17 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
       if (satisfied(current.right, wanted)) {
         unchanged++
         continue
+      }
+      if (wanted.kind === "link") {
+        // Checked as the workspace will check it when creating the link: an escaping target
+        // refuses in the preview, not half-way through the apply.
+        const leads = yield* Effect.either(
+          checkSymlinkTarget(path, path.split("/").slice(0, -1), wanted.target),
+        )
+        if (Either.isLeft(leads)) {
+          conflicts.push({ path, reason: "escaping_link", detail: leads.left.message })
+          continue
+        }
       }
       if (wanted.kind === "file" && (missing.has(wanted.hash) || !(yield* artifacts.has(wanted.hash)))) {
         missing.add(wanted.hash)
@@ -284,6 +314,33 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
         wanted,
       })
     }
+    // Every content the restore writes is read and verified now, so a corrupt blob refuses the
+    // preview rather than the apply; the apply writes these very bytes (preview = apply).
+    const contents = new Map<ContentHash, Uint8Array>()
+    const wantedHashes = [
+      ...new Set(changes.flatMap((c) => (c.wanted.kind === "file" ? [c.wanted.hash] : []))),
+    ]
+    const batch = yield* Effect.either(artifacts.getMany(wantedHashes))
+    if (Either.isRight(batch)) {
+      for (const [i, h] of wantedHashes.entries()) contents.set(h, batch.right[i]!)
+    } else {
+      for (const hash of wantedHashes) {
+        const one = yield* Effect.either(artifacts.get(hash))
+        if (Either.isRight(one)) {
+          contents.set(hash, one.right)
+          continue
+        }
+        for (const c of changes.filter((c) => c.wanted.kind === "file" && c.wanted.hash === hash)) {
+          conflicts.push({
+            path: c.path,
+            reason: one.left._tag === "ArtifactNotFound" ? "content_missing" : "content_corrupt",
+            detail: `content ${hash} cannot be used: ${one.left.message}`,
+          })
+        }
+      }
+      const bad = new Set(conflicts.map((c) => c.path))
+      changes.splice(0, changes.length, ...changes.filter((c) => !bad.has(c.path)))
+    }
     const planDigest = createHash("sha256")
       .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
       .digest("hex")
@@ -294,6 +351,7 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
       unchanged,
       planDigest,
       cache,
+      contents,
       protected: [...protectedPaths.values()],
     }
   })
@@ -353,15 +411,11 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const ids = yield* IdGenerator
     const operationId = (yield* ids.next("op")) as OperationId
 
-    // Every blob is read (in one batch) before anything is touched: a missing one refuses the whole restore.
+    // Every blob was read and verified by the plan, before anything is touched.
     const fileChanges = p.changes.filter((c) => c.wanted.kind === "file")
-    const blobs = yield* Effect.either(
-      artifacts.getMany(fileChanges.map((c) => (c.wanted as { readonly hash: ContentHash }).hash)),
+    const contents = new Map<WorkspacePath, Uint8Array>(
+      fileChanges.map((c) => [c.path, p.contents.get((c.wanted as { readonly hash: ContentHash }).hash)!]),
     )
-    if (Either.isLeft(blobs)) {
-      return yield* refuse("unavailable", `content for the restore cannot be read: ${blobs.left.message}`)
-    }
-    const contents = new Map<WorkspacePath, Uint8Array>(fileChanges.map((c, i) => [c.path, blobs.right[i]!]))
 
     // The rescue point: the current state of every path the restore will touch. The plan has just
     // looked at each: links and absent paths are known, and the files it read are stored from what

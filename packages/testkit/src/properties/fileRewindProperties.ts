@@ -14,6 +14,7 @@
  * The reference model is plain data: the checkpoints the scenario recorded (before/after text per
  * file), the workspace as it was before the rewind, and the rules of DESIGN §5 written out directly.
  */
+
 import { describe, expect, it } from "@effect/vitest"
 import type { CheckpointId, MessageId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
 import { UnrecoverableRewindError } from "@rewind/contracts"
@@ -45,6 +46,7 @@ import {
 import { Cause, Effect, Exit, FastCheck as fc, Layer, Option, type Scope } from "effect"
 import type { WorkspaceFixture } from "../conformance/workspaceFixture.js"
 import { makeFaultyWorkspace, type WorkspaceFault } from "../faultyWorkspace.js"
+import { injectCheckpoint } from "../injectCheckpoint.js"
 import { layerNoBackgroundTasks } from "../noBackgroundTasks.js"
 import { layerSteppingClock } from "../steppingClock.js"
 import { countScenarioOutcomes } from "./scenarioOutcomes.js"
@@ -373,19 +375,13 @@ const runScenario = (harness: FileRewindHarness, scenario: Scenario) =>
         })
       }
       if (scenario.escapeTurn === t) {
-        // A host reporting a write through a symlink that leads out of the root: the record is
-        // data; restoring it must never reach outside.
-        const result = yield* run(
-          recordFileMutation({
-            sessionId,
-            turnId,
-            path: ESCAPE_PATH,
-            toolName: "Write",
-            before: "EVIL\n",
-            after: "EVIL2\n",
-          }),
+        // A record of a write through a symlink that leads out of the root (recordFileMutation
+        // refuses one now; an older store or a damaged row may still hold it): the record is data,
+        // and restoring it must never reach outside.
+        const injected = yield* run(
+          injectCheckpoint({ sessionId, turnId, path: ESCAPE_PATH, before: "EVIL\n", after: "EVIL2\n" }),
         )
-        if (!result.recorded) return yield* Effect.dieMessage(`not recorded: ${result.warning.message}`)
+        const result = { checkpoint: injected }
         recorded.push({
           checkpointId: result.checkpoint.checkpointId,
           turn: t,
