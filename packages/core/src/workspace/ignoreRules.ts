@@ -51,7 +51,7 @@ export const IGNORE_FILE_LIMITS = {
   /**
    * Runs of `*` within one path segment of a pattern. A glob becomes a regular expression, and
    * each `*` a `[^/]*` that backtracks: with three in one segment a single 255-byte name took
-   * 1.9 s to test here, with two 57 ms. Real ignore files use one (babel's 105 files: never more).
+   * 1.9 s to test here, with two 57 ms. Real ignore files use one (babel's six ignore files: never more).
    */
   maxStarsPerSegment: 2,
   /** Runs of `*` (`**` included) in a whole pattern. */
@@ -294,6 +294,8 @@ export const makeRulesCache = () =>
 export type Exclusion =
   | { readonly by: "skip_list"; readonly directory: string }
   | { readonly by: "rules"; readonly rulesOf: string }
+  /** Inside a nested repository (a directory below the root holding `.git`): someone else's tree. */
+  | { readonly by: "nested_repository"; readonly directory: string }
 
 const parentOf = (path: string) => {
   const slash = path.lastIndexOf("/")
@@ -307,13 +309,19 @@ interface DirectoryState {
 }
 
 /**
- * Whether the ignore rules exclude `path` (a file, or a directory when `isDirectory`): its
- * directories are decided from the root down, each against the rules above it, and once per
+ * Whether the ignore rules exclude `path` (a file, or a directory when `isDirectory`), or a nested
+ * repository holds it (as the scan, which never enters one, decides): its directories are decided from the root down, each against the rules above it, and once per
  * checker (a plan of thousands of paths decides each directory once); then the path itself.
  */
 export const makeIgnoreCheck = () =>
   Effect.gen(function* () {
+    const workspace = yield* Workspace
     const rulesOf = yield* makeRulesCache()
+    // The scan never enters a nested repository; a restore must not write into one either.
+    const holdsRepository = (dir: string) =>
+      Effect.map(Effect.either(workspace.stat(`${dir}/.git` as WorkspacePath)), (s) =>
+        Either.isRight(s) ? Option.isSome(s.right) : false,
+      )
     const directories = new Map<string, DirectoryState>()
     const stateOf = (dir: string): Effect.Effect<DirectoryState> =>
       Effect.suspend(() => {
@@ -328,6 +336,8 @@ export const makeIgnoreCheck = () =>
             if (parent.excluded !== undefined) state = parent
             else if (BUILT_IN_SKIP.has(name))
               state = { excluded: { by: "skip_list", directory: dir }, stack: parent.stack }
+            else if (yield* holdsRepository(dir))
+              state = { excluded: { by: "nested_repository", directory: dir }, stack: parent.stack }
             else if (isExcluded(parent.stack, dir, true))
               state = {
                 excluded: { by: "rules", rulesOf: decidingRules(parent.stack, dir, true) },
