@@ -16,7 +16,12 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { MemorySessionStore } from "@rewind/adapter-memory"
 import { IdGenerators } from "@rewind/core"
-import { type SnapshotHarness, snapshotGcProperty, snapshotProperties } from "@rewind/testkit"
+import {
+  protectionProperties,
+  type SnapshotHarness,
+  snapshotGcProperty,
+  snapshotProperties,
+} from "@rewind/testkit"
 import { Layer } from "effect"
 import { FsArtifactStore, NodeWorkspace } from "../src/index.js"
 
@@ -59,6 +64,7 @@ const harness: SnapshotHarness = {
         symlinkSync(target, at(path))
       },
       remove: (path) => rmSync(at(path), { force: true }),
+      removeTree: (path) => rmSync(at(path), { force: true, recursive: true }),
       tree: () => tree(root),
       dispose: () => rmSync(base, { recursive: true, force: true }),
     }
@@ -67,3 +73,4 @@ const harness: SnapshotHarness = {
 
 snapshotProperties("fs", harness, { runs: 25 })
 snapshotGcProperty("fs", harness, { runs: 20 })
+protectionProperties("fs", harness, { runs: 30 })

@@ -1,6 +1,11 @@
 // The snapshot engine's properties on the memory adapters (workspace, artifacts, session store).
 import { IdGenerators } from "@rewind/core"
-import { type SnapshotHarness, snapshotGcProperty, snapshotProperties } from "@rewind/testkit"
+import {
+  protectionProperties,
+  type SnapshotHarness,
+  snapshotGcProperty,
+  snapshotProperties,
+} from "@rewind/testkit"
 import { Layer } from "effect"
 import { MemoryArtifactStore, MemoryFileSystem, MemorySessionStore, MemoryWorkspace } from "../src/index.js"
 
@@ -23,6 +28,9 @@ const harness: SnapshotHarness = {
       remove: (path) => {
         if (fs.node(at(path)) !== undefined) fs.remove(at(path))
       },
+      removeTree: (path) => {
+        if (fs.node(at(path)) !== undefined) fs.remove(at(path))
+      },
       tree: () =>
         new Map(
           fs
@@ -37,3 +45,4 @@ const harness: SnapshotHarness = {
 
 snapshotProperties("memory", harness)
 snapshotGcProperty("memory", harness)
+protectionProperties("memory", harness)

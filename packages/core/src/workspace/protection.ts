@@ -8,7 +8,8 @@
  * - `store`: Rewind's own store — any `.rewind` directory, and wherever the host's store directory
  *   lies inside the root (`StoreLocation`, supplied by the layer that knows where the store is);
  * - `vcs`: a `.git` directory or file at any depth (a worktree's or submodule's `.git` file too),
- *   and everything under one: another tool's history is never ours to write;
+ *   and everything under one: another tool's history is never ours to write; and the working files
+ *   of a nested repository (a directory below the root holding `.git`), which the scan never enters;
  * - `ignored`: what the ignore rules exclude (`ignoreRules.ts`), since rules apply both ways.
  *
  * The first two are decided from the path alone (`protectionByName`, no I/O); the third reads
@@ -91,14 +92,21 @@ export const makeProtectionCheck = () =>
         const exclusion = yield* ignored(path, isDirectory)
         return Option.map(
           exclusion,
-          (e): ProtectedPath => ({
-            path,
-            kind: "ignored",
-            message:
-              e.by === "skip_list"
-                ? `${path} is inside ${e.directory}, which Rewind never touches`
-                : `${path} is excluded by the ignore rules of ${e.rulesOf === "" ? "the workspace root" : e.rulesOf}`,
-          }),
+          (e): ProtectedPath =>
+            e.by === "nested_repository"
+              ? {
+                  path,
+                  kind: "vcs",
+                  message: `${path} is inside the nested repository ${e.directory}, which Rewind leaves alone`,
+                }
+              : {
+                  path,
+                  kind: "ignored",
+                  message:
+                    e.by === "skip_list"
+                      ? `${path} is inside ${e.directory}, which Rewind never touches`
+                      : `${path} is excluded by the ignore rules of ${e.rulesOf === "" ? "the workspace root" : e.rulesOf}`,
+                },
         )
       })
   })

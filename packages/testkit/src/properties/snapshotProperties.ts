@@ -36,6 +36,8 @@ export interface SnapshotHarness {
     readonly symlink: (path: string, target: string) => void
     /** Removes a file or symlink if present. */
     readonly remove: (path: string) => void
+    /** Removes whatever is at the path, a directory with everything under it included. */
+    readonly removeTree: (path: string) => void
     /** path → "file <mode octal> <content>" | "link <target>" for every non-directory entry. */
     readonly tree: () => Map<string, string>
     readonly dispose: () => void
