@@ -9,7 +9,7 @@ import type { PointCaptured, SessionId, TurnId, WorkspacePath } from "@rewind/co
 import { loadManifest } from "@rewind/core"
 import { injectCheckpoint } from "@rewind/testkit"
 import { openRewind, type Rewind } from "../src/index.js"
-import { type Sandbox, sandbox, value } from "./storeFixture.js"
+import { blobPath, type Sandbox, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 const write = (path: string, content: string | Buffer) => {
   fs.mkdirSync(join(path, ".."), { recursive: true })
@@ -226,6 +226,41 @@ describe("issue 21 items 1-3: a bad ignore file is refused and reported, the cap
         expect((s.detail ?? "").length).toBeLessThan(300)
         expect(s.detail ?? "").not.toContain("\u0000")
       }
+    })
+  })
+})
+
+describe("item 8: preview = apply for point restores", () => {
+  it("a point holding an escaping link, or content whose blob is corrupt, cannot apply: the preview says so", async () => {
+    const o = await open((b) => {
+      withBlobFiles(b)
+      write(join(b.root, "a.txt"), "a1\n")
+      write(join(b.root, "b.txt"), "b1\n")
+      fs.mkdirSync(join(b.root, "venv/bin"), { recursive: true })
+      // A virtualenv's interpreter link: absolute, out of the root.
+      fs.symlinkSync("/usr/bin/python3", join(b.root, "venv/bin/python"))
+    })
+    await using(o, async () => {
+      const point = await captured(o)
+      const manifest = await manifestOf(o, point)
+      expect(manifest.get("venv/bin/python" as WorkspacePath)?.kind).toBe("link")
+      fs.rmSync(join(o.box.root, "venv/bin/python"))
+      fs.writeFileSync(join(o.box.root, "a.txt"), "a2\n")
+      const aEntry = manifest.get("a.txt" as WorkspacePath)
+      if (aEntry?.kind !== "file") throw new Error("a.txt is not a file in the point")
+      // The blob of a.txt's captured content is damaged on disk.
+      fs.chmodSync(blobPath(join(o.box.root, ".rewind/artifacts"), aEntry.hash), 0o644)
+      fs.writeFileSync(blobPath(join(o.box.root, ".rewind/artifacts"), aEntry.hash), "garbage")
+      const preview = value(await o.rewind.previewPointRestore(o.sessionId, point.pointId))
+      expect(preview.canApply).toBe(false)
+      expect(preview.token).toBeUndefined()
+      expect(preview.conflicts.map((c) => [c.path, c.reason]).sort()).toEqual([
+        ["a.txt", "content_corrupt"],
+        ["venv/bin/python", "escaping_link"],
+      ])
+      // Nothing was written by the preview.
+      expect(fs.readFileSync(join(o.box.root, "a.txt"), "utf8")).toBe("a2\n")
+      expect(fs.existsSync(join(o.box.root, "venv/bin/python"))).toBe(false)
     })
   })
 })
