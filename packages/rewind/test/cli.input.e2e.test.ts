@@ -4,7 +4,7 @@
  * a pipe or with NO_COLOR set (item 17, first half).
  */
 import { execFile } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -57,6 +57,10 @@ describe("rewind CLI input (built binary)", { timeout: 240_000 }, () => {
     expect(empty.stderr).toContain('--path "": a workspace path must not be empty')
     const dotted = await cli(["capture", "--path", "./d//e.txt", "--json"], root)
     expect(dotted.code).toBe(0)
+    // Nor is any other path: `--dir=v` keeps a trailing space (the parser trims such an argument).
+    expect((await cli(["init", `--dir=${join(root, "store ")}`], root)).code).toBe(0)
+    expect(existsSync(join(root, "store ", "rewind.db"))).toBe(true)
+    expect(existsSync(join(root, "store"))).toBe(false)
     for (const bad of ["../x", "/etc/passwd"]) {
       const refused = await cli(["capture", "--path", bad], root)
       expect(refused.code, bad).toBe(3)

@@ -41,10 +41,18 @@ const report = (failure: CliFailure, json: boolean) => {
   }
 }
 
-/** Options whose values are paths: quoted for the parser, so it can neither trim nor drop them. */
+/** Repeated options whose values are paths: quoted for the parser, so it can neither trim nor drop them. */
 const PATH_OPTIONS = new Set(["--path"])
+/**
+ * Single-valued path options: only split when written `--dir=v`, because the parser trims such an
+ * argument as a whole (a trailing space of the value would go); a separate value is kept as is.
+ */
+const SPLIT_OPTIONS = new Set(["--dir", "--workspace"])
 
-/** `argv` with every path option's value JSON-quoted (`--path=v` split into `--path`, `"v"`). */
+/**
+ * `argv` with every `--path` value JSON-quoted (`--path=v` split into `--path`, `"v"`) and every
+ * `--dir=v` / `--workspace=v` split into two arguments.
+ */
 export const quotePathValues = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
@@ -54,8 +62,11 @@ export const quotePathValues = (argv: ReadonlyArray<string>): ReadonlyArray<stri
       break
     }
     const eq = arg.indexOf("=")
-    if (arg.startsWith("--") && eq > 0 && PATH_OPTIONS.has(arg.slice(0, eq))) {
-      out.push(arg.slice(0, eq), JSON.stringify(arg.slice(eq + 1)))
+    const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : undefined
+    if (name !== undefined && PATH_OPTIONS.has(name)) {
+      out.push(name, JSON.stringify(arg.slice(eq + 1)))
+    } else if (name !== undefined && SPLIT_OPTIONS.has(name)) {
+      out.push(name, arg.slice(eq + 1))
     } else if (PATH_OPTIONS.has(arg) && i + 1 < argv.length) {
       out.push(arg, JSON.stringify(argv[++i]!))
     } else {
