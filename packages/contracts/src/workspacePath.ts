@@ -31,3 +31,25 @@ export type WorkspacePath = typeof WorkspacePath.Type
 
 /** Why a string is not a valid workspace path, or undefined when it is one. */
 export const workspacePathProblem = describeProblem
+
+/**
+ * A path as a host or a person writes it, made into the form `WorkspacePath` requires: empty and
+ * `.` segments dropped (`./a.txt`, `a//b`, `a/` become `a.txt`, `a/b`, `a`). Nothing else changes:
+ * no trimming (` a.txt` is a legal name), and `..`, absolute paths, `\` and control characters are
+ * left in place so `WorkspacePath` refuses them with its own message. A path that would normalise
+ * to nothing (`.`, `./`) is returned as given, for the same reason.
+ */
+export const normaliseWorkspacePath = (p: string): string => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: such a path is refused, not normalised
+  if (p.startsWith("/") || /^[A-Za-z]:/.test(p) || p.includes("\\") || /[\u0000-\u001f\u007f]/.test(p))
+    return p
+  const segments = p.split("/").filter((s) => s !== "" && s !== ".")
+  return segments.length === 0 ? p : segments.join("/")
+}
+
+/** A `WorkspacePath` decoded from what a host gives: normalised first, then checked. */
+export const WorkspacePathFromHost = Schema.transform(Schema.String, WorkspacePath, {
+  strict: true,
+  decode: normaliseWorkspacePath,
+  encode: (p) => p,
+})

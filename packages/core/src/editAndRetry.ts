@@ -9,7 +9,9 @@
  * with the new text.
  *
  * `retryTurn` re-asks the question of the last reply: the original input is read before the cut,
- * the conversation goes back to that question, and the same text starts a new turn.
+ * the conversation goes back to that question, and the same text starts a new turn. Only the last
+ * turn's reply can be retried: while the last question still awaits its reply it refuses
+ * `not_last_turn` and changes nothing.
  */
 import { type CheckpointId, type Message, type MessageId, refuse, type SessionId } from "@rewind/contracts"
 import { Effect } from "effect"
@@ -131,6 +133,15 @@ export const retryTurn = (input: RetryTurnInput) =>
     const original = question === undefined ? undefined : state.messages.get(question)
     if (original === undefined) {
       return yield* refuse("not_found", `the question of reply ${lastReply.id} is not in the session`)
+    }
+    // A newer question still waiting for its reply: retrying the older reply would cut that
+    // question from the branch, which is not what "retry" means.
+    const lastQuestion = lastUserMessage(state)
+    if (lastQuestion !== undefined && lastQuestion.id !== original.id) {
+      return yield* refuse(
+        "not_last_turn",
+        `only the last turn's reply can be retried, and the last turn (question ${lastQuestion.id}) has no reply yet; nothing was changed`,
+      )
     }
     // Resolved before the cut: after it, the question is no longer on the active branch.
     const text = messageText(state, original)

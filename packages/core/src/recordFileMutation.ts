@@ -21,11 +21,11 @@ import {
   VersionConflict,
   WorkspacePath,
 } from "@rewind/contracts"
-import { Cause, Effect, Either, Option, Schema } from "effect"
+import { Cause, Data, Effect, Either, Option, Schema } from "effect"
 import { diffMutation } from "./checkpointContent.js"
 import { sameBytes, toBytes } from "./contentHash.js"
 import { FileRewindSettings } from "./fileRewindSettings.js"
-import { appendDecided, loadSession } from "./loadSession.js"
+import { appendDecided, loadSession, retryOnVersionConflict } from "./loadSession.js"
 import { ArtifactStore } from "./ports/ArtifactStore.js"
 import { IdGenerator } from "./ports/IdGenerator.js"
 import type { SessionStore } from "./ports/SessionStore.js"
@@ -72,8 +72,10 @@ const warn = (reason: FileMutationWarningReason, message: string): FileMutationR
   warning: { reason, message },
 })
 
-// Parallel tool results of one turn race for the same stream; a conflict is retried on a fresh load.
-const MAX_APPEND_ATTEMPTS = 8
+/** An append the store refused for another reason than a conflict: not retried. */
+class StoreRefused extends Data.TaggedError("StoreRefused")<{
+  readonly error: { readonly message: string }
+}> {}
 
 const validMode = (mode: number | undefined): mode is number =>
   mode !== undefined && Number.isInteger(mode) && mode >= 0 && mode <= 0o7777
@@ -135,7 +137,8 @@ const record = (input: FileMutationInput) =>
 
     const ids = yield* IdGenerator
     const checkpointId = (yield* ids.next("ckpt")) as CheckpointId
-    for (let attempt = 1; ; attempt++) {
+    // Parallel tool results of one turn race for the same stream: each attempt re-reads it.
+    const attempt = Effect.gen(function* () {
       const state = yield* loadSession(input.sessionId)
       const turn = state.turns.get(input.turnId)
       if (turn === undefined) {
@@ -157,16 +160,30 @@ const record = (input: FileMutationInput) =>
         linesAdded: diff.linesAdded,
         linesRemoved: diff.linesRemoved,
       })
-      const appended = yield* Effect.either(
-        appendDecided(state, input.sessionId, [new CheckpointCreated({ checkpoint })]),
+      return yield* appendDecided(state, input.sessionId, [new CheckpointCreated({ checkpoint })]).pipe(
+        Effect.as<FileMutationResult>({ recorded: true, checkpoint }),
+        // Only a conflict is worth another attempt; any other refusal of the store is the answer.
+        Effect.catchIf(
+          (error) => !(error instanceof VersionConflict),
+          (error) => Effect.fail(new StoreRefused({ error })),
+        ),
       )
-      if (Either.isRight(appended)) return { recorded: true, checkpoint } satisfies FileMutationResult
-      if (appended.left instanceof VersionConflict && attempt < MAX_APPEND_ATTEMPTS) continue
-      return warn(
-        "checkpoint_not_stored",
-        `no checkpoint for ${input.path}: the session store refused it (${appended.left.message})`,
-      )
-    }
+    })
+    return yield* retryOnVersionConflict(attempt).pipe(
+      Effect.catchIf(
+        (error): error is VersionConflict | StoreRefused =>
+          error instanceof VersionConflict || error instanceof StoreRefused,
+        (error) => {
+          const message = error instanceof StoreRefused ? error.error.message : error.message
+          return Effect.succeed(
+            warn(
+              "checkpoint_not_stored",
+              `no checkpoint for ${input.path}: the session store refused it (${message})`,
+            ),
+          )
+        },
+      ),
+    )
   })
 
 /**

@@ -147,4 +147,25 @@ describe("retryTurn", () => {
       expect(yield* userTexts(sessionId)).toEqual(["first question", "second question"])
     }).pipe(Effect.provide(env.layer()))
   })
+
+  it.effect(
+    "refuses while the last question still awaits its reply, cutting nothing (issue 21 item 16)",
+    () => {
+      const env = makeEnv()
+      return Effect.gen(function* () {
+        const { sessionId } = yield* setup(env)
+        const t3 = yield* userTurn(sessionId, "third question, no reply yet")
+        const before = activeBranch(yield* loadSession(sessionId))
+        yield* expectRefusal(retryTurn({ sessionId }), "not_last_turn")
+        const after = activeBranch(yield* loadSession(sessionId))
+        expect(after).toEqual(before)
+        expect(after.at(-1)).toBe(t3.messageId)
+        expect(yield* userTexts(sessionId)).toEqual([
+          "first question",
+          "second question",
+          "third question, no reply yet",
+        ])
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
 })

@@ -15,14 +15,13 @@ import {
   type SessionEvent,
   type SessionId,
   type TurnId,
-  VersionConflict,
   WorkspaceRewound,
 } from "@rewind/contracts"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Effect } from "effect"
 import { lastActiveMessage } from "../activeBranch.js"
 import { branchView } from "../branchView.js"
 import type { FileOutcome } from "../journaledWrites.js"
-import { appendDecided, loadSession } from "../loadSession.js"
+import { appendDecided, loadSession, retryOnVersionConflict } from "../loadSession.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import type { SessionState } from "../sessionState.js"
 
@@ -136,26 +135,26 @@ export const workspaceRewound = (
     true,
   )
 
-// Another writer may append while files are being written: a conflict is retried on a fresh load.
-const MAX_ATTEMPTS = 5
-
-/** Appends events decided on the freshest state, retrying when another writer got there first. */
+/**
+ * Appends events decided on the freshest state, retrying (`retryOnVersionConflict`) when another
+ * writer got there first: another writer may append while files are being written.
+ */
 export const appendFresh = <E, R>(
   sessionId: SessionId,
   decide: (state: SessionState) => Effect.Effect<ReadonlyArray<SessionEvent>, E, R>,
   /** A state already loaded: tried first, and the session is reloaded only on a conflict. */
   loaded?: SessionState,
-) =>
-  Effect.gen(function* () {
-    for (let attempt = 1; ; attempt++) {
-      const state = attempt === 1 && loaded !== undefined ? loaded : yield* loadSession(sessionId)
+) => {
+  let first = loaded
+  return retryOnVersionConflict(
+    Effect.gen(function* () {
+      const state = first ?? (yield* loadSession(sessionId))
+      first = undefined
       const events = yield* decide(state)
-      const appended = yield* Effect.either(appendDecided(state, sessionId, events))
-      if (Either.isRight(appended)) return appended.right
-      if (appended.left instanceof VersionConflict && attempt < MAX_ATTEMPTS) continue
-      return yield* Effect.fail(appended.left)
-    }
-  })
+      return yield* appendDecided(state, sessionId, events)
+    }),
+  )
+}
 
 /**
  * Records that a file rewind failed (DESIGN §4: an `unavailable` outcome). Best effort: if the

@@ -22,7 +22,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Cause, Clock, Effect, Either, Fiber, Option } from "effect"
-import { loadSession } from "../loadSession.js"
+import { loadSession, retryOnVersionConflict } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
@@ -427,9 +427,9 @@ export const capturePoint = (
   turnId: TurnId,
   options: CaptureOptions = {},
 ): Effect.Effect<CaptureOutcome, never, Workspace | ArtifactStore | SessionStore> =>
-  captureOnce(sessionId, turnId, options).pipe(
-    // A racing capture of the same turn may have won: find its point rather than report failure.
-    Effect.catchTag("VersionConflict", () => captureOnce(sessionId, turnId, options)),
+  // Another writer may have appended meanwhile (a racing capture of the same turn may even have
+  // won): each attempt re-reads the index, finds that point or records its own.
+  retryOnVersionConflict(captureOnce(sessionId, turnId, options)).pipe(
     Effect.catchAllCause((cause) =>
       Effect.succeed<CaptureOutcome>({
         _tag: "NotCaptured",

@@ -39,6 +39,8 @@ export const yellow = colour("33")
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes to measure width
 const ANSI = /\x1b\[[0-9;]*m/g
 const width = (s: string) => s.replace(ANSI, "").length
+/** Text without its ANSI style codes (SGR sequences), for a stream that is not a colour terminal. */
+export const stripAnsi = (s: string) => s.replace(ANSI, "")
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {

@@ -6,7 +6,14 @@
  */
 import { randomBytes } from "node:crypto"
 import { Args, Command, Options } from "@effect/cli"
-import { type PointCaptured, PointId, type SessionId, TurnId, workspacePathProblem } from "@rewind/contracts"
+import {
+  normaliseWorkspacePath,
+  type PointCaptured,
+  PointId,
+  type SessionId,
+  TurnId,
+  workspacePathProblem,
+} from "@rewind/contracts"
 import { Effect, Option, Schema } from "effect"
 import type { Rewind } from "../openRewind.js"
 import type { DiffSide } from "../pointDiff.js"
@@ -56,18 +63,54 @@ const manualTurnId = (): TurnId => {
   return `manual-${stamp}-${randomBytes(3).toString("hex")}` as TurnId
 }
 
-/** The session to capture into: `--session`, the newest, or (in an empty store) a new one. */
-const captureSession = (rewind: Rewind, out: Output, session: Option.Option<SessionId>) =>
+/**
+ * A `--path` value as the user typed it: `runCli` hands path values to the parser JSON-quoted so
+ * it cannot trim or drop them (see app.ts), and they are normalised here (`./a` → `a`), never
+ * trimmed: ` lead.txt` is a legal name.
+ */
+const pathValue = (raw: string): string => {
+  let value = raw
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    if (typeof parsed === "string") value = parsed
+  } catch {
+    // Not quoted: the command was run without runCli's quoting; the value is as given.
+  }
+  return normaliseWorkspacePath(value)
+}
+
+/**
+ * The id of the session `capture` creates in an empty store. Fixed, so captures racing on an empty
+ * store (several processes at once) all create, or find, the same one: the store admits one
+ * `SessionCreated` per id (the first append at version 0 wins), and the others use it.
+ */
+export const CLI_CAPTURE_SESSION_ID = "ses_rewind_cli_captures" as SessionId
+
+/** The session to capture into: `--session`, the newest, or (in an empty store) the CLI's own. */
+export const captureSession = (rewind: Rewind, out: Output, session: Option.Option<SessionId>) =>
   Effect.gen(function* () {
     if (Option.isSome(session)) return session.value
     const all = yield* call(() => rewind.listSessions())
     if (all[0] !== undefined) return all[0].sessionId
-    const created = yield* expect(() =>
-      rewind.createSession({ title: "rewind CLI captures", cwd: rewind.workspaceRoot }),
+    const created = yield* call(() =>
+      rewind.createSession({
+        sessionId: CLI_CAPTURE_SESSION_ID,
+        title: "rewind CLI captures",
+        cwd: rewind.workspaceRoot,
+      }),
     )
-    yield* out.record("session_created", { sessionId: created.id, title: created.title })
-    yield* out.human(dim(`the store had no session: created ${created.id} for captures`))
-    return created.id
+    // Refused `conflict`: another capture created it between our read and our append.
+    if (!created.ok) {
+      if (created.refusal.kind === "conflict") return CLI_CAPTURE_SESSION_ID
+      return yield* new CliFailure({
+        code: ExitCode.failed,
+        message: created.refusal.message,
+        reason: created.refusal.kind,
+      })
+    }
+    yield* out.record("session_created", { sessionId: created.value.id, title: created.value.title })
+    yield* out.human(dim(`the store had no session: created ${created.value.id} for captures`))
+    return created.value.id
   })
 
 export const capture = Command.make(
@@ -88,15 +131,20 @@ export const capture = Command.make(
     ),
   },
   (o) => {
-    const bad = o.paths.find((p) => workspacePathProblem(p) !== undefined)
-    if (bad !== undefined) return usage(`--path ${bad}: ${workspacePathProblem(bad)}`)
+    const paths = o.paths.map(pathValue)
+    const bad = paths.find((p) => workspacePathProblem(p) !== undefined)
+    if (bad !== undefined) {
+      // Quoted only when the bare value would hide what is wrong with it (nothing, or spaces at an end).
+      const shown = bad.length > 0 && bad.trim() === bad ? bad : JSON.stringify(bad)
+      return usage(`--path ${shown}: ${workspacePathProblem(bad)}`)
+    }
     return withRewind(o, false, (rewind, out) =>
       Effect.gen(function* () {
         const sessionId = yield* captureSession(rewind, out, o.session)
         const turnId = Option.getOrElse(o.turn, manualTurnId)
         const bar = out.captureBar()
         const result = yield* call(() =>
-          rewind.capturePoint(sessionId, turnId, { declaredPaths: o.paths, onProgress: bar.update }),
+          rewind.capturePoint(sessionId, turnId, { declaredPaths: paths, onProgress: bar.update }),
         ).pipe(Effect.ensuring(Effect.sync(bar.done)))
         if (result._tag === "NotCaptured") {
           return yield* new CliFailure({

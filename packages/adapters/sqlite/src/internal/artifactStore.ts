@@ -35,6 +35,7 @@ import {
 import type Database from "better-sqlite3"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
 import type { CompressionThread, Encoded } from "./compressionThread.js"
+import { Busy, isBusy, retryBusy } from "./sqliteErrors.js"
 
 /** Rows per page of `list`. */
 const PAGE = 1_000
@@ -59,6 +60,11 @@ export interface SqliteConnection {
   readonly compression?: CompressionThread
   /** Told how many bytes each put wrote (the store's checkpoints follow the WAL's growth). */
   readonly noteWritten?: (bytes: number) => void
+  /**
+   * How long a call waits in all for another connection's lock. SQLite itself waits only briefly
+   * (its wait blocks the event loop); the rest is waited between attempts (`retryBusy`).
+   */
+  readonly busyTimeoutMillis?: number
 }
 
 const asBytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
@@ -134,8 +140,18 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     ),
   }
 
+  // A statement that found the database locked is retried as a whole (a `BEGIN IMMEDIATE`
+  // transaction fails before it writes anything), asynchronously, within the busy budget.
   const run = <A>(operation: string, body: () => A) =>
-    exclusive(Effect.try({ try: body, catch: storeError(operation) }))
+    retryBusy(
+      exclusive(
+        Effect.try({
+          try: body,
+          catch: (cause) => (isBusy(cause) ? new Busy({ operation, cause }) : storeError(operation)(cause)),
+        }),
+      ),
+      connection.busyTimeoutMillis,
+    ).pipe(Effect.catchTag("StoreError", (error) => Effect.fail(storeError(operation)(error.cause ?? error))))
 
   const checked = requireContentHash
 

@@ -18,6 +18,9 @@ import { ImmediateSqliteDialect } from "./dialect.js"
 import { latestVersion, migrationProvider, REWIND_APPLICATION_ID, type StoreMigration } from "./migrations.js"
 import { Busy, isBusy, isCorrupt, retryBusy, toStoreError } from "./sqliteErrors.js"
 
+/** The longest a statement waits synchronously (inside SQLite) for another connection's lock. */
+export const SYNC_BUSY_WAIT_MILLIS = 20
+
 export const MEMORY_PATH = ":memory:"
 /** With idle checkpoints, a commit still checkpoints once the WAL passes this many pages (64 MiB of 4 KiB pages). */
 export const WAL_BACKSTOP_PAGES = 16_384
@@ -265,10 +268,18 @@ export const openDatabase = (
               ? new Busy({ operation: "open", cause })
               : toStoreError(`pragma ${pragma}`, cause, location),
         }),
+        options.busyTimeoutMillis,
       )
 
-    yield* setPragma(`busy_timeout = ${options.busyTimeoutMillis}`)
-    const info = yield* retryBusy(readStoreInfo(db, location, latest, options.integrityCheckOnOpen))
+    // SQLite's busy wait is synchronous: it blocks the event loop, so another connection of this
+    // process (a second openRewind on the same store) could not finish its transaction and free
+    // the lock. Each statement waits at most SYNC_BUSY_WAIT_MILLIS; the rest of the configured
+    // busy timeout is waited asynchronously between attempts (retryBusy).
+    yield* setPragma(`busy_timeout = ${Math.min(options.busyTimeoutMillis, SYNC_BUSY_WAIT_MILLIS)}`)
+    const info = yield* retryBusy(
+      readStoreInfo(db, location, latest, options.integrityCheckOnOpen),
+      options.busyTimeoutMillis,
+    )
     const pending = migrations.filter((m) => m.version > info.userVersion)
 
     const backupPath =
@@ -290,7 +301,9 @@ export const openDatabase = (
     }
 
     const migrationsApplied =
-      pending.length > 0 ? yield* retryBusy(migrateStore(kysely, location, migrations)) : []
+      pending.length > 0
+        ? yield* retryBusy(migrateStore(kysely, location, migrations), options.busyTimeoutMillis)
+        : []
     const schemaVersion = Number(yield* setPragma("user_version"))
     if (schemaVersion !== latest) {
       return yield* new StoreError({
@@ -301,7 +314,8 @@ export const openDatabase = (
     const settings: ConnectionSettings = {
       journalMode: String(yield* setPragma("journal_mode")),
       synchronous: SYNCHRONOUS_NAMES[Number(yield* setPragma("synchronous"))] ?? "unknown",
-      busyTimeoutMillis: Number(yield* setPragma("busy_timeout")),
+      // The budget a busy write waits in all (synchronously at most SYNC_BUSY_WAIT_MILLIS of it).
+      busyTimeoutMillis: options.busyTimeoutMillis,
       foreignKeys: Number(yield* setPragma("foreign_keys")) === 1,
     }
     const idleCheckpointMillis = location === MEMORY_PATH ? 0 : options.idleCheckpointMillis

@@ -1,11 +1,11 @@
 /**
  * What a better-sqlite3 failure means for the store: busy (another process holds the lock: worth
  * retrying), corrupt (the file cannot be trusted), or anything else (a plain StoreError). Also the
- * retry policy for busy failures that outlast SQLite's own busy timeout.
+ * retry policy for busy failures: a short synchronous wait inside SQLite, the rest asynchronous.
  */
 import { StoreError } from "@rewind/contracts"
 import Database from "better-sqlite3"
-import { Clock, Data, Duration, Effect } from "effect"
+import { Clock, Data, Duration, Effect, Schedule } from "effect"
 
 export const sqliteCode = (error: unknown): string | undefined =>
   error instanceof Database.SqliteError ? error.code : undefined
@@ -40,34 +40,48 @@ export const toStoreError = (operation: string, error: unknown, location?: strin
   })
 
 // The wait between attempts is real time whatever Clock the caller runs with: it waits for
-// another OS process, and a test clock that never advances must not turn contention into a hang.
+// another connection, and a test clock that never advances must not turn contention into a hang.
 const liveClock = Clock.make()
 
+/** The busy budget when the caller has no configured one (SqliteStoreOptions' default). */
+const DEFAULT_BUSY_BUDGET_MILLIS = 5_000
+
 /**
- * Retries an operation that failed with Busy: SQLite already waited `busyTimeout` inside each
- * attempt, so a few more attempts with growing, jittered pauses are enough before giving up.
+ * Between attempts: growing pauses from 5 ms, capped at 100 ms, jittered through the Random
+ * service, until the budget has passed.
+ */
+const busySchedule = (budgetMillis: number) =>
+  Schedule.exponential("5 millis").pipe(
+    Schedule.union(Schedule.spaced("100 millis")),
+    Schedule.jittered,
+    Schedule.upTo(Duration.millis(budgetMillis)),
+  )
+
+/**
+ * Retries an operation that failed with Busy. SQLite waits only briefly inside each attempt (the
+ * connection's busy_timeout is short, see openDatabase.ts, because that wait blocks the event
+ * loop); the rest of the budget (the configured busy timeout) is waited here, asynchronously, so
+ * another connection in this process can finish meanwhile. Then a StoreError.
  */
 export const retryBusy = <A, E, R>(
   effect: Effect.Effect<A, E | Busy, R>,
-  attempts = 4,
-): Effect.Effect<A, E | StoreError, R> => {
-  const loop = (attempt: number): Effect.Effect<A, E | StoreError, R> =>
+  budgetMillis: number = DEFAULT_BUSY_BUDGET_MILLIS,
+): Effect.Effect<A, E | StoreError, R> =>
+  Effect.clockWith((callerClock) =>
+    Effect.retry(Effect.withClock(effect, callerClock), {
+      schedule: busySchedule(budgetMillis),
+      while: (error) => error instanceof Busy,
+    }).pipe(Effect.withClock(liveClock)),
+  ).pipe(
     Effect.catchIf(
-      effect,
       (error): error is Busy => error instanceof Busy,
       (busy) =>
-        attempt >= attempts
-          ? Effect.fail(
-              new StoreError({
-                operation: busy.operation,
-                message: `the store stayed locked by another connection through ${attempts} attempts; try again later`,
-                cause: busy.cause,
-              }),
-            )
-          : Effect.sleep(Duration.millis(Math.round(25 * 2 ** attempt * (0.5 + Math.random())))).pipe(
-              Effect.withClock(liveClock),
-              Effect.zipRight(Effect.suspend(() => loop(attempt + 1))),
-            ),
-    )
-  return loop(1)
-}
+        Effect.fail(
+          new StoreError({
+            operation: busy.operation,
+            message: `the store stayed locked by another connection for ${budgetMillis} ms; try again later`,
+            cause: busy.cause,
+          }),
+        ),
+    ),
+  )

@@ -221,23 +221,38 @@ export const makeStoreService = (
                     : storeError(operation)(error),
             }),
           ),
+          opened.settings.busyTimeoutMillis,
         ),
 
+      // A read rarely finds the database locked (WAL), but SQLite's own wait is short: retried.
       query: (operation, expected, run) =>
-        exclusive(
-          Effect.try({
-            try: run,
-            catch: (error) => (expected(error) ? error : storeError(operation)(error)),
-          }).pipe(
-            Effect.flatMap((value) =>
-              value instanceof Promise
-                ? Effect.tryPromise({
-                    try: () => value,
-                    catch: (error) => (expected(error) ? error : storeError(operation)(error)),
-                  })
-                : Effect.succeed(value),
+        retryBusy(
+          exclusive(
+            Effect.try({
+              try: run,
+              catch: (error) =>
+                expected(error)
+                  ? error
+                  : isBusy(error)
+                    ? new Busy({ operation, cause: error })
+                    : storeError(operation)(error),
+            }).pipe(
+              Effect.flatMap((value) =>
+                value instanceof Promise
+                  ? Effect.tryPromise({
+                      try: () => value,
+                      catch: (error) =>
+                        expected(error)
+                          ? error
+                          : isBusy(error)
+                            ? new Busy({ operation, cause: error })
+                            : storeError(operation)(error),
+                    })
+                  : Effect.succeed(value),
+              ),
             ),
           ),
+          opened.settings.busyTimeoutMillis,
         ),
     }
 
@@ -245,7 +260,13 @@ export const makeStoreService = (
       sessionStore: makeSqlSessionStore(backend),
       rebuildProjections: rebuildProjections(backend),
       operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
-      artifactStore: makeSqliteArtifactStore({ db, exclusive, compression, noteWritten }),
+      artifactStore: makeSqliteArtifactStore({
+        db,
+        exclusive,
+        compression,
+        noteWritten,
+        busyTimeoutMillis: opened.settings.busyTimeoutMillis,
+      }),
       integrityCheck: exclusive(
         Effect.try({
           try: () => {

@@ -1,0 +1,417 @@
+/**
+ * The facade's door: one Schema per argument of every facade method, and the check every call goes
+ * through before anything runs. A host in plain JavaScript can pass anything (a symbol for an id,
+ * `null` for an input object, a string where a list belongs); such a call answers `invalid_input`
+ * naming the argument and the field, and the engine never sees the value.
+ *
+ * Invariants:
+ * - nothing is defaulted silently: an out-of-range number, an unknown capture setting or a
+ *   `declaredPaths` that is not a list is refused, never replaced by a default;
+ * - nothing is trimmed; host paths are normalised by `WorkspacePathFromHost` only (`./a` → `a`);
+ * - the check itself never throws: a hostile object (a throwing getter, a Proxy) is refused too;
+ * - the values handed on are the decoded ones (unknown keys of input objects dropped).
+ */
+import {
+  CheckpointId,
+  CommandId,
+  ContentHash,
+  FileRewindPreview,
+  MessageId,
+  MessageStatus,
+  OperationId,
+  PartKind,
+  PointId,
+  RewindScope,
+  SessionId,
+  SessionKind,
+  TraceId,
+  TurnId,
+  Visibility,
+  WorkspacePathFromHost,
+} from "@rewind/contracts"
+import { Either, ParseResult, Schema } from "effect"
+
+/** Longest message an `invalid_input` answer carries: a 10 MB wrong value must not be echoed. */
+const MAX_MESSAGE_CHARS = 400
+/** JSON data (a part's `data`) nested deeper than this is refused rather than walked. */
+const MAX_DATA_DEPTH = 256
+
+/** Plain JSON data, checked without recursion so a deeply nested value cannot overflow the stack. */
+const isJsonData = (value: unknown): boolean => {
+  const stack: Array<{ readonly value: unknown; readonly depth: number }> = [{ value, depth: 0 }]
+  const seen = new Set<object>()
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop()!
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false
+      continue
+    }
+    if (typeof v !== "object" || depth >= MAX_DATA_DEPTH || seen.has(v)) return false
+    seen.add(v)
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push({ value: item, depth: depth + 1 })
+      continue
+    }
+    const proto = Object.getPrototypeOf(v)
+    if (proto !== Object.prototype && proto !== null) return false
+    if (Object.getOwnPropertySymbols(v).length > 0) return false
+    for (const item of Object.values(v)) stack.push({ value: item, depth: depth + 1 })
+  }
+  return true
+}
+
+// The `arbitrary` annotations let tests generate valid values from these Schemas (the fuzz target).
+const JsonData = Schema.declare((u): u is unknown => isJsonData(u), {
+  identifier: "JsonData",
+  message: () =>
+    `plain JSON data (null, booleans, strings, finite numbers, arrays and plain objects, nested at most ${MAX_DATA_DEPTH} deep, no cycles)`,
+  arbitrary: () => (fc) => fc.jsonValue({ maxDepth: 3 }),
+})
+
+const AFunction = Schema.declare(
+  (u): u is (...args: ReadonlyArray<never>) => unknown => typeof u === "function",
+  {
+    identifier: "Function",
+    message: () => "a function",
+    arbitrary: () => (fc) => fc.constant(() => undefined),
+  },
+)
+
+/** Optional fields are either absent or valid; `undefined` given for a setting is not "use the default". */
+const exact = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+const PositiveInt = Schema.Number.pipe(Schema.int(), Schema.positive())
+/** A file mode: permission bits and setuid/setgid/sticky, nothing wider. */
+const FileMode = Schema.Number.pipe(
+  Schema.int(),
+  Schema.between(0, 0o7777, { message: () => "a file mode is an integer from 0 to 0o7777" }),
+)
+const Content = Schema.Union(Schema.Uint8ArrayFromSelf, Schema.String, Schema.Null)
+/** Keys a caller may not misspell: an unknown key there would silently leave a default in force. */
+const strict = { parseOptions: { onExcessProperty: "error" } } as const
+
+const callOptionFields = {
+  signal: Schema.optional(
+    Schema.instanceOf(AbortSignal).annotations({
+      arbitrary: () => (fc) => fc.constant(new AbortController().signal),
+    }),
+  ),
+}
+const CallOptions = Schema.UndefinedOr(Schema.Struct(callOptionFields))
+
+const CaptureSettings = Schema.Struct({
+  maxFileBytes: exact(NonNegativeInt),
+  maxFiles: exact(PositiveInt),
+  timeBudgetMs: exact(PositiveInt),
+  racyWindowMs: exact(NonNegativeInt),
+}).annotations(strict)
+
+const CaptureOptions = Schema.UndefinedOr(
+  Schema.Struct({
+    ...callOptionFields,
+    settings: exact(CaptureSettings),
+    declaredPaths: exact(Schema.Array(WorkspacePathFromHost)),
+    onProgress: exact(AFunction),
+  }),
+)
+
+const CleanupOptions = Schema.UndefinedOr(
+  Schema.Struct({
+    ...callOptionFields,
+    graceMs: exact(NonNegativeInt),
+    retention: exact(
+      Schema.Struct({ keepLastPoints: exact(NonNegativeInt), byteBudget: exact(NonNegativeInt) }).annotations(
+        strict,
+      ),
+    ),
+    extraRoots: exact(Schema.Array(ContentHash)),
+  }),
+)
+
+const DoctorOptions = Schema.UndefinedOr(
+  Schema.Struct({ ...callOptionFields, repair: exact(Schema.Boolean), tempGraceMs: exact(NonNegativeInt) }),
+)
+
+const PointDiffOptions = Schema.UndefinedOr(
+  Schema.Struct({
+    ...callOptionFields,
+    patches: exact(Schema.Boolean),
+    maxPatchBytes: exact(NonNegativeInt),
+  }),
+)
+
+const CreateSessionInput = Schema.Struct({
+  sessionId: Schema.optional(SessionId),
+  title: Schema.String,
+  cwd: Schema.String,
+  kind: Schema.optional(SessionKind),
+  parentId: Schema.optional(SessionId),
+  rootTraceId: Schema.optional(TraceId),
+})
+
+const UserMessageInput = Schema.Struct({
+  text: Schema.String,
+  messageId: Schema.optional(MessageId),
+  turnId: Schema.optional(TurnId),
+  visibility: Schema.optional(Visibility),
+})
+
+const PartInput = Schema.Struct({
+  kind: PartKind,
+  text: Schema.optional(Schema.String),
+  toolName: Schema.optional(Schema.String),
+  data: Schema.optional(JsonData),
+})
+
+const ReplyInput = Schema.Struct({
+  turnId: TurnId,
+  role: Schema.optional(Schema.Literal("assistant", "system")),
+  parts: Schema.Array(PartInput),
+  status: Schema.optional(MessageStatus),
+  visibility: Schema.optional(Visibility),
+  messageId: Schema.optional(MessageId),
+})
+
+const CompactionInput = Schema.Struct({
+  fromMessageId: MessageId,
+  toMessageId: MessageId,
+  summaryText: Schema.String,
+  turnId: Schema.optional(TurnId),
+})
+
+const FileMutationInput = Schema.Struct({
+  sessionId: SessionId,
+  turnId: TurnId,
+  path: WorkspacePathFromHost,
+  toolName: Schema.String.pipe(Schema.minLength(1, { message: () => "a tool name must not be empty" })),
+  before: Content,
+  after: Content,
+  toolMessageId: Schema.optional(MessageId),
+  beforeMode: Schema.optional(FileMode),
+  afterMode: Schema.optional(FileMode),
+})
+
+const FileRewindTarget = Schema.Union(
+  Schema.Struct({ sessionId: SessionId, messageId: MessageId }),
+  Schema.Struct({ sessionId: SessionId, turnId: TurnId }),
+)
+
+const ForkRestoreTarget = Schema.Union(
+  Schema.Struct({ checkpointId: CheckpointId }),
+  Schema.Struct({ latest: Schema.Literal(true) }),
+  Schema.Struct({ messageId: MessageId }),
+)
+
+const TurnEnd = Schema.UndefinedOr(Schema.Literal("completed", "aborted"))
+const Token = Schema.String
+
+type Param = readonly [name: string, schema: Schema.Schema.AnyNoContext]
+
+/** Every facade method's arguments, in order, named as a host's message should name them. */
+export const facadeParams = {
+  createSession: [
+    ["input", CreateSessionInput],
+    ["options", CallOptions],
+  ],
+  listSessions: [["options", CallOptions]],
+  appendUserMessage: [
+    ["sessionId", SessionId],
+    ["input", UserMessageInput],
+    ["options", CallOptions],
+  ],
+  appendReply: [
+    ["sessionId", SessionId],
+    ["input", ReplyInput],
+    ["options", CallOptions],
+  ],
+  completeTurn: [
+    ["sessionId", SessionId],
+    ["turnId", TurnId],
+    ["status", TurnEnd],
+    ["options", CallOptions],
+  ],
+  completeTurnWithBoundary: [
+    ["sessionId", SessionId],
+    ["turnId", TurnId],
+    ["status", TurnEnd],
+    ["options", CallOptions],
+  ],
+  applyCompaction: [
+    ["sessionId", SessionId],
+    ["input", CompactionInput],
+    ["options", CallOptions],
+  ],
+  transcript: [
+    ["sessionId", SessionId],
+    ["options", CallOptions],
+  ],
+  recordFileMutation: [
+    ["input", FileMutationInput],
+    ["options", CallOptions],
+  ],
+  turnFileChanges: [
+    ["sessionId", SessionId],
+    ["turnId", Schema.UndefinedOr(TurnId)],
+    ["options", CallOptions],
+  ],
+  evaluateRewindTarget: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["scope", RewindScope],
+    ["options", CallOptions],
+  ],
+  rewindConversation: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["options", CallOptions],
+  ],
+  rewindToCheckpoint: [
+    ["sessionId", SessionId],
+    ["checkpointId", CheckpointId],
+    ["options", CallOptions],
+  ],
+  rewindCode: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["options", CallOptions],
+  ],
+  rewindCascade: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["scope", RewindScope],
+    ["options", CallOptions],
+  ],
+  previewFileRewind: [
+    ["target", FileRewindTarget],
+    ["options", CallOptions],
+  ],
+  applyFileRewind: [
+    ["preview", FileRewindPreview],
+    ["options", CallOptions],
+  ],
+  forkAtMessage: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["commandId", Schema.UndefinedOr(CommandId)],
+    ["options", CallOptions],
+  ],
+  forkFromCheckpoint: [
+    ["sessionId", SessionId],
+    ["target", ForkRestoreTarget],
+    ["commandId", Schema.UndefinedOr(CommandId)],
+    ["options", CallOptions],
+  ],
+  listRewindPoints: [
+    ["sessionId", SessionId],
+    ["options", CallOptions],
+  ],
+  previewRewindByFork: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["options", CallOptions],
+  ],
+  rewindByFork: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["token", Token],
+    ["commandId", Schema.UndefinedOr(CommandId)],
+    ["options", CallOptions],
+  ],
+  cancelRewindByFork: [
+    ["sessionId", SessionId],
+    ["messageId", MessageId],
+    ["token", Token],
+    ["options", CallOptions],
+  ],
+  createSideChat: [
+    ["sessionId", SessionId],
+    ["commandId", Schema.UndefinedOr(CommandId)],
+    ["options", CallOptions],
+  ],
+  capturePoint: [
+    ["sessionId", SessionId],
+    ["turnId", TurnId],
+    ["options", CaptureOptions],
+  ],
+  listPoints: [
+    ["sessionId", SessionId],
+    ["options", CallOptions],
+  ],
+  diffPoint: [
+    ["sessionId", SessionId],
+    ["pointId", PointId],
+    ["options", PointDiffOptions],
+  ],
+  previewPointRestore: [
+    ["sessionId", SessionId],
+    ["pointId", PointId],
+    ["options", CallOptions],
+  ],
+  restorePoint: [
+    ["sessionId", SessionId],
+    ["pointId", PointId],
+    ["token", Token],
+    ["options", CallOptions],
+  ],
+  redo: [
+    ["sessionId", SessionId],
+    ["options", CallOptions],
+  ],
+  recover: [["options", CallOptions]],
+  resolveOperation: [
+    ["operationId", OperationId],
+    ["resolution", Schema.Literal("continue", "rollback")],
+    ["options", CallOptions],
+  ],
+  snapshotStatus: [["options", CallOptions]],
+  previewCleanup: [["options", CleanupOptions]],
+  cleanup: [["options", CleanupOptions]],
+  doctor: [["options", DoctorOptions]],
+} as const satisfies Record<string, ReadonlyArray<Param>>
+
+export type FacadeMethod = keyof typeof facadeParams
+
+const clip = (text: string) =>
+  text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text
+
+const describeError = (error: unknown) =>
+  error instanceof Error ? error.message : typeof error === "symbol" ? error.toString() : String(error)
+
+const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
+  [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")
+
+/**
+ * Decodes a call's arguments against its method's Schemas: the decoded arguments, or the sentence
+ * of an `invalid_input` answer naming the first bad field (`appendReply: input.parts[0].kind: …`).
+ */
+export const decodeArguments = (
+  method: FacadeMethod,
+  args: ReadonlyArray<unknown>,
+): Either.Either<ReadonlyArray<unknown>, string> => {
+  const params: ReadonlyArray<Param> = facadeParams[method]
+  if (args.length > params.length) {
+    return Either.left(
+      `${method}: takes at most ${params.length} argument(s) (${params.map(([n]) => n).join(", ")}), got ${args.length}`,
+    )
+  }
+  const decoded: Array<unknown> = []
+  for (const [i, [name, schema]] of params.entries()) {
+    try {
+      const result = Schema.decodeUnknownEither(schema)(args[i])
+      if (Either.isRight(result)) {
+        decoded.push(result.right)
+        continue
+      }
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+      return Either.left(
+        clip(`${method}: ${fieldOf(name, issue?.path ?? [])}: ${issue?.message ?? "is not valid"}`),
+      )
+    } catch (error) {
+      // A throwing getter or Proxy trap: the value cannot even be read.
+      return Either.left(clip(`${method}: ${name}: could not be read (${describeError(error)})`))
+    }
+  }
+  return Either.right(decoded)
+}
