@@ -1,9 +1,11 @@
 // Honest store health through the facade (issue 21 items 4–10, issue 20 item 7): what the store
 // says about itself matches what is on disk, and what it refuses it leaves untouched.
 import * as fs from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { hashContent } from "@rewind/core"
 import { openRewind } from "../src/index.js"
-import { sandbox, value } from "./storeFixture.js"
+import { blobPath, expectSentinelUntouched, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 describe("a checkpoint path over the system's limits (item 7)", () => {
   it("is refused before anything is created: no directories, no incomplete operation, doctor clean", async () => {
@@ -31,6 +33,123 @@ describe("a checkpoint path over the system's limits (item 7)", () => {
       expect(await rewind.recover()).toEqual([])
       const report = await rewind.doctor()
       expect(report.problems).toEqual([])
+    } finally {
+      await rewind.close()
+    }
+  })
+})
+
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => ({ _tag: "resolved" }) as Record<string, unknown>,
+    (error: unknown) => error as Record<string, unknown>,
+  )
+
+describe("an empty or missing rewind.db is no store (item 4)", () => {
+  it("missing: every open but a creating one fails StoreMissing and creates nothing", async () => {
+    const box = sandbox()
+    const error = await failureOf(openRewind({ workspaceRoot: box.root, create: false }))
+    expect(error._tag).toBe("StoreMissing")
+    expect(fs.readdirSync(box.root)).toEqual([])
+  })
+
+  it("0 bytes: StoreMissing without create, StoreRefused(empty_file) with it; the file stays 0 bytes", async () => {
+    const box = sandbox()
+    const dir = join(box.root, ".rewind")
+    fs.mkdirSync(dir)
+    const db = join(dir, "rewind.db")
+    fs.writeFileSync(db, "")
+    const missing = await failureOf(openRewind({ workspaceRoot: box.root, create: false }))
+    expect(missing._tag).toBe("StoreMissing")
+    expect(String(missing.message)).toMatch(/empty \(0 bytes\)/)
+    const refused = await failureOf(openRewind({ workspaceRoot: box.root }))
+    expect(refused).toMatchObject({ _tag: "StoreRefused", reason: "empty_file", path: db })
+    expect(String(refused.message)).toMatch(/delete it.*rewind init/)
+    expect(fs.readdirSync(dir)).toEqual(["rewind.db"])
+    expect(fs.statSync(db).size).toBe(0)
+  })
+})
+
+describe("the store is not opened through a symlink (issue 20 item 7)", () => {
+  it("a .rewind that is a link is refused: nothing is created at its target", async () => {
+    const box = sandbox()
+    const target = join(box.base, "elsewhere")
+    fs.mkdirSync(target)
+    fs.symlinkSync(target, join(box.root, ".rewind"))
+    for (const create of [true, false]) {
+      const error = await failureOf(openRewind({ workspaceRoot: box.root, create }))
+      expect(error).toMatchObject({
+        _tag: "StoreRefused",
+        reason: "symlink",
+        path: join(box.root, ".rewind"),
+      })
+    }
+    expect(fs.readdirSync(target)).toEqual([])
+  })
+
+  it.each(["rewind.db", "rewind.db-wal", "rewind.db-shm"])(
+    "a %s that is a link is refused, in the default directory and in a named one",
+    async (name) => {
+      const box = sandbox()
+      const outside = join(box.sentinel, "secret.txt")
+      for (const dir of [join(box.root, ".rewind"), join(box.base, "named")]) {
+        // A real store first, so the database file itself exists beside the link.
+        if (name !== "rewind.db") await (await openRewind({ workspaceRoot: box.root, dir })).close()
+        fs.mkdirSync(dir, { recursive: true })
+        fs.rmSync(join(dir, name), { force: true })
+        fs.symlinkSync(outside, join(dir, name))
+        const named = dir.endsWith("named") ? { dir } : {}
+        const error = await failureOf(openRewind({ workspaceRoot: box.root, ...named }))
+        expect(error).toMatchObject({ _tag: "StoreRefused", reason: "symlink", path: join(dir, name) })
+      }
+      expectSentinelUntouched(box)
+    },
+  )
+
+  it("a dir the host names is used as named, even through a link", async () => {
+    const box = sandbox()
+    const real = join(box.base, "real-store")
+    fs.mkdirSync(real)
+    const link = join(box.base, "store-link")
+    fs.symlinkSync(real, link)
+    const rewind = await openRewind({ workspaceRoot: box.root, dir: link })
+    value(await rewind.createSession({ title: "named", cwd: box.root }))
+    await rewind.close()
+    expect(fs.readdirSync(real)).toContain("rewind.db")
+  })
+})
+
+describe("doctor after a cleanup with retention (item 6)", () => {
+  it("does not report the content of released points as missing; live content missing still is", async () => {
+    const box = withBlobFiles(sandbox())
+    const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    try {
+      const session = value(await rewind.createSession({ title: "gc", cwd: box.root }))
+      for (let n = 1; n <= 4; n++) {
+        fs.writeFileSync(join(box.root, "a.txt"), `version ${n}\n`)
+        fs.writeFileSync(join(box.root, `only-${n}.txt`), `only in point ${n}\n`)
+        if (n > 1) fs.rmSync(join(box.root, `only-${n - 1}.txt`))
+        const { turnId } = value(await rewind.appendUserMessage(session.id, { text: `turn ${n}` }))
+        const captured = await rewind.capturePoint(session.id, turnId)
+        expect(captured._tag).toBe("Captured")
+      }
+      const report = await rewind.cleanup({ retention: { keepLastPoints: 2 }, graceMs: 0 })
+      expect(report.swept).toBe(true)
+      expect(report.releasedPoints).toHaveLength(2)
+      expect(report.deleted.length).toBeGreaterThan(0)
+      const after = await rewind.doctor()
+      expect(after.problems).toEqual([])
+      expect(after.ok).toBe(true)
+      expect(after.references.releasedPoints).toBe(2)
+      // Content the newest point needs is live: losing it is a problem.
+      fs.rmSync(
+        blobPath(
+          join(box.root, ".rewind", "artifacts"),
+          hashContent(new TextEncoder().encode("version 4\n")),
+        ),
+      )
+      const lost = await rewind.doctor()
+      expect(lost.problems.map((p) => p.kind)).toEqual(["missing_blob"])
     } finally {
       await rewind.close()
     }
