@@ -5,7 +5,12 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { cli, tempDir } from "./cliHarness.js"
+import type { OperationId, WorkspacePath } from "@rewind/contracts"
+import { OperationJournal } from "@rewind/core"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
+import { openRewind } from "../src/index.js"
+import { cli, jsonLines, tempDir } from "./cliHarness.js"
 
 const COMMANDS: ReadonlyArray<ReadonlyArray<string>> = [
   ["status"],
@@ -114,6 +119,79 @@ describe("a store this process cannot write (item 10)", () => {
       expect(`${capture.stdout}${capture.stderr}`).toMatch(/read-only|not writable/)
     } finally {
       unmount()
+    }
+  })
+})
+
+describe("rewind recover with one damaged journal row (item 9)", () => {
+  it("lists the other operation and names the damaged one (exit 0)", async () => {
+    const root = tempDir()
+    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+    const session = await rewind.createSession({ title: "journal", cwd: root })
+    if (!session.ok) throw new Error(session.refusal.message)
+    for (const [id, at] of [
+      ["op_good", 1],
+      ["op_bad", 2],
+    ] as const) {
+      await rewind.run(
+        Effect.flatMap(OperationJournal, (journal) =>
+          journal.begin({
+            operationId: id as OperationId,
+            sessionId: session.value.id,
+            kind: "direct_restore",
+            files: [
+              { path: "a.txt" as WorkspacePath, rescue: { _tag: "absent" }, planned: { _tag: "absent" } },
+            ],
+            startedAt: at,
+          }),
+        ),
+      )
+    }
+    await rewind.close()
+    const db = new Database(join(root, ".rewind", "rewind.db"))
+    db.prepare(
+      "update operation_intents set intent = '{\"operationId\":' where seq = (select seq from operations where operation_id = 'op_bad')",
+    ).run()
+    db.close()
+    const r = await cli(["recover", "--workspace", root, "--json"])
+    expect(r.code).toBe(0)
+    const lines = jsonLines(r.stdout)
+    expect(lines.map((l) => [l.operationId, l.resolvable, typeof l.damaged])).toEqual([
+      ["op_good", true, "undefined"],
+      ["op_bad", false, "string"],
+    ])
+    expect(String(lines[1]!.damaged)).toMatch(/op_bad does not decode/)
+    const human = await cli(["recover", "--workspace", root])
+    expect(human.stdout).toMatch(/op_bad\s+damaged journal row/)
+    expect(human.stdout).toMatch(/op_good/)
+  })
+})
+
+describe("a full disk (item 10)", () => {
+  it("status says the disk is full, not just 'disk I/O error'", async () => {
+    const root = join(tempDir(), "small")
+    fs.mkdirSync(root)
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", root], { stdio: "pipe" })
+    } catch (error) {
+      console.info(`[skip] cannot mount a small tmpfs here (needs root): ${String(error).slice(0, 200)}`)
+      return
+    }
+    try {
+      expect((await cli(["init", "--workspace", root])).code).toBe(0)
+      const filler = fs.openSync(join(root, "filler"), "w")
+      try {
+        for (;;) fs.writeSync(filler, Buffer.alloc(64 * 1024))
+      } catch {
+        // ENOSPC: full now.
+      } finally {
+        fs.closeSync(filler)
+      }
+      const status = await cli(["status", "--workspace", root])
+      expect(status.code).toBe(2)
+      expect(status.stderr).toMatch(/disk holding .* is full.*free some space/)
+    } finally {
+      execFileSync("umount", [root], { stdio: "ignore" })
     }
   })
 })

@@ -3,7 +3,10 @@
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { hashContent } from "@rewind/core"
+import type { OperationId, WorkspacePath } from "@rewind/contracts"
+import { hashContent, OperationJournal } from "@rewind/core"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
 import { blobPath, expectSentinelUntouched, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
@@ -152,6 +155,70 @@ describe("doctor after a cleanup with retention (item 6)", () => {
       expect(lost.problems.map((p) => p.kind)).toEqual(["missing_blob"])
     } finally {
       await rewind.close()
+    }
+  })
+})
+
+describe("one damaged journal row (item 9)", () => {
+  it("recover lists the other operations and names the damaged one; doctor names it too", async () => {
+    const box = sandbox()
+    const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    const session = value(await rewind.createSession({ title: "journal", cwd: box.root }))
+    const begin = (id: string, startedAt: number) =>
+      rewind.run(
+        Effect.flatMap(OperationJournal, (journal) =>
+          journal.begin({
+            operationId: id as OperationId,
+            sessionId: session.id,
+            kind: "direct_restore",
+            files: [
+              { path: "a.txt" as WorkspacePath, rescue: { _tag: "absent" }, planned: { _tag: "absent" } },
+            ],
+            startedAt,
+          }),
+        ),
+      )
+    await begin("op_first", 1)
+    await begin("op_damaged", 2)
+    await begin("op_last", 3)
+    await rewind.close()
+    const db = new Database(join(box.root, ".rewind", "rewind.db"))
+    db.prepare(
+      "update operation_intents set intent = ? where seq = (select seq from operations where operation_id = 'op_damaged')",
+    ).run(
+      JSON.stringify({
+        operationId: "op_damaged",
+        sessionId: session.id,
+        kind: "direct_restore",
+        files: [{ path: 42 }],
+        startedAt: 2,
+      }),
+    )
+    db.close()
+
+    const reopened = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    try {
+      const pending = await reopened.recover()
+      expect(
+        pending.map((op) => [op.record.intent.operationId, op.resolvable, op.damaged === undefined]),
+      ).toEqual([
+        ["op_first", true, true],
+        ["op_last", true, true],
+        ["op_damaged", false, false],
+      ])
+      const damaged = pending[2]!.damaged!
+      // One sentence naming the row and the field, not a schema dump.
+      expect(damaged).toMatch(/operation_intents row of operation op_damaged.*field files\.0\.path/)
+      expect(damaged.length).toBeLessThan(400)
+      const report = await reopened.doctor()
+      expect(report.problems.map((p) => [p.kind, p.subject])).toEqual([
+        ["journal_unreadable", "op_damaged"],
+        ["incomplete_operation", "op_first"],
+        ["incomplete_operation", "op_last"],
+      ])
+      expect(report.journal).toEqual({ operations: 3, incomplete: 3 })
+    } finally {
+      await reopened.close()
     }
   })
 })

@@ -320,16 +320,21 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     let operations = 0
     let incomplete = 0
     if (Option.isSome(journal)) {
-      const records = yield* Effect.either(journal.value.all())
-      if (Either.isLeft(records)) {
+      const scanned = yield* Effect.either(journal.value.scan("all"))
+      if (Either.isLeft(scanned)) {
         problem(
           "journal_unreadable",
           "journal",
-          `the operation journal cannot be read: ${records.left.message}`,
+          `the operation journal cannot be read: ${scanned.left.message}`,
         )
       } else {
-        operations = records.right.length
-        for (const record of records.right) {
+        // A damaged row is named; the others are still checked.
+        for (const row of scanned.right.damaged) {
+          if (row.status === "pending") incomplete++
+          problem("journal_unreadable", row.operationId, row.problem)
+        }
+        operations = scanned.right.records.length + scanned.right.damaged.length
+        for (const record of scanned.right.records) {
           const { intent } = record
           // Content a pending operation or an available redo entry still needs must be there.
           const live = record.status === "pending" || (intent.redo !== undefined && !record.redoConsumed)

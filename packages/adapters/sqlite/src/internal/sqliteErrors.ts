@@ -76,7 +76,7 @@ const actionable = (error: unknown, location: string | undefined): string | unde
   if (code === undefined) return undefined
   const where = location === undefined ? "the store" : location
   if (code === "SQLITE_FULL" || (code.startsWith("SQLITE_IOERR") && diskFull(location))) {
-    return `the disk holding ${where} is full (${describe(error)}); free some space and try again (the change was not saved)`
+    return `the disk holding ${where} is full (${describe(error)}); free some space and try again; the store was not changed`
   }
   const readOnly =
     code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" ? readOnlyReason(where) : undefined
