@@ -222,3 +222,35 @@ describe("one damaged journal row (item 9)", () => {
     }
   })
 })
+
+describe("a bad event row (item 10)", () => {
+  it("is named by its row and field in one sentence, not a schema dump", async () => {
+    const box = sandbox()
+    const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    const session = value(await rewind.createSession({ title: "bad row", cwd: box.root }))
+    value(await rewind.appendUserMessage(session.id, { text: "x".repeat(50_000) }))
+    await rewind.close()
+    const db = new Database(join(box.root, ".rewind", "rewind.db"))
+    const row = db
+      .prepare("select type, version, payload from events where session_id = ? and type = 'MessageAppended'")
+      .get(session.id) as { type: string; version: number; payload: string }
+    const payload = JSON.parse(row.payload)
+    payload.message.role = "root"
+    db.prepare(
+      "insert into events (session_id, sequence, type, version, payload, at) values (?, (select max(sequence) + 1 from events where session_id = ?), ?, ?, ?, 1)",
+    ).run(session.id, session.id, row.type, row.version, JSON.stringify(payload))
+    db.prepare("update streams set version = version + 1 where session_id = ?").run(session.id)
+    db.close()
+    const reopened = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    try {
+      const error = (await failureOf(reopened.transcript(session.id))) as { _tag: string; message: string }
+      expect(error._tag).toBe("EventDecodeError")
+      expect(error.message).toMatch(
+        /MessageAppended.*field message\.role.*the events row at (sequence \d+ of session|position)/,
+      )
+      expect(error.message.length).toBeLessThan(500)
+    } finally {
+      await reopened.close()
+    }
+  })
+})
