@@ -275,12 +275,23 @@ const redoRecord = (
 
 /**
  * Finishes an interrupted operation. Refuses `conflict` (writing nothing) when a file holds
- * neither version or cannot be read, or when rolling back an operation the session recorded.
+ * neither version or cannot be read, when rolling back an operation the session recorded, or when
+ * its journal row is damaged.
  */
 export const resolveOperation = (operationId: OperationId, resolution: Resolution) =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
-    const found = yield* journal.get(operationId)
+    const read = yield* Effect.either(journal.get(operationId))
+    if (Either.isLeft(read)) {
+      // A damaged row is a refusal naming what is wrong; any other failure is the store's.
+      const damaged = (yield* journal.scan("all")).damaged.find((d) => d.operationId === operationId)
+      if (damaged === undefined) return yield* Effect.fail(read.left)
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: ${damaged.problem}; nothing was written`,
+      )
+    }
+    const found = read.right
     if (Option.isNone(found)) return yield* refuse("not_found", `operation ${operationId} is not journaled`)
     if (found.value.status !== "pending") {
       return yield* refuse("conflict", `operation ${operationId} is already ${found.value.status}`)

@@ -217,6 +217,14 @@ describe("one damaged journal row (item 9)", () => {
         ["incomplete_operation", "op_last"],
       ])
       expect(report.journal).toEqual({ operations: 3, incomplete: 3 })
+      // Resolving it is a refusal naming the damage, and writes nothing.
+      const resolved = await reopened.resolveOperation("op_damaged" as OperationId, "rollback")
+      expect(resolved.ok).toBe(false)
+      if (!resolved.ok) {
+        expect(resolved.refusal.kind).toBe("conflict")
+        expect(resolved.refusal.message).toMatch(/op_damaged does not decode.*nothing was written/)
+      }
+      expect(fs.readdirSync(box.root)).toEqual([".rewind"])
     } finally {
       await reopened.close()
     }
