@@ -35,10 +35,21 @@ const fields = (page1: Buffer): StoreHeader | undefined =>
       }
     : undefined
 
-/** SQLite's WAL checksum over `data`, continuing from `s` (words in the WAL's byte order). */
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+
+/** SQLite's WAL checksum over `data` (a multiple of 8 bytes), continuing from `s`. */
 const checksum = (data: Buffer, bigEndian: boolean, s: [number, number]): [number, number] => {
   let s0 = s[0]
   let s1 = s[1]
+  if (bigEndian !== LITTLE_ENDIAN_HOST && data.byteOffset % 4 === 0) {
+    // The words are in this machine's order: read them as they lie (the common case, and fast).
+    const words = new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2)
+    for (let i = 0; i + 1 < words.length; i += 2) {
+      s0 = (s0 + words[i]! + s1) >>> 0
+      s1 = (s1 + words[i + 1]! + s0) >>> 0
+    }
+    return [s0, s1]
+  }
   for (let i = 0; i + 8 <= data.length; i += 8) {
     const x0 = bigEndian ? data.readUInt32BE(i) : data.readUInt32LE(i)
     const x1 = bigEndian ? data.readUInt32BE(i + 4) : data.readUInt32LE(i + 4)
@@ -47,6 +58,9 @@ const checksum = (data: Buffer, bigEndian: boolean, s: [number, number]): [numbe
   }
   return [s0, s1]
 }
+
+/** Frames read per system call. */
+const FRAMES_PER_READ = 256
 
 /** The first bytes of the newest committed page 1 in the WAL, or undefined when it holds none. */
 const walPage1 = (fd: number): Buffer | undefined => {
@@ -61,21 +75,28 @@ const walPage1 = (fd: number): Buffer | undefined => {
   const salt2 = header.readUInt32BE(20)
   let sum = checksum(header.subarray(0, 24), bigEndian, [0, 0])
   if (sum[0] !== header.readUInt32BE(24) || sum[1] !== header.readUInt32BE(28)) return undefined
-  // Frame by frame, so a large WAL is never held in memory at once.
-  const frame = Buffer.alloc(FRAME_HEADER + pageSize)
+  // A chunk of frames at a time, so a large WAL is never held in memory at once.
+  const frameSize = FRAME_HEADER + pageSize
+  const chunk = Buffer.alloc(frameSize * FRAMES_PER_READ)
   let pending: Buffer | undefined
   let committed: Buffer | undefined
-  for (let at = WAL_HEADER; ; at += frame.length) {
-    if (fs.readSync(fd, frame, 0, frame.length, at) < frame.length) break
-    if (frame.readUInt32BE(8) !== salt1 || frame.readUInt32BE(12) !== salt2) break
-    sum = checksum(frame.subarray(FRAME_HEADER), bigEndian, checksum(frame.subarray(0, 8), bigEndian, sum))
-    if (sum[0] !== frame.readUInt32BE(16) || sum[1] !== frame.readUInt32BE(20)) break
-    if (frame.readUInt32BE(0) === 1)
-      pending = Buffer.from(frame.subarray(FRAME_HEADER, FRAME_HEADER + HEADER_BYTES))
-    // A commit frame: every frame up to here is part of the database.
-    if (frame.readUInt32BE(4) !== 0) committed = pending ?? committed
+  for (let at = WAL_HEADER; ; ) {
+    const read = fs.readSync(fd, chunk, 0, chunk.length, at)
+    const frames = Math.floor(read / frameSize)
+    for (let n = 0; n < frames; n++) {
+      const frame = chunk.subarray(n * frameSize, (n + 1) * frameSize)
+      if (frame.readUInt32BE(8) !== salt1 || frame.readUInt32BE(12) !== salt2) return committed
+      sum = checksum(frame.subarray(FRAME_HEADER), bigEndian, checksum(frame.subarray(0, 8), bigEndian, sum))
+      if (sum[0] !== frame.readUInt32BE(16) || sum[1] !== frame.readUInt32BE(20)) return committed
+      if (frame.readUInt32BE(0) === 1) {
+        pending = Buffer.from(frame.subarray(FRAME_HEADER, FRAME_HEADER + HEADER_BYTES))
+      }
+      // A commit frame: every frame up to here is part of the database.
+      if (frame.readUInt32BE(4) !== 0) committed = pending ?? committed
+    }
+    if (frames < FRAMES_PER_READ) return committed
+    at += frames * frameSize
   }
-  return committed
 }
 
 const withFile = <A>(path: string, body: (fd: number) => A): A => {
