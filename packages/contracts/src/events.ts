@@ -261,6 +261,15 @@ const encoders = Object.fromEntries(
   }),
 ) as Record<EventType, (event: SessionEvent) => unknown>
 
+/** The first field a schema refused and why, in one line: a full report of a large value runs to kilobytes. */
+const firstProblem = (error: ParseResult.ParseError): string => {
+  const [first, ...rest] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  if (first === undefined) return "it is invalid"
+  const text = first.message.replace(/\s+/g, " ")
+  const field = first.path.length === 0 ? "the payload" : `field ${first.path.join(".")}`
+  return `${field}: ${text.length > 160 ? `${text.slice(0, 160)}…` : text}${rest.length > 0 ? ` (and ${rest.length} more problem(s))` : ""}`
+}
+
 const decodeToEither = (
   encoded: EncodedEvent,
   ownsPayload: boolean,
@@ -321,7 +330,7 @@ const decodeToEither = (
         reason: "malformed",
         type,
         version,
-        message: `event ${type} v${version} does not match its schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+        message: `event ${type} v${version} does not match its schema: ${firstProblem(error)}`,
       }),
   )
 }

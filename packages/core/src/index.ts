@@ -29,6 +29,8 @@ export * as IdGenerators from "./ports/IdGenerator.js"
 export { IdGenerator, type IdGeneratorService } from "./ports/IdGenerator.js"
 export * as OperationJournals from "./ports/OperationJournal.js"
 export {
+  type DamagedOperation,
+  type JournalScan,
   type OperationCompletion,
   OperationJournal,
   type OperationJournalService,

@@ -14,6 +14,7 @@ import {
   FileRewindApplied,
   type MessageId,
   type OperationId,
+  type OperationIntent,
   type OperationRecord,
   RedoApplied,
   type RedoConversation,
@@ -37,7 +38,7 @@ import {
 } from "./internal/restoreRecords.js"
 import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
 import { loadSession } from "./loadSession.js"
-import { OperationJournal } from "./ports/OperationJournal.js"
+import { type DamagedOperation, OperationJournal } from "./ports/OperationJournal.js"
 import { SessionStore } from "./ports/SessionStore.js"
 import { Workspace } from "./ports/Workspace.js"
 import { loadFileVersion, redoBranch, restoreBranch, versionHash } from "./redo.js"
@@ -55,12 +56,18 @@ export interface RecoveredFile {
 }
 
 export interface IncompleteOperation {
+  /**
+   * For a damaged row, built from the columns stored beside its intent (id, session, kind, start),
+   * with no files: what is known without reading the damaged intent.
+   */
   readonly record: OperationRecord
   /** Whether the session stream already records the operation as done. */
   readonly recorded: boolean
   readonly files: ReadonlyArray<RecoveredFile>
   /** True when every file holds its rescue or planned version, so both resolutions are possible. */
   readonly resolvable: boolean
+  /** Set when the journal row does not decode: what is wrong with it, in a sentence. */
+  readonly damaged?: string
 }
 
 export type Resolution = "continue" | "rollback"
@@ -113,12 +120,38 @@ const inspect = (record: OperationRecord) =>
     } satisfies IncompleteOperation
   })
 
-/** Every interrupted operation, oldest first, with the state of each of its files. */
+/** A damaged row as an operation nothing can be done with until it is repaired by hand. */
+const damagedOperation = (row: DamagedOperation): IncompleteOperation => ({
+  record: {
+    intent: {
+      operationId: row.operationId as OperationId,
+      sessionId: row.sessionId as SessionId,
+      kind: row.kind as OperationIntent["kind"],
+      files: [],
+      startedAt: row.startedAt,
+    },
+    status: "pending",
+    steps: [],
+    redoConsumed: false,
+  },
+  recorded: false,
+  files: [],
+  resolvable: false,
+  damaged: row.problem,
+})
+
+/**
+ * Every interrupted operation, oldest first, with the state of each of its files; then each
+ * damaged journal row, named.
+ */
 export const recover = () =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
-    const pending = yield* journal.incomplete()
-    return yield* Effect.forEach(pending, inspect)
+    const scan = yield* journal.scan("incomplete")
+    const readable = yield* Effect.forEach(scan.records, inspect)
+    const damaged = scan.damaged.map(damagedOperation)
+    const listed: ReadonlyArray<IncompleteOperation> = [...readable, ...damaged]
+    return listed
   })
 
 /** What a continued operation did to each file, from its journaled versions. */
@@ -243,12 +276,23 @@ const redoRecord = (
 
 /**
  * Finishes an interrupted operation. Refuses `conflict` (writing nothing) when a file holds
- * neither version or cannot be read, or when rolling back an operation the session recorded.
+ * neither version or cannot be read, when rolling back an operation the session recorded, or when
+ * its journal row is damaged.
  */
 export const resolveOperation = (operationId: OperationId, resolution: Resolution) =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
-    const found = yield* journal.get(operationId)
+    const read = yield* Effect.either(journal.get(operationId))
+    if (Either.isLeft(read)) {
+      // A damaged row is a refusal naming what is wrong; any other failure is the store's.
+      const damaged = (yield* journal.scan("all")).damaged.find((d) => d.operationId === operationId)
+      if (damaged === undefined) return yield* Effect.fail(read.left)
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: ${damaged.problem}; nothing was written`,
+      )
+    }
+    const found = read.right
     if (Option.isNone(found)) return yield* refuse("not_found", `operation ${operationId} is not journaled`)
     if (found.value.status !== "pending") {
       return yield* refuse("conflict", `operation ${operationId} is already ${found.value.status}`)

@@ -2,6 +2,8 @@
  * The host's write side for conversation content: create a session, append user and assistant
  * messages (with their parts), start and complete turns, apply a compaction, and track background
  * tasks. Each command validates against the current state and appends with an expected version.
+ * A session that names a parent is created only when that parent exists: a dangling parent would
+ * be a reference nothing can ever repair.
  */
 import {
   BackgroundTaskFinished,
@@ -48,6 +50,12 @@ export const createSession = (input: CreateSessionInput) =>
     const store = yield* SessionStore
     const id = input.sessionId ?? ((yield* ids.next("ses")) as SessionId)
     if ((yield* store.version(id)) > 0) return yield* refuse("conflict", `session ${id} already exists`)
+    if (input.parentId !== undefined && (yield* store.version(input.parentId)) === 0) {
+      return yield* refuse(
+        "session_not_found",
+        `the parent session ${input.parentId} does not exist; nothing was created`,
+      )
+    }
     const createdAt = yield* Clock.currentTimeMillis
     const session = new Session({
       id,

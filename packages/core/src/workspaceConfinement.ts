@@ -63,6 +63,36 @@ export const checkWorkspacePath = (path: string): Effect.Effect<ReadonlyArray<st
   )
 }
 
+/** Linux's limits: a whole path (with its terminating NUL) and one name, in bytes. */
+const PATH_MAX = 4096
+const NAME_MAX = 255
+const utf8 = new TextEncoder()
+
+/**
+ * Refuses a path the system could not name once it is put under the root: checked at the door,
+ * so a restore of it fails before a directory is made, not half-way down with ENAMETOOLONG.
+ */
+const checkRootedLength = (
+  root: string,
+  path: string,
+  segments: ReadonlyArray<string>,
+): Effect.Effect<void, PathRefused> => {
+  const long = segments.find((s) => utf8.encode(s).length > NAME_MAX)
+  const rootedBytes = utf8.encode(joinUnder(root, segments)).length
+  if (long === undefined && rootedBytes < PATH_MAX) return Effect.void
+  const why =
+    long !== undefined
+      ? `its component ${JSON.stringify(long.length > 40 ? `${long.slice(0, 40)}…` : long)} is longer than ${NAME_MAX} bytes`
+      : `under the workspace root it is ${rootedBytes} bytes long, more than the ${PATH_MAX - 1} the system allows`
+  return Effect.fail(
+    new PathRefused({
+      path,
+      reason: "too_long",
+      message: `refused path ${JSON.stringify(path.length > 80 ? `${path.slice(0, 80)}…` : path)}: ${why}`,
+    }),
+  )
+}
+
 const splitTarget = (target: string): Array<string> => target.split("/").filter((s) => s !== "" && s !== ".")
 
 const joinUnder = (root: string, segments: ReadonlyArray<string>): string =>
@@ -76,6 +106,7 @@ export const resolveConfined = <E>(
   Effect.gen(function* () {
     const { root } = options
     const segments = yield* checkWorkspacePath(path)
+    yield* checkRootedLength(root, path, segments)
     const rootPrefix = root === "/" ? "/" : `${root}/`
     const real: Array<string> = []
     const queue: Array<string> = [...segments]

@@ -1,6 +1,7 @@
 /**
  * Errors of the facade itself (the engine's own errors live in @rewind/contracts): a store that
- * was asked to be opened but does not exist, and a call on an instance already closed.
+ * was asked to be opened but does not exist, one it will not open where it lies, and a call on
+ * an instance already closed.
  */
 import { Schema } from "effect"
 
@@ -13,5 +14,18 @@ export class StoreMissing extends Schema.TaggedError<StoreMissing>()("StoreMissi
 /** A call on a Rewind after `close()`: nothing ran; open a new instance with `openRewind`. */
 export class RewindClosed extends Schema.TaggedError<RewindClosed>()("RewindClosed", {
   method: Schema.String,
+  message: Schema.String,
+}) {}
+
+/**
+ * The embedded default will not open the store where it lies, and changed nothing there:
+ * `symlink` — the default store directory (`.rewind`) or the database file (`rewind.db`, its
+ * `-wal`, `-shm` or `-journal`) is a symbolic link, so opening it would read and write wherever the
+ * link leads; `empty_file` — `rewind.db` is 0 bytes (what a crash can leave), so creating a store
+ * there would silently replace whatever was meant to be in it.
+ */
+export class StoreRefused extends Schema.TaggedError<StoreRefused>()("StoreRefused", {
+  reason: Schema.Literal("symlink", "empty_file"),
+  path: Schema.String,
   message: Schema.String,
 }) {}

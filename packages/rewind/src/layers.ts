@@ -5,11 +5,17 @@
  * Workspace confined to the workspace root, random ids, and the in-memory background task registry.
  * A store directory made before blobs moved into the database keeps its `<dir>/artifacts` blob
  * files: when that directory exists the filesystem blob store is used, so no content goes missing.
+ * The store is opened only where it really lies: a default store directory (`<root>/.rewind`) that
+ * is a symlink, or a database file (`rewind.db`, `-wal`, `-shm`, `-journal`) that is one, is refused
+ * with `StoreRefused` before anything is created or opened (a `dir` the host names is used as
+ * named, wherever it lies). A 0-byte `rewind.db` — what a crash can leave — is no store: without
+ * `create` it is `StoreMissing`; with `create` it is refused (`empty_file`) rather than replaced,
+ * since it may be the remains of a store someone needs to look at. See docs/reliability.md.
  * On top of whichever services are used (these, or a host's injected Layer), `withEngineServices`
  * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
  * ArtifactStore and OperationJournal.
  */
-import { existsSync, mkdirSync, realpathSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
@@ -33,7 +39,7 @@ import {
   StoreLocation,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
-import { StoreMissing } from "./errors.js"
+import { StoreMissing, StoreRefused } from "./errors.js"
 
 /** The services every facade operation may need. An injected Layer must provide all of them. */
 export type RewindServices =
@@ -68,6 +74,7 @@ export const DEFAULT_DIR_NAME = ".rewind"
 /** Errors opening the embedded default can fail with. */
 export type DefaultOpenError =
   | StoreMissing
+  | StoreRefused
   | StoreIncompatible
   | StoreError
   | ArtifactStoreError
@@ -96,10 +103,49 @@ export interface DefaultLayerOptions {
 export const storeDirectory = (options: { readonly workspaceRoot: string; readonly dir?: string }): string =>
   resolve(options.dir ?? join(options.workspaceRoot, DEFAULT_DIR_NAME))
 
-const ensureStoreDirectory = (dir: string, create: boolean) =>
-  Effect.suspend(() => {
+/** The files SQLite opens beside the database: none of them may be a link either. */
+const DATABASE_COMPANIONS = ["", "-wal", "-shm", "-journal"] as const
+
+const lstat = (path: string): Stats | undefined => lstatSync(path, { throwIfNoEntry: false })
+
+const linkRefusal = (path: string, what: string) =>
+  new StoreRefused({
+    reason: "symlink",
+    path,
+    message: `${path} is a symbolic link; Rewind does not open ${what} through a link, since it would read and write wherever the link leads. Nothing was created or written. Replace the link by the real ${what === "its store directory" ? "directory" : "file"}, or name the store directory you mean with \`dir\` (--dir)`,
+  })
+
+/**
+ * Checks where the store lies before anything is opened or created, and makes its directory when
+ * `create` asks for it. `named`: the host gave `dir` (used as named, even through a link).
+ */
+const ensureStoreDirectory = (dir: string, create: boolean, named: boolean) =>
+  Effect.suspend((): Effect.Effect<void, StoreMissing | StoreRefused> => {
+    if (!named && lstat(dir)?.isSymbolicLink() === true) {
+      return Effect.fail(linkRefusal(dir, "its store directory"))
+    }
     const db = join(dir, DATABASE_FILE)
-    if (existsSync(db)) return Effect.void
+    for (const suffix of DATABASE_COMPANIONS) {
+      if (lstat(`${db}${suffix}`)?.isSymbolicLink() === true) {
+        return Effect.fail(linkRefusal(`${db}${suffix}`, "a store file"))
+      }
+    }
+    const file = lstat(db)
+    if (file?.isFile() === true && file.size === 0) {
+      return Effect.fail(
+        create
+          ? new StoreRefused({
+              reason: "empty_file",
+              path: db,
+              message: `${db} is empty (0 bytes), as an interrupted write can leave it; it was left as it is rather than replaced by a new store. If nothing was meant to be in it, delete it (and any ${DATABASE_FILE}-wal beside it) and run \`rewind init\` again; otherwise restore it from a backup first`,
+            })
+          : new StoreMissing({
+              path: db,
+              message: `no Rewind store at ${db}: the file is empty (0 bytes), as an interrupted write can leave it, and was left as it is; delete it and run \`rewind init\`, or restore it from a backup`,
+            }),
+      )
+    }
+    if (file !== undefined) return Effect.void
     if (!create) {
       return Effect.fail(
         new StoreMissing({
@@ -164,6 +210,9 @@ export const layerEmbedded = (
     layerStoreLocation(options.workspaceRoot, dir),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
   return Layer.unwrapEffect(
-    Effect.as(ensureStoreDirectory(dir, options.create ?? true), withEngineServices(stores)),
+    Effect.as(
+      ensureStoreDirectory(dir, options.create ?? true, options.dir !== undefined),
+      withEngineServices(stores),
+    ),
   )
 }

@@ -288,8 +288,13 @@ describe("hostile paths written straight into the store", () => {
     )
     db.close()
     const reopened = await open(box)
-    // The row does not decode (its path is not a workspace path): a typed store error, no write.
-    expect(await failureTag(reopened.run(recover()))).toBe("StoreError")
+    // The row does not decode (its path is not a workspace path): it is listed as damaged, named,
+    // never read as a plan, and nothing is written.
+    const pending = await reopened.run(recover())
+    expect(pending.map((op) => [op.record.intent.operationId, op.resolvable, op.files.length])).toEqual([
+      ["op-evil", false, 0],
+    ])
+    expect(pending[0]!.damaged).toMatch(/op-evil.*files\.0\.path/)
     const resolved = await reopened
       .outcome(resolveOperation("op-evil" as never, "rollback" as never))
       .catch((e) => ({ ok: false as const, error: e }))

@@ -51,7 +51,19 @@ export const decodeStored = (
       message: `event ${type} ${typeof where === "string" ? where : where()} is not valid JSON`,
     })
   }
-  return decodeOwnedEventSync({ type, version, payload: parsed })
+  try {
+    return decodeOwnedEventSync({ type, version, payload: parsed })
+  } catch (error) {
+    // Name the row, so the message says where the bad event is, not only what is wrong with it.
+    if (!(error instanceof EventDecodeError)) throw error
+    const at = typeof where === "string" ? where : where()
+    throw new EventDecodeError({
+      reason: error.reason,
+      type: error.type,
+      version: error.version,
+      message: `${error.message} (the events row ${at})`,
+    })
+  }
 }
 
 /** A row as a raw-mode read returns it: sequence, type, version, payload, at. */

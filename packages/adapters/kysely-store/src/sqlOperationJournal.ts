@@ -11,7 +11,8 @@
  * reverses in the same transaction. The operation's row is locked before its status is checked, so
  * two workers completing (or stepping and completing) one operation take turns, and two redos of
  * one entry cannot both consume it. Intents are decoded with their schema on the way out: a damaged
- * row is an error, never a misread plan.
+ * row is an error, never a misread plan — except in `scan`, which names each damaged row (from its
+ * columns, and what is wrong in one sentence: table, row, field) beside the rows that decode.
  */
 import {
   decodeOperationIntentJson,
@@ -22,8 +23,8 @@ import {
   type SessionId,
   StoreError,
 } from "@rewind/contracts"
-import type { OperationJournalService } from "@rewind/core"
-import { Effect, Option, Schema } from "effect"
+import type { DamagedOperation, JournalScan, OperationJournalService } from "@rewind/core"
+import { Effect, Option, ParseResult, Schema } from "effect"
 import type { Generated, Kysely } from "kysely"
 
 /** One row per journaled operation; `seq` is the journal's order. */
@@ -81,6 +82,52 @@ const decodeStep = Schema.decodeUnknownSync(OperationStep)
 
 const columns = ["operation_id", "intent", "status", "finished_at", "redo_consumed"] as const
 type OperationRow = Pick<OperationsTable, (typeof columns)[number]>
+const scanColumns = [...columns, "session_id", "kind", "started_at"] as const
+type ScannedRow = Pick<OperationsTable, (typeof scanColumns)[number]>
+
+const MAX_DETAIL = 160
+const cut = (text: string) => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text)
+
+/**
+ * A decode failure in one sentence: the first field the schema refused and why, cut short (a
+ * schema's own report of a large value runs to kilobytes).
+ */
+export const describeDecodeFailure = (error: unknown): string => {
+  if (ParseResult.isParseError(error)) {
+    const [first, ...rest] = ParseResult.ArrayFormatter.formatErrorSync(error)
+    if (first !== undefined) {
+      const field = first.path.length === 0 ? "the value" : `field ${first.path.join(".")}`
+      const more = rest.length === 0 ? "" : ` (and ${rest.length} more problem(s))`
+      return `${field}: ${cut(first.message.replace(/\s+/g, " "))}${more}`
+    }
+  }
+  return cut(error instanceof Error ? error.message : String(error))
+}
+
+/** Splits scanned rows into records and named damaged rows; `decode` throws on a damaged one. */
+export const scanRows = <Row extends ScannedRow>(
+  table: string,
+  rows: ReadonlyArray<Row>,
+  decode: (row: Row) => OperationRecord,
+): JournalScan => {
+  const records: Array<OperationRecord> = []
+  const damaged: Array<DamagedOperation> = []
+  for (const row of rows) {
+    try {
+      records.push(decode(row))
+    } catch (error) {
+      damaged.push({
+        operationId: row.operation_id,
+        sessionId: row.session_id,
+        kind: row.kind,
+        status: row.status,
+        startedAt: row.started_at,
+        problem: `the ${table} row of operation ${row.operation_id} does not decode, so it is not read as a plan: ${describeDecodeFailure(error)}`,
+      })
+    }
+  }
+  return { records, damaged }
+}
 
 const STEP_QUERY_CHUNK = 500
 
@@ -91,7 +138,13 @@ const toRecords = async (
   db: JournalDb,
   rows: ReadonlyArray<OperationRow>,
 ): Promise<Array<OperationRecord>> => {
-  const steps = new Map<string, Array<OperationStep>>()
+  const decode = await recordDecoder(db, rows)
+  return rows.map(decode)
+}
+
+/** Reads the steps of `rows` (one query per chunk) and returns a decoder of each row that throws. */
+const recordDecoder = async (db: JournalDb, rows: ReadonlyArray<OperationRow>) => {
+  const steps = new Map<string, Array<unknown>>()
   for (let start = 0; start < rows.length; start += STEP_QUERY_CHUNK) {
     const ids = rows.slice(start, start + STEP_QUERY_CHUNK).map((r) => r.operation_id)
     const stepRows = await db
@@ -102,17 +155,17 @@ const toRecords = async (
       .execute()
     for (const s of stepRows) {
       const list = steps.get(s.operation_id) ?? []
-      list.push(decodeStep({ step: s.step, path: s.path, state: s.state, at: s.at }))
+      list.push({ step: s.step, path: s.path, state: s.state, at: s.at })
       steps.set(s.operation_id, list)
     }
   }
-  return rows.map((row) => ({
+  return (row: OperationRow): OperationRecord => ({
     intent: decodeIntent(row.intent),
     status: row.status,
-    steps: steps.get(row.operation_id) ?? [],
+    steps: (steps.get(row.operation_id) ?? []).map((step) => decodeStep(step)),
     ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
     redoConsumed: row.redo_consumed === 1,
-  }))
+  })
 }
 
 export const makeSqlOperationJournal = (backend: OperationJournalBackend): OperationJournalService => {
@@ -233,5 +286,12 @@ export const makeSqlOperationJournal = (backend: OperationJournalBackend): Opera
       readRecords("operationJournal.all", (db) =>
         db.selectFrom("operations").select(columns).orderBy("seq").execute(),
       ),
+
+    scan: (which) =>
+      backend.read("operationJournal.scan", async (db) => {
+        const query = db.selectFrom("operations").select(scanColumns).orderBy("seq")
+        const rows = await (which === "incomplete" ? query.where("status", "=", "pending") : query).execute()
+        return scanRows("operations", rows, await recordDecoder(db, rows))
+      }),
   }
 }

@@ -36,6 +36,11 @@ export interface SqliteStoreService {
   readonly backupPath: string | undefined
   /** Recomputes the `streams` and `sessions` projections from the events, in one transaction. */
   readonly rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError>
+  /**
+   * Why the store cannot be written now (the file or its directory is read-only for this process),
+   * or undefined when it can. SQLite opens such a file read-only without failing; this says so.
+   */
+  readonly readOnly: Effect.Effect<string | undefined>
   /** `PRAGMA integrity_check` and `foreign_key_check`. */
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
   /** The durable journal of multi-file restores, in the same database. */

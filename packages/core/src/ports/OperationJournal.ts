@@ -3,7 +3,8 @@
  * before the first file of the operation is written; `step` records progress; `complete` finishes
  * the operation and, for a committed one, makes its redo entry available in the same durable write
  * (a redo consumes the entry it reverses in its own `complete`). After a crash, `incomplete` lists
- * what `recover()` must continue or roll back. Kept general (any operation kind, files as
+ * what `recover()` must continue or roll back; `scan` lists the same with every row that does not
+ * decode named beside the readable ones, so one damaged row hides nothing else. Kept general (any operation kind, files as
  * `FileVersion`s) so the snapshot engine's point restores can use it too.
  *
  * `layerMemory` is the in-process implementation (for tests and hosts without durability needs);
@@ -22,6 +23,25 @@ import { Context, Effect, Layer, Option } from "effect"
 export interface OperationCompletion {
   readonly status: "committed" | "rolled_back"
   readonly at: number
+}
+
+/**
+ * A journal row that does not decode, named by the columns stored beside its intent (written from
+ * the same intent at `begin`) and what is wrong with it. It is never read as a plan.
+ */
+export interface DamagedOperation {
+  readonly operationId: string
+  readonly sessionId: string
+  readonly kind: string
+  readonly status: string
+  readonly startedAt: number
+  /** What is wrong, in a sentence naming the table and field. */
+  readonly problem: string
+}
+
+export interface JournalScan {
+  readonly records: ReadonlyArray<OperationRecord>
+  readonly damaged: ReadonlyArray<DamagedOperation>
 }
 
 export interface OperationJournalService {
@@ -43,6 +63,11 @@ export interface OperationJournalService {
   readonly redoStack: (sessionId: SessionId) => Effect.Effect<ReadonlyArray<OperationRecord>, StoreError>
   /** Every operation, oldest first (for integrity checks and GC roots). */
   readonly all: () => Effect.Effect<ReadonlyArray<OperationRecord>, StoreError>
+  /**
+   * The pending (or all) operations that decode, oldest first, and the rows that do not, named;
+   * `incomplete` and `all` fail on a damaged row instead.
+   */
+  readonly scan: (which: "incomplete" | "all") => Effect.Effect<JournalScan, StoreError>
 }
 
 export class OperationJournal extends Context.Tag("@rewind/core/OperationJournal")<
@@ -112,6 +137,14 @@ export const makeMemory = (): Effect.Effect<OperationJournalService> =>
             .reverse(),
         ),
       all: () => Effect.sync(() => order.map((id) => records.get(id)!)),
+      // Nothing in memory is ever damaged.
+      scan: (which) =>
+        Effect.sync(() => ({
+          records: order
+            .map((id) => records.get(id)!)
+            .filter((r) => which === "all" || r.status === "pending"),
+          damaged: [],
+        })),
     }
   })
 

@@ -1,7 +1,8 @@
 /**
  * The CLI's undo-the-undo and crash-recovery commands over the facade: `redo` (bring back what
  * the session's last file-writing rewind replaced) and `recover` (list operations a crash left
- * incomplete; `--continue <id>` or `--rollback <id>` finishes one).
+ * incomplete; `--continue <id>` or `--rollback <id>` finishes one). A journal row that does not
+ * decode is listed by its id with what is wrong, after the others; nothing can be done with it here.
  */
 import { Command, Options } from "@effect/cli"
 import { OperationId } from "@rewind/contracts"
@@ -98,6 +99,7 @@ export const recover = Command.make(
             recorded: op.recorded,
             resolvable: op.resolvable,
             files: op.files,
+            ...(op.damaged === undefined ? {} : { damaged: op.damaged }),
           })
         }
         if (pending.length === 0) {
@@ -106,6 +108,15 @@ export const recover = Command.make(
         }
         for (const op of pending) {
           const { intent } = op.record
+          if (op.damaged !== undefined) {
+            yield* out.human(`${bold(intent.operationId)}  ${yellow("damaged journal row")}: ${op.damaged}`)
+            yield* out.human(
+              dim(
+                "  it cannot be continued or rolled back; `rewind doctor` names it too, restore the store from a backup to recover it",
+              ),
+            )
+            continue
+          }
           yield* out.human(
             `${bold(intent.operationId)}  ${intent.kind} in session ${intent.sessionId}, started ${iso(intent.startedAt)}${op.recorded ? " (recorded in the session: continue it)" : ""}`,
           )

@@ -1,7 +1,9 @@
 /**
  * The CLI's access to a store: the options every command shares (`--workspace`, `--dir`,
  * `--json`), opening Rewind through the Promise facade for the life of a command, and turning
- * refusals and errors into `CliFailure`s with exit codes.
+ * refusals and errors into `CliFailure`s with exit codes. A store this process cannot write is
+ * said so on stderr (and as a `warning` line with `--json`) by every command, before any write
+ * fails with SQLite's own words.
  */
 import { resolve } from "node:path"
 import { Options } from "@effect/cli"
@@ -85,10 +87,24 @@ export const withRewind = <A, E, R>(
         }),
       ),
     ),
-    (rewind) => body(rewind, out),
+    (rewind) => Effect.zipRight(warnIfReadOnly(rewind, out), body(rewind, out)),
     (rewind) => Effect.promise(() => rewind.close()),
   )
 }
+
+const warnIfReadOnly = (rewind: Rewind, out: Output) =>
+  Effect.flatMap(
+    call(() => import("../internal/doctor.js").then(({ storeReadOnly }) => rewind.run(storeReadOnly))),
+    (reason) =>
+      reason === undefined
+        ? Effect.void
+        : Effect.zipRight(
+            out.record("warning", { reason: "store_read_only", message: reason }),
+            Effect.sync(() => {
+              if (!out.json) process.stderr.write(`warning: the store is read-only: ${reason}\n`)
+            }),
+          ),
+  )
 
 export const sessionOption = Options.text("session").pipe(
   Options.withSchema(SessionId),

@@ -1,12 +1,24 @@
 /**
  * The store health check behind `Rewind.doctor` and `rewind doctor`.
  *
- * It verifies, in order: SQLite's own integrity and the schema version (when the store is SQLite);
+ * It verifies, in order: SQLite's own integrity and the schema version (when the store is SQLite),
+ * and that this process can write it (SQLite opens a read-only file without a word, and every
+ * capture then fails);
  * every blob, re-hashed against its address; every reference the session streams and the
  * operation journal hold (checkpoints' before/after/patch content, points' manifests, stat caches
  * and the files the manifests list, write-intent pre-images, journaled rescue and planned
  * versions, each child session's parent); that every stream still decodes; operations begun and
  * never completed; and, for the embedded default, leftover files in the artifact directory.
+ *
+ * What is live follows the collector (core's pointGc.ts): every checkpoint, write intent and journal
+ * entry a redo or recover may use, each session's newest stat cache (older ones are garbage by
+ * design), and each session's newest point of each kind (retention never releases it). The content
+ * of an older point may be gone because a `cleanup` with retention released it — the collector
+ * keeps its manifest and drops what only it held, and records nothing else — so a missing blob that
+ * only such a point needs is counted in `references.releasedPoints`, not reported as a problem
+ * (restoring such a point is refused as unreadable). Its manifest missing is still a problem. The
+ * price: content lost by other means from an older point is counted there too, never hidden as
+ * healthy content; see docs/reliability.md.
  *
  * It reports problems and changes nothing, except with `repair`: then it removes what is safe to
  * remove and nothing else, namely temp files of blob writes that were interrupted (older than a
@@ -24,6 +36,7 @@ import { Clock, Effect, Either, Option, Stream } from "effect"
 /** What kind of problem a finding is; `repairable` ones are what `repair` removes. */
 export type DoctorProblemKind =
   | "database_integrity"
+  | "store_read_only"
   | "blob_corrupt"
   | "blob_unreadable"
   | "missing_blob"
@@ -76,6 +89,11 @@ export interface DoctorReport {
     readonly sessions: number
     /** References from streams and journal entries to blobs and parent sessions that were followed. */
     readonly checked: number
+    /**
+     * Points (not a session's newest of their kind) some of whose content is gone, as a cleanup
+     * with retention leaves the points it released: their manifests remain, restoring them is refused.
+     */
+    readonly releasedPoints: number
   }
   readonly journal: { readonly operations: number; readonly incomplete: number }
   /** Temp files in the artifact directory: orphans found, removed by `repair`, and young ones left alone. */
@@ -153,6 +171,10 @@ export const runDoctor = (options: DoctorOptions = {}) =>
         )
       : undefined
     for (const p of database?.problems ?? []) problem("database_integrity", "database", p)
+    const readOnly = Option.isSome(sqlite) ? yield* sqlite.value.readOnly : undefined
+    if (Option.isSome(sqlite) && readOnly !== undefined) {
+      problem("store_read_only", sqlite.value.location, readOnly)
+    }
 
     // --- every blob ----------------------------------------------------------------------
     const artifacts = yield* ArtifactStore
@@ -195,6 +217,7 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     // --- references ----------------------------------------------------------------------
     let references = 0
     const reported = new Set<string>()
+    const isMissing = (hash: ContentHash) => !verified.has(hash) && !damaged.has(hash)
     const needBlob = (hash: ContentHash | undefined, from: string) => {
       if (hash === undefined) return
       references++
@@ -217,6 +240,8 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     const sessions = Either.getOrElse(listedSessions, () => [])
     const known = new Set<SessionId>(sessions.map((s) => s.sessionId))
     const manifestsSeen = new Set<ContentHash>()
+    const manifestContent = new Map<ContentHash, ReadonlyArray<ContentHash> | "unreadable">()
+    let releasedPoints = 0
     for (const session of sessions) {
       if (session.parentId !== undefined) {
         references++
@@ -237,6 +262,15 @@ export const runDoctor = (options: DoctorOptions = {}) =>
         )
         continue
       }
+      // The newest point of each kind and the newest turn point's stat cache are live whatever
+      // retention a cleanup used; older points may have been released.
+      const newestOfKind = new Map<string, string>()
+      let latestStatCache: ContentHash | undefined
+      for (const { event } of events.right) {
+        if (event._tag !== "PointCaptured") continue
+        newestOfKind.set(event.kind, event.pointId)
+        if (event.kind === "turn") latestStatCache = event.statCacheHash
+      }
       for (const { event } of events.right) {
         if (event._tag === "CheckpointCreated") {
           const c = event.checkpoint
@@ -246,16 +280,32 @@ export const runDoctor = (options: DoctorOptions = {}) =>
           needBlob(c.patchHash, from)
         } else if (event._tag === "PointCaptured") {
           const from = `point ${event.pointId} of session ${session.sessionId}`
+          const live = newestOfKind.get(event.kind) === event.pointId
           needBlob(event.manifestHash, from)
-          needBlob(event.statCacheHash, from)
-          if (!verified.has(event.manifestHash) || manifestsSeen.has(event.manifestHash)) continue
-          manifestsSeen.add(event.manifestHash)
-          const manifest = yield* Effect.either(loadManifest(event.manifestHash))
-          if (Either.isLeft(manifest)) {
-            problem("manifest_unreadable", event.manifestHash, `${from}: ${manifest.left.message}`)
+          if (event.statCacheHash === latestStatCache) needBlob(event.statCacheHash, from)
+          if (!verified.has(event.manifestHash)) continue
+          // An unchanged workspace reuses the previous manifest: read each one once.
+          let content = manifestContent.get(event.manifestHash)
+          if (content === undefined) {
+            const manifest = yield* Effect.either(loadManifest(event.manifestHash))
+            if (Either.isLeft(manifest)) {
+              problem("manifest_unreadable", event.manifestHash, `${from}: ${manifest.left.message}`)
+              content = "unreadable"
+            } else {
+              content = [...manifestBlobs(manifest.right)]
+            }
+            manifestContent.set(event.manifestHash, content)
+          }
+          if (content === "unreadable") continue
+          if (!live && content.some(isMissing)) {
+            // Released by retention (or lost): its content is not required; see the module comment.
+            releasedPoints++
+            references += content.length
             continue
           }
-          for (const hash of manifestBlobs(manifest.right)) needBlob(hash, `the manifest of ${from}`)
+          if (manifestsSeen.has(event.manifestHash)) continue
+          manifestsSeen.add(event.manifestHash)
+          for (const hash of content) needBlob(hash, `the manifest of ${from}`)
         } else if (event._tag === "WriteIntentDeclared") {
           for (const e of event.entries) {
             if (e.preImage.state === "file")
@@ -270,16 +320,21 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     let operations = 0
     let incomplete = 0
     if (Option.isSome(journal)) {
-      const records = yield* Effect.either(journal.value.all())
-      if (Either.isLeft(records)) {
+      const scanned = yield* Effect.either(journal.value.scan("all"))
+      if (Either.isLeft(scanned)) {
         problem(
           "journal_unreadable",
           "journal",
-          `the operation journal cannot be read: ${records.left.message}`,
+          `the operation journal cannot be read: ${scanned.left.message}`,
         )
       } else {
-        operations = records.right.length
-        for (const record of records.right) {
+        // A damaged row is named; the others are still checked.
+        for (const row of scanned.right.damaged) {
+          if (row.status === "pending") incomplete++
+          problem("journal_unreadable", row.operationId, row.problem)
+        }
+        operations = scanned.right.records.length + scanned.right.damaged.length
+        for (const record of scanned.right.records) {
           const { intent } = record
           // Content a pending operation or an available redo entry still needs must be there.
           const live = record.status === "pending" || (intent.redo !== undefined && !record.redoConsumed)
@@ -342,7 +397,7 @@ export const runDoctor = (options: DoctorOptions = {}) =>
       database: database === undefined ? undefined : { ok: database.ok, problems: database.problems },
       schemaVersion: Option.isSome(sqlite) ? sqlite.value.schemaVersion : undefined,
       artifacts: { checked, bytes, bad },
-      references: { sessions: sessions.length, checked: references },
+      references: { sessions: sessions.length, checked: references, releasedPoints },
       journal: { operations, incomplete },
       tempFiles,
       problems,
@@ -350,3 +405,9 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     }
     return report
   })
+
+/** Why the store in context cannot be written now (SQLite stores only), for the CLI's warning. */
+export const storeReadOnly: Effect.Effect<string | undefined> = Effect.flatMap(
+  Effect.serviceOption(SqliteSessionStore.SqliteStore),
+  Option.match({ onNone: () => Effect.succeed(undefined), onSome: (store) => store.readOnly }),
+)

@@ -8,6 +8,7 @@ import type { SqliteStoreService } from "../SqliteSessionStore.js"
 import { resolveOptions, SqliteStoreOptions } from "../SqliteStoreOptions.js"
 import type { StoreMigration } from "./migrations.js"
 import { openDatabase } from "./openDatabase.js"
+import { readOnlyReason } from "./sqliteErrors.js"
 import { makeStoreService } from "./storeService.js"
 
 export const makeSqliteStore = (
@@ -33,5 +34,6 @@ export const makeSqliteStore = (
       settings: opened.settings,
       migrationsApplied: opened.migrationsApplied,
       backupPath: opened.backupPath,
+      readOnly: Effect.sync(() => readOnlyReason(opened.location)),
     }
   })

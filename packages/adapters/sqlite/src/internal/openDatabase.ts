@@ -2,9 +2,14 @@
  * Opening a store file: recognise it, refuse what must not be touched, back it up, migrate it.
  *
  * Nothing is written to a file until it is known to be a Rewind store this build understands (or a
- * new, empty file): a file that is not SQLite is refused before SQLite sees it; a SQLite file of
- * another application, a damaged file, or a store written by a newer Rewind is refused after
- * read-only queries, and the connection is closed without a write. Only then are WAL mode and the
+ * new, empty file). The checks go from what touches nothing to what touches little: a file that is
+ * not SQLite is refused from its first bytes; a store whose header (as the main file or a committed
+ * frame of its `-wal` holds it, see storeHeader.ts) says a newer Rewind or another application
+ * wrote it is refused without SQLite ever opening it, so the main file, `-wal` and `-shm` stay
+ * byte for byte; what only SQL can tell (a damaged file, a schema that is missing, migrations this
+ * build does not know, another application's tables) is asked, when a `-wal` holds changes, on a
+ * read-only connection, which cannot checkpoint them into the main file on close (SQLite may
+ * rebuild the `-shm` index, a cache it derives from the `-wal`). Only then is the file opened for writing, WAL mode and the
  * migrations applied, after copying a store with data to `<file>.bak-v<version>`.
  */
 import * as fs from "node:fs"
@@ -17,6 +22,7 @@ import type { ResolvedSqliteStoreOptions } from "../SqliteStoreOptions.js"
 import { ImmediateSqliteDialect } from "./dialect.js"
 import { latestVersion, migrationProvider, REWIND_APPLICATION_ID, type StoreMigration } from "./migrations.js"
 import { Busy, isBusy, isCorrupt, retryBusy, toStoreError } from "./sqliteErrors.js"
+import { readStoreHeader } from "./storeHeader.js"
 
 /** The longest a statement waits synchronously (inside SQLite) for another connection's lock. */
 export const SYNC_BUSY_WAIT_MILLIS = 20
@@ -113,6 +119,7 @@ const readStoreInfo = (
   location: string,
   latest: number,
   integrityCheck: boolean,
+  knownMigrations: ReadonlySet<string>,
 ): Effect.Effect<StoreInfo, StoreIncompatible | StoreError | Busy> =>
   Effect.try({
     try: () => {
@@ -137,6 +144,18 @@ const readStoreInfo = (
             "corrupt",
             location,
             `${location} is marked as a Rewind store but its schema is missing`,
+          )
+        }
+        const unknown = tables.includes("kysely_migration")
+          ? (
+              db.prepare("select name from kysely_migration order by name").pluck().all() as Array<string>
+            ).filter((name) => !knownMigrations.has(name))
+          : []
+        if (unknown.length > 0) {
+          return incompatible(
+            "newer_version",
+            location,
+            `${location} records migrations this build of Rewind does not know (${unknown.join(", ")}); upgrade Rewind to open it; the file was not changed`,
           )
         }
       } else {
@@ -180,6 +199,63 @@ const readStoreInfo = (
     Effect.flatMap((result) =>
       result instanceof StoreIncompatible ? Effect.fail(result) : Effect.succeed(result),
     ),
+  )
+
+/** Refuses, from the header bytes alone, a store a newer Rewind or another application wrote. */
+const refuseByHeader = (location: string, latest: number): Effect.Effect<void, StoreIncompatible> => {
+  const header = readStoreHeader(location)
+  if (header === undefined) return Effect.void
+  if (header.applicationId === REWIND_APPLICATION_ID && header.userVersion > latest) {
+    return Effect.fail(
+      incompatible(
+        "newer_version",
+        location,
+        `${location} was written by a newer Rewind (store schema version ${header.userVersion}; this build understands up to ${latest}). Upgrade Rewind to open it; the file was not changed.`,
+      ),
+    )
+  }
+  if (
+    header.applicationId !== REWIND_APPLICATION_ID &&
+    (header.applicationId !== 0 || header.userVersion !== 0)
+  ) {
+    return Effect.fail(
+      incompatible(
+        "not_a_store",
+        location,
+        `${location} is a SQLite database of another application (application_id ${header.applicationId}, user_version ${header.userVersion}), not a Rewind store; it was left untouched`,
+      ),
+    )
+  }
+  return Effect.void
+}
+
+/**
+ * The SQL checks on a read-only connection, closed before anything is written. A file SQLite will
+ * not open read-only (no `-shm` can be made beside it, say) is left to the writing connection.
+ */
+const checkReadOnly = (
+  location: string,
+  latest: number,
+  options: ResolvedSqliteStoreOptions,
+  knownMigrations: ReadonlySet<string>,
+): Effect.Effect<boolean, StoreIncompatible | StoreError | Busy> =>
+  Effect.acquireUseRelease(
+    Effect.try({
+      try: () => new Database(location, { readonly: true, fileMustExist: true }),
+      catch: (cause) => cause,
+    }).pipe(Effect.option),
+    (db) =>
+      db._tag === "None"
+        ? Effect.succeed(false)
+        : Effect.flatMap(
+            Effect.sync(() => db.value.pragma(`busy_timeout = ${options.busyTimeoutMillis}`)),
+            () =>
+              Effect.as(
+                readStoreInfo(db.value, location, latest, options.integrityCheckOnOpen, knownMigrations),
+                true,
+              ),
+          ),
+    (db) => Effect.sync(() => (db._tag === "Some" && db.value.open ? db.value.close() : undefined)),
   )
 
 /** Copies the store (a consistent snapshot, compacted) next to it, never over an existing file. */
@@ -238,7 +314,17 @@ export const openDatabase = (
   Effect.gen(function* () {
     const location = options.path
     const latest = latestVersion(migrations)
-    yield* inspectFile(location)
+    const knownMigrations = new Set(migrations.map((m) => m.name))
+    let checkedReadOnly = false
+    if ((yield* inspectFile(location)) === "sqlite") {
+      yield* refuseByHeader(location, latest)
+      // Only a -wal with content can be checkpointed by a closing connection. Without one, the
+      // writing connection asks the same read-only questions and its close leaves the main file as
+      // it was and removes the -wal and -shm it made; a read-only one would leave them behind.
+      if ((fs.statSync(`${location}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
+        checkedReadOnly = yield* retryBusy(checkReadOnly(location, latest, options, knownMigrations))
+      }
+    }
 
     const { db, kysely } = yield* Effect.acquireRelease(
       Effect.try({
@@ -276,8 +362,9 @@ export const openDatabase = (
     // the lock. Each statement waits at most SYNC_BUSY_WAIT_MILLIS; the rest of the configured
     // busy timeout is waited asynchronously between attempts (retryBusy).
     yield* setPragma(`busy_timeout = ${Math.min(options.busyTimeoutMillis, SYNC_BUSY_WAIT_MILLIS)}`)
+    // Asked again on the writing connection: another process may have changed the file meanwhile.
     const info = yield* retryBusy(
-      readStoreInfo(db, location, latest, options.integrityCheckOnOpen),
+      readStoreInfo(db, location, latest, options.integrityCheckOnOpen && !checkedReadOnly, knownMigrations),
       options.busyTimeoutMillis,
     )
     const pending = migrations.filter((m) => m.version > info.userVersion)

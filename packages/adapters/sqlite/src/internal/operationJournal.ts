@@ -3,7 +3,8 @@
  * `BEGIN IMMEDIATE` transaction, committed before the call returns, so an intent is on disk before
  * the restore writes its first file; `complete` updates the operation and consumes the redo entry
  * it reverses in the same transaction. Intents are stored as JSON and decoded with their schema on
- * the way out, so a damaged row is an error, never a misread plan.
+ * the way out, so a damaged row is an error, never a misread plan; `scan` names each damaged row
+ * (see the shared journal's `scanRows`) beside those that decode.
  */
 import {
   decodeOperationIntentJson,
@@ -15,6 +16,7 @@ import {
   StoreError,
 } from "@rewind/contracts"
 import type { OperationJournalService } from "@rewind/core"
+import { scanRows } from "@rewind/kysely-store"
 import type Database from "better-sqlite3"
 import { Effect, Option, Schema } from "effect"
 import { Busy, isBusy, retryBusy } from "./sqliteErrors.js"
@@ -26,6 +28,12 @@ interface OperationRow {
   readonly finished_at: number | null
   readonly redo_consumed: number
   readonly redoes?: string | null
+}
+
+interface ScannedRow extends OperationRow {
+  readonly session_id: string
+  readonly kind: string
+  readonly started_at: number
 }
 
 interface StepRow {
@@ -49,6 +57,9 @@ export const makeSqliteOperationJournal = (
   // The intent lives in its own table (migration 0004), so status updates never rewrite it.
   const withIntent = `select o.operation_id, i.intent, o.status, o.finished_at, o.redo_consumed
     from operations o join operation_intents i on i.seq = o.seq`
+  // The columns that name an operation whatever its intent holds; a missing intent row is damage too.
+  const scanned = `select o.operation_id, o.session_id, o.kind, o.started_at, i.intent, o.status, o.finished_at,
+    o.redo_consumed from operations o left join operation_intents i on i.seq = o.seq`
   const statements = {
     insert: db.prepare(
       `insert into operations (operation_id, session_id, kind, status, started_at, redoes, redo_available, redo_consumed)
@@ -76,6 +87,8 @@ export const makeSqliteOperationJournal = (
        and o.redo_consumed = 0 order by o.seq desc`,
     ),
     all: db.prepare(`${withIntent} order by o.seq`),
+    scanPending: db.prepare(`${scanned} where o.status = 'pending' order by o.seq`),
+    scanAll: db.prepare(`${scanned} order by o.seq`),
   }
 
   const toRecord = (row: OperationRow): OperationRecord => ({
@@ -157,5 +170,13 @@ export const makeSqliteOperationJournal = (
         (statements.redoStack.all(sessionId) as Array<OperationRow>).map(toRecord),
       ),
     all: () => run("operationJournal.all", () => (statements.all.all() as Array<OperationRow>).map(toRecord)),
+    scan: (which) =>
+      run("operationJournal.scan", () =>
+        scanRows(
+          "operation_intents",
+          (which === "incomplete" ? statements.scanPending : statements.scanAll).all() as Array<ScannedRow>,
+          toRecord,
+        ),
+      ),
   }
 }

@@ -1,8 +1,12 @@
 /**
  * What a better-sqlite3 failure means for the store: busy (another process holds the lock: worth
- * retrying), corrupt (the file cannot be trusted), or anything else (a plain StoreError). Also the
- * retry policy for busy failures: a short synchronous wait inside SQLite, the rest asynchronous.
+ * retrying), corrupt (the file cannot be trusted), a full disk or a read-only file (said in words a
+ * person can act on: SQLite's own "disk I/O error" does not say the disk is full), or anything else
+ * (a plain StoreError). Also the retry policy for busy failures: a short synchronous wait inside
+ * SQLite, the rest asynchronous.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { StoreError } from "@rewind/contracts"
 import Database from "better-sqlite3"
 import { Clock, Data, Duration, Effect, Schedule } from "effect"
@@ -27,6 +31,62 @@ export const isUniqueViolation = (error: unknown): boolean => {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+/** Below this much free space a failed write is taken to be the disk filling up. */
+const FULL_BELOW_BYTES = 1024 * 1024
+
+/**
+ * Whether the filesystem holding `location` is (nearly) full. SQLite reports ENOSPC as
+ * SQLITE_FULL on some writes and as a plain SQLITE_IOERR on others (creating `-shm`, say).
+ */
+const diskFull = (location: string | undefined): boolean => {
+  if (location === undefined || location === ":memory:") return false
+  try {
+    const stats = fs.statfsSync(path.dirname(path.resolve(location)))
+    return stats.bavail * stats.bsize < FULL_BELOW_BYTES
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Why this process cannot write the store now, or undefined when it can: SQLite opens a file it
+ * may not write read-only without a word, and every write then fails. Asked of the file and its
+ * directory (where `-wal` and `-shm` live), as the OS answers for this user.
+ */
+export const readOnlyReason = (location: string): string | undefined => {
+  if (location === ":memory:") return undefined
+  for (const [target, what] of [
+    [location, "the store file"],
+    [path.dirname(path.resolve(location)), "the store's directory"],
+  ] as const) {
+    try {
+      fs.accessSync(target, fs.constants.W_OK)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error)
+      if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined
+      return `${what} ${target} is not writable (${code}): reads work, every write (capture, restore, new session) fails`
+    }
+  }
+  return undefined
+}
+
+/** A sentence for a failure a person can fix, or undefined for any other failure. */
+const actionable = (error: unknown, location: string | undefined): string | undefined => {
+  const code = sqliteCode(error)
+  if (code === undefined) return undefined
+  const where = location === undefined ? "the store" : location
+  if (code === "SQLITE_FULL" || (code.startsWith("SQLITE_IOERR") && diskFull(location))) {
+    return `the disk holding ${where} is full (${describe(error)}); free some space and try again; the store was not changed`
+  }
+  const readOnly =
+    code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" ? readOnlyReason(where) : undefined
+  if (readOnly !== undefined) return `${readOnly} (${describe(error)}); make them writable for this user`
+  if (code.startsWith("SQLITE_READONLY")) {
+    return `${where} is read-only (${describe(error)}): make the file and its directory writable for this user, or open the store somewhere writable (the change was not saved)`
+  }
+  return undefined
+}
+
 /** Another connection held the lock past the busy timeout. Internal: retried, then a StoreError. */
 export class Busy extends Data.TaggedError("Busy")<{ readonly operation: string; readonly cause: unknown }> {}
 
@@ -35,7 +95,7 @@ export const toStoreError = (operation: string, error: unknown, location?: strin
     operation,
     message: isCorrupt(error)
       ? `the store file${location === undefined ? "" : ` ${location}`} is corrupt (${describe(error)}); restore it from a backup`
-      : `${operation} failed: ${describe(error)}`,
+      : `${operation} failed: ${actionable(error, location) ?? describe(error)}`,
     cause: error,
   })
 
