@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { PointCaptured, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
-import { loadManifest } from "@rewind/core"
+import { capturePoint, loadManifest } from "@rewind/core"
 import { injectCheckpoint } from "@rewind/testkit"
 import { openRewind, type Rewind } from "../src/index.js"
 import { blobPath, type Sandbox, sandbox, value, withBlobFiles } from "./storeFixture.js"
@@ -147,7 +147,17 @@ describe("item 11: capture gaps are reported, and git's precedence holds", () =>
       write(join(b.root, "fixtures/node_modules/dep/index.js"), "tracked fixture\n")
     })
     await using(o, async () => {
-      const point = await captured(o, { declaredPaths: ["../escape", "a//b"] })
+      // The facade refuses a bad declared path at its door (invalid_input); an Effect host calling
+      // the engine directly gets it reported in the point instead.
+      const refused = await o.rewind.capturePoint(o.sessionId, await o.turn(), {
+        declaredPaths: ["../escape"],
+      })
+      expect(refused._tag).toBe("NotCaptured")
+      const outcome = await o.rewind.run(
+        capturePoint(o.sessionId, await o.turn(), { declaredPaths: ["../escape", "a//b"] }),
+      )
+      if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+      const point = outcome.point
       const manifest = await manifestOf(o, point)
       expect(manifest.has("sub/keep.log" as WorkspacePath)).toBe(true)
       expect(manifest.has("sub/drop.log" as WorkspacePath)).toBe(false)

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { OperationId, WorkspacePath } from "@rewind/contracts"
 import { hashContent, OperationJournal } from "@rewind/core"
+import { injectCheckpoint } from "@rewind/testkit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
@@ -27,9 +28,15 @@ describe("a checkpoint path over the system's limits (item 7)", () => {
         before: "old\n",
         after: "new\n",
       })
-      expect(recorded.recorded).toBe(true)
-      if (!recorded.recorded) return
-      const result = await rewind.rewindToCheckpoint(session.id, recorded.checkpoint.checkpointId)
+      // Refused at the door: it could never be written back.
+      expect(recorded.recorded).toBe(false)
+      if (!recorded.recorded) expect(recorded.warning.reason).toBe("path_refused")
+      // A record already in the store (an older version let it in) is refused where it would be
+      // written, before anything is created.
+      const checkpoint = await rewind.run(
+        injectCheckpoint({ sessionId: session.id, turnId, path, before: "old\n", after: "new\n" }),
+      )
+      const result = await rewind.rewindToCheckpoint(session.id, checkpoint.checkpointId)
       expect(result.ok).toBe(false)
       if (!result.ok) expect(result.refusal.message).toMatch(/longer|bytes long/)
       expect(fs.readdirSync(box.root)).toEqual([".rewind"])
