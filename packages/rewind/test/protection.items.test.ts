@@ -2,6 +2,7 @@
 // repository has (a store directory inside the tree, a worktree's `.git` file, nested ignore files
 // that re-include, fixtures under node_modules, an edit whose mtime was put back) and failed on the
 // engine before the protection policy and the one ignore-rule module.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -271,6 +272,26 @@ describe("item 8: preview = apply for point restores", () => {
       // Nothing was written by the preview.
       expect(fs.readFileSync(join(o.box.root, "a.txt"), "utf8")).toBe("a2\n")
       expect(fs.existsSync(join(o.box.root, "venv/bin/python"))).toBe(false)
+    })
+  })
+})
+
+describe("issue 21 item 17: capture details a person can read", () => {
+  it("a FIFO is named as one, and a directory replaced by a file makes its files absent, not unreadable", async () => {
+    const o = await open((b) => {
+      write(join(b.root, "d/x.txt"), "x\n")
+      execFileSync("mkfifo", [join(b.root, "pipe")])
+    })
+    await using(o, async () => {
+      const first = await captured(o)
+      expect(first.skipped.find((s) => s.path === "pipe")?.detail).toMatch(/FIFO/)
+      fs.rmSync(join(o.box.root, "d"), { recursive: true })
+      fs.writeFileSync(join(o.box.root, "d"), "now a file\n")
+      const second = await captured(o)
+      const manifest = await manifestOf(o, second)
+      expect(manifest.get("d/x.txt" as WorkspacePath)).toEqual({ kind: "tombstone" })
+      expect(manifest.get("d" as WorkspacePath)?.kind).toBe("file")
+      expect(second.skipped.filter((s) => s.reason === "unreadable")).toEqual([])
     })
   })
 })
