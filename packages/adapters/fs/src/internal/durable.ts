@@ -104,6 +104,10 @@ const removeQuietly = (path: string) =>
   })
 
 const tempPrefix = (targetName: string) => `.${targetName.slice(0, 100)}.`
+
+/** The name of a temp file for `targetName` (in the same directory), from a fresh UUID. */
+export const tempNameFor = (targetName: string, uuid: string): string =>
+  `${tempPrefix(targetName)}${uuid}.tmp`
 const TEMP_SUFFIX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
 
 /** Whether `entryName` is a temp file `writeAtomic` makes for a file named `targetName`. */
