@@ -10,6 +10,9 @@
  * installed (a dependency) and built on this machine, so its own build is the one copy that
  * matches the machine. Copying the binary beside the bundle at build time would ship the
  * builder's binary and go stale on `npm rebuild`.
+ *
+ * `REWIND_NO_NATIVE=1` in the environment skips it (an escape hatch should the module misbehave on
+ * some system, and how tests see the fallback); the reason then says so.
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -34,6 +37,9 @@ const candidates = (): Array<string> => {
 }
 
 const loadModule = (): { readonly module: unknown; readonly status: NativeModuleStatus } => {
+  if (process.env.REWIND_NO_NATIVE === "1") {
+    return { module: undefined, status: { loaded: false, reason: "disabled by REWIND_NO_NATIVE=1" } }
+  }
   const require = createRequire(import.meta.url)
   const failures: Array<string> = []
   for (const path of candidates()) {
