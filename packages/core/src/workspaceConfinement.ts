@@ -71,15 +71,27 @@ const splitTarget = (target: string): Array<string> => target.split("/").filter(
 const joinUnder = (root: string, segments: ReadonlyArray<string>): string =>
   segments.length === 0 ? root : `${root === "/" ? "" : root}/${segments.join("/")}`
 
-/** The refusal of a path because of the symlink at `via` (a directory component, or the last one). */
-export const symlinkInPath = (path: string, via: string, operation: string): PathRefused =>
+/** Where a link at `via` (a `/` path under the root) leads, said for a message; nothing is probed. */
+const whereLinkLeads = (via: string, target: string): string => {
+  if (target.startsWith("/")) return `points to the absolute path ${JSON.stringify(target)}`
+  const depth = via.split("/").slice(0, -1)
+  for (const segment of splitTarget(target)) {
+    if (segment !== "..") depth.push(segment)
+    else if (depth.length === 0) return "climbs above the root"
+    else depth.pop()
+  }
+  return `points to ${JSON.stringify(target)}, inside the root`
+}
+
+/**
+ * The refusal of a path because of the symlink at `via` (a directory component, or the path
+ * itself), naming the link and where it leads.
+ */
+export const symlinkInPath = (path: string, via: string, target: string, operation: string): PathRefused =>
   new PathRefused({
     path,
     reason: "symlink_in_path",
-    message:
-      via === path
-        ? `refused to ${operation} ${JSON.stringify(path)}: it is a symlink, and the workspace never follows one`
-        : `refused to ${operation} ${JSON.stringify(path)}: ${JSON.stringify(via)} on the way is a symlink, and the workspace never goes through one`,
+    message: `refused to ${operation} ${JSON.stringify(path)}: the symlink ${JSON.stringify(via)} ${whereLinkLeads(via, target)}; the workspace never ${via === path ? "follows a symlink" : "goes through a symlink on the way"}`,
   })
 
 /** Resolves a workspace path inside the root, or refuses it. */
@@ -107,7 +119,7 @@ export const resolveConfined = <E>(
           continue
         case "symlink":
           if (!last || options.finalSymlink === "refuse") {
-            return yield* symlinkInPath(path, walked.join("/"), options.operation)
+            return yield* symlinkInPath(path, walked.join("/"), entry.target, options.operation)
           }
           break
         case "file":
