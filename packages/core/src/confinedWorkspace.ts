@@ -377,7 +377,16 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
         const relativeDirectory = target.relative.includes("/")
           ? target.relative.slice(0, target.relative.lastIndexOf("/") + 1)
           : ""
-        const entries = yield* Effect.mapError(fs.readdir(directory), ioError("delete", path))
+        // Listed beneath the root where the primitive can (the kernel refuses a link swapped in on
+        // the way), by path otherwise; every removal goes through `unlink` either way.
+        const beneath =
+          fs.readdirStatBeneath === undefined
+            ? undefined
+            : (yield* fs.readdirStatBeneath(root, [relativeDirectory.slice(0, -1)]))[0]
+        const entries: ReadonlyArray<DirectoryEntry> =
+          beneath?.flatMap((e) =>
+            e.unsupportedName === true ? [] : [{ name: e.name, kind: e.stat.kind }],
+          ) ?? (yield* Effect.mapError(fs.readdir(directory), ioError("delete", path)))
         const removed: Array<WorkspacePath> = []
         for (const entry of entries) {
           if (entry.kind !== "file" || !fs.isPartialWrite(entry.name, name)) continue
