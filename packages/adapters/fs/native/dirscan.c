@@ -32,10 +32,11 @@
  *
  * Kernel-confined file operations (all POSIX; `openat2` on Linux, a component walk elsewhere).
  * They answer a number: >= 0 for success (a descriptor where one is opened), -errno for failure.
- *   openDirBeneath(root, relative) -> fd: the directory `relative` under `root` ("" is the root),
+ *   openDirBeneath(root, relative, walk?) -> fd: the directory `relative` under `root` ("" is the root),
  *     opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS), or, where
  *     openat2 is missing (ENOSYS), by walking the components with openat(O_DIRECTORY |
- *     O_NOFOLLOW). A symlink anywhere on the way is -ELOOP, whichever way it was found.
+ *     O_NOFOLLOW); `walk` true takes the walk even where openat2 exists (tests compare the two).
+ *     A symlink anywhere on the way is -ELOOP, whichever way it was found.
  *   openAt(dirfd, name, flags, mode) -> fd: openat with O_NOFOLLOW | O_CLOEXEC added.
  *   renameAt(dirfd, from, to), unlinkAt(dirfd, name) (never AT_REMOVEDIR),
  *   mkdirAt(dirfd, name, mode) (0 when a directory is already there), symlinkAt(target, dirfd, name).
@@ -545,7 +546,8 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
 
 /* Opens `relative` (no leading `/`; "" is `root_fd` itself) beneath `root_fd`, no symlink followed
    anywhere on the way; -errno on failure, -ELOOP for a symlink on the way. */
-static int open_beneath(int root_fd, const char *relative) {
+static int open_beneath(int root_fd, const char *relative, int walk) {
+  (void)walk; /* only consulted where openat2 exists */
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   if (relative[0] == '\0') {
     int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
@@ -557,7 +559,7 @@ static int open_beneath(int root_fd, const char *relative) {
   memset(&how, 0, sizeof how);
   how.flags = flags;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  for (int attempt = 0; attempt < 8; attempt++) {
+  for (int attempt = 0; !walk && attempt < 8; attempt++) {
     int fd = (int)syscall(SYS_openat2, root_fd, relative, &how, sizeof how);
     if (fd >= 0) return fd;
     /* EAGAIN: the kernel saw a concurrent rename and asks to try again. */
@@ -636,7 +638,9 @@ static napi_value number(napi_env env, int value) {
     return throw_error(env, "dirscan: bad arguments")
 
 static napi_value open_dir_beneath(napi_env env, napi_callback_info info) {
-  ARGS(2);
+  ARGS(3);
+  bool walk = false;
+  if (argc >= 3) napi_get_value_bool(env, argv[2], &walk);
   char *root = string_arg(env, argv, argc, 0);
   if (root == NULL) return NULL;
   char *relative = string_arg(env, argv, argc, 1);
@@ -649,7 +653,7 @@ static napi_value open_dir_beneath(napi_env env, napi_callback_info info) {
   if (root[0] != '/') result = -EINVAL;
   else if (root_fd < 0) result = -errno;
   else {
-    result = open_beneath(root_fd, relative);
+    result = open_beneath(root_fd, relative, walk);
     close(root_fd);
   }
   free(root);

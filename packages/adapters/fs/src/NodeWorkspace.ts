@@ -307,11 +307,17 @@ const checkedFileOperations = (durability: Durability) => ({
  * The primitives of one workspace over `root` (absolute, symlink-free; every path handed to them
  * is under it). Each set keeps its own cache of directory listings.
  */
-export const nodePrimitives = (root: string, options: NodeWorkspaceOptions = {}): FileSystemPrimitives => {
+export const nodePrimitives = (
+  root: string,
+  options: NodeWorkspaceOptions = {},
+  /** For tests: the kernel-confined operations open directories by the portable component walk. */
+  internal: { readonly walkBeneath?: boolean } = {},
+): FileSystemPrimitives => {
   const durability = options.durability ?? "fsync"
   const native = options.nativeScan === false ? undefined : makeNativeScanners?.()
   const beneath = native?.scanBeneath
-  const files = options.nativeFiles === false ? undefined : beneathOperations(root, durability)
+  const files =
+    options.nativeFiles === false ? undefined : beneathOperations(root, durability, internal.walkBeneath)
   const rootPrefix = root === "/" ? "/" : `${root}/`
   /** The path relative to the root; a path elsewhere is a bug of the caller, refused as EXDEV. */
   const relativeOf = (path: string): string => {

@@ -22,11 +22,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
+import { makeConfinedWorkspace } from "@rewind/core"
 import { Effect } from "effect"
 import { NodeWorkspace } from "../src/index.js"
+import { nodePrimitives } from "../src/NodeWorkspace.js"
 import { tempDirectory } from "./fsFixture.js"
 
-const TRIES = 4
+/** Tries per way of opening directories (openat2; the component walk systems without it use). */
+const TRIES = { openat2: 4, walk: 2 } as const
 const WRITES = 2000
 const DELETES = 1000
 /** The attacker's own bound, in case the test dies before killing it. */
@@ -65,7 +68,7 @@ const startAttacker = (a: string, b: string) =>
       }),
   )
 
-const oneTry = (attempt: number) =>
+const oneTry = (attempt: number, walk: boolean) =>
   Effect.scoped(
     Effect.gen(function* () {
       const base = realpathSync(yield* tempDirectory(`swap-race-${attempt}`))
@@ -84,7 +87,9 @@ const oneTry = (attempt: number) =>
       symlinkSync(outside, join(root, "dlink"))
       const before = fingerprint(outside)
 
-      const workspace = yield* NodeWorkspace.make(root, { durability: "atomic" })
+      const workspace = walk
+        ? makeConfinedWorkspace(root, nodePrimitives(root, { durability: "atomic" }, { walkBeneath: true }))
+        : yield* NodeWorkspace.make(root, { durability: "atomic" })
       yield* startAttacker(join(root, "d"), join(root, "dlink"))
       const content = (i: number) => new TextEncoder().encode(`v2 ${name("f", i)}\n`)
       const started = performance.now()
@@ -98,7 +103,7 @@ const oneTry = (attempt: number) =>
         if (r._tag === "Left") refused++
       }
       console.log(
-        `try ${attempt}: ${Math.round(performance.now() - started)} ms of writes and deletes, ${refused} refused`,
+        `${walk ? "walk" : "openat2"} try ${attempt}: ${Math.round(performance.now() - started)} ms of writes and deletes, ${refused} refused`,
       )
       return {
         before,
@@ -109,14 +114,17 @@ const oneTry = (attempt: number) =>
     }),
   )
 
-describe("swap race: a directory exchanged with a link out of the root during a restore", () => {
+describe.each([
+  ["openat2", false],
+  ["component walk", true],
+])("swap race (%s): a directory exchanged with a link out of the root during a restore", (_, walk) => {
   it.effect.skipIf(NodeWorkspace.implementation.fileOperations !== "kernel-confined")(
     `writes ${WRITES} files and deletes ${DELETES} without touching anything outside, in every try`,
     () =>
       Effect.gen(function* () {
         let refusedInAll = 0
-        for (let attempt = 0; attempt < TRIES; attempt++) {
-          const { before, after, temps, refused } = yield* oneTry(attempt)
+        for (let attempt = 0; attempt < TRIES[walk ? "walk" : "openat2"]; attempt++) {
+          const { before, after, temps, refused } = yield* oneTry(attempt, walk)
           expect(temps, `try ${attempt}: temp files outside the root`).toEqual([])
           expect(after === before, `try ${attempt}: the outside tree changed`).toBe(true)
           refusedInAll += refused

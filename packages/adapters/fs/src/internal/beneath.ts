@@ -23,7 +23,7 @@ import { nativeModule } from "./nativeModule.js"
 
 /** The module's file operations: >= 0 for success (a descriptor where one is opened), -errno. */
 interface FileOperationsModule {
-  readonly openDirBeneath: (root: string, relative: string) => number
+  readonly openDirBeneath: (root: string, relative: string, walk?: boolean) => number
   readonly openAt: (dirfd: number, name: string, flags: number, mode: number) => number
   readonly renameAt: (dirfd: number, from: string, to: string) => number
   readonly unlinkAt: (dirfd: number, name: string) => number
@@ -74,8 +74,16 @@ const splitParent = (relative: string): readonly [string, string] => {
   return cut === -1 ? ["", relative] : [relative.slice(0, cut), relative.slice(cut + 1)]
 }
 
-/** The operations for one root (absolute, symlink-free), or undefined without the native module. */
-export const beneathOperations = (root: string, durability: Durability): BeneathOperations | undefined => {
+/**
+ * The operations for one root (absolute, symlink-free), or undefined without the native module.
+ * `walk`: open directories by the component walk even where `openat2` exists (what systems
+ * without it run; tests race it too).
+ */
+export const beneathOperations = (
+  root: string,
+  durability: Durability,
+  walk = false,
+): BeneathOperations | undefined => {
   const native = operations
   if (native === undefined) return undefined
   const where = (relative: string) => `${root === "/" ? "" : root}/${relative}`
@@ -85,7 +93,7 @@ export const beneathOperations = (root: string, durability: Durability): Beneath
     Effect.try({
       try: () => {
         const [parent, name] = splitParent(relative)
-        return { dirfd: check(native.openDirBeneath(root, parent), "openat2", where(parent)), name }
+        return { dirfd: check(native.openDirBeneath(root, parent, walk), "openat2", where(parent)), name }
       },
       catch: errnoOf,
     })
@@ -104,7 +112,7 @@ export const beneathOperations = (root: string, durability: Durability): Beneath
   return {
     openRead: (relative) => {
       const [parent, name] = splitParent(relative)
-      const dirfd = check(native.openDirBeneath(root, parent), "openat2", where(parent))
+      const dirfd = check(native.openDirBeneath(root, parent, walk), "openat2", where(parent))
       try {
         return check(
           native.openAt(dirfd, name, constants.O_RDONLY | constants.O_NONBLOCK, 0),
