@@ -2,6 +2,11 @@
 // over, every read through the workspace returns one version whole (each version is one byte
 // value repeated) or fails with code ECHANGED; a torn mix of two versions never comes back. Run
 // with the kernel-confined reads and the checked JavaScript ones.
+//
+// The one case excused is the documented limit: a single write call that lasted longer than the
+// workspace's settle window (100 ms) and overlapped the read (the writer was descheduled in the
+// middle of it, as happens on an overloaded machine); its stamps cannot tell it from a quiet file.
+// The writer reports every such call, and a torn read is excused only if one overlapped it.
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -23,21 +28,47 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGKILL")
   })
 
-/** Starts the writer (stopped when the scope closes, if not before); the effect returned stops it. */
+/** The settle window of the workspace's reads (NodeWorkspace), in nanoseconds. */
+const SETTLE_NS = 100_000_000n
+
+/**
+ * Starts the writer (stopped when the scope closes, if not before). Returns the effect that stops
+ * it and the slow write calls it has reported so far, as CLOCK_MONOTONIC intervals.
+ */
 const startWriter = (path: string) =>
-  Effect.map(
-    Effect.acquireRelease(
+  Effect.gen(function* () {
+    const stopFile = `${path}.stop`
+    const slow: Array<readonly [bigint, bigint]> = []
+    const child = yield* Effect.acquireRelease(
       Effect.async<ChildProcess, Error>((resume) => {
-        const child = spawn("python3", [rewriteLoop, path, String(SIZE), "60"], {
+        const child = spawn("python3", [rewriteLoop, path, String(SIZE), "60", String(SETTLE_NS), stopFile], {
           stdio: ["ignore", "pipe", "inherit"],
         })
         child.once("error", (e) => resume(Effect.fail(e)))
-        child.stdout!.once("data", () => resume(Effect.succeed(child)))
+        let pending = ""
+        child.stdout!.on("data", (chunk: Buffer) => {
+          pending += chunk.toString("utf8")
+          const lines = pending.split("\n")
+          pending = lines.pop()!
+          for (const line of lines) {
+            if (line === "ready") resume(Effect.succeed(child))
+            const [word, start, end] = line.split(" ")
+            if (word === "slow") slow.push([BigInt(start!), BigInt(end!)])
+          }
+        })
       }),
       stop,
-    ),
-    stop,
-  )
+    )
+    // Asked to stop, the writer finishes (and reports) its current write call and exits.
+    const finish = Effect.zipRight(
+      Effect.sync(() => writeFileSync(stopFile, "")),
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        child.once("exit", () => resume(Effect.void))
+      }),
+    )
+    return { stop: finish, slow }
+  })
 
 /** Whether the bytes are one version: the same byte value throughout, and all of the file. */
 const isOneVersion = (content: Uint8Array) =>
@@ -53,22 +84,30 @@ describe.each([
       const root = realpathSync(yield* tempDirectory("stable-read"))
       writeFileSync(join(root, "big.bin"), Buffer.alloc(SIZE, 0))
       const workspace = yield* NodeWorkspace.make(root, { nativeFiles })
-      const stopWriter = yield* startWriter(join(root, "big.bin"))
-      const outcomes = { whole: 0, changed: 0, torn: 0 }
+      const writer = yield* startWriter(join(root, "big.bin"))
+      const outcomes = { whole: 0, changed: 0, torn: 0, excused: 0 }
+      const mixed: Array<readonly [bigint, bigint]> = []
       for (let i = 0; i < READS; i++) {
+        const began = process.hrtime.bigint()
         const read = yield* Effect.either(workspace.read("big.bin" as WorkspacePath))
+        const ended = process.hrtime.bigint()
         if (read._tag === "Left") {
           expect(read.left._tag === "WorkspaceIoError" && read.left.code).toBe("ECHANGED")
           expect(read.left.message).toContain("kept changing while it was read")
           outcomes.changed++
         } else if (isOneVersion(Option.getOrThrow(read.right).content)) outcomes.whole++
+        else mixed.push([began, ended])
+      }
+      yield* writer.stop
+      // Every slow write call has been reported now that the writer has exited.
+      for (const [began, ended] of mixed) {
+        if (writer.slow.some(([start, end]) => start < ended && end > began)) outcomes.excused++
         else outcomes.torn++
       }
-      // Once the writer stops, the file reads again (after the workspace let it settle), as it is
-      // on disk (the writer was killed mid-version, so that may itself be a mix: it is what the
-      // file holds now).
-      yield* stopWriter
+      // Once the writer has stopped (after a whole version), the file reads again, after the
+      // workspace let it settle, exactly as it is on disk.
       const settled = Option.getOrThrow(yield* workspace.read("big.bin" as WorkspacePath)).content
+      expect(isOneVersion(settled)).toBe(true)
       expect(Buffer.from(settled).equals(readFileSync(join(root, "big.bin")))).toBe(true)
       console.log(
         `stable reads (${nativeFiles ? "kernel-confined" : "checked"}): ${JSON.stringify(outcomes)}`,
