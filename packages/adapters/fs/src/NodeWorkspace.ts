@@ -16,9 +16,10 @@
  * symlink check the parent): that narrows the window, it does not close it, and `rewind doctor`
  * says so.
  *
- * Reads are stable: a file whose size, mtime or ctime moved while it was read is read again (3
- * attempts, each opening it afresh), then refused with code `ECHANGED`; a torn mix of two versions
- * is never returned. Scans report names that are not UTF-8 by an escaped form
+ * Reads are stable: a file whose size, mtime or ctime moved while it was read, that was stamped
+ * less than 100 ms before, or (changed within 5 s) whose second read differs from the first, is
+ * read again (3 attempts, each opening it afresh), then refused with code `ECHANGED`: what is
+ * returned is content the file held at one moment, never a mix made by reading across a write. Scans report names that are not UTF-8 by an escaped form
  * (`internal/names.ts`) with `unsupportedName`, in both scanners.
  */
 import { isUtf8 } from "node:buffer"
@@ -185,10 +186,22 @@ const changing = (path: string, why: string) =>
   Object.assign(new Error(`${path} ${why}`), { code: "ECHANGED" })
 
 /**
+ * A write call stamps the file once, when it starts, however long it then takes; one this old
+ * that is still copying is beyond belief, so files changed longer ago are read once.
+ */
+const SECOND_READ_WITHIN_NS = 5_000_000_000n
+
+const moved = (a: BigIntStats, b: BigIntStats) =>
+  a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
+
+/**
  * The content of an open file, if it held still while it was read: `fstat` before and after, and
  * a size, mtime or ctime that moved (or a length that is not the size) means a writer was at work
  * and the bytes may be a mix of two versions; so may a file stamped moments before the read began
- * (`SETTLE_NS`). `ECHANGED` then, for the caller to retry.
+ * (`SETTLE_NS`). A file changed within the last few seconds is read a second time and must give
+ * the same bytes: a long write call in progress moves no stamp, but it changes the bytes between
+ * the two reads, and two equal reads prove every page held still between them, so the content
+ * returned was the file's at that moment. `ECHANGED` otherwise, for the caller to retry.
  */
 const readHeldStill = (fd: number, path: string) => {
   const started = nowNs()
@@ -196,16 +209,17 @@ const readHeldStill = (fd: number, path: string) => {
   if (!before.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
   const buffer = readOpened(fd, Number(before.size))
   const after = fstatSync(fd, { bigint: true })
-  if (
-    after.size !== before.size ||
-    after.mtimeNs !== before.mtimeNs ||
-    after.ctimeNs !== before.ctimeNs ||
-    BigInt(buffer.byteLength) !== after.size
-  ) {
+  if (moved(before, after) || BigInt(buffer.byteLength) !== after.size) {
     throw changing(path, "changed while it was read")
   }
   const age = started - after.ctimeNs
   if (age < SETTLE_NS && age > -CLOCK_SLACK_NS) throw changing(path, "was changed moments before it was read")
+  if (age < SECOND_READ_WITHIN_NS && buffer.byteLength > 0) {
+    const again = readOpened(fd, buffer.byteLength)
+    if (moved(after, fstatSync(fd, { bigint: true })) || !again.equals(buffer)) {
+      throw changing(path, "changed while it was read")
+    }
+  }
   return {
     content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
     mode: Number(before.mode & 0o7777n),

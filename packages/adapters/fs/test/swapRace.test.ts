@@ -29,7 +29,7 @@ import { nodePrimitives } from "../src/NodeWorkspace.js"
 import { tempDirectory } from "./fsFixture.js"
 
 /** Tries per way of opening directories (openat2; the component walk systems without it use). */
-const TRIES = { openat2: 4, walk: 2 } as const
+const TRIES = { openat2: 3, walk: 2 } as const
 const WRITES = 2000
 const DELETES = 1000
 /** The attacker's own bound, in case the test dies before killing it. */
