@@ -87,7 +87,7 @@ const whereLinkLeads = (via: string, target: string): string => {
  * The refusal of a path because of the symlink at `via` (a directory component, or the path
  * itself), naming the link and where it leads.
  */
-export const symlinkInPath = (path: string, via: string, target: string, operation: string): PathRefused =>
+const symlinkInPath = (path: string, via: string, target: string, operation: string): PathRefused =>
   new PathRefused({
     path,
     reason: "symlink_in_path",

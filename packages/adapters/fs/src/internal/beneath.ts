@@ -15,10 +15,16 @@
  * Failures are errno codes as Node names them; a symlink met on the way is `ELOOP`.
  */
 import { randomUUID } from "node:crypto"
-import { closeSync, constants, fchmodSync, fsync, writeFileSync } from "node:fs"
-import { getSystemErrorMap } from "node:util"
+import { closeSync, constants, fchmodSync, writeFileSync } from "node:fs"
 import { Effect } from "effect"
-import { type Durability, type ErrnoFailure, errnoOf, tempNameFor } from "./durable.js"
+import {
+  type Durability,
+  type ErrnoFailure,
+  errnoFailure,
+  errnoOf,
+  fsyncAsync,
+  tempNameFor,
+} from "./durable.js"
 import { nativeModule } from "./nativeModule.js"
 
 /** The module's file operations: >= 0 for success (a descriptor where one is opened), -errno. */
@@ -39,22 +45,12 @@ const operations: FileOperationsModule | undefined =
 /** Whether the kernel-confined operations are available (the native module loaded). */
 export const beneathAvailable = operations !== undefined
 
-const failure = (errno: number, syscall: string, path: string): ErrnoFailure & { readonly code: string } => {
-  const [code, description] = getSystemErrorMap().get(-errno) ?? [`E${errno}`, `error ${errno}`]
-  return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
-}
-
 /** Throws the failure of a call that answered -errno; returns its answer otherwise. */
 const check = (answer: number, syscall: string, path: string): number => {
-  if (answer < 0)
-    throw Object.assign(new Error(failure(-answer, syscall, path).message), failure(-answer, syscall, path))
-  return answer
+  if (answer >= 0) return answer
+  const failure = errnoFailure(-answer, syscall, path)
+  throw Object.assign(new Error(failure.message), failure)
 }
-
-const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
-  Effect.async<void, ErrnoFailure>((resume) => {
-    fsync(fd, (error) => resume(error ? Effect.fail(errnoOf(error)) : Effect.void))
-  })
 
 export interface BeneathOperations {
   /** Opens a file to read (`O_RDONLY | O_NONBLOCK | O_NOFOLLOW`); the caller closes it. */

@@ -24,6 +24,7 @@ import {
   writeFileSync,
 } from "node:fs"
 import { basename, dirname } from "node:path"
+import { getSystemErrorMap } from "node:util"
 import { Effect } from "effect"
 
 export interface ErrnoFailure {
@@ -38,6 +39,16 @@ export const errnoOf = (error: unknown): ErrnoFailure => {
     : { code: e.code, message: e.message }
 }
 
+/** A failure named as Node names an errno (`uv` numbers errors negatively on POSIX). */
+export const errnoFailure = (
+  errno: number,
+  syscall: string,
+  path: string,
+): ErrnoFailure & { readonly code: string } => {
+  const [code, description] = getSystemErrorMap().get(-errno) ?? [`E${errno}`, `error ${errno}`]
+  return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
+}
+
 export const isErrno = (error: unknown, code: string): boolean =>
   (error as NodeJS.ErrnoException)?.code === code
 
@@ -49,7 +60,7 @@ export const isErrno = (error: unknown, code: string): boolean =>
  */
 export type Durability = "fsync" | "atomic"
 
-const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
+export const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
   Effect.async<void, ErrnoFailure>((resume) => {
     fsync(fd, (error) => resume(error ? Effect.fail(errnoOf(error)) : Effect.void))
   })

@@ -13,11 +13,10 @@
  * builds almost nothing, and callers can recognise an unchanged directory by identity.
  */
 import { availableParallelism } from "node:os"
-import { getSystemErrorMap } from "node:util"
 import type { FileKind } from "@rewind/contracts"
 import type { ScannedEntry } from "@rewind/core"
 import { Either } from "effect"
-import type { ErrnoFailure } from "./durable.js"
+import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
 import { nativeModule } from "./nativeModule.js"
 
@@ -77,11 +76,8 @@ const threadsFor = (count: number) => (count >= THREADED_FROM ? THREADS : 1)
  */
 const MAX_CACHED_ENTRIES = 262_144
 
-export const failureOf = ({ errno, syscall, path }: NativeFailure): ErrnoFailure => {
-  // Node's own code and wording for the errno (`uv` numbers errors negatively on POSIX).
-  const [code, description] = getSystemErrorMap().get(-errno) ?? [`E${errno}`, `error ${errno}`]
-  return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
-}
+const failureOf = ({ errno, syscall, path }: NativeFailure): ErrnoFailure =>
+  errnoFailure(errno, syscall, path)
 
 const byName = (a: ScannedEntry, b: ScannedEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
