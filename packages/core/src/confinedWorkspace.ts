@@ -6,6 +6,12 @@
  * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root;
  * the one exception, `readdirStatBeneath`, is handed paths relative to the root for the operating
  * system to confine as it opens them.
+ *
+ * No symlink is ever followed (DESIGN §5): a link in a directory component refuses the path
+ * (`symlink_in_path`), a read or write of a link refuses it too, and delete, stat and readLink act
+ * on the link itself. A primitive that meets a link the walk did not see (another process swapped
+ * one in) fails with `ELOOP` or `EXDEV`, and the workspace answers `symlink_in_path` for it as
+ * well, so a race and a planted link read the same to the caller.
  */
 import {
   type DirectoryEntry,
@@ -29,6 +35,13 @@ export interface PrimitiveFailure {
   readonly message: string
   readonly code?: string
 }
+
+/**
+ * Codes a primitive fails with when it met a symlink on the way that the walk did not see: `ELOOP`
+ * (the kernel refused to follow it) or `EXDEV` (a check found the path no longer leads where it was
+ * walked to, or the kernel refused to leave the root).
+ */
+const LINK_ON_THE_WAY = new Set(["ELOOP", "EXDEV"])
 
 /** Operations on absolute paths that the confined workspace has already checked. */
 export interface FileSystemPrimitives {
@@ -91,13 +104,21 @@ export interface FileSystemPrimitives {
 
 type Operation = WorkspaceIoError["operation"]
 
-const ioError = (operation: Operation, path: string) => (failure: PrimitiveFailure) =>
-  new WorkspaceIoError({
-    operation,
-    path,
-    message: failure.message,
-    ...(failure.code === undefined ? {} : { code: failure.code }),
-  })
+const ioError =
+  (operation: Operation, path: string) =>
+  (failure: PrimitiveFailure): WorkspaceError =>
+    failure.code !== undefined && LINK_ON_THE_WAY.has(failure.code)
+      ? new PathRefused({
+          path,
+          reason: "symlink_in_path",
+          message: `refused to ${operation} ${JSON.stringify(path)}: a symlink on the way, which the workspace never goes through (${failure.message})`,
+        })
+      : new WorkspaceIoError({
+          operation,
+          path,
+          message: failure.message,
+          ...(failure.code === undefined ? {} : { code: failure.code }),
+        })
 
 const notRegular = (path: string, kind: string, doing: string) =>
   new PathRefused({
@@ -130,12 +151,12 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
   const resolve = (
     path: string,
     operation: Operation,
-    followFinalSymlink: boolean,
+    finalSymlink: "refuse" | "report",
     seen?: Map<string, ProbedEntry>,
   ) =>
     resolveConfined(path, {
       root,
-      followFinalSymlink,
+      finalSymlink,
       operation,
       probe: (absolute) => {
         const known = seen?.get(absolute)
@@ -169,7 +190,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
   const directoryOf = (directory: string | undefined, seen?: Map<string, ProbedEntry>) =>
     Effect.gen(function* () {
       if (directory === undefined) return root
-      const target = yield* resolve(directory, "scan", true, seen)
+      const target = yield* resolve(directory, "scan", "refuse", seen)
       if (target.kind !== "directory") {
         return yield* new WorkspaceIoError({
           operation: "scan",
@@ -183,7 +204,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
   const read = (path: string, seen?: Map<string, ProbedEntry>) =>
     Effect.gen(function* () {
-      const target = yield* resolve(path, "read", true, seen)
+      const target = yield* resolve(path, "read", "refuse", seen)
       switch (target.kind) {
         case "missing":
           return Option.none()
@@ -250,7 +271,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     write: (path, content, options) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "write", true)
+        const target = yield* resolve(path, "write", "refuse")
         if (
           options?.mode !== undefined &&
           !(Number.isInteger(options.mode) && options.mode >= 0 && options.mode <= 0o7777)
@@ -285,7 +306,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     delete: (path) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "delete", false)
+        const target = yield* resolve(path, "delete", "report")
         switch (target.kind) {
           case "missing":
             return false
@@ -300,7 +321,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     stat: (path) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "stat", false)
+        const target = yield* resolve(path, "stat", "report")
         if (target.kind === "missing") return Option.none()
         return Option.some(yield* Effect.mapError(fs.stat(target.absolute), ioError("stat", path)))
       }),
@@ -343,8 +364,10 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     discardPartialWrites: (path) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "delete", true)
-        // A write's temp file sits next to the file it writes (through a symlink: its target).
+        // The path itself may be anything (a link is fine: only its directory is listed), but the
+        // directories on the way are real ones.
+        const target = yield* resolve(path, "delete", "report")
+        // A write's temp file sits next to the file it writes.
         if (target.missing.length > 1) return []
         const absolute =
           target.missing.length === 1 ? `${target.existingParent}/${target.missing[0]}` : target.absolute
@@ -354,7 +377,16 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
         const relativeDirectory = target.relative.includes("/")
           ? target.relative.slice(0, target.relative.lastIndexOf("/") + 1)
           : ""
-        const entries = yield* Effect.mapError(fs.readdir(directory), ioError("delete", path))
+        // Listed beneath the root where the primitive can (the kernel refuses a link swapped in on
+        // the way), by path otherwise; every removal goes through `unlink` either way.
+        const beneath =
+          fs.readdirStatBeneath === undefined
+            ? undefined
+            : (yield* fs.readdirStatBeneath(root, [relativeDirectory.slice(0, -1)]))[0]
+        const entries: ReadonlyArray<DirectoryEntry> =
+          beneath?.flatMap((e) =>
+            e.unsupportedName === true ? [] : [{ name: e.name, kind: e.stat.kind }],
+          ) ?? (yield* Effect.mapError(fs.readdir(directory), ioError("delete", path)))
         const removed: Array<WorkspacePath> = []
         for (const entry of entries) {
           if (entry.kind !== "file" || !fs.isPartialWrite(entry.name, name)) continue
@@ -369,7 +401,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     readLink: (path) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "readlink", false)
+        const target = yield* resolve(path, "readlink", "report")
         if (target.kind !== "symlink") {
           return yield* new WorkspaceIoError({
             operation: "readlink",
@@ -383,7 +415,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
 
     symlink: (path, linkTarget) =>
       Effect.gen(function* () {
-        const target = yield* resolve(path, "symlink", false)
+        const target = yield* resolve(path, "symlink", "report")
         if (target.kind !== "missing") {
           return yield* new WorkspaceIoError({
             operation: "symlink",

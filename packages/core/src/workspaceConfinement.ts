@@ -3,15 +3,18 @@
  * the root" means.
  *
  * A path from data is first checked as a `WorkspacePath` (relative, no `..`, no NUL). Then it is
- * walked one component at a time from the (symlink-free) root, the way a kernel would, except that
- * every symlink met on the way is expanded here: its target is pushed back onto the components
- * still to walk, `..` pops a directory that is already known to be real, and popping past the root
- * or an absolute target elsewhere is refused before anything outside is touched. The adapter only
- * ever probes paths that are inside the root, so nothing outside it is read, stat'ed or written.
+ * walked one component at a time from the (symlink-free) root, and no symlink is ever followed:
+ * a symlink in a directory component refuses the path (`symlink_in_path`, naming the link), and
+ * one in the last component is either reported as what is there (delete, stat, readLink) or
+ * refused too (read, write: a read never follows a link, a write never replaces one or writes
+ * through it). So the location of every entry is the lexical one, root + path, and the adapter
+ * only ever probes paths inside the root.
  *
  * This confines paths that come from data; it is not a defence against another process swapping a
- * directory for a symlink between the walk and the write (adapters narrow that window by opening
- * the final file without following symlinks).
+ * directory for a symlink between the walk and the system call. An adapter closes that window by
+ * opening what it acts on beneath the root without following links (the Node adapter on Linux:
+ * `openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so the kernel, not this walk, has the
+ * last word.
  */
 import { PathRefused, type WorkspaceIoError, workspacePathProblem } from "@rewind/contracts"
 import { Effect } from "effect"
@@ -23,7 +26,7 @@ export type ProbedEntry =
 
 export interface ConfinedPath {
   readonly kind: "missing" | "file" | "directory" | "symlink" | "other"
-  /** Absolute location of the entry, every symlink on the way resolved; always inside the root. */
+  /** Absolute location of the entry: the root joined with the path (no link is ever followed). */
   readonly absolute: string
   /** The entry's location relative to the root, `/`-separated ("" for the root itself). */
   readonly relative: string
@@ -37,15 +40,15 @@ export interface ConfinementOptions<E> {
   /** Absolute, symlink-free root without a trailing separator. */
   readonly root: string
   readonly probe: (absolute: string) => Effect.Effect<ProbedEntry, E>
-  /** Follow a symlink in the last component (reads and writes) or report it as is (delete, stat). */
-  readonly followFinalSymlink: boolean
+  /**
+   * A symlink in the last component: `refuse` it (`symlink_in_path`; reads and writes) or
+   * `report` it as the entry that is there (delete, stat, readLink, creating a symlink).
+   */
+  readonly finalSymlink: "refuse" | "report"
   readonly operation: WorkspaceIoError["operation"]
   /** Builds the error for a non-directory met in the middle of a path. */
   readonly notADirectory: (path: string, at: string) => E
 }
-
-/** Symlinks expanded for one path before it is refused as a loop (as Linux's ELOOP). */
-export const MAX_SYMLINK_EXPANSIONS = 40
 
 /** Checks a path from data; returns its segments or the refusal a Workspace reports. */
 export const checkWorkspacePath = (path: string): Effect.Effect<ReadonlyArray<string>, PathRefused> => {
@@ -98,6 +101,29 @@ const splitTarget = (target: string): Array<string> => target.split("/").filter(
 const joinUnder = (root: string, segments: ReadonlyArray<string>): string =>
   segments.length === 0 ? root : `${root === "/" ? "" : root}/${segments.join("/")}`
 
+/** Where a link at `via` (a `/` path under the root) leads, said for a message; nothing is probed. */
+const whereLinkLeads = (via: string, target: string): string => {
+  if (target.startsWith("/")) return `points to the absolute path ${JSON.stringify(target)}`
+  const depth = via.split("/").slice(0, -1)
+  for (const segment of splitTarget(target)) {
+    if (segment !== "..") depth.push(segment)
+    else if (depth.length === 0) return "climbs above the root"
+    else depth.pop()
+  }
+  return `points to ${JSON.stringify(target)}, inside the root`
+}
+
+/**
+ * The refusal of a path because of the symlink at `via` (a directory component, or the path
+ * itself), naming the link and where it leads.
+ */
+const symlinkInPath = (path: string, via: string, target: string, operation: string): PathRefused =>
+  new PathRefused({
+    path,
+    reason: "symlink_in_path",
+    message: `refused to ${operation} ${JSON.stringify(path)}: the symlink ${JSON.stringify(via)} ${whereLinkLeads(via, target)}; the workspace never ${via === path ? "follows a symlink" : "goes through a symlink on the way"}`,
+  })
+
 /** Resolves a workspace path inside the root, or refuses it. */
 export const resolveConfined = <E>(
   path: string,
@@ -107,95 +133,47 @@ export const resolveConfined = <E>(
     const { root } = options
     const segments = yield* checkWorkspacePath(path)
     yield* checkRootedLength(root, path, segments)
-    const rootPrefix = root === "/" ? "/" : `${root}/`
-    const real: Array<string> = []
-    const queue: Array<string> = [...segments]
-    let expansions = 0
-    // The symlink whose target is being walked: a `..` that climbs out is its doing, not the path's.
-    let expanding: string | undefined
-    const escapeRefusal = (via: string, detail: string) =>
-      new PathRefused({
-        path,
-        reason: "symlink_escape",
-        message: `refused path ${JSON.stringify(path)}: the symlink ${JSON.stringify(via)} ${detail}; it would lead outside the workspace root`,
-      })
-    const existing = (kind: ConfinedPath["kind"], name: string | undefined): ConfinedPath => {
-      const all = name === undefined ? real : [...real, name]
+    for (let i = 0; i < segments.length; i++) {
+      const last = i === segments.length - 1
+      const walked = segments.slice(0, i + 1)
+      const entry = yield* options.probe(joinUnder(root, walked))
+      switch (entry.kind) {
+        case "missing":
+          return {
+            kind: "missing",
+            absolute: joinUnder(root, segments),
+            relative: path,
+            existingParent: joinUnder(root, segments.slice(0, i)),
+            missing: segments.slice(i),
+          }
+        case "directory":
+          continue
+        case "symlink":
+          if (!last || options.finalSymlink === "refuse") {
+            return yield* symlinkInPath(path, walked.join("/"), entry.target, options.operation)
+          }
+          break
+        case "file":
+        case "other":
+          if (!last) return yield* Effect.fail(options.notADirectory(path, walked.join("/")))
+          break
+      }
       return {
-        kind,
-        absolute: joinUnder(root, all),
-        relative: all.join("/"),
-        existingParent: joinUnder(root, all.slice(0, -1)),
+        kind: entry.kind,
+        absolute: joinUnder(root, segments),
+        relative: path,
+        existingParent: joinUnder(root, segments.slice(0, -1)),
         missing: [],
       }
     }
-
-    while (queue.length > 0) {
-      const component = queue.shift()!
-      const last = queue.length === 0
-      if (component === "..") {
-        // Only a symlink target can put `..` here (the path itself was checked); `real` holds
-        // directories that exist and are not symlinks, so their parent is the lexical one.
-        if (real.length === 0)
-          return yield* escapeRefusal(expanding ?? path, "climbs above the root with '..'")
-        real.pop()
-        continue
-      }
-      const absolute = joinUnder(root, [...real, component])
-      const entry = yield* options.probe(absolute)
-      switch (entry.kind) {
-        case "missing": {
-          const rest = [component, ...queue]
-          if (rest.includes("..")) {
-            return yield* new PathRefused({
-              path,
-              reason: "malformed",
-              message: `refused path ${JSON.stringify(path)}: a symlink target walks through the missing directory ${JSON.stringify(component)}`,
-            })
-          }
-          return {
-            kind: "missing",
-            absolute: joinUnder(root, [...real, ...rest]),
-            relative: [...real, ...rest].join("/"),
-            existingParent: joinUnder(root, real),
-            missing: rest,
-          }
-        }
-        case "symlink": {
-          if (last && !options.followFinalSymlink) return existing("symlink", component)
-          expansions += 1
-          const via = [...real, component].join("/")
-          expanding = via
-          if (expansions > MAX_SYMLINK_EXPANSIONS) {
-            return yield* new PathRefused({
-              path,
-              reason: "symlink_loop",
-              message: `refused path ${JSON.stringify(path)}: more than ${MAX_SYMLINK_EXPANSIONS} symlinks on the way (a loop?)`,
-            })
-          }
-          const target = entry.target
-          if (target.startsWith("/")) {
-            if (target !== root && !target.startsWith(rootPrefix)) {
-              return yield* escapeRefusal(via, `points to the absolute path ${JSON.stringify(target)}`)
-            }
-            real.length = 0
-            queue.unshift(...splitTarget(target.slice(root.length)))
-          } else {
-            queue.unshift(...splitTarget(target))
-          }
-          continue
-        }
-        case "directory":
-          real.push(component)
-          continue
-        case "file":
-        case "other":
-          if (!last) return yield* Effect.fail(options.notADirectory(path, [...real, component].join("/")))
-          return existing(entry.kind, component)
-      }
+    // The last component was a directory.
+    return {
+      kind: "directory",
+      absolute: joinUnder(root, segments),
+      relative: path,
+      existingParent: joinUnder(root, segments.slice(0, -1)),
+      missing: [],
     }
-    // The walk ended on a directory (the last component was one, or a symlink led to one).
-    return existing("directory", undefined)
   })
 
 /**

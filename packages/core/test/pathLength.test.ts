@@ -16,7 +16,7 @@ const resolveUnder = (root: string, path: string) => {
       resolveConfined(path, {
         root,
         probe,
-        followFinalSymlink: true,
+        finalSymlink: "refuse",
         operation: "write",
         notADirectory: () => "not a directory",
       }),

@@ -2,7 +2,11 @@
 // the package's `bin`. Unbundled, every start resolves and links several hundred ES modules
 // (Effect, @effect/cli, Kysely, ...), which took 2-3 s on a loaded 2-core machine; the bundle
 // starts in about half that. better-sqlite3 stays external (a native addon), and a `require` is
-// provided for the CommonJS dependencies esbuild inlines.
+// provided for the CommonJS dependencies esbuild inlines. The fs adapter's native module
+// (dirscan.node) is not copied here: bundled, the adapter's loader no longer sits in its package,
+// so it resolves the installed @rewind/adapter-fs at run time and loads that package's own build
+// (the one compiled on this machine at install); `rewind doctor` reports which was loaded, or why
+// none was.
 import { build } from "esbuild"
 
 await build({

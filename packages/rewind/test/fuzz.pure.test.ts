@@ -196,7 +196,7 @@ describe("fuzzing pure entry points", () => {
         const exit = Effect.runSyncExit(
           resolveConfined(input, {
             root: ROOT,
-            followFinalSymlink: follow,
+            finalSymlink: follow ? "refuse" : "report",
             operation: "read",
             probe: (absolute) =>
               Effect.sync((): ProbedEntry => {

@@ -26,6 +26,22 @@
  *   leaves the root, in the same step that opens it, so a caller that only needs real directories
  *   under the root can skip checking each path itself. A failure here is the caller's cue to
  *   take the checked way.
+ *
+ * A name that is not valid UTF-8 comes back as a Buffer of its bytes in `names` (a string would
+ * have its bad bytes replaced by U+FFFD, mangling it into another name), for the caller to report.
+ *
+ * Kernel-confined file operations (all POSIX; `openat2` on Linux, a component walk elsewhere).
+ * They answer a number: >= 0 for success (a descriptor where one is opened), -errno for failure.
+ *   openDirBeneath(root, relative, walk?) -> fd: the directory `relative` under `root` ("" is the root),
+ *     opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS), or, where
+ *     openat2 is missing (ENOSYS), by walking the components with openat(O_DIRECTORY |
+ *     O_NOFOLLOW); `walk` true takes the walk even where openat2 exists (tests compare the two).
+ *     A symlink anywhere on the way is -ELOOP, whichever way it was found.
+ *   openAt(dirfd, name, flags, mode) -> fd: openat with O_NOFOLLOW | O_CLOEXEC added.
+ *   renameAt(dirfd, from, to), unlinkAt(dirfd, name) (never AT_REMOVEDIR),
+ *   mkdirAt(dirfd, name, mode) (0 when a directory is already there), symlinkAt(target, dirfd, name).
+ *   Every `name` is one component: a `/`, `.` or `..` is -EINVAL, so these can only act inside
+ *   the directory the descriptor names, which the kernel opened beneath the root.
  */
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -36,10 +52,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/types.h>
 
 #if defined(__linux__)
 #include <linux/openat2.h>
@@ -313,6 +331,37 @@ static napi_status typed_property(napi_env env, napi_value object, const char *k
   return status;
 }
 
+/* Whether `s` (NUL-terminated) is well-formed UTF-8: no stray continuation, overlong form,
+   surrogate or code point past U+10FFFF. */
+static int valid_utf8(const unsigned char *s) {
+  while (*s != 0) {
+    unsigned char c = *s;
+    if (c < 0x80) {
+      s++;
+      continue;
+    }
+    int n;
+    uint32_t cp, min;
+    if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07, min = 0x10000;
+    else return 0;
+    for (int k = 1; k <= n; k++) {
+      if ((s[k] & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    s += n + 1;
+  }
+  return 1;
+}
+
+/* A name as JavaScript gets it: a string, or a Buffer of its bytes when it is not UTF-8. */
+static napi_status name_value(napi_env env, const char *name, napi_value *out) {
+  if (valid_utf8((const unsigned char *)name)) return napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, out);
+  return napi_create_buffer_copy(env, strlen(name), name, NULL, out);
+}
+
 static napi_value to_js(napi_env env, listing_t *l) {
   napi_value out, value;
   if (napi_create_object(env, &out) != napi_ok) return NULL;
@@ -341,7 +390,7 @@ static napi_value to_js(napi_env env, listing_t *l) {
   CHECK(napi_create_array_with_length(env, n, &names));
   CHECK(napi_create_array_with_length(env, n, &targets));
   for (size_t i = 0; i < n; i++) {
-    CHECK(napi_create_string_utf8(env, l->entries[i].name, NAPI_AUTO_LENGTH, &value));
+    CHECK(name_value(env, l->entries[i].name, &value));
     CHECK(napi_set_element(env, names, (uint32_t)i, value));
     if (l->entries[i].target != NULL) {
       CHECK(napi_create_string_utf8(env, l->entries[i].target, NAPI_AUTO_LENGTH, &value));
@@ -493,6 +542,216 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
 }
 #endif
 
+/* ---- kernel-confined file operations ---- */
+
+/* Opens `relative` (no leading `/`; "" is `root_fd` itself) beneath `root_fd`, no symlink followed
+   anywhere on the way; -errno on failure, -ELOOP for a symlink on the way. */
+static int open_beneath(int root_fd, const char *relative, int walk) {
+  (void)walk; /* only consulted where openat2 exists */
+  const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  if (relative[0] == '\0') {
+    int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+    return fd < 0 ? -errno : fd;
+  }
+  if (relative[0] == '/') return -EINVAL;
+#if defined(__linux__) && defined(SYS_openat2)
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0; !walk && attempt < 8; attempt++) {
+    int fd = (int)syscall(SYS_openat2, root_fd, relative, &how, sizeof how);
+    if (fd >= 0) return fd;
+    /* EAGAIN: the kernel saw a concurrent rename and asks to try again. */
+    if (errno == EAGAIN) continue;
+    /* A link in the last component reads ENOTDIR (O_DIRECTORY is checked first): the walk below
+       tells a link (ELOOP) from a file in the way (ENOTDIR), as confined as this call. */
+    if (errno != ENOSYS && errno != ENOTDIR) return -errno;
+    break;
+  }
+#endif
+  /* No openat2: walk the components, each opened relative to the last without following it. */
+  char *copy = strdup(relative);
+  if (copy == NULL) return -ENOMEM;
+  int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    int e = errno;
+    free(copy);
+    return -e;
+  }
+  char *save = NULL;
+  for (char *component = strtok_r(copy, "/", &save); component != NULL; component = strtok_r(NULL, "/", &save)) {
+    if (strcmp(component, ".") == 0 || strcmp(component, "..") == 0) {
+      close(fd);
+      free(copy);
+      return -EINVAL;
+    }
+    int next = openat(fd, component, flags);
+    if (next < 0) {
+      int e = errno;
+      struct stat s;
+      /* O_NOFOLLOW with O_DIRECTORY says ENOTDIR or ELOOP for a link, depending on the system. */
+      if ((e == ENOTDIR || e == ELOOP) && fstatat(fd, component, &s, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(s.st_mode))
+        e = ELOOP;
+      close(fd);
+      free(copy);
+      return -e;
+    }
+    close(fd);
+    fd = next;
+  }
+  free(copy);
+  return fd;
+}
+
+/* A string argument as a fresh C string (NULL, with an exception pending, when it is not one). */
+static char *string_arg(napi_env env, napi_value *argv, size_t argc, size_t i) {
+  if (i >= argc) {
+    throw_error(env, "dirscan: missing argument");
+    return NULL;
+  }
+  return string_of(env, argv[i]);
+}
+
+static int int_arg(napi_env env, napi_value *argv, size_t argc, size_t i, int32_t *out) {
+  if (i >= argc || napi_get_value_int32(env, argv[i], out) != napi_ok) {
+    throw_error(env, "dirscan: an integer argument expected");
+    return -1;
+  }
+  return 0;
+}
+
+/* One path component: no separator, not empty, not `.` or `..`. */
+static int is_component(const char *name) {
+  return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+static napi_value number(napi_env env, int value) {
+  napi_value out;
+  return napi_create_int32(env, value, &out) == napi_ok ? out : NULL;
+}
+
+#define ARGS(n)                                                     \
+  size_t argc = n;                                                  \
+  napi_value argv[n];                                               \
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) \
+    return throw_error(env, "dirscan: bad arguments")
+
+static napi_value open_dir_beneath(napi_env env, napi_callback_info info) {
+  ARGS(3);
+  bool walk = false;
+  if (argc >= 3) napi_get_value_bool(env, argv[2], &walk);
+  char *root = string_arg(env, argv, argc, 0);
+  if (root == NULL) return NULL;
+  char *relative = string_arg(env, argv, argc, 1);
+  if (relative == NULL) {
+    free(root);
+    return NULL;
+  }
+  int result;
+  int root_fd = root[0] == '/' ? open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (root[0] != '/') result = -EINVAL;
+  else if (root_fd < 0) result = -errno;
+  else {
+    result = open_beneath(root_fd, relative, walk);
+    close(root_fd);
+  }
+  free(root);
+  free(relative);
+  return number(env, result);
+}
+
+static napi_value open_at(napi_env env, napi_callback_info info) {
+  ARGS(4);
+  int32_t dirfd, flags, mode;
+  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
+  char *name = string_arg(env, argv, argc, 1);
+  if (name == NULL) return NULL;
+  if (int_arg(env, argv, argc, 2, &flags) != 0 || int_arg(env, argv, argc, 3, &mode) != 0) {
+    free(name);
+    return NULL;
+  }
+  int fd = is_component(name) ? openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode) : (errno = EINVAL, -1);
+  int e = errno;
+  free(name);
+  return number(env, fd < 0 ? -e : fd);
+}
+
+static napi_value rename_at(napi_env env, napi_callback_info info) {
+  ARGS(3);
+  int32_t dirfd;
+  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
+  char *from = string_arg(env, argv, argc, 1);
+  if (from == NULL) return NULL;
+  char *to = string_arg(env, argv, argc, 2);
+  if (to == NULL) {
+    free(from);
+    return NULL;
+  }
+  int r = is_component(from) && is_component(to) ? renameat(dirfd, from, dirfd, to) : (errno = EINVAL, -1);
+  int e = errno;
+  free(from);
+  free(to);
+  return number(env, r < 0 ? -e : 0);
+}
+
+static napi_value unlink_at(napi_env env, napi_callback_info info) {
+  ARGS(2);
+  int32_t dirfd;
+  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
+  char *name = string_arg(env, argv, argc, 1);
+  if (name == NULL) return NULL;
+  int r = is_component(name) ? unlinkat(dirfd, name, 0) : (errno = EINVAL, -1);
+  int e = errno;
+  free(name);
+  return number(env, r < 0 ? -e : 0);
+}
+
+static napi_value mkdir_at(napi_env env, napi_callback_info info) {
+  ARGS(3);
+  int32_t dirfd, mode;
+  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
+  char *name = string_arg(env, argv, argc, 1);
+  if (name == NULL) return NULL;
+  if (int_arg(env, argv, argc, 2, &mode) != 0) {
+    free(name);
+    return NULL;
+  }
+  int r = is_component(name) ? mkdirat(dirfd, name, (mode_t)mode) : (errno = EINVAL, -1);
+  int e = errno;
+  if (r < 0 && e == EEXIST) {
+    /* A directory already there is success; a link there (swapped in) is a link on the way. */
+    struct stat s;
+    if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISDIR(s.st_mode)) r = 0;
+      else if (S_ISLNK(s.st_mode)) e = ELOOP;
+    }
+  }
+  free(name);
+  return number(env, r < 0 ? -e : 0);
+}
+
+static napi_value symlink_at(napi_env env, napi_callback_info info) {
+  ARGS(3);
+  char *target = string_arg(env, argv, argc, 0);
+  if (target == NULL) return NULL;
+  int32_t dirfd;
+  if (int_arg(env, argv, argc, 1, &dirfd) != 0) {
+    free(target);
+    return NULL;
+  }
+  char *name = string_arg(env, argv, argc, 2);
+  if (name == NULL) {
+    free(target);
+    return NULL;
+  }
+  int r = is_component(name) ? symlinkat(target, dirfd, name) : (errno = EINVAL, -1);
+  int e = errno;
+  free(target);
+  free(name);
+  return number(env, r < 0 ? -e : 0);
+}
+
 static int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
   napi_value value;
   if (napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &value) != napi_ok) return -1;
@@ -501,6 +760,13 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 
 NAPI_MODULE_INIT() {
   if (export_function(env, exports, "scan", scan) != 0) return NULL;
+  if (export_function(env, exports, "openDirBeneath", open_dir_beneath) != 0 ||
+      export_function(env, exports, "openAt", open_at) != 0 ||
+      export_function(env, exports, "renameAt", rename_at) != 0 ||
+      export_function(env, exports, "unlinkAt", unlink_at) != 0 ||
+      export_function(env, exports, "mkdirAt", mkdir_at) != 0 ||
+      export_function(env, exports, "symlinkAt", symlink_at) != 0)
+    return NULL;
 #if defined(__linux__) && defined(SYS_openat2)
   if (export_function(env, exports, "scanBeneath", scan_beneath) != 0) return NULL;
 #endif

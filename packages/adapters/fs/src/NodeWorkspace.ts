@@ -1,20 +1,28 @@
 /**
  * The Node Workspace: the shared confined workspace (`makeConfinedWorkspace` in core) over
  * `node:fs`. The root is resolved with `realpath` once; from then on every path is walked from it
- * with `lstat`/`readlink` so no symlink is followed out of it. Files are opened with `O_NOFOLLOW`
- * (and `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
+ * with `lstat` and no symlink is ever followed. Files are opened with `O_NOFOLLOW` (and
+ * `O_NONBLOCK`, so a FIFO cannot hang a read), and written atomically next to themselves
  * (temp + fsync + rename + directory fsync) with the file's mode kept. POSIX only. Calls are
  * synchronous for the reason given in `internal/durable.ts`.
  *
  * Between the walk and the system call another process could swap a checked directory for a
- * symlink. Each primitive therefore re-checks, as late as it can, that the path it was handed is
- * still free of symlinks: a read asks the kernel where the opened file really is, a write checks
- * its open temp file before writing a byte and the directory again before the rename, and delete,
- * mkdir and symlink check the parent directory. That shrinks the window to the gap between one
- * check and the next system call; it does not close it (Node has no `openat`). Scans are the
- * exception: on Linux the native scanner (`internal/nativeScan.ts`) opens each directory with
- * `openat2` beneath the root, refusing any symlink on the way in the same step.
+ * symlink. Where the native module loaded (`fileOperations: "kernel-confined"`), that cannot lead
+ * anywhere: reads, writes, renames, deletes, mkdirs and symlinks go through a descriptor of the
+ * parent directory opened beneath the root with no link followed (`internal/beneath.ts`), so the
+ * kernel keeps them inside. Without it (`"checked"`), each primitive re-checks as late as it can
+ * that its path is still free of symlinks (a read asks the kernel where the opened file is, a
+ * write checks its temp file before writing a byte and again before the rename, delete, mkdir and
+ * symlink check the parent): that narrows the window, it does not close it, and `rewind doctor`
+ * says so.
+ *
+ * Reads are stable: a file whose size, mtime or ctime moved while it was read, that was stamped
+ * less than 100 ms before, or (changed within 5 s) whose second read differs from the first, is
+ * read again (3 attempts, each opening it afresh), then refused with code `ECHANGED`: what is
+ * returned is content the file held at one moment, never a mix made by reading across a write. Scans report names that are not UTF-8 by an escaped form
+ * (`internal/names.ts`) with `unsupportedName`, in both scanners.
  */
+import { isUtf8 } from "node:buffer"
 import {
   type BigIntStats,
   closeSync,
@@ -42,10 +50,12 @@ import {
   Workspace,
   type WorkspaceService,
 } from "@rewind/core"
-import { Effect, Either, Layer } from "effect"
+import { Clock, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { beneathAvailable, beneathOperations } from "./internal/beneath.js"
 import {
   assertStillReal,
   type Durability,
+  type ErrnoFailure,
   errnoOf,
   isErrno,
   isTempFileOf,
@@ -53,6 +63,8 @@ import {
   syncDirectory,
   writeAtomic,
 } from "./internal/durable.js"
+import { escapedName } from "./internal/names.js"
+import { nativeModuleStatus } from "./internal/nativeModule.js"
 import { makeNativeScanners } from "./internal/nativeScan.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
@@ -79,26 +91,57 @@ export interface NodeWorkspaceOptions {
    * time (default true); false forces the JavaScript scanner. The answers are the same.
    */
   readonly nativeScan?: boolean
+  /**
+   * File operations go through the native module's kernel-confined calls when it loads (default
+   * true); false forces the checked JavaScript ones (tests compare the two).
+   */
+  readonly nativeFiles?: boolean
 }
 
 /** Whether the native directory scanner was built and loads on this machine. */
 export const nativeScanAvailable: boolean = makeNativeScanners !== undefined
 
+/**
+ * What this machine's workspaces run on: the native module (where it was loaded from, or why it
+ * was not), the scanner, and how file operations are confined. `rewind doctor` reports it.
+ */
+export interface Implementation {
+  readonly nativeModule:
+    | { readonly loaded: true; readonly path: string }
+    | { readonly loaded: false; readonly reason: string }
+  readonly scanner: "native" | "javascript"
+  /** `kernel-confined`: through directory descriptors opened beneath the root; `checked`: re-checked paths. */
+  readonly fileOperations: "kernel-confined" | "checked"
+}
+
+export const implementation: Implementation = {
+  nativeModule: nativeModuleStatus,
+  scanner: nativeScanAvailable ? "native" : "javascript",
+  fileOperations: beneathAvailable ? "kernel-confined" : "checked",
+}
+
+const joinBuffer = (directory: string, name: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(directory === "/" ? "/" : `${directory}/`), name])
+
 const readdirStatSync = (path: string): Array<ScannedEntry> => {
   const out: Array<ScannedEntry> = []
-  for (const name of readdirSync(path)) {
-    const absolute = `${path === "/" ? "" : path}/${name}`
+  // As bytes: a name that is not UTF-8 would otherwise come back mangled (U+FFFD) and its lstat fail.
+  for (const raw of readdirSync(path, { encoding: "buffer" })) {
+    const supported = isUtf8(raw)
+    const name = supported ? raw.toString("utf8") : escapedName(raw)
+    const absolute = supported ? `${path === "/" ? "" : path}/${name}` : joinBuffer(path, raw)
     const s = lstatSync(absolute, { bigint: true, throwIfNoEntry: false })
     // Gone since the listing: it is simply not there any more.
     if (s === undefined) continue
     const stat = fileStatOf(s)
+    const flag = supported ? {} : { unsupportedName: true as const }
     if (stat.kind === "symlink") {
       try {
-        out.push({ name, stat, target: readlinkSync(absolute) })
+        out.push({ name, stat, target: readlinkSync(absolute, "utf8"), ...flag })
       } catch (e) {
         if (!isErrno(e, "ENOENT")) throw e
       }
-    } else out.push({ name, stat })
+    } else out.push({ name, stat, ...flag })
   }
   return out
 }
@@ -121,6 +164,89 @@ const readOpened = (fd: number, size: number): Buffer => {
   return filled < size ? buffer.subarray(0, filled) : buffer
 }
 
+/** Attempts of a read before it is refused as `ECHANGED`. */
+const READ_ATTEMPTS = 3
+/**
+ * A file whose ctime is this recent when a read begins may still be in the middle of a write: a
+ * write stamps the file when it starts, so one that began just before the first `fstat` and ends
+ * after the last leaves both stamps equal while the bytes read are a mix. Such a read is retried
+ * once the file has been quiet this long (a write that takes longer in one system call is the
+ * case this cannot see).
+ */
+const SETTLE_NS = 100_000_000n
+/** A ctime further ahead of the clock than this means the clock moved back, not a fresh write. */
+const CLOCK_SLACK_NS = 1_000_000_000n
+const RETRY_SPACING = Duration.nanos(SETTLE_NS)
+
+/** Real time for the reads: a filesystem's stamps are compared with it, whatever clock a caller runs on. */
+const liveClock = Clock.make()
+const nowNs = () => BigInt(Date.now()) * 1_000_000n
+
+const changing = (path: string, why: string) =>
+  Object.assign(new Error(`${path} ${why}`), { code: "ECHANGED" })
+
+/**
+ * A write call stamps the file once, when it starts, however long it then takes; one this old
+ * that is still copying is beyond belief, so files changed longer ago are read once.
+ */
+const SECOND_READ_WITHIN_NS = 5_000_000_000n
+
+const moved = (a: BigIntStats, b: BigIntStats) =>
+  a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
+
+/**
+ * The content of an open file, if it held still while it was read: `fstat` before and after, and
+ * a size, mtime or ctime that moved (or a length that is not the size) means a writer was at work
+ * and the bytes may be a mix of two versions; so may a file stamped moments before the read began
+ * (`SETTLE_NS`). A file changed within the last few seconds is read a second time and must give
+ * the same bytes: a long write call in progress moves no stamp, but it changes the bytes between
+ * the two reads, and two equal reads prove every page held still between them, so the content
+ * returned was the file's at that moment. `ECHANGED` otherwise, for the caller to retry.
+ */
+const readHeldStill = (fd: number, path: string) => {
+  const started = nowNs()
+  const before = fstatSync(fd, { bigint: true })
+  if (!before.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
+  const buffer = readOpened(fd, Number(before.size))
+  const after = fstatSync(fd, { bigint: true })
+  if (moved(before, after) || BigInt(buffer.byteLength) !== after.size) {
+    throw changing(path, "changed while it was read")
+  }
+  const age = started - after.ctimeNs
+  if (age < SETTLE_NS && age > -CLOCK_SLACK_NS) throw changing(path, "was changed moments before it was read")
+  if (age < SECOND_READ_WITHIN_NS && buffer.byteLength > 0) {
+    const again = readOpened(fd, buffer.byteLength)
+    if (moved(after, fstatSync(fd, { bigint: true })) || !again.equals(buffer)) {
+      throw changing(path, "changed while it was read")
+    }
+  }
+  return {
+    content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+    mode: Number(before.mode & 0o7777n),
+  }
+}
+
+/**
+ * One read attempt after another (each opens the file afresh) while the file keeps changing,
+ * spaced so that a write in progress can finish; then `ECHANGED` for good.
+ */
+const retryWhileChanging = <A>(path: string, attempt: Effect.Effect<A, ErrnoFailure>) =>
+  attempt.pipe(
+    Effect.retry({
+      schedule: Schedule.intersect(Schedule.recurs(READ_ATTEMPTS - 1), Schedule.spaced(RETRY_SPACING)),
+      while: (failure) => failure.code === "ECHANGED",
+    }),
+    Effect.withClock(liveClock),
+    Effect.mapError((failure) =>
+      failure.code === "ECHANGED"
+        ? {
+            code: "ECHANGED",
+            message: `ECHANGED: ${path} kept changing while it was read (${READ_ATTEMPTS} attempts); nothing torn was returned`,
+          }
+        : failure,
+    ),
+  )
+
 const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
   paths.map((path) => {
     try {
@@ -130,10 +256,90 @@ const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
     }
   })
 
-/** The primitives of one workspace (each set keeps its own cache of directory listings). */
-export const nodePrimitives = (durability: Durability = "fsync", nativeScan = true): FileSystemPrimitives => {
-  const native = nativeScan ? makeNativeScanners?.() : undefined
+/**
+ * The file operations without the native module: plain `node:fs` calls on absolute paths, each
+ * re-checking as late as it can that no directory on the way was swapped for a symlink (`EXDEV`).
+ */
+const checkedFileOperations = (durability: Durability) => ({
+  readFile: (path: string) =>
+    attempt(() => {
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+      try {
+        // The walk found this path free of symlinks; if a directory on it was swapped for one
+        // since, the file opened is somewhere else: read nothing from it.
+        if (realPathOfFd(fd, path) !== path) {
+          throw Object.assign(
+            new Error(`${path} no longer leads where it was checked to (swapped for a symlink?)`),
+            {
+              code: "EXDEV",
+            },
+          )
+        }
+        return readHeldStill(fd, path)
+      } finally {
+        closeSync(fd)
+      }
+    }),
+
+  writeFileAtomic: (path: string, content: Uint8Array, mode: number | undefined) =>
+    writeAtomic(
+      path,
+      content,
+      mode === undefined ? { durability, confined: true } : { mode, durability, confined: true },
+    ),
+
+  mkdir: (path: string) =>
+    attempt(() => {
+      assertStillReal(parentOf(path))
+      try {
+        mkdirSync(path)
+      } catch (e) {
+        if (!isErrno(e, "EEXIST") || !lstatSync(path).isDirectory()) throw e
+      }
+    }),
+
+  unlink: (path: string) =>
+    Effect.zipRight(
+      attempt(() => {
+        assertStillReal(parentOf(path))
+        unlinkSync(path)
+      }),
+      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+    ),
+
+  symlink: (path: string, target: string) =>
+    Effect.zipRight(
+      attempt(() => {
+        assertStillReal(parentOf(path))
+        symlinkSync(target, path)
+      }),
+      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+    ),
+})
+
+/**
+ * The primitives of one workspace over `root` (absolute, symlink-free; every path handed to them
+ * is under it). Each set keeps its own cache of directory listings.
+ */
+export const nodePrimitives = (
+  root: string,
+  options: NodeWorkspaceOptions = {},
+  /** For tests: the kernel-confined operations open directories by the portable component walk. */
+  internal: { readonly walkBeneath?: boolean } = {},
+): FileSystemPrimitives => {
+  const durability = options.durability ?? "fsync"
+  const native = options.nativeScan === false ? undefined : makeNativeScanners?.()
   const beneath = native?.scanBeneath
+  const files =
+    options.nativeFiles === false ? undefined : beneathOperations(root, durability, internal.walkBeneath)
+  const rootPrefix = root === "/" ? "/" : `${root}/`
+  /** The path relative to the root; a path elsewhere is a bug of the caller, refused as EXDEV. */
+  const relativeOf = (path: string): string => {
+    if (path.startsWith(rootPrefix) && path.length > rootPrefix.length) return path.slice(rootPrefix.length)
+    throw Object.assign(new Error(`${path} is not under the workspace root ${root}`), { code: "EXDEV" })
+  }
+  const relative = (path: string) => attempt(() => relativeOf(path))
+  const checked = checkedFileOperations(durability)
   return {
     probe: (path) =>
       attempt((): ProbedEntry => {
@@ -150,57 +356,32 @@ export const nodePrimitives = (durability: Durability = "fsync", nativeScan = tr
     stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
     readFile: (path) =>
-      attempt(() => {
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-        try {
-          // The walk found this path free of symlinks; if a directory on it was swapped for one
-          // since, the file opened is somewhere else: read nothing from it.
-          if (realPathOfFd(fd, path) !== path) {
-            throw Object.assign(
-              new Error(`${path} no longer leads where it was checked to (swapped for a symlink?)`),
-              {
-                code: "EXDEV",
-              },
-            )
-          }
-          const stat = fstatSync(fd)
-          if (!stat.isFile())
-            throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
-          const buffer = readOpened(fd, stat.size)
-          return {
-            content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
-            mode: stat.mode & 0o7777,
-          }
-        } finally {
-          closeSync(fd)
-        }
-      }),
+      retryWhileChanging(
+        path,
+        files === undefined
+          ? checked.readFile(path)
+          : Effect.flatMap(relative(path), (rel) =>
+              attempt(() => {
+                const fd = files.openRead(rel)
+                try {
+                  return readHeldStill(fd, path)
+                } finally {
+                  closeSync(fd)
+                }
+              }),
+            ),
+      ),
 
     writeFileAtomic: (path, content, mode) =>
-      writeAtomic(
-        path,
-        content,
-        mode === undefined ? { durability, confined: true } : { mode, durability, confined: true },
-      ),
+      files === undefined
+        ? checked.writeFileAtomic(path, content, mode)
+        : Effect.flatMap(relative(path), (rel) => files.writeAtomic(rel, content, mode)),
 
     mkdir: (path) =>
-      attempt(() => {
-        assertStillReal(parentOf(path))
-        try {
-          mkdirSync(path)
-        } catch (e) {
-          if (!isErrno(e, "EEXIST") || !lstatSync(path).isDirectory()) throw e
-        }
-      }),
+      files === undefined ? checked.mkdir(path) : Effect.flatMap(relative(path), files.mkdir),
 
     unlink: (path) =>
-      Effect.zipRight(
-        attempt(() => {
-          assertStillReal(parentOf(path))
-          unlinkSync(path)
-        }),
-        durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
-      ),
+      files === undefined ? checked.unlink(path) : Effect.flatMap(relative(path), files.unlink),
 
     readdir: (path) =>
       attempt(
@@ -228,13 +409,9 @@ export const nodePrimitives = (durability: Durability = "fsync", nativeScan = tr
     readlink: (path) => attempt(() => readlinkSync(path)),
 
     symlink: (path, target) =>
-      Effect.zipRight(
-        attempt(() => {
-          assertStillReal(parentOf(path))
-          symlinkSync(target, path)
-        }),
-        durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
-      ),
+      files === undefined
+        ? checked.symlink(path, target)
+        : Effect.flatMap(relative(path), (rel) => files.symlink(rel, target)),
 
     isPartialWrite: isTempFileOf,
   }
@@ -251,7 +428,7 @@ export const make = (
       if (!statSync(real).isDirectory()) {
         throw Object.assign(new Error(`${root} is not a directory`), { code: "ENOTDIR" })
       }
-      return makeConfinedWorkspace(real, nodePrimitives(options.durability, options.nativeScan))
+      return makeConfinedWorkspace(real, nodePrimitives(real, options))
     },
     catch: (e) => {
       const f = errnoOf(e)

@@ -27,8 +27,11 @@ artifactStoreConformance("fs", {
 })
 
 workspaceConformance("node fs", { make: makeNodeFixture })
-// The JavaScript scanner, which machines without the native one use, must meet the same contract.
-workspaceConformance("node fs, JavaScript scanner", { make: makeNodeFixtureWith({ nativeScan: false }) })
+// The JavaScript scanner and checked file operations, which machines without the native module
+// use, must meet the same contract.
+workspaceConformance("node fs, JavaScript only (no native module)", {
+  make: makeNodeFixtureWith({ nativeScan: false, nativeFiles: false }),
+})
 
 fileRewindProperties(
   "node workspace + fs artifact store + memory session store",

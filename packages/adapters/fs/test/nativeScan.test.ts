@@ -13,8 +13,8 @@ import { hasMkfifo } from "./fsFixture.js"
 
 const p = (path: string) => path as WorkspacePath
 
-const nativePrimitives = NodeWorkspace.nodePrimitives("atomic", true)
-const jsPrimitives = NodeWorkspace.nodePrimitives("atomic", false)
+const nativePrimitives = NodeWorkspace.nodePrimitives("/", { durability: "atomic", nativeScan: true })
+const jsPrimitives = NodeWorkspace.nodePrimitives("/", { durability: "atomic", nativeScan: false })
 
 const scanBoth = (paths: ReadonlyArray<string>) => {
   const sorted = <A extends { readonly name: string }, E>(r: Either.Either<ReadonlyArray<A>, E>) =>

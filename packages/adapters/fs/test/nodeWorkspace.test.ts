@@ -55,6 +55,11 @@ describe("node workspace", () => {
         "a.txt",
         `a.txt.${uuid}.tmp`,
       ])
+      // The same at the root (the directory listed is the root itself).
+      yield* plantFile(`.top.txt.${uuid}.tmp`, "half")
+      expect(yield* workspace.discardPartialWrites("top.txt" as WorkspacePath)).toEqual([
+        `.top.txt.${uuid}.tmp`,
+      ])
       // A file whose directory does not exist has nothing to discard; a path outside is refused.
       expect(yield* workspace.discardPartialWrites("gone/x.txt" as WorkspacePath)).toEqual([])
       yield* Effect.flip(workspace.discardPartialWrites("../x.txt" as WorkspacePath))

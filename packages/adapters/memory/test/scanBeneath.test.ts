@@ -49,7 +49,10 @@ describe("scanDirectories over readdirStatBeneath", () => {
       expect(Either.getOrThrow(results[1]!).map((e) => e.name)).toEqual(["y", "z"])
       const checked = yield* plain.scanDirectories(directories)
       for (const i of [2, 3, 4, 5]) expect(results[i]).toEqual(checked[i])
-      expect(Either.getOrThrow(results[3]!).map((e) => e.name)).toEqual(["a.ts"])
+      // A symlinked directory is not listed through (DESIGN §5; it was followed to "src" before).
+      expect(
+        Either.isLeft(results[3]!) && results[3].left._tag === "PathRefused" && results[3].left.reason,
+      ).toBe("symlink_in_path")
       expect(Either.isLeft(results[4]!) && results[4].left._tag).toBe("PathRefused")
       expect(Either.isLeft(results[5]!)).toBe(true)
     }),

@@ -1,9 +1,18 @@
 /**
  * The Workspace port: the only way core touches the user's files. Every operation is confined to
  * the workspace root: paths are `WorkspacePath`s (relative, normalised), and an adapter re-checks
- * each one and resolves symlinks component by component so that no read or write ever leaves the
- * root, not even through a symlink inside it. Writes are atomic (temp file + rename in the same
- * directory) and keep the file's permission bits.
+ * each one component by component. No symlink is ever followed, inside the root or out (DESIGN
+ * §5): a path with a symlink in any directory component is refused (`PathRefused`, reason
+ * `symlink_in_path`) by every operation; `read` and `write` refuse a symlink in the last component
+ * too, while `delete`, `stat` and `readLink` act on the link itself. So an entry is always at its
+ * lexical place, root + path, and a restore can neither write through a link nor out of the root.
+ * Writes are atomic (temp file + rename in the same directory, inside the root) and keep the
+ * file's permission bits.
+ *
+ * Error codes a caller may act on (`WorkspaceIoError.code`): `ECHANGED` from `read`/`readMany`
+ * when the file kept changing while it was read (its size, mtime or ctime moved during each of a
+ * few attempts): nothing torn is ever returned; a capture reports it as `changed_during_read`.
+ * `ENOTDIR` when a regular file sits where the path needs a directory.
  */
 import type {
   DirectoryEntry,
@@ -27,15 +36,20 @@ export interface WorkspaceWriteOptions {
 
 /** One entry of a directory with its `lstat` (never followed), as a bulk scan reports it. */
 export interface ScannedEntry {
+  /**
+   * The entry's name; for an `unsupportedName` entry, its escaped display form instead (each
+   * byte that is not part of valid UTF-8 as `\xHH`, and a backslash as `\\`), which no real name
+   * decodes to, so it never collides with one and is never a path to act on.
+   */
   readonly name: string
+  /**
+   * True when the name on disk is not valid UTF-8: it cannot be named by a `WorkspacePath`, so a
+   * scan reports it (`unsupported_name`) rather than capturing it or dropping it silently.
+   */
+  readonly unsupportedName?: true
   readonly stat: FileStat
   /** The link's target as stored, for a symlink. */
   readonly target?: string
-  /**
-   * True when the entry's name is not valid UTF-8: `name` is then an escaped display form that no
-   * real name can equal, and the entry cannot be addressed by a workspace path (a scan reports it).
-   */
-  readonly unsupportedName?: boolean
 }
 
 export type WorkspaceError = PathRefused | WorkspaceIoError
@@ -44,8 +58,11 @@ export interface WorkspaceService {
   /** The root directory, for messages; never used to build paths outside the adapter. */
   readonly root: string
   /**
-   * The content of a regular file, following symlinks that stay inside the root; `None` when
-   * nothing exists at the path. A directory, FIFO or device is refused (`not_a_regular_file`).
+   * The content of a regular file; `None` when nothing exists at the path. A directory, FIFO or
+   * device is refused (`not_a_regular_file`), a symlink anywhere on the path, the last component
+   * included, is refused (`symlink_in_path`): a read never follows a link. The content is one
+   * the file really held: a file that changed while it was read is read again, and after a few
+   * attempts the read fails with code `ECHANGED`.
    */
   readonly read: (path: WorkspacePath) => Effect.Effect<Option.Option<WorkspaceFile>, WorkspaceError>
   /**
@@ -58,19 +75,26 @@ export interface WorkspaceService {
     paths: ReadonlyArray<WorkspacePath>,
   ) => Effect.Effect<ReadonlyArray<Either.Either<Option.Option<WorkspaceFile>, WorkspaceError>>>
   /**
-   * Replaces (or creates) a regular file atomically, creating missing parent directories. Writing
-   * through a symlink writes its target, which must resolve inside the root.
+   * Replaces (or creates) a regular file atomically, creating missing parent directories. A
+   * symlink at the path or on the way is refused (`symlink_in_path`): a write never replaces a
+   * link or writes through one (a caller that means to replace a link deletes it first).
    */
   readonly write: (
     path: WorkspacePath,
     content: Uint8Array,
     options?: WorkspaceWriteOptions,
   ) => Effect.Effect<void, WorkspaceError>
-  /** Removes a file or a symlink (never its target, never a directory); false when nothing was there. */
+  /**
+   * Removes a file or a symlink (never its target, never a directory); false when nothing was
+   * there. A symlink in a directory component is refused (`symlink_in_path`).
+   */
   readonly delete: (path: WorkspacePath) => Effect.Effect<boolean, WorkspaceError>
   /** What is at the path itself (a symlink is reported as a symlink); `None` when nothing is. */
   readonly stat: (path: WorkspacePath) => Effect.Effect<Option.Option<FileStat>, WorkspaceError>
-  /** The entries of a directory (the root when no path is given), sorted by name. */
+  /**
+   * The entries of a directory (the root when no path is given), sorted by name. A symlink to a
+   * directory is not listed through (`symlink_in_path`), nor is one on the way.
+   */
   readonly list: (directory?: WorkspacePath) => Effect.Effect<ReadonlyArray<DirectoryEntry>, WorkspaceError>
   /**
    * The entries of a directory (the root when no path is given) with their `lstat` and, for
@@ -91,14 +115,17 @@ export interface WorkspaceService {
   /** The target of a symlink, as stored. */
   readonly readLink: (path: WorkspacePath) => Effect.Effect<string, WorkspaceError>
   /**
-   * Creates a symlink at a path where nothing exists. The target must be relative and resolve
-   * inside the root (`symlink_escape` otherwise), so a restore can never plant a way out.
+   * Creates a symlink at a path where nothing exists (missing parents are created). The target
+   * must be relative and stay inside the root lexically (`symlink_escape` otherwise), so a restore
+   * can never plant a way out; a symlink on the way is refused (`symlink_in_path`).
    */
   readonly symlink: (path: WorkspacePath, target: string) => Effect.Effect<void, WorkspaceError>
   /**
    * Removes what an atomic write of `path` left behind when its process died between creating its
    * temp file and renaming it into place (recovery calls this for every file of an interrupted
-   * restore, so a crash leaves no stray file in the user's tree). Returns the paths removed.
+   * restore, so a crash leaves no stray file in the user's tree). Returns the paths removed. A
+   * symlink in a directory component is refused (`symlink_in_path`); one at the path itself is
+   * fine (its directory is what is cleaned).
    */
   readonly discardPartialWrites: (
     path: WorkspacePath,

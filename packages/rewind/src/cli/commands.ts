@@ -493,6 +493,7 @@ const doctor = Command.make(
           tempFiles: report.tempFiles,
           problems: report.problems,
           repaired: report.repaired,
+          native: report.native,
         })
         const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
         const has = (...kinds: ReadonlyArray<string>) => report.problems.some((p) => kinds.includes(p.kind))
@@ -530,6 +531,13 @@ const doctor = Command.make(
                 "temp files",
                 mark(!has("orphan_temp_file", "stray_file")),
                 `${report.tempFiles.orphans} orphan(s), ${report.tempFiles.removed} removed, ${report.tempFiles.inFlight} in flight`,
+              ],
+              [
+                "native module",
+                report.native.loaded ? green("ok") : yellow("warning"),
+                report.native.loaded
+                  ? `${report.native.scanner} scanner, ${report.native.fileOperations} file operations`
+                  : (report.native.warning ?? ""),
               ],
             ],
           ),

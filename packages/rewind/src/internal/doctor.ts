@@ -8,7 +8,9 @@
  * operation journal hold (checkpoints' before/after/patch content, points' manifests, stat caches
  * and the files the manifests list, write-intent pre-images, journaled rescue and planned
  * versions, each child session's parent); that every stream still decodes; operations begun and
- * never completed; and, for the embedded default, leftover files in the artifact directory.
+ * never completed; and, for the embedded default, leftover files in the artifact directory. It
+ * also says whether the fs adapter's native module loaded (fast scans, kernel-confined file
+ * operations), and warns with the reason when it did not: that fallback is never silent.
  *
  * What is live follows the collector (core's pointGc.ts): every checkpoint, write intent and journal
  * entry a redo or recover may use, each session's newest stat cache (older ones are garbage by
@@ -28,6 +30,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { NodeWorkspace } from "@rewind/adapter-fs"
 import { SqliteSessionStore } from "@rewind/adapter-sqlite"
 import type { ContentHash, FileVersion, SessionId } from "@rewind/contracts"
 import { ArtifactStore, loadManifest, manifestBlobs, OperationJournal, SessionStore } from "@rewind/core"
@@ -102,6 +105,32 @@ export interface DoctorReport {
   readonly problems: ReadonlyArray<DoctorProblem>
   /** What `repair` did: one line per removed file. */
   readonly repaired: ReadonlyArray<string>
+  /** The fs adapter's native module on this machine (not a problem when missing: a warning). */
+  readonly native: DoctorNative
+}
+
+export interface DoctorNative {
+  readonly loaded: boolean
+  /** Where it was loaded from. */
+  readonly path: string | null
+  readonly scanner: "native" | "javascript"
+  /** `kernel-confined`: through directory descriptors opened beneath the root; `checked`: re-checked paths. */
+  readonly fileOperations: "kernel-confined" | "checked"
+  /** Why it did not load and what that costs; null when it did. */
+  readonly warning: string | null
+}
+
+const nativeStatus = (): DoctorNative => {
+  const { nativeModule, scanner, fileOperations } = NodeWorkspace.implementation
+  return nativeModule.loaded
+    ? { loaded: true, path: nativeModule.path, scanner, fileOperations, warning: null }
+    : {
+        loaded: false,
+        path: null,
+        scanner,
+        fileOperations,
+        warning: `the native module (@rewind/adapter-fs dirscan.node) did not load: ${nativeModule.reason}. Scans use the slower JavaScript scanner, and file operations are re-checked before each system call rather than confined by the kernel (reinstall with a C compiler, python3 and make to build it)`,
+      }
 }
 
 const TEMP_NAME = /^\..*\.tmp$/
@@ -402,6 +431,7 @@ export const runDoctor = (options: DoctorOptions = {}) =>
       tempFiles,
       problems,
       repaired,
+      native: nativeStatus(),
     }
     return report
   })

@@ -1,8 +1,9 @@
 /**
- * The Workspace conformance suite: confinement (no `..`, no absolute paths, no NUL, no symlink
- * out of the root, for reads and writes alike), atomic writes that keep the mode, deletes that
- * never remove a directory or a symlink's target, and stat/list/readLink/symlink behaviour. Every
- * Workspace adapter runs it with its own fixture.
+ * The Workspace conformance suite: confinement (no `..`, no absolute paths, no NUL, and no symlink
+ * ever followed, inside the root or out, for reads, writes, deletes, scans and the directories a
+ * write creates), atomic writes that keep the mode, deletes that never remove a directory or a
+ * symlink's target, and stat/list/readLink/symlink behaviour. Every Workspace adapter runs it with
+ * its own fixture.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
@@ -142,7 +143,7 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
-    it.scoped("never follows a symlink out of the root, for reads or writes", () =>
+    it.scoped("never follows a symlink out of the root, for reads, writes, deletes or scans", () =>
       Effect.gen(function* () {
         const fixture = yield* harness.make
         const { workspace, plantSymlink, plantDirectory } = fixture
@@ -171,7 +172,7 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
           workspace.readLink(p("chain/secret.txt")),
         ]
         for (const attempt of attempts) {
-          expect((yield* refusalOfPath(attempt)).reason).toBe("symlink_escape")
+          expect((yield* refusalOfPath(attempt)).reason).toBe("symlink_in_path")
         }
         for (const target of ["../..", "../outside", "/etc", `${fixture.outside}`]) {
           expect((yield* refusalOfPath(workspace.symlink(p("made-link"), target))).reason).toBe(
@@ -187,29 +188,52 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
-    it.scoped("follows symlinks that stay inside the root, writing through to their target", () =>
+    // DESIGN §5 forbids writing through any link: this replaces the test that expected a write
+    // through an in-root link to reach its target.
+    it.scoped("never goes through a symlink that stays inside the root either; acts on a link itself", () =>
       Effect.gen(function* () {
         const { workspace, plantFile, plantSymlink, readRaw } = yield* harness.make
         yield* plantFile("real/a.txt", "a")
         yield* plantSymlink("alias", "real")
         yield* plantSymlink("file-link", "real/a.txt")
         yield* plantSymlink("real/up", "../real/a.txt")
-        expect(Option.map(yield* workspace.read(p("alias/a.txt")), (f) => decode(f.content))).toEqual(
-          Option.some("a"),
-        )
-        expect(Option.map(yield* workspace.read(p("real/up")), (f) => decode(f.content))).toEqual(
-          Option.some("a"),
-        )
-        yield* workspace.write(p("alias/b.txt"), text("b"))
-        expect(yield* readRaw("real/b.txt")).toBe("b")
-        yield* workspace.write(p("file-link"), text("through"))
-        expect(yield* readRaw("real/a.txt")).toBe("through")
+        const refusals: Array<Effect.Effect<unknown, { _tag: string }>> = [
+          workspace.read(p("alias/a.txt")),
+          workspace.read(p("real/up")),
+          workspace.read(p("file-link")),
+          workspace.write(p("alias/b.txt"), text("b")),
+          workspace.write(p("alias/new/deep.txt"), text("b")),
+          workspace.write(p("file-link"), text("through")),
+          workspace.write(p("real/up"), text("through")),
+          workspace.delete(p("alias/a.txt")),
+          workspace.stat(p("alias/a.txt")),
+          workspace.readLink(p("alias/up")),
+          workspace.symlink(p("alias/made"), "a.txt"),
+          workspace.discardPartialWrites(p("alias/a.txt")),
+          workspace.list(p("alias")),
+          workspace.scanDirectory(p("alias")),
+        ]
+        for (const attempt of refusals) {
+          const refused = yield* refusalOfPath(attempt)
+          expect(refused.reason).toBe("symlink_in_path")
+        }
+        // Nothing changed behind the links, and no directory was made under the linked one.
+        expect(yield* readRaw("real/a.txt")).toBe("a")
+        expect(yield* readRaw("real/b.txt")).toBeUndefined()
+        expect((yield* workspace.list(p("real"))).map((e) => e.name)).toEqual(["a.txt", "up"])
+        // A link itself can be stat'ed, read as a link, cleaned next to, and deleted.
         expect(Option.getOrThrow(yield* workspace.stat(p("file-link"))).kind).toBe("symlink")
+        expect(yield* workspace.readLink(p("real/up"))).toBe("../real/a.txt")
+        expect(yield* workspace.discardPartialWrites(p("file-link"))).toEqual([])
+        expect(yield* workspace.delete(p("file-link"))).toBe(true)
+        expect(yield* readRaw("real/a.txt")).toBe("a")
+        // With the link gone, the path is a plain missing file again.
+        yield* workspace.write(p("file-link"), text("now a file"))
+        expect(yield* readRaw("file-link")).toBe("now a file")
+        // Creating a link that stays inside works; reading through it does not.
         yield* workspace.symlink(p("links/to-a"), "../real/a.txt")
         expect(yield* workspace.readLink(p("links/to-a"))).toBe("../real/a.txt")
-        expect(Option.map(yield* workspace.read(p("links/to-a")), (f) => decode(f.content))).toEqual(
-          Option.some("through"),
-        )
+        expect((yield* refusalOfPath(workspace.read(p("links/to-a")))).reason).toBe("symlink_in_path")
       }),
     )
 
@@ -226,8 +250,8 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         yield* plantSymlink("out", fixture.outside)
         yield* plantSymlink("alias", "src")
         const before = yield* fixture.outsideFingerprint()
-        // Symlinks inside the root are followed to their directory (at the end of the path and on
-        // the way); one leading out, and a path that climbs out, are refused.
+        // No symlink is followed, whether it stays inside (`alias`) or leads out (`out`), at the
+        // end of the path or on the way; a path that climbs out is refused too.
         const asked: Array<WorkspacePath | undefined> = [
           p("src"),
           undefined,
@@ -267,15 +291,14 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         expect(Either.isLeft(results[2]!)).toBe(true)
         expect(Either.isLeft(results[3]!)).toBe(true)
         expect(Either.getOrThrow(results[4]!)).toEqual([])
-        const outOfRoot = results[5]!
-        expect(
-          Either.isLeft(outOfRoot) && outOfRoot.left._tag === "PathRefused" && outOfRoot.left.reason,
-        ).toBe("symlink_escape")
-        expect(Either.getOrThrow(results[7]!)).toEqual(src)
-        expect(Either.getOrThrow(results[8]!)).toEqual([])
-        for (const refused of [results[9]!, results[10]!]) {
-          expect(Either.isLeft(refused) && refused.left._tag).toBe("PathRefused")
+        for (const i of [5, 7, 8, 10]) {
+          const refused = results[i]!
+          expect(
+            Either.isLeft(refused) && refused.left._tag === "PathRefused" && refused.left.reason,
+            String(asked[i]),
+          ).toBe("symlink_in_path")
         }
+        expect(Either.isLeft(results[9]!) && results[9]!.left._tag).toBe("PathRefused")
         expect(yield* workspace.scanDirectories([])).toEqual([])
         expect(yield* fixture.outsideFingerprint()).toBe(before)
         expect(fixture.outsideAccesses?.() ?? []).toEqual([])
@@ -299,7 +322,8 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         // Shared directories, a symlinked one, a missing file, a directory, an escape, a file
         // used as a directory, a malformed path, and one path twice. The symlinks named last in a
         // directory already walked (one staying inside, one leading out) are asked after a file
-        // of the same directory, where a bulk read no longer walks the directories.
+        // of the same directory, where a bulk read no longer walks the directories: neither is
+        // followed (DESIGN §5; "alias/b.ts" and "src/link.ts" read through in-root links before).
         const asked = [
           "src/a.ts",
           "src/b.ts",
@@ -336,7 +360,7 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
           "a",
           "bb",
           "ccc",
-          "bb",
+          "PathRefused",
           "<none>",
           "PathRefused",
           "PathRefused",
@@ -344,9 +368,15 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
           "PathRefused",
           "t",
           "a",
-          "a",
+          "PathRefused",
           "PathRefused",
         ])
+        for (const i of [3, 6, 11, 12]) {
+          const refused = results[i]!
+          expect(Either.isLeft(refused) && refused.left._tag === "PathRefused" && refused.left.reason).toBe(
+            "symlink_in_path",
+          )
+        }
         expect(Option.getOrThrow(Either.getOrThrow(results[0]!)).mode).toBe(0o755)
         expect(yield* workspace.readMany([])).toEqual([])
         expect(yield* fixture.outsideFingerprint()).toBe(before)
@@ -367,7 +397,7 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         const before = yield* fixture.outsideFingerprint()
         const second = yield* workspace.readMany([p("moving/a.txt"), p("moving/secret.txt")])
         for (const r of second) {
-          expect(Either.isLeft(r) && r.left._tag === "PathRefused" && r.left.reason).toBe("symlink_escape")
+          expect(Either.isLeft(r) && r.left._tag === "PathRefused" && r.left.reason).toBe("symlink_in_path")
         }
         expect(yield* fixture.outsideFingerprint()).toBe(before)
       }),
@@ -378,7 +408,11 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         const { workspace, plantSymlink, plantFile } = yield* harness.make
         yield* plantSymlink("loop1", "loop2")
         yield* plantSymlink("loop2", "loop1")
-        expect((yield* refusalOfPath(workspace.read(p("loop1")))).reason).toBe("symlink_loop")
+        // A loop is a symlink like any other: refused without being followed once.
+        expect((yield* refusalOfPath(workspace.read(p("loop1")))).reason).toBe("symlink_in_path")
+        expect((yield* refusalOfPath(workspace.write(p("loop1/x"), text("x")))).reason).toBe(
+          "symlink_in_path",
+        )
         yield* plantFile("plain.txt", "x")
         const error = yield* Effect.flip(workspace.write(p("plain.txt/child"), text("x")))
         expect(error._tag).toBe("WorkspaceIoError")

@@ -24,6 +24,7 @@ import {
   writeFileSync,
 } from "node:fs"
 import { basename, dirname } from "node:path"
+import { getSystemErrorMap } from "node:util"
 import { Effect } from "effect"
 
 export interface ErrnoFailure {
@@ -38,6 +39,16 @@ export const errnoOf = (error: unknown): ErrnoFailure => {
     : { code: e.code, message: e.message }
 }
 
+/** A failure named as Node names an errno (`uv` numbers errors negatively on POSIX). */
+export const errnoFailure = (
+  errno: number,
+  syscall: string,
+  path: string,
+): ErrnoFailure & { readonly code: string } => {
+  const [code, description] = getSystemErrorMap().get(-errno) ?? [`E${errno}`, `error ${errno}`]
+  return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
+}
+
 export const isErrno = (error: unknown, code: string): boolean =>
   (error as NodeJS.ErrnoException)?.code === code
 
@@ -49,7 +60,7 @@ export const isErrno = (error: unknown, code: string): boolean =>
  */
 export type Durability = "fsync" | "atomic"
 
-const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
+export const fsyncAsync = (fd: number): Effect.Effect<void, ErrnoFailure> =>
   Effect.async<void, ErrnoFailure>((resume) => {
     fsync(fd, (error) => resume(error ? Effect.fail(errnoOf(error)) : Effect.void))
   })
@@ -104,6 +115,10 @@ const removeQuietly = (path: string) =>
   })
 
 const tempPrefix = (targetName: string) => `.${targetName.slice(0, 100)}.`
+
+/** The name of a temp file for `targetName` (in the same directory), from a fresh UUID. */
+export const tempNameFor = (targetName: string, uuid: string): string =>
+  `${tempPrefix(targetName)}${uuid}.tmp`
 const TEMP_SUFFIX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
 
 /** Whether `entryName` is a temp file `writeAtomic` makes for a file named `targetName`. */

@@ -12,16 +12,17 @@
  * hands back the very array it built last time: a repeat scan of a tree where little changed
  * builds almost nothing, and callers can recognise an unchanged directory by identity.
  */
-import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
-import { getSystemErrorMap } from "node:util"
 import type { FileKind } from "@rewind/contracts"
 import type { ScannedEntry } from "@rewind/core"
 import { Either } from "effect"
-import type { ErrnoFailure } from "./durable.js"
+import { type ErrnoFailure, errnoFailure } from "./durable.js"
+import { escapedName } from "./names.js"
+import { nativeModule } from "./nativeModule.js"
 
 interface NativeListing {
-  readonly names: ReadonlyArray<string>
+  /** A name that is not UTF-8 comes as a Buffer of its bytes. */
+  readonly names: ReadonlyArray<string | Uint8Array>
   /** kind, size, mode per entry. */
   readonly numbers: Float64Array
   /** mtimeNs, ctimeNs per entry. */
@@ -75,20 +76,8 @@ const threadsFor = (count: number) => (count >= THREADED_FROM ? THREADS : 1)
  */
 const MAX_CACHED_ENTRIES = 262_144
 
-const load = (): DirScanModule | undefined => {
-  try {
-    // The same relative place from `src/internal` (tests) and `dist/internal` (the build).
-    return createRequire(import.meta.url)("../../build/Release/dirscan.node") as DirScanModule
-  } catch {
-    return undefined
-  }
-}
-
-const failureOf = ({ errno, syscall, path }: NativeFailure): ErrnoFailure => {
-  // Node's own code and wording for the errno (`uv` numbers errors negatively on POSIX).
-  const [code, description] = getSystemErrorMap().get(-errno) ?? [`E${errno}`, `error ${errno}`]
-  return { code, message: `${code}: ${description}, ${syscall} '${path}'` }
-}
+const failureOf = ({ errno, syscall, path }: NativeFailure): ErrnoFailure =>
+  errnoFailure(errno, syscall, path)
 
 const byName = (a: ScannedEntry, b: ScannedEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
@@ -106,7 +95,10 @@ const entriesOf = (listing: NativeListing): ReadonlyArray<ScannedEntry> => {
       inode: inodes[i]!,
     }
     const target = targets[i]
-    out[i] = target === undefined ? { name: names[i]!, stat } : { name: names[i]!, stat, target }
+    const raw = names[i]!
+    const name = typeof raw === "string" ? raw : escapedName(raw)
+    const entry: ScannedEntry = target === undefined ? { name, stat } : { name, stat, target }
+    out[i] = typeof raw === "string" ? entry : { ...entry, unsupportedName: true }
   }
   return out.sort(byName)
 }
@@ -210,7 +202,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
   return { scan, scanBeneath }
 }
 
-const loaded = load()
+const loaded = nativeModule as DirScanModule | undefined
 
 /**
  * A fresh set of native scanners with their own listing cache (one per workspace), or undefined
