@@ -375,9 +375,21 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
         if (scan.entries.has(path) || tracked.has(path)) return
         const decided = scan.outOfScope(path)
         const protection = decided === false ? Option.none() : yield* protectionOf(path)
-        if (Option.isNone(protection)) tracked.add(path)
-        else if (declaredByHost)
-          skippedDeclared.push({ path, reason: "protected", detail: protection.value.message })
+        if (Option.isSome(protection)) {
+          if (declaredByHost)
+            skippedDeclared.push({ path, reason: "protected", detail: protection.value.message })
+          return
+        }
+        if (declaredByHost) {
+          // What the host names under a linked directory is not a path of this tree (links are
+          // recorded as links, never followed): say so rather than record it absent.
+          const at = yield* Effect.either((yield* Workspace).stat(path))
+          if (Either.isLeft(at) && at.left._tag === "PathRefused") {
+            skippedDeclared.push({ path, reason: "not_a_regular_file", detail: at.left.message })
+            return
+          }
+        }
+        tracked.add(path)
       })
     for (const path of previous.keys()) if (!scan.entries.has(path)) yield* track(path, false)
     for (const c of state.checkpoints)
