@@ -172,6 +172,23 @@ describe("item 11: capture gaps are reported, and git's precedence holds", () =>
     })
   })
 
+  it("node_modules that the repository's rules re-include with ! is its own files, and captured", async () => {
+    const o = await open((b) => {
+      // babel's root .gitignore does this for its test fixtures.
+      write(join(b.root, ".gitignore"), "**/node_modules\n!**/test/fixtures/**/node_modules\n")
+      write(join(b.root, "test/fixtures/case/node_modules/dep/index.js"), "fixture\n")
+      write(join(b.root, "node_modules/real-dep/index.js"), "dependency\n")
+    })
+    await using(o, async () => {
+      const point = await captured(o)
+      const manifest = await manifestOf(o, point)
+      expect(manifest.has("test/fixtures/case/node_modules/dep/index.js" as WorkspacePath)).toBe(true)
+      expect(manifest.has("node_modules/real-dep/index.js" as WorkspacePath)).toBe(false)
+      // Ignored by the repository's own rules: out of scope, not a gap to report.
+      expect(point.skipped.filter((s) => s.path.includes("node_modules"))).toEqual([])
+    })
+  })
+
   it("the file budget is counted per entry: a big directory is not taken whole", async () => {
     const o = await open((b) => {
       for (let i = 0; i < 50; i++) write(join(b.root, `many/f${String(i).padStart(2, "0")}.txt`), `${i}\n`)

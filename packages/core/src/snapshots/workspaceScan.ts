@@ -6,7 +6,8 @@
  *
  * Never in scope, and not reported: what the ignore rules exclude, and what the protection policy
  * keeps out by name (`.git` anywhere, Rewind's store). Left out and reported (DESIGN §7: never
- * silent): directories on the built-in skip list that the ignore rules do not already exclude,
+ * silent): directories on the built-in skip list that the ignore rules neither exclude already nor
+ * re-include explicitly with a `!` rule (then they are the repository's own files and scanned),
  * nested repositories (`skipped_directory`, once per directory), ignore files refused by their
  * budget (`ignore_file_refused`), names that are not valid UTF-8 (`unsupported_name`), and what the
  * budget or an unreadable directory left out.
@@ -15,9 +16,9 @@ import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 import {
-  BUILT_IN_SKIP,
   IGNORE_FILES,
   isExcluded,
+  onSkipList,
   pushRules,
   type RuleStack,
   readDirectoryRules,
@@ -168,7 +169,7 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             if (isExcluded(scope, path, true)) {
               ignored++
               excluded.add(path)
-            } else if (BUILT_IN_SKIP.has(child.name)) {
+            } else if (onSkipList(scope, path)) {
               ignored++
               excluded.add(path)
               skipped.push({

@@ -169,20 +169,36 @@ export const compileIgnoreFile = (
   })
 
 /**
- * Whether the stack excludes `path` itself (its directories are the caller's to check first:
- * nothing below an excluded directory can be re-included). Deepest rules first; the first set with
- * an opinion (ignored or re-included) decides.
+ * What the stack says of `path` itself (its directories are the caller's to check first: nothing
+ * below an excluded directory can be re-included): `ignored`, `included` (a `!` rule re-includes
+ * it explicitly) or `none`. Deepest rules first; the first set with an opinion decides.
  */
-export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean): boolean => {
+export const verdictOf = (
+  stack: RuleStack,
+  path: string,
+  isDirectory: boolean,
+): "ignored" | "included" | "none" => {
   for (let i = stack.length - 1; i >= 0; i--) {
     const r = stack[i]!
     const rel = relativeTo(r.base, path)
     const verdict = r.matcher.test(isDirectory ? `${rel}/` : rel)
-    if (verdict.ignored) return true
-    if (verdict.unignored) return false
+    if (verdict.ignored) return "ignored"
+    if (verdict.unignored) return "included"
   }
-  return false
+  return "none"
 }
+
+/** Whether the stack excludes `path` itself (see `verdictOf`). */
+export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean): boolean =>
+  verdictOf(stack, path, isDirectory) === "ignored"
+
+/**
+ * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's
+ * own rules re-include it explicitly with a `!` rule (babel does so for the `node_modules`
+ * directories of its test fixtures: files the repository tracks, not dependencies).
+ */
+export const onSkipList = (stack: RuleStack, path: string): boolean =>
+  BUILT_IN_SKIP.has(path.slice(path.lastIndexOf("/") + 1)) && verdictOf(stack, path, true) !== "included"
 
 /** The stack for a directory's children: its parent's plus its own rules. */
 export const pushRules = (stack: RuleStack, own: RuleSet | undefined): RuleStack =>
@@ -332,9 +348,8 @@ export const makeIgnoreCheck = () =>
           if (dir === "") state = { excluded: undefined, stack: pushRules([], (yield* rulesOf("")).rules) }
           else {
             const parent = yield* stateOf(parentOf(dir))
-            const name = dir.slice(dir.lastIndexOf("/") + 1)
             if (parent.excluded !== undefined) state = parent
-            else if (BUILT_IN_SKIP.has(name))
+            else if (onSkipList(parent.stack, dir))
               state = { excluded: { by: "skip_list", directory: dir }, stack: parent.stack }
             else if (yield* holdsRepository(dir))
               state = { excluded: { by: "nested_repository", directory: dir }, stack: parent.stack }
