@@ -68,6 +68,8 @@ export interface FileSystemPrimitives {
   readonly mkdir: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
   /** Removes a file or symlink (never a directory). */
   readonly unlink: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
+  /** Removes an empty directory (`ENOTEMPTY` when it is not). */
+  readonly rmdir: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
   readonly readdir: (absolute: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PrimitiveFailure>
   /**
    * `readdir` + `lstat` (+ `readlink` for symlinks) of every entry, in one call. An entry that
@@ -317,6 +319,22 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
           default:
             return yield* notRegular(path, target.kind, "delete")
         }
+      }),
+
+    removeEmptyDirectory: (path) =>
+      Effect.gen(function* () {
+        const target = yield* resolve(path, "delete", "report")
+        if (target.kind !== "directory") return false
+        const removed = yield* Effect.either(fs.rmdir(target.absolute))
+        if (Either.isRight(removed)) return true
+        // Not empty (something else lives there now) or gone already: left as it is.
+        if (
+          removed.left.code === "ENOTEMPTY" ||
+          removed.left.code === "EEXIST" ||
+          removed.left.code === "ENOENT"
+        )
+          return false
+        return yield* Effect.fail(ioError("delete", path)(removed.left))
       }),
 
     stat: (path) =>

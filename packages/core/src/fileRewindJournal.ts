@@ -14,6 +14,11 @@ export interface JournalEntry {
   readonly path: WorkspacePath
   /** What was at the path just before this write; `None` when nothing was. */
   readonly previous: Option.Option<WorkspaceFile>
+  /**
+   * Directories this write creates (missing just before it), shallowest first: compensation takes
+   * away the ones still empty, so a failed restore leaves no trace of itself.
+   */
+  readonly createdDirectories?: ReadonlyArray<WorkspacePath>
 }
 
 export interface FileRewindJournal {

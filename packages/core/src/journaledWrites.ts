@@ -3,7 +3,8 @@
  * workspace refuses stops the operation before anything is written. Then, before each write, the
  * file's current content is read and journaled; if write N fails (or the file no longer holds what
  * the plan expects), the journal is replayed in reverse, so writes N..1 are undone and the
- * workspace is back where it started. Only if that compensation fails too (after a few attempts
+ * workspace is back where it started, the directories the writes created removed again. Only if
+ * that compensation fails too (after a few attempts
  * per file) is an `UnrecoverableRewindError` raised, naming every file of the plan and its state.
  */
 import {
@@ -105,6 +106,14 @@ export const rollBack = (
             },
       )
     }
+    // The directories the writes created go too, deepest first, where nothing else lives in them
+    // now (a failed restore removes what it created). Best effort: a directory that cannot be
+    // removed holds nobody's data, and the files are what compensation promises.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      for (const dir of [...(entries[i]!.createdDirectories ?? [])].reverse()) {
+        yield* Effect.either((yield* Workspace).removeEmptyDirectory(dir))
+      }
+    }
     if ([...results.values()].every((r) => r.ok)) return
     const files = [...new Set([...plannedPaths, ...results.keys()])].map((path) => {
       const result = results.get(path)
@@ -141,6 +150,20 @@ const outcomes = (
     return { path, action }
   })
 }
+
+/** The directories above `path` that do not exist yet (a write creates them), shallowest first. */
+const missingDirectories = (path: WorkspacePath) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const missing: Array<WorkspacePath> = []
+    for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
+      const dir = path.slice(0, cut) as WorkspacePath
+      const stat = yield* Effect.either(workspace.stat(dir))
+      if (Either.isLeft(stat) || Option.isSome(stat.right)) break
+      missing.unshift(dir)
+    }
+    return missing
+  })
 
 export interface ApplyJournaledOptions {
   /**
@@ -207,7 +230,14 @@ export const applyJournaled = (
           )
         }
       }
-      yield* journal.record({ step, path: write.path, previous: current.right })
+      const createdDirectories =
+        write.content !== null && Option.isNone(current.right) ? yield* missingDirectories(write.path) : []
+      yield* journal.record({
+        step,
+        path: write.path,
+        previous: current.right,
+        ...(createdDirectories.length === 0 ? {} : { createdDirectories }),
+      })
       const written = yield* Effect.either(
         write.content === null
           ? Effect.asVoid(workspace.delete(write.path))

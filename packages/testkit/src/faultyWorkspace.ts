@@ -18,6 +18,7 @@ export type WorkspaceOperation =
   | "readLink"
   | "symlink"
   | "discardPartialWrites"
+  | "removeEmptyDirectory"
 export type WorkspaceFault = FaultRule<WorkspaceOperation>
 export type WorkspaceFaultControl = Omit<FaultBook<WorkspaceOperation>, "decide">
 
@@ -36,6 +37,7 @@ const ioOperation: Record<WorkspaceOperation, WorkspaceIoError["operation"]> = {
   readLink: "readlink",
   symlink: "symlink",
   discardPartialWrites: "delete",
+  removeEmptyDirectory: "delete",
 }
 
 export const makeFaultyWorkspace = (
@@ -98,6 +100,7 @@ export const makeFaultyWorkspace = (
     readLink: (path) => guard("readLink", path, inner.readLink(path)),
     symlink: (path, target) => guard("symlink", path, inner.symlink(path, target)),
     discardPartialWrites: (path) => guard("discardPartialWrites", path, inner.discardPartialWrites(path)),
+    removeEmptyDirectory: (path) => guard("removeEmptyDirectory", path, inner.removeEmptyDirectory(path)),
   }
   const { decide: _decide, ...control } = book
   return { service, control }

@@ -23,6 +23,7 @@ const countingWorkspace = () => {
     readLink: none,
     symlink: none,
     discardPartialWrites: () => Effect.succeed([]),
+    removeEmptyDirectory: () => Effect.succeed(false),
   }
   return { service, written }
 }

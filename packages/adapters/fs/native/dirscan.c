@@ -38,7 +38,8 @@
  *     O_NOFOLLOW); `walk` true takes the walk even where openat2 exists (tests compare the two).
  *     A symlink anywhere on the way is -ELOOP, whichever way it was found.
  *   openAt(dirfd, name, flags, mode) -> fd: openat with O_NOFOLLOW | O_CLOEXEC added.
- *   renameAt(dirfd, from, to), unlinkAt(dirfd, name) (never AT_REMOVEDIR),
+ *   renameAt(dirfd, from, to), unlinkAt(dirfd, name) (never AT_REMOVEDIR), rmdirAt(dirfd, name)
+ *   (an empty directory only),
  *   mkdirAt(dirfd, name, mode) (0 when a directory is already there), symlinkAt(target, dirfd, name).
  *   Every `name` is one component: a `/`, `.` or `..` is -EINVAL, so these can only act inside
  *   the directory the descriptor names, which the kernel opened beneath the root.
@@ -707,6 +708,19 @@ static napi_value unlink_at(napi_env env, napi_callback_info info) {
   return number(env, r < 0 ? -e : 0);
 }
 
+/* Removes an empty directory (never a file, never a link's target): what a failed restore created. */
+static napi_value rmdir_at(napi_env env, napi_callback_info info) {
+  ARGS(2);
+  int32_t dirfd;
+  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
+  char *name = string_arg(env, argv, argc, 1);
+  if (name == NULL) return NULL;
+  int r = is_component(name) ? unlinkat(dirfd, name, AT_REMOVEDIR) : (errno = EINVAL, -1);
+  int e = errno;
+  free(name);
+  return number(env, r < 0 ? -e : 0);
+}
+
 static napi_value mkdir_at(napi_env env, napi_callback_info info) {
   ARGS(3);
   int32_t dirfd, mode;
@@ -764,6 +778,7 @@ NAPI_MODULE_INIT() {
       export_function(env, exports, "openAt", open_at) != 0 ||
       export_function(env, exports, "renameAt", rename_at) != 0 ||
       export_function(env, exports, "unlinkAt", unlink_at) != 0 ||
+      export_function(env, exports, "rmdirAt", rmdir_at) != 0 ||
       export_function(env, exports, "mkdirAt", mkdir_at) != 0 ||
       export_function(env, exports, "symlinkAt", symlink_at) != 0)
     return NULL;

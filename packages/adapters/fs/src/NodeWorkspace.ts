@@ -36,6 +36,7 @@ import {
   readlinkSync,
   readSync,
   realpathSync,
+  rmdirSync,
   statSync,
   symlinkSync,
   unlinkSync,
@@ -307,6 +308,15 @@ const checkedFileOperations = (durability: Durability) => ({
       durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
     ),
 
+  rmdir: (path: string) =>
+    Effect.zipRight(
+      attempt(() => {
+        assertStillReal(parentOf(path))
+        rmdirSync(path)
+      }),
+      durability === "fsync" ? syncDirectory(parentOf(path)) : Effect.void,
+    ),
+
   symlink: (path: string, target: string) =>
     Effect.zipRight(
       attempt(() => {
@@ -382,6 +392,9 @@ export const nodePrimitives = (
 
     unlink: (path) =>
       files === undefined ? checked.unlink(path) : Effect.flatMap(relative(path), files.unlink),
+
+    rmdir: (path) =>
+      files === undefined ? checked.rmdir(path) : Effect.flatMap(relative(path), files.rmdir),
 
     readdir: (path) =>
       attempt(

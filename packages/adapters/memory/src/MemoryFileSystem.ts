@@ -28,6 +28,7 @@ export interface MemoryFsAccess {
     | "write"
     | "mkdir"
     | "unlink"
+    | "rmdir"
     | "readdir"
     | "readlink"
     | "symlink"
@@ -258,6 +259,19 @@ export class MemoryFileSystem {
             const node = this.#nodes.get(path)
             if (node === undefined) return fail("ENOENT", `${path} does not exist`)
             if (node.kind === "directory") return fail("EISDIR", `${path} is a directory`)
+            this.#remove(path)
+            return Effect.void
+          }),
+        ),
+
+      rmdir: (path) =>
+        Effect.zipRight(
+          log("rmdir", path),
+          Effect.suspend(() => {
+            const node = this.#nodes.get(path)
+            if (node === undefined) return fail("ENOENT", `${path} does not exist`)
+            if (node.kind !== "directory") return fail("ENOTDIR", `${path} is not a directory`)
+            if ((this.#children.get(path)?.size ?? 0) > 0) return fail("ENOTEMPTY", `${path} is not empty`)
             this.#remove(path)
             return Effect.void
           }),

@@ -306,6 +306,26 @@ describe("restoreToPoint refusals", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
+  it.effect("a failed apply removes the directories it created (issue 20 item 8)", () => {
+    const env = makeEnv()
+    env.fs.writeFile(`${ROOT}/new/deep/a.txt`, "a1")
+    env.fs.writeFile(`${ROOT}/z.txt`, "z1")
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const { point } = yield* capture(sessionId, 1)
+      env.fs.remove(`${ROOT}/new`)
+      env.fs.writeFile(`${ROOT}/z.txt`, "z2")
+      const preview = yield* previewPointRestore(sessionId, point.pointId)
+      expect(preview.changes.map((c) => c.path)).toEqual(["new/deep/a.txt", "z.txt"])
+      // The first write creates new/ and new/deep/; the second fails.
+      env.workspace.control.inject({ operation: "write", target: "z.txt" })
+      const failed = yield* refusalOf(applyPointRestore(sessionId, point.pointId, preview.token!))
+      expect(failed.kind).toBe("unavailable")
+      expect(env.fs.node(`${ROOT}/new`)).toBeUndefined()
+      expect(env.text("z.txt")).toBe("z2")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
   it.effect("a write that fails part-way leaves the workspace as it was", () => {
     const env = makeEnv()
     env.fs.writeFile(`${ROOT}/a.txt`, "a1")

@@ -89,6 +89,11 @@ export interface WorkspaceService {
    * there. A symlink in a directory component is refused (`symlink_in_path`).
    */
   readonly delete: (path: WorkspacePath) => Effect.Effect<boolean, WorkspaceError>
+  /**
+   * Removes a directory if it is empty (true); false when it is not empty, not a directory or not
+   * there. What a failed restore uses to take away the directories it created; never recursive.
+   */
+  readonly removeEmptyDirectory: (path: WorkspacePath) => Effect.Effect<boolean, WorkspaceError>
   /** What is at the path itself (a symlink is reported as a symlink); `None` when nothing is. */
   readonly stat: (path: WorkspacePath) => Effect.Effect<Option.Option<FileStat>, WorkspaceError>
   /**

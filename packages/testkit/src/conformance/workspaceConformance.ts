@@ -91,6 +91,26 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
+    it.scoped("removes an empty directory only: never a full one, a file, or through a link", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile, plantDirectory, plantSymlink, readRaw } = yield* harness.make
+        yield* plantDirectory("empty/inner")
+        yield* plantFile("full/f.txt", "f")
+        yield* plantSymlink("link", "empty")
+        expect(yield* workspace.removeEmptyDirectory(p("empty/inner"))).toBe(true)
+        expect(Option.isNone(yield* workspace.stat(p("empty/inner")))).toBe(true)
+        expect(yield* workspace.removeEmptyDirectory(p("full"))).toBe(false)
+        expect(yield* workspace.removeEmptyDirectory(p("full/f.txt"))).toBe(false)
+        expect(yield* workspace.removeEmptyDirectory(p("missing"))).toBe(false)
+        expect(yield* readRaw("full/f.txt")).toBe("f")
+        // Through a link: refused, and the directory it points to stays.
+        yield* plantDirectory("empty/again")
+        const refused = yield* refusalOfPath(workspace.removeEmptyDirectory(p("link/again")))
+        expect(refused.reason).toBe("symlink_in_path")
+        expect(Option.isSome(yield* workspace.stat(p("empty/again")))).toBe(true)
+      }),
+    )
+
     it.scoped("refuses to read or write a directory or a FIFO", () =>
       Effect.gen(function* () {
         const { workspace, plantDirectory, plantFifo } = yield* harness.make

@@ -33,12 +33,14 @@ interface FileOperationsModule {
   readonly openAt: (dirfd: number, name: string, flags: number, mode: number) => number
   readonly renameAt: (dirfd: number, from: string, to: string) => number
   readonly unlinkAt: (dirfd: number, name: string) => number
+  readonly rmdirAt: (dirfd: number, name: string) => number
   readonly mkdirAt: (dirfd: number, name: string, mode: number) => number
   readonly symlinkAt: (target: string, dirfd: number, name: string) => number
 }
 
 const operations: FileOperationsModule | undefined =
-  typeof (nativeModule as Partial<FileOperationsModule> | undefined)?.openDirBeneath === "function"
+  typeof (nativeModule as Partial<FileOperationsModule> | undefined)?.openDirBeneath === "function" &&
+  typeof (nativeModule as Partial<FileOperationsModule> | undefined)?.rmdirAt === "function"
     ? (nativeModule as FileOperationsModule)
     : undefined
 
@@ -62,6 +64,8 @@ export interface BeneathOperations {
   ) => Effect.Effect<void, ErrnoFailure>
   readonly mkdir: (relative: string) => Effect.Effect<void, ErrnoFailure>
   readonly unlink: (relative: string) => Effect.Effect<void, ErrnoFailure>
+  /** Removes an empty directory (ENOTEMPTY otherwise). */
+  readonly rmdir: (relative: string) => Effect.Effect<void, ErrnoFailure>
   readonly symlink: (relative: string, target: string) => Effect.Effect<void, ErrnoFailure>
 }
 
@@ -161,6 +165,14 @@ export const beneathOperations = (
       inParent(relative, (dirfd, name) =>
         Effect.zipRight(
           call(() => check(native.unlinkAt(dirfd, name), "unlink", where(relative))),
+          flushDirectory(dirfd),
+        ),
+      ),
+
+    rmdir: (relative) =>
+      inParent(relative, (dirfd, name) =>
+        Effect.zipRight(
+          call(() => check(native.rmdirAt(dirfd, name), "rmdir", where(relative))),
           flushDirectory(dirfd),
         ),
       ),
