@@ -60,8 +60,15 @@ type Shape = BenchWorkspace & ShapeWorkspace
 const describeShape = (ws: Shape) =>
   `${SHAPE} shape ×${ws.spec.copies}${ws.spec.include === undefined ? "" : ` (only ${ws.spec.include.join(", ")})`}: ${ws.tally.files} files (${ws.tally.ignored} ignored by its .gitignore files), ${ws.tally.directories} directories, ${(ws.tally.bytes / 1e6).toFixed(1)} MB`
 
-/** Figures are sized by the tree's file count, so the 1× → 4× curve has the issue's exponent. */
-const sizeOf = (ws: Shape): FigureSize => ({ value: ws.tally.files, unit: "files (babel shape)" })
+/**
+ * Figures are sized by copies of the shape, the run's own size, so `--merge` replaces them when a
+ * size is re-run (it matches figures by the run's size); the unit names the files per copy, and
+ * since 4× has exactly 4 times the files, the 1× → 4× exponent is the file-count curve's.
+ */
+const sizeOf = (ws: Shape): FigureSize => ({
+  value: ws.spec.copies,
+  unit: `× babel shape (${Math.round(ws.tally.files / ws.spec.copies).toLocaleString("en-US")} files each)`,
+})
 
 const MB = 1_000_000
 
