@@ -8,6 +8,7 @@ import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
+import { shapeCli, shapeFacade } from "./shapes.bench.js"
 import { snapshots } from "./snapshots.bench.js"
 import { sqliteStore } from "./sqliteStore.bench.js"
 
@@ -20,6 +21,9 @@ export const CASES: ReadonlyArray<BenchCase> = [
   checkpoints,
   snapshots,
   sqliteStore,
+  // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
+  shapeFacade,
+  shapeCli,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
   ...(benchPostgresUrl() === "" ? [] : [postgresStore]),
 ]

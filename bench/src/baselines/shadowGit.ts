@@ -34,6 +34,8 @@ export interface ShadowGit {
   ) => ProcessResult
   /** `git read-tree <tree>` then `git checkout-index -a -f`. */
   readonly restoreAll: (tree: string, options?: { readonly measureMemory?: boolean }) => ProcessResult
+  /** Work-tree paths git's ignore rules exclude (`ls-files -o -i --exclude-standard`), `/`-separated. */
+  readonly ignoredPaths: () => ReadonlyArray<string>
   /** Disk usage of the git dir and the index (`du -sk`), in bytes. */
   readonly diskUsageBytes: () => number
   /** Deletes the git dir and index. */
@@ -115,6 +117,10 @@ export const createShadowGit = (dir: string, workTree: string): ShadowGit => {
         git(["read-tree", tree], options?.measureMemory),
         git(["checkout-index", "-a", "-f"], options?.measureMemory),
       ]),
+    ignoredPaths: () =>
+      git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard"])
+        .stdout.split("\0")
+        .filter((p) => p.length > 0),
     diskUsageBytes: () => diskUsageBytes(gitDir, indexFile),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   }

@@ -9,6 +9,13 @@ import { performance } from "node:perf_hooks"
 import { createShadowGit } from "../baselines/shadowGit.js"
 import { type BenchWorkspace, benchWorkspace } from "../workspace/benchWorkspace.js"
 import { generateWorkspace, openWorkspace } from "../workspace/generator.js"
+import {
+  buildShapeWorkspace,
+  openShapeWorkspace,
+  type ShapeSpec,
+  type ShapeWorkspace,
+  shapeDirName,
+} from "../workspace/shapeWorkspace.js"
 import { comparisonFigure, limitFigure } from "./figures.js"
 import { measureInterleaved } from "./measure.js"
 import type { MemoryTracker } from "./memory.js"
@@ -24,6 +31,8 @@ export interface CaseRunConfig {
   readonly scratchDir: string
   /** Where generated workspaces are kept (shared by every case of a benchmark run). */
   readonly workspaceRoot: string
+  /** Shape workspaces keep only the shape's paths with one of these prefixes (tests: a tiny tree). */
+  readonly shapeInclude?: ReadonlyArray<string>
 }
 
 export interface CaseContext {
@@ -47,22 +56,10 @@ export const makeCaseContext = (
     config.size === undefined ? undefined : { value: config.size, unit: benchCase.sizeUnit ?? "items" }
   mkdirSync(config.scratchDir, { recursive: true })
 
-  const workspace = (fileCount: number): BenchWorkspace => {
-    const existing = workspaces.get(fileCount)
-    if (existing !== undefined) return existing.ws
-    const dir = join(config.workspaceRoot, `ws-${config.seed}-${fileCount}`)
-    const spec = { fileCount, seed: config.seed }
-    // A workspace left dirty by an interrupted case is regenerated rather than trusted.
-    let generated = existsSync(join(dir, "dirty")) ? undefined : openWorkspace(dir, spec)
-    if (generated === undefined) {
-      rmSync(dir, { recursive: true, force: true })
-      const started = performance.now()
-      generated = generateWorkspace(dir, spec)
-      log(
-        `generated ${fileCount} files (${(generated.totalBytes / 1e6).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-      )
-    }
-    const base = benchWorkspace(generated)
+  const shapes = new Map<string, { ws: BenchWorkspace & ShapeWorkspace; dir: string }>()
+
+  /** Wraps a workspace's mutation helpers so a case that dies mid-change leaves a `dirty` mark. */
+  const tracked = (base: BenchWorkspace, dir: string): BenchWorkspace => {
     const markDirty = () => writeFileSync(join(dir, "dirty"), "")
     const ws: BenchWorkspace = {
       ...base,
@@ -83,7 +80,55 @@ export const makeCaseContext = (
         base.rewrite(path, bytes)
       },
     }
+    return ws
+  }
+
+  const workspace = (fileCount: number): BenchWorkspace => {
+    const existing = workspaces.get(fileCount)
+    if (existing !== undefined) return existing.ws
+    const dir = join(config.workspaceRoot, `ws-${config.seed}-${fileCount}`)
+    const spec = { fileCount, seed: config.seed }
+    // A workspace left dirty by an interrupted case is regenerated rather than trusted.
+    let generated = existsSync(join(dir, "dirty")) ? undefined : openWorkspace(dir, spec)
+    if (generated === undefined) {
+      rmSync(dir, { recursive: true, force: true })
+      const started = performance.now()
+      generated = generateWorkspace(dir, spec)
+      log(
+        `generated ${fileCount} files (${(generated.totalBytes / 1e6).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      )
+    }
+    const ws = tracked(benchWorkspace(generated), dir)
     workspaces.set(fileCount, { ws, dir })
+    return ws
+  }
+
+  const shapeWorkspace = (shape: string, copies: number): BenchWorkspace & ShapeWorkspace => {
+    const spec: ShapeSpec = {
+      shape,
+      copies,
+      ...(config.shapeInclude === undefined ? {} : { include: config.shapeInclude }),
+    }
+    const dir = join(config.workspaceRoot, shapeDirName(spec))
+    const existing = shapes.get(dir)
+    if (existing !== undefined) return existing.ws
+    // Built by the first case run that asks, reused by the later ones (the parent removes the
+    // workspace root when the benchmark run ends); a dirty or incomplete tree is rebuilt.
+    let built = existsSync(join(dir, "dirty")) ? undefined : openShapeWorkspace(dir, spec)
+    if (built === undefined) {
+      const started = performance.now()
+      built = buildShapeWorkspace(dir, spec, ctx.tempDir("shape-ignored"))
+      const t = built.ws.tally
+      log(
+        `materialised ${shapeDirName(spec)}: ${t.files} files (${t.ignored} ignored by git), ${t.directories} directories, ${(t.bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      )
+    }
+    const ws = {
+      ...tracked(benchWorkspace(built.ws, built.content), dir),
+      spec: built.ws.spec,
+      tally: built.ws.tally,
+    }
+    shapes.set(dir, { ws, dir })
     return ws
   }
 
@@ -97,6 +142,7 @@ export const makeCaseContext = (
     size: config.size,
     tempDir: (label) => mkdtempSync(join(config.scratchDir, `${label.replace(/[^A-Za-z0-9._-]/g, "_")}-`)),
     workspace,
+    shapeWorkspace,
     shadowGit: (workTree) => createShadowGit(ctx.tempDir("shadow-git"), workTree),
     compare: async (spec) => {
       const samplers: Array<Sampler> = [spec.subject]
@@ -149,7 +195,7 @@ export const makeCaseContext = (
     ctx,
     figures,
     close: () => {
-      for (const { ws, dir } of workspaces.values()) {
+      for (const { ws, dir } of [...workspaces.values(), ...shapes.values()]) {
         ws.revert()
         rmSync(join(dir, "dirty"), { force: true })
       }

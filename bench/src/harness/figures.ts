@@ -1,10 +1,11 @@
 /**
  * Turning interleaved measurements into report rows: statistics of each side, the per-round ratio
- * against the baseline, the share of the physical limit reached, and whether a target was met.
+ * against the baseline, the share of the physical limit reached, and whether a target (in
+ * milliseconds, or as a ratio against the baseline) was met.
  */
 import { type Measured, roundRatios } from "./measure.js"
 import { summarize } from "./stats.js"
-import type { CompareSpec, Figure, FigureSize, LimitSpec, MeasuredSide } from "./types.js"
+import type { CompareSpec, Figure, FigureSize, LimitSpec, MeasuredSide, RatioTarget } from "./types.js"
 
 const side = (m: Measured): MeasuredSide =>
   m.processPeakRssBytes === undefined
@@ -38,6 +39,14 @@ export const comparisonFigure = (
       percentOfLimit: (100 * limitStats.median) / subjectSide.stats.median,
     }
   }
+  let ratioTarget: Figure["ratioTarget"]
+  if (spec.ratioTarget !== undefined) {
+    if (baselineSide === undefined) throw new Error(`${spec.series}: a ratio target needs a baseline`)
+    ratioTarget = {
+      ...spec.ratioTarget,
+      met: ratioTargetMet(spec.ratioTarget, baselineSide.ratio.median, subjectSide),
+    }
+  }
   return {
     kind: "comparison",
     ...owner,
@@ -52,10 +61,17 @@ export const comparisonFigure = (
     ...(spec.target === undefined
       ? {}
       : { target: { ...spec.target, met: subjectSide.stats.median <= spec.target.maxMedianMs } }),
+    ...(ratioTarget === undefined ? {} : { ratioTarget }),
     ...(spec.expectedGrowth === undefined ? {} : { expectedGrowth: spec.expectedGrowth }),
     notes,
   }
 }
+
+/** A memory ceiling nobody measured (no /usr/bin/time, or an in-process subject) is not met. */
+export const ratioTargetMet = (target: RatioTarget, medianRatio: number, subject: MeasuredSide): boolean =>
+  medianRatio <= target.maxRatio &&
+  (target.maxProcessRssBytes === undefined ||
+    (subject.processPeakRssBytes !== undefined && subject.processPeakRssBytes <= target.maxProcessRssBytes))
 
 export const limitFigure = (
   owner: { readonly case: string; readonly group: string },

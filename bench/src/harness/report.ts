@@ -101,6 +101,15 @@ export const buildCurves = (figures: ReadonlyArray<Figure>): Array<Curve> => {
   return curves
 }
 
+/** The subject's and the baseline's largest spawned process, where they were measured. */
+const processRss = (f: Figure): string => {
+  const subject = f.subject.processPeakRssBytes
+  const baseline = f.baseline?.processPeakRssBytes
+  if (subject === undefined && baseline === undefined) return ""
+  const text = (b: number | undefined) => (b === undefined ? "–" : formatBytes(b))
+  return `${text(subject)} / ${text(baseline)}`
+}
+
 /** Three significant digits, never in exponent notation. */
 export const sig3 = (x: number): string => {
   const a = Math.abs(x)
@@ -166,7 +175,7 @@ export const renderMarkdown = (results: BenchResults): string => {
     "",
     "Times are medians with p25–p75 over all samples. A ratio is subject ÷ baseline per round (median, p25–p75 over rounds); " +
       "“% of limit” is the physical limit's median ÷ the subject's median (100% = as fast as this machine can do that much I/O and hashing). " +
-      "Peak RSS is the whole benchmark process for that case and size; “git RSS” is the largest git process.",
+      "Peak RSS is the whole benchmark process for that case and size; “process RSS” is the largest spawned process of the subject / of the baseline (git, or the rewind CLI), read on their first run.",
   )
 
   const comparisons = results.figures.filter((f) => f.kind === "comparison")
@@ -187,7 +196,7 @@ export const renderMarkdown = (results: BenchResults): string => {
           "limit",
           "% of limit",
           "peak RSS",
-          "git RSS",
+          "process RSS (subject / baseline)",
           ...(withThroughput ? ["throughput (subject / baseline)"] : []),
         ],
         inGroup.map((f) => [
@@ -200,7 +209,7 @@ export const renderMarkdown = (results: BenchResults): string => {
           f.limit === undefined ? "" : `${f.limit.label}: ${spread(f.limit.stats, f.unit)}`,
           f.limit === undefined ? "" : `${sig3(f.limit.percentOfLimit)}%`,
           f.runPeakRssBytes === undefined ? "" : formatBytes(f.runPeakRssBytes),
-          f.subject.processPeakRssBytes === undefined ? "" : formatBytes(f.subject.processPeakRssBytes),
+          processRss(f),
           ...(withThroughput ? [throughputText(f)] : []),
         ]),
       ),
@@ -271,6 +280,24 @@ export const renderMarkdown = (results: BenchResults): string => {
           c.lastStepExponent === undefined ? "" : c.lastStepExponent.toFixed(2),
           c.measuredGrowth,
           c.expectedGrowth ?? "",
+        ]),
+      ),
+    )
+  }
+
+  const ratioTargets = results.figures.filter((f) => f.ratioTarget !== undefined)
+  if (ratioTargets.length > 0) {
+    out.push("", "### Targets against the baseline", "")
+    out.push(
+      table(
+        ["figure", "size", "target", "ratio (p25–p75)", "process RSS", "met"],
+        ratioTargets.map((f) => [
+          f.series,
+          sizeText(f),
+          `${f.ratioTarget!.description}: ≤ ${sig3(f.ratioTarget!.maxRatio)}×${f.ratioTarget!.maxProcessRssBytes === undefined ? "" : `, ≤ ${formatBytes(f.ratioTarget!.maxProcessRssBytes)}`}`,
+          f.baseline === undefined ? "" : ratioText(f.baseline.ratio),
+          f.subject.processPeakRssBytes === undefined ? "" : formatBytes(f.subject.processPeakRssBytes),
+          f.ratioTarget!.met ? "yes" : "**no**",
         ]),
       ),
     )

@@ -5,6 +5,7 @@
  */
 import type { ShadowGit } from "../baselines/shadowGit.js"
 import type { BenchWorkspace } from "../workspace/benchWorkspace.js"
+import type { ShapeWorkspace } from "../workspace/shapeWorkspace.js"
 import type { Stats } from "./stats.js"
 
 export type Mode = "quick" | "full"
@@ -123,11 +124,27 @@ export interface Figure {
   /** Items (events, say) the subject and the baseline each process per iteration: a throughput column. */
   readonly items?: ItemCount
   readonly target?: { readonly description: string; readonly maxMedianMs: number; readonly met: boolean }
+  /** A target on the ratio against the baseline (and on the subject's process peak RSS); see `RatioTarget`. */
+  readonly ratioTarget?: RatioTarget & {
+    /** Median ratio at most `maxRatio` and, when `maxProcessRssBytes` is set, peak RSS at most it. */
+    readonly met: boolean
+  }
   /** What the cost is expected to grow with; the report sets it beside the measured curve. */
   readonly expectedGrowth?: Growth
   readonly notes: ReadonlyArray<string>
   /** Peak RSS of the benchmark process that measured it (set by the harness). */
   readonly runPeakRssBytes?: number
+}
+
+/**
+ * A target stated against the baseline rather than in milliseconds (e.g. "at most 0.05× git"), so it
+ * holds on any machine; optionally also a ceiling on the subject's process peak RSS (process
+ * samplers only: it is read on their calibration run).
+ */
+export interface RatioTarget {
+  readonly description: string
+  readonly maxRatio: number
+  readonly maxProcessRssBytes?: number
 }
 
 export interface ItemCount {
@@ -152,6 +169,8 @@ export interface CompareSpec {
   /** Items the subject and the baseline each process per iteration; the report shows items per second. */
   readonly items?: ItemCount
   readonly target?: { readonly description: string; readonly maxMedianMs: number }
+  /** A target stated as a ratio against the baseline measured in the same rounds (needs a baseline). */
+  readonly ratioTarget?: RatioTarget
   readonly expectedGrowth?: Growth
   readonly notes?: ReadonlyArray<string>
   readonly budget?: Partial<Budget>
@@ -180,6 +199,12 @@ export interface BenchContext {
    * when the case ends.
    */
   readonly workspace: (fileCount: number) => BenchWorkspace
+  /**
+   * A real repository's shape (`bench/corpora/<shape>.shape.tsv.gz`), `copies` times side by side,
+   * materialised once per benchmark run and shared like the generated workspaces (put back when
+   * the case ends). Its `files` are the ones git's ignore rules keep.
+   */
+  readonly shapeWorkspace: (shape: string, copies: number) => BenchWorkspace & ShapeWorkspace
   /** A new shadow git repository (git dir and index in a temp folder) over a work tree. */
   readonly shadowGit: (workTree: string) => ShadowGit
   /** Times subject, baseline and limit in interleaved rounds and returns the figure (also recorded). */

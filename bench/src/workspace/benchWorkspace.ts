@@ -1,7 +1,7 @@
 /**
  * A generated workspace as cases see it: the files plus mutation helpers that remember what they
  * changed, so the harness can put the shared tree back to its generated state when a case ends
- * (files are regenerated from the seed; nothing is copied).
+ * (files are regenerated from the seed, or from their path for a shape workspace; nothing is copied).
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -29,7 +29,14 @@ export interface BenchWorkspace extends GeneratedWorkspace {
   readonly revert: () => void
 }
 
-export const benchWorkspace = (ws: GeneratedWorkspace): BenchWorkspace => {
+/**
+ * `content` gives a file's pristine bytes: the generator's by default; a shape workspace passes the
+ * testkit's (see shapeWorkspace.ts), so `revert` and `differing` work on either kind of tree.
+ */
+export const benchWorkspace = (
+  ws: GeneratedWorkspace,
+  content: (file: GeneratedFile) => Buffer = (file) => fileContent(ws.seed, file),
+): BenchWorkspace => {
   const byPath = new Map<string, GeneratedFile>(ws.files.map((f) => [f.path, f]))
   const touched = new Set<string>()
   const deleted = new Set<string>()
@@ -39,7 +46,7 @@ export const benchWorkspace = (ws: GeneratedWorkspace): BenchWorkspace => {
   const original = (path: string): Buffer => {
     const file = byPath.get(path)
     if (file === undefined) throw new Error(`${path} is not a generated file`)
-    return fileContent(ws.seed, file)
+    return content(file)
   }
 
   return {
