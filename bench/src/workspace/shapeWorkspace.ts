@@ -19,7 +19,7 @@ import { join } from "node:path"
 // The module itself, not the `@rewind/testkit` entry point: that one also loads the vitest-based
 // conformance suites, which refuse to load outside a vitest run (and a bench process is not one).
 // The package is still a dependency of the bench, so turbo builds it first.
-import { materialiseShape, readShape, shapeContent } from "../../../packages/testkit/dist/corpusWorkspace.js"
+import { materialiseShape, readShape, shapeContent } from "@rewind/testkit/corpus"
 import { createShadowGit } from "../baselines/shadowGit.js"
 import { BENCH_DIR } from "../harness/options.js"
 import type { GeneratedFile, GeneratedWorkspace } from "./generator.js"
