@@ -5,9 +5,18 @@
 // conflict as the answer.
 import { describe, expect, it } from "@effect/vitest"
 import { TurnCompleted, type TurnId, type TurnStarted, VersionConflict } from "@rewind/contracts"
-import { loadSession, recordFileMutation, retryOnVersionConflict, SessionStore } from "@rewind/core"
+import {
+  applyPointRestore,
+  capturePoint,
+  declareWriteIntent,
+  loadSession,
+  previewPointRestore,
+  recordFileMutation,
+  retryOnVersionConflict,
+  SessionStore,
+} from "@rewind/core"
 import { Effect, Random } from "effect"
-import { makeEnv, newSession, userTurn } from "./fileRewindEnv.js"
+import { makeEnv, newSession, ROOT, userTurn } from "./fileRewindEnv.js"
 
 /** The SessionStore of the environment, with `times` rival appends landing just before ours. */
 const rivalled = (times: number, rival: (turnId: TurnId) => TurnStarted | TurnCompleted, turnId: TurnId) =>
@@ -65,6 +74,34 @@ describe("retryOnVersionConflict", () => {
       }).pipe(Effect.provide(env.layer()), Effect.withRandom(Random.make(21)))
     },
   )
+
+  it.live("a point restore and a write intent are recorded though other writers win races meanwhile", () => {
+    const env = makeEnv()
+    env.fs.writeFile(`${ROOT}/a.txt`, "a1")
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const { turnId } = yield* userTurn(sessionId, "x")
+      const captured = yield* capturePoint(sessionId, turnId)
+      if (captured._tag !== "Captured") return yield* Effect.dieMessage(captured.reason)
+      env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+      const preview = yield* previewPointRestore(sessionId, captured.point.pointId)
+      // Three rival appends: before the rescue point, and before the restore's own record.
+      const store = yield* rivalled(3, (t) => new TurnCompleted({ turnId: t, status: "completed" }), turnId)
+      yield* applyPointRestore(sessionId, captured.point.pointId, preview.token!).pipe(
+        Effect.provideService(SessionStore, store.service),
+      )
+      expect(env.text("a.txt")).toBe("a1")
+      const rivalsAgain = yield* rivalled(
+        3,
+        (t) => new TurnCompleted({ turnId: t, status: "completed" }),
+        turnId,
+      )
+      const intent = yield* declareWriteIntent(sessionId, turnId, ["a.txt"]).pipe(
+        Effect.provideService(SessionStore, rivalsAgain.service),
+      )
+      expect(intent.entries.map((e) => e.path)).toEqual(["a.txt"])
+    }).pipe(Effect.provide(env.layer()), Effect.withRandom(Random.make(21)))
+  })
 
   it.live("gives up after a bounded number of attempts with the conflict itself", () =>
     Effect.gen(function* () {

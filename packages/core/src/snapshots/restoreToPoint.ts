@@ -37,7 +37,7 @@ import { Clock, Effect, Either, Option } from "effect"
 import { hashContent } from "../contentHash.js"
 import { runDurableRestore } from "../durableRestore.js"
 import type { PlannedWrite } from "../journaledWrites.js"
-import { loadSession } from "../loadSession.js"
+import { loadSession, retryOnVersionConflict } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
@@ -457,15 +457,19 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const rescueManifest = new Map([...fromPlan, ...rescue.manifest])
     const rescuePointId = pointIdFor(sessionId, operationId as string as TurnId, "rescue")
     const rescueManifestHash = yield* artifacts.put(encodeManifest(rescueManifest))
-    yield* recordPoint(sessionId, {
-      pointId: rescuePointId,
-      kind: "rescue",
-      turnId: p.point.turnId,
-      manifestHash: rescueManifestHash,
-      reusedManifest: false,
-      ...summarise(rescueManifest),
-      skipped: [],
-    })
+    // The rescue point's id is this operation's own, so appending it again after a conflict
+    // cannot record it twice.
+    yield* retryOnVersionConflict(
+      recordPoint(sessionId, {
+        pointId: rescuePointId,
+        kind: "rescue",
+        turnId: p.point.turnId,
+        manifestHash: rescueManifestHash,
+        reusedManifest: false,
+        ...summarise(rescueManifest),
+        skipped: [],
+      }),
+    )
 
     const undo: Array<Undo> = []
     const failed = (message: string) =>
@@ -539,11 +543,16 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         }
         linked.push(c.path)
       }
-      const state = yield* loadSession(sessionId)
-      const store = yield* SessionStore
-      const at = yield* Clock.currentTimeMillis
+      // Another writer (a capture, a checkpoint) may append meanwhile: re-read and append again.
       const recorded = yield* Effect.either(
-        store.append({ sessionId, expectedVersion: state.version, events: [event], at }),
+        retryOnVersionConflict(
+          Effect.gen(function* () {
+            const state = yield* loadSession(sessionId)
+            const store = yield* SessionStore
+            const at = yield* Clock.currentTimeMillis
+            return yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+          }),
+        ),
       )
       if (Either.isLeft(recorded)) {
         yield* unlink

@@ -16,7 +16,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
-import { loadSession } from "../loadSession.js"
+import { loadSession, retryOnVersionConflict } from "../loadSession.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
@@ -65,9 +65,13 @@ export const declareWriteIntent = (sessionId: SessionId, turnId: TurnId, paths: 
     const entries: Array<{ path: WorkspacePath; preImage: PreImage }> = []
     for (const path of unique) entries.push({ path, preImage: yield* preImageOf(path) })
     const event = new WriteIntentDeclared({ turnId, entries })
-    const state = yield* loadSession(sessionId)
-    const store = yield* SessionStore
-    const at = yield* Clock.currentTimeMillis
-    yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+    yield* retryOnVersionConflict(
+      Effect.gen(function* () {
+        const state = yield* loadSession(sessionId)
+        const store = yield* SessionStore
+        const at = yield* Clock.currentTimeMillis
+        yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+      }),
+    )
     return event
   })
