@@ -140,6 +140,10 @@ const newCommandId = Effect.map(IdGenerator, (ids) => ids.next("cmd")).pipe(
   Effect.map((id) => id as CommandId),
 )
 
+/** The host's command id (so a retried call replays), or a fresh one. */
+const commandIdOr = (commandId: CommandId | undefined) =>
+  commandId === undefined ? newCommandId : Effect.succeed(commandId)
+
 /** A `resolveOperation` result: how an interrupted operation was finished, file by file. */
 export interface ResolvedOperation {
   readonly operationId: OperationId
@@ -381,7 +385,7 @@ const makeApi = (
       answers.outcome,
       (sessionId: SessionId, messageId: MessageId, commandId?: CommandId, options?: CallOptions) =>
         outcome(
-          Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          Effect.flatMap(commandIdOr(commandId), (id) =>
             forkAtMessage({ sessionId, messageId, commandId: id }),
           ),
           options,
@@ -397,7 +401,7 @@ const makeApi = (
       answers.outcome,
       (sessionId: SessionId, target: ForkRestoreTarget, commandId?: CommandId, options?: CallOptions) =>
         outcome(
-          Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          Effect.flatMap(commandIdOr(commandId), (id) =>
             forkFromCheckpoint({ sessionId, target, commandId: id }),
           ),
           options,
@@ -431,7 +435,7 @@ const makeApi = (
         options?: CallOptions,
       ) =>
         outcome(
-          Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
+          Effect.flatMap(commandIdOr(commandId), (id) =>
             rewindByFork({ sessionId, messageId, token, commandId: id }),
           ),
           options,
@@ -450,9 +454,7 @@ const makeApi = (
       answers.outcome,
       (sessionId: SessionId, commandId?: CommandId, options?: CallOptions) =>
         outcome(
-          Effect.flatMap(commandId === undefined ? newCommandId : Effect.succeed(commandId), (id) =>
-            createSideChat({ sessionId, commandId: id }),
-          ),
+          Effect.flatMap(commandIdOr(commandId), (id) => createSideChat({ sessionId, commandId: id })),
           options,
         ),
     ),

@@ -225,35 +225,27 @@ export const makeStoreService = (
         ),
 
       // A read rarely finds the database locked (WAL), but SQLite's own wait is short: retried.
-      query: (operation, expected, run) =>
-        retryBusy(
+      query: (operation, expected, run) => {
+        // The same answer whether the query throws or its promise rejects.
+        const classify = (error: unknown) =>
+          expected(error)
+            ? error
+            : isBusy(error)
+              ? new Busy({ operation, cause: error })
+              : storeError(operation)(error)
+        return retryBusy(
           exclusive(
-            Effect.try({
-              try: run,
-              catch: (error) =>
-                expected(error)
-                  ? error
-                  : isBusy(error)
-                    ? new Busy({ operation, cause: error })
-                    : storeError(operation)(error),
-            }).pipe(
+            Effect.try({ try: run, catch: classify }).pipe(
               Effect.flatMap((value) =>
                 value instanceof Promise
-                  ? Effect.tryPromise({
-                      try: () => value,
-                      catch: (error) =>
-                        expected(error)
-                          ? error
-                          : isBusy(error)
-                            ? new Busy({ operation, cause: error })
-                            : storeError(operation)(error),
-                    })
+                  ? Effect.tryPromise({ try: () => value, catch: classify })
                   : Effect.succeed(value),
               ),
             ),
           ),
           opened.settings.busyTimeoutMillis,
-        ),
+        )
+      },
     }
 
     return {
