@@ -44,6 +44,13 @@ describe("the built rewind bin and the native module", () => {
       expect((await run(["init", "--workspace", root])).code).toBe(0)
       const doctor = await run(["doctor", "--json", "--workspace", root])
       expect(doctor.code).toBe(0)
+      const statusRun = await run(["status", "--json", "--workspace", root])
+      expect(statusRun.code).toBe(0)
+      expect(jsonLines(statusRun.stdout).find((r) => r.type === "native")).toMatchObject({
+        loaded: true,
+        scanner: "native",
+        fileOperations: "kernel-confined",
+      })
       const [report] = jsonLines(doctor.stdout)
       expect(report).toMatchObject({
         type: "doctor",
@@ -72,6 +79,10 @@ describe("the built rewind bin and the native module", () => {
     expect(String((report!.native as { warning: string }).warning)).toContain(
       "disabled by REWIND_NO_NATIVE=1",
     )
+    // status says it too, once, in a line of its own.
+    const statusHuman = await run(["status", "--workspace", root], { REWIND_NO_NATIVE: "1" })
+    expect(statusHuman.code).toBe(0)
+    expect(statusHuman.stdout.match(/did not load: disabled by REWIND_NO_NATIVE=1/g)?.length).toBe(1)
     const human = await run(["doctor", "--workspace", root], { REWIND_NO_NATIVE: "1" })
     expect(human.stdout).toMatch(
       /native module\s+warning\s+the native module .* did not load: disabled by REWIND_NO_NATIVE=1/,

@@ -8,6 +8,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
+import { nativeStatus } from "../internal/doctor.js"
 import type { Rewind } from "../openRewind.js"
 import {
   bold,
@@ -118,6 +119,15 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
       const all = yield* call(() => rewind.listSessions())
       yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
       yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
+      // Which scanner and file operations this process runs with: a missing native module is
+      // slower and only re-checked, and is said here as in doctor, never silently.
+      const native = nativeStatus()
+      yield* out.record("native", { ...native })
+      yield* out.human(
+        native.loaded
+          ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
+          : `${yellow("native")}    ${native.warning}`,
+      )
       const snapshots = yield* Effect.either(call(() => rewind.snapshotStatus()))
       if (snapshots._tag === "Right") {
         const st = snapshots.right

@@ -120,7 +120,8 @@ export interface DoctorNative {
   readonly warning: string | null
 }
 
-const nativeStatus = (): DoctorNative => {
+/** Whether the fs adapter's native module loaded here, and what its absence costs (doctor and status). */
+export const nativeStatus = (): DoctorNative => {
   const { nativeModule, scanner, fileOperations } = NodeWorkspace.implementation
   return nativeModule.loaded
     ? { loaded: true, path: nativeModule.path, scanner, fileOperations, warning: null }
