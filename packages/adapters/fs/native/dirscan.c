@@ -696,30 +696,24 @@ static napi_value rename_at(napi_env env, napi_callback_info info) {
   return number(env, r < 0 ? -e : 0);
 }
 
-static napi_value unlink_at(napi_env env, napi_callback_info info) {
+/* unlinkat(dirfd, name, flags) for one path component: 0 or -errno. */
+static napi_value remove_at(napi_env env, napi_callback_info info, int flags) {
   ARGS(2);
   int32_t dirfd;
   if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
   char *name = string_arg(env, argv, argc, 1);
   if (name == NULL) return NULL;
-  int r = is_component(name) ? unlinkat(dirfd, name, 0) : (errno = EINVAL, -1);
+  int r = is_component(name) ? unlinkat(dirfd, name, flags) : (errno = EINVAL, -1);
   int e = errno;
   free(name);
   return number(env, r < 0 ? -e : 0);
 }
 
+/* Removes a file or a link itself (never a directory, never a link's target). */
+static napi_value unlink_at(napi_env env, napi_callback_info info) { return remove_at(env, info, 0); }
+
 /* Removes an empty directory (never a file, never a link's target): what a failed restore created. */
-static napi_value rmdir_at(napi_env env, napi_callback_info info) {
-  ARGS(2);
-  int32_t dirfd;
-  if (int_arg(env, argv, argc, 0, &dirfd) != 0) return NULL;
-  char *name = string_arg(env, argv, argc, 1);
-  if (name == NULL) return NULL;
-  int r = is_component(name) ? unlinkat(dirfd, name, AT_REMOVEDIR) : (errno = EINVAL, -1);
-  int e = errno;
-  free(name);
-  return number(env, r < 0 ? -e : 0);
-}
+static napi_value rmdir_at(napi_env env, napi_callback_info info) { return remove_at(env, info, AT_REMOVEDIR); }
 
 static napi_value mkdir_at(napi_env env, napi_callback_info info) {
   ARGS(3);

@@ -260,10 +260,9 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
     const protectedPaths = yield* checkProtection(manifest.keys())
+    // A manifest holds a whole tree: not copied when nothing in it is protected (the common case).
     const inScope =
-      protectedPaths.size === 0
-        ? [...manifest.keys()]
-        : [...manifest.keys()].filter((p) => !protectedPaths.has(p))
+      protectedPaths.size === 0 ? manifest.keys() : [...manifest.keys()].filter((p) => !protectedPaths.has(p))
     const inspected = yield* inspectAll(inScope, cache, keep)
     const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {

@@ -178,14 +178,23 @@ export const verdictOf = (
   path: string,
   isDirectory: boolean,
 ): "ignored" | "included" | "none" => {
+  const i = decidingSet(stack, path, isDirectory)
+  return i === undefined ? "none" : i.ignored ? "ignored" : "included"
+}
+
+/** The deepest rule set with an opinion on `path`, and that opinion; undefined when none has one. */
+const decidingSet = (
+  stack: RuleStack,
+  path: string,
+  isDirectory: boolean,
+): { readonly base: string; readonly ignored: boolean } | undefined => {
   for (let i = stack.length - 1; i >= 0; i--) {
     const r = stack[i]!
     const rel = relativeTo(r.base, path)
     const verdict = r.matcher.test(isDirectory ? `${rel}/` : rel)
-    if (verdict.ignored) return "ignored"
-    if (verdict.unignored) return "included"
+    if (verdict.ignored || verdict.unignored) return { base: r.base, ignored: verdict.ignored }
   }
-  return "none"
+  return undefined
 }
 
 /** Whether the stack excludes `path` itself (see `verdictOf`). */
@@ -215,8 +224,7 @@ const loadDirectoryRules = (
 ) =>
   Effect.gen(function* () {
     const refused: Array<RefusedIgnoreFile> = []
-    let text = ""
-    let any = false
+    const matchers: Array<Ignore> = []
     for (const name of IGNORE_FILES) {
       if (!present.includes(name)) continue
       const path = join(dir, name)
@@ -231,13 +239,12 @@ const loadDirectoryRules = (
         refused.push(compiled.left)
         continue
       }
-      if (compiled.right !== undefined) {
-        // Compiled once to vet it; the directory's files are then taken together, in order.
-        text += `${new TextDecoder().decode(read.right.value)}\n`
-        any = true
-      }
+      if (compiled.right !== undefined) matchers.push(compiled.right)
     }
-    const rules: RuleSet | undefined = any ? { base: dir, matcher: ignore().add(text) } : undefined
+    // The directory's files taken together, in order (a later file's rule wins a tie), from the
+    // rules already compiled and vetted: nothing is parsed twice.
+    const matcher = matchers.length <= 1 ? matchers[0] : matchers.reduce((all, m) => all.add(m), ignore())
+    const rules: RuleSet | undefined = matcher === undefined ? undefined : { base: dir, matcher }
     return { rules, refused } satisfies DirectoryRules
   })
 
@@ -339,27 +346,24 @@ export const makeIgnoreCheck = () =>
         Either.isRight(s) ? Option.isSome(s.right) : false,
       )
     const directories = new Map<string, DirectoryState>()
+    const decideDirectory = (dir: string) =>
+      Effect.gen(function* () {
+        if (dir === "") return { excluded: undefined, stack: pushRules([], (yield* rulesOf("")).rules) }
+        const parent = yield* stateOf(parentOf(dir))
+        const excludedAs = (excluded: Exclusion): DirectoryState => ({ excluded, stack: parent.stack })
+        if (parent.excluded !== undefined) return parent
+        if (onSkipList(parent.stack, dir)) return excludedAs({ by: "skip_list", directory: dir })
+        if (yield* holdsRepository(dir)) return excludedAs({ by: "nested_repository", directory: dir })
+        const decided = decidingSet(parent.stack, dir, true)
+        if (decided?.ignored === true) return excludedAs({ by: "rules", rulesOf: decided.base })
+        return { excluded: undefined, stack: pushRules(parent.stack, (yield* rulesOf(dir)).rules) }
+      })
     const stateOf = (dir: string): Effect.Effect<DirectoryState> =>
       Effect.suspend(() => {
         const known = directories.get(dir)
         if (known !== undefined) return Effect.succeed(known)
         return Effect.gen(function* () {
-          let state: DirectoryState
-          if (dir === "") state = { excluded: undefined, stack: pushRules([], (yield* rulesOf("")).rules) }
-          else {
-            const parent = yield* stateOf(parentOf(dir))
-            if (parent.excluded !== undefined) state = parent
-            else if (onSkipList(parent.stack, dir))
-              state = { excluded: { by: "skip_list", directory: dir }, stack: parent.stack }
-            else if (yield* holdsRepository(dir))
-              state = { excluded: { by: "nested_repository", directory: dir }, stack: parent.stack }
-            else if (isExcluded(parent.stack, dir, true))
-              state = {
-                excluded: { by: "rules", rulesOf: decidingRules(parent.stack, dir, true) },
-                stack: parent.stack,
-              }
-            else state = { excluded: undefined, stack: pushRules(parent.stack, (yield* rulesOf(dir)).rules) }
-          }
+          const state = yield* decideDirectory(dir)
           directories.set(dir, state)
           return state
         })
@@ -368,19 +372,9 @@ export const makeIgnoreCheck = () =>
       Effect.gen(function* () {
         const parent = yield* stateOf(parentOf(path))
         if (parent.excluded !== undefined) return Option.some(parent.excluded)
-        return isExcluded(parent.stack, path, isDirectory)
-          ? Option.some<Exclusion>({ by: "rules", rulesOf: decidingRules(parent.stack, path, isDirectory) })
+        const decided = decidingSet(parent.stack, path, isDirectory)
+        return decided?.ignored === true
+          ? Option.some<Exclusion>({ by: "rules", rulesOf: decided.base })
           : Option.none<Exclusion>()
       })
   })
-
-/** The directory whose rules exclude `path` (for messages). */
-const decidingRules = (stack: RuleStack, path: string, isDirectory: boolean): string => {
-  for (let i = stack.length - 1; i >= 0; i--) {
-    const r = stack[i]!
-    const rel = relativeTo(r.base, path)
-    const verdict = r.matcher.test(isDirectory ? `${rel}/` : rel)
-    if (verdict.ignored || verdict.unignored) return r.base
-  }
-  return ""
-}
