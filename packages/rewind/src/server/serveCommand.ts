@@ -31,7 +31,7 @@ export const untilSignal = Effect.async<NodeJS.Signals>((resume) => {
 const options = {
   workspace: common.workspace,
   dir: common.dir,
-  socket: Options.file("socket").pipe(
+  socket: Options.text("socket").pipe(
     Options.withDescription(
       "Listen on this Unix domain socket instead of stdio (created mode 0600; its directory must be writable by you only)",
     ),

@@ -112,6 +112,8 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
       await chmod(path, 0o600)
       return (await lstat(path)).ino
     })
+    // For people and for scripts waiting for the server to be ready.
+    process.stderr.write(`rewind serve: listening on ${path}\n`)
     yield* Effect.scoped(
       Effect.gen(function* () {
         const connections = yield* FiberSet.make()
