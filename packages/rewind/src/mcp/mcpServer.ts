@@ -227,8 +227,11 @@ export const makeMcpServer = (ops: McpOperations, info: { readonly version: stri
   }
 
   const issue = (tool: "restore" | "redo", target: string, engineToken?: string) => {
+    const now = Date.now()
+    // Tokens nobody redeemed are forgotten once expired, so the map stays small.
+    for (const [t, entry] of issued) if (entry.until < now) issued.delete(t)
     const token = engineToken ?? `mcp1.${randomBytes(16).toString("hex")}`
-    issued.set(token, { tool, target, until: Date.now() + TOKEN_MS })
+    issued.set(token, { tool, target, until: now + TOKEN_MS })
     return token
   }
 
