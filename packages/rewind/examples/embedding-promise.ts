@@ -34,7 +34,8 @@ export async function runOneTurn(workspaceRoot: string): Promise<void> {
       before,
       after,
     })
-    if (!recorded.recorded) console.warn(`no checkpoint: ${recorded.warning.message}`)
+    if (!recorded.ok) console.warn(`no checkpoint: ${recorded.refusal.message}`)
+    else if (!recorded.value.recorded) console.warn(`no checkpoint: ${recorded.value.warning.message}`)
 
     // Turn end: the reply, then complete the turn (pinning its fork boundary).
     await rewind.appendReply(sessionId, { turnId, parts: [{ kind: "text", text: "Renamed." }] })

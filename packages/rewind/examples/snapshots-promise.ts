@@ -6,10 +6,12 @@ export async function pointsTour(workspaceRoot: string, sessionId: SessionId, tu
   const rewind = await openRewind({ workspaceRoot })
   try {
     // Before the model request or tool run of a turn: capture a point (shell changes included).
-    const captured = await rewind.capturePoint(sessionId, turnId, {
+    const capture = await rewind.capturePoint(sessionId, turnId, {
       onProgress: (p) => p.phase === "hash" && console.log(`hashed ${p.hashed}/${p.toHash}`),
       signal: AbortSignal.timeout(60_000),
     })
+    if (!capture.ok) throw new Error(capture.refusal.message) // options its Schemas refuse
+    const captured = capture.value
     if (captured._tag === "NotCaptured") {
       console.warn(`this turn has no point: ${captured.reason}`) // the agent carries on
       return
@@ -31,13 +33,15 @@ export async function pointsTour(workspaceRoot: string, sessionId: SessionId, tu
     if (!redone.ok && redone.refusal.kind !== "nothing_to_undo") console.log(redone.refusal.message)
 
     // After a crash: finish what was interrupted.
-    for (const op of await rewind.recover()) {
+    const pending = await rewind.recover()
+    for (const op of pending.ok ? pending.value : []) {
       if (op.resolvable) await rewind.resolveOperation(op.record.intent.operationId, "rollback")
     }
 
     // Reclaim space: what a collection would delete, then collect (redo and recover data is kept).
     const dry = await rewind.previewCleanup({ retention: { keepLastPoints: 20 } })
-    if (dry.swept && dry.deleted.length > 0) await rewind.cleanup({ retention: { keepLastPoints: 20 } })
+    if (dry.ok && dry.value.swept && dry.value.deleted.length > 0)
+      await rewind.cleanup({ retention: { keepLastPoints: 20 } })
   } finally {
     await rewind.close()
   }

@@ -5,7 +5,11 @@
  */
 import type { CheckpointId, Outcome, Refusal, SessionId } from "@rewind/contracts"
 import type { ForkOutcome } from "@rewind/core"
-import { type FileRestoreResult, loadSession, type TurnFileChanges } from "@rewind/core"
+import { loadSession, type RewindResults, type TurnFileChanges } from "@rewind/core"
+
+/** What a restore answers (the service's success Schema). */
+type FileRestoreResult = typeof RewindResults.FileRestoreResult.Type
+
 import { Effect, Either } from "effect"
 import type { CallOptions, Rewind } from "./openRewind.js"
 import { parseSlashCommand, SLASH_HELP } from "./slashCommand.js"

@@ -20,6 +20,7 @@ import {
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import {
   agentTurn,
   expectSentinelUntouched,
@@ -197,7 +198,7 @@ describe("hostile paths written straight into the store", () => {
       expect(await failureTag(reopened.rewindCascade(session.id, messageId, "workspace"))).toBe(
         "EventDecodeError",
       )
-      const report = await reopened.doctor()
+      const report = okValue(await reopened.doctor())
       expect(report.problems.map((p) => p.kind)).toEqual(["stream_unreadable"])
       expectSentinelUntouched(box)
       expect(fs.readFileSync(join(box.root, "a.txt"), "utf8")).toBe("agent")
@@ -253,7 +254,7 @@ describe("hostile paths written straight into the store", () => {
       .outcome(previewPointRestore(sessionId, "p-evil" as PointId))
       .catch((e) => ({ ok: false as const, error: e }))
     expect(preview.ok).toBe(false)
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.problems.map((p) => p.kind)).toEqual(["manifest_unreadable"])
     expectSentinelUntouched(box)
     await rewind.close()
@@ -300,7 +301,7 @@ describe("hostile paths written straight into the store", () => {
       .outcome(resolveOperation("op-evil" as never, "rollback" as never))
       .catch((e) => ({ ok: false as const, error: e }))
     expect(resolved.ok).toBe(false)
-    const report = await reopened.doctor()
+    const report = okValue(await reopened.doctor())
     expect(report.problems.map((p) => p.kind)).toEqual(["journal_unreadable"])
     expectSentinelUntouched(box)
     await reopened.close()

@@ -12,6 +12,7 @@ import { makeOutput } from "../src/cli/output.js"
 import { captureSession } from "../src/cli/snapshotCommands.js"
 import { openRewind, type Rewind } from "../src/index.js"
 import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
+import { okValue } from "./okValue.js"
 
 /** The built binary with stdout a pipe and the given environment (NO_COLOR removed unless given). */
 const cliWithEnv = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -105,13 +106,13 @@ describe("rewind CLI input (built binary)", { timeout: 240_000 }, () => {
     const root = tempDir()
     const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
     // Every listSessions answers "empty", as each racer saw it before the other created one.
-    const stale: Rewind = { ...rewind, listSessions: async () => [] }
+    const stale: Rewind = { ...rewind, listSessions: async () => ({ ok: true, value: [] }) }
     const out = makeOutput(true)
     const choose = () => Effect.runPromise(captureSession(stale, out, Option.none()))
     const first = await choose()
     const second = await choose()
     expect(second).toBe(first)
-    expect(await rewind.listSessions()).toHaveLength(1)
+    expect(okValue(await rewind.listSessions())).toHaveLength(1)
     await rewind.close()
   })
 })

@@ -12,6 +12,7 @@ import { ArtifactStore, OperationJournal } from "@rewind/core"
 import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
 import { cli, jsonLines, seeded, tempDir } from "./cliHarness.js"
+import { okValue } from "./okValue.js"
 
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8")
 const ofType = (lines: ReadonlyArray<Record<string, unknown>>, type: string) =>
@@ -97,7 +98,7 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     const session = await rewind.createSession({ title: "points", cwd: root })
     if (!session.ok) throw new Error(session.refusal.message)
     const sessionId = session.value.id as string
-    const outcome = await rewind.capturePoint(session.value.id, "t1" as TurnId)
+    const outcome = okValue(await rewind.capturePoint(session.value.id, "t1" as TurnId))
     await rewind.close()
     if (outcome._tag !== "Captured") throw new Error(outcome.reason)
     const pointId = outcome.point.pointId as string

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, expect } from "@effect/vitest"
 import { openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 /** The package's `bin`: the bundled executable the build writes. */
 export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "rewind.mjs")
@@ -64,14 +65,16 @@ export const seeded = async () => {
       await rewind.appendUserMessage(session.id, { text: `write ${content}` }),
     )
     writeFileSync(join(root, "a.txt"), content)
-    const r = await rewind.recordFileMutation({
-      sessionId: session.id,
-      turnId,
-      path: "a.txt",
-      toolName: "write",
-      before,
-      after: content,
-    })
+    const r = okValue(
+      await rewind.recordFileMutation({
+        sessionId: session.id,
+        turnId,
+        path: "a.txt",
+        toolName: "write",
+        before,
+        after: content,
+      }),
+    )
     expect(r.recorded).toBe(true)
     before = content
     const { messageId: replyId } = must(

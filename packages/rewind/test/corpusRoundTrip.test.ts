@@ -14,6 +14,7 @@ import { ArtifactStore, loadManifest, type ManifestEntry, makeProtectionCheck } 
 import { materialiseShape, readShape } from "@rewind/testkit"
 import { Effect, Option } from "effect"
 import { openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import { expectSentinelUntouched, sandbox, value } from "./storeFixture.js"
 
 const SHAPE = join(import.meta.dirname, "../../../bench/corpora/babel.shape.tsv.gz")
@@ -100,9 +101,11 @@ describe("round trip on a real repository's shape with hostile entries", () => {
       const { turnId } = value(await rewind.appendUserMessage(session.id, { text: "go" }))
       // Let the writer get going, so the capture reads the file while it changes.
       await new Promise((r) => setTimeout(r, 150))
-      const outcome = await rewind.capturePoint(session.id, turnId, {
-        settings: { maxFileBytes: 1024 * 1024 },
-      })
+      const outcome = okValue(
+        await rewind.capturePoint(session.id, turnId, {
+          settings: { maxFileBytes: 1024 * 1024 },
+        }),
+      )
       writer.kill("SIGKILL")
       await new Promise((r) => writer.once("exit", r))
       if (outcome._tag !== "Captured") throw new Error(outcome.reason)

@@ -8,6 +8,7 @@ import {
 import { IdGenerators, OperationJournals } from "@rewind/core"
 import { Layer } from "effect"
 import { dispatchSlashCommand, openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const layer = () =>
   Layer.mergeAll(
@@ -31,14 +32,16 @@ describe("dispatchSlashCommand", () => {
     const rewind = await openRewind({ workspaceRoot: "/workspace", layer: layer() })
     const session = must(await rewind.createSession({ title: "t", cwd: "/workspace" }))
     const { messageId, turnId } = must(await rewind.appendUserMessage(session.id, { text: "write a" }))
-    const r = await rewind.recordFileMutation({
-      sessionId: session.id,
-      turnId,
-      path: "a.txt",
-      toolName: "write",
-      before: "old\n",
-      after: "new\n",
-    })
+    const r = okValue(
+      await rewind.recordFileMutation({
+        sessionId: session.id,
+        turnId,
+        path: "a.txt",
+        toolName: "write",
+        before: "old\n",
+        after: "new\n",
+      }),
+    )
     expect(r.recorded).toBe(true)
     must(await rewind.completeTurn(session.id, turnId))
 

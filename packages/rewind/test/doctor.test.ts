@@ -17,7 +17,8 @@ import {
 import { ArtifactStore, hashContent, OperationJournal, SessionStore } from "@rewind/core"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
-import { openRewind, type Rewind } from "../src/index.js"
+import { type DoctorReport, openRewind, type Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import { agentTurn, blobPath, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 const healthy = async () => {
@@ -30,7 +31,7 @@ const healthy = async () => {
   return { box, rewind, session, artifacts }
 }
 
-const kinds = (report: Awaited<ReturnType<Rewind["doctor"]>>) => report.problems.map((p) => p.kind)
+const kinds = (report: DoctorReport) => report.problems.map((p) => p.kind)
 
 const appendRaw = (
   rewind: Rewind,
@@ -48,7 +49,7 @@ const appendRaw = (
 describe("doctor", () => {
   it("passes a healthy store and follows its references", async () => {
     const { rewind } = await healthy()
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.problems).toEqual([])
     expect(report.ok).toBe(true)
     expect(report.schemaVersion).toBeGreaterThan(0)
@@ -64,7 +65,7 @@ describe("doctor", () => {
     const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
     const session = value(await rewind.createSession({ title: "doctor", cwd: box.root }))
     await agentTurn(rewind, session.id, "a.txt", "first")
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.problems).toEqual([])
     expect(report.artifacts.checked).toBeGreaterThan(0)
     expect(report.references.checked).toBeGreaterThan(0)
@@ -76,7 +77,7 @@ describe("doctor", () => {
     const file = blobPath(artifacts, hashContent(new TextEncoder().encode("first")))
     fs.chmodSync(file, 0o644)
     fs.writeFileSync(file, "rotten")
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.ok).toBe(false)
     expect(kinds(report)).toEqual(["blob_corrupt"])
     expect(report.artifacts.bad.map((b) => b.hash)).toEqual([hashContent(new TextEncoder().encode("first"))])
@@ -87,7 +88,7 @@ describe("doctor", () => {
     const { rewind, artifacts } = await healthy()
     const hash = hashContent(new TextEncoder().encode("second"))
     fs.rmSync(blobPath(artifacts, hash))
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(kinds(report)).toEqual(["missing_blob"])
     expect(report.problems[0]!.subject).toBe(hash)
     expect(report.problems[0]!.message).toMatch(/checkpoint/)
@@ -115,7 +116,7 @@ describe("doctor", () => {
       })
     const missing = "cd".repeat(32)
     await appendRaw(rewind, session.id, [point("p-1", missing), point("p-2", garbage)])
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(kinds(report).sort()).toEqual(["manifest_unreadable", "missing_blob"])
     expect(report.problems.find((p) => p.kind === "missing_blob")!.subject).toBe(missing)
     // A well-formed manifest naming a blob that is not there.
@@ -132,7 +133,7 @@ describe("doctor", () => {
       ),
     )
     await appendRaw(rewind, session.id, [point("p-3", real)])
-    const again = await rewind.doctor()
+    const again = okValue(await rewind.doctor())
     const gone = again.problems.find((p) => p.subject === "ab".repeat(32))
     expect(gone?.kind).toBe("missing_blob")
     expect(gone?.message).toMatch(/manifest of point p-3/)
@@ -153,7 +154,7 @@ describe("doctor", () => {
       }),
     })
     await appendRaw(rewind, "child-1", [orphan])
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(kinds(report)).toEqual(["missing_parent"])
     expect(report.problems[0]!.subject).toBe("child-1")
     await rewind.close()
@@ -174,7 +175,7 @@ describe("doctor", () => {
     db.prepare("update streams set version = ? where session_id = ?").run(next, session.id)
     db.close()
     const reopened = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
-    const report = await reopened.doctor()
+    const report = okValue(await reopened.doctor())
     expect(kinds(report)).toEqual(["stream_unreadable"])
     expect(report.problems[0]!.subject).toBe(session.id)
     await reopened.close()
@@ -200,12 +201,12 @@ describe("doctor", () => {
         }),
       ),
     )
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(kinds(report).sort()).toEqual(["incomplete_operation", "missing_blob"])
     expect(report.journal).toEqual({ operations: 1, incomplete: 1 })
     expect(report.problems.find((p) => p.kind === "incomplete_operation")!.subject).toBe("op-1")
     // Repair does not touch the journal: that is recover()'s decision.
-    const repaired = await rewind.doctor({ repair: true })
+    const repaired = okValue(await rewind.doctor({ repair: true }))
     expect(kinds(repaired).sort()).toEqual(["incomplete_operation", "missing_blob"])
     expect(repaired.repaired).toEqual([])
     await rewind.close()
@@ -224,7 +225,7 @@ describe("doctor", () => {
     const stray = join(artifacts, "objects", shard, "notes.txt")
     fs.writeFileSync(stray, "someone's file")
 
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(kinds(report).sort()).toEqual(["orphan_temp_file", "stray_file"])
     expect(report.tempFiles).toEqual({ orphans: 1, removed: 0, inFlight: 1 })
     expect(report.problems.find((p) => p.kind === "orphan_temp_file")).toMatchObject({
@@ -233,7 +234,7 @@ describe("doctor", () => {
     })
     expect(fs.existsSync(old)).toBe(true)
 
-    const repaired = await rewind.doctor({ repair: true })
+    const repaired = okValue(await rewind.doctor({ repair: true }))
     expect(repaired.repaired).toEqual([`removed orphan temp file ${old}`])
     expect(repaired.tempFiles).toEqual({ orphans: 1, removed: 1, inFlight: 1 })
     expect(kinds(repaired)).toEqual(["stray_file"])
@@ -242,7 +243,7 @@ describe("doctor", () => {
     expect(fs.existsSync(stray)).toBe(true)
 
     fs.rmSync(stray)
-    const clean = await rewind.doctor()
+    const clean = okValue(await rewind.doctor())
     expect(clean.ok).toBe(true)
     await rewind.close()
   })
@@ -276,7 +277,7 @@ describe("doctor", () => {
     fs.writeSync(fd, page, 0, size, (rootPage - 1) * size)
     fs.closeSync(fd)
     const reopened = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
-    const report = await reopened.doctor()
+    const report = okValue(await reopened.doctor())
     expect(report.ok).toBe(false)
     expect(report.database?.ok).toBe(false)
     expect(kinds(report)).toContain("database_integrity")

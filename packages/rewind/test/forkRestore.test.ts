@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId } from "@rewind/contracts"
 import { dispatchSlashCommand, openRewind, type Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
 const workspace = () => {
@@ -36,14 +37,16 @@ const toolWrite = async (
   const file = join(root, path)
   const before = existsSync(file) ? readFileSync(file, "utf8") : null
   writeFileSync(file, content)
-  const r = await rewind.recordFileMutation({
-    sessionId,
-    turnId,
-    path,
-    toolName: "Write",
-    before,
-    after: content,
-  })
+  const r = okValue(
+    await rewind.recordFileMutation({
+      sessionId,
+      turnId,
+      path,
+      toolName: "Write",
+      before,
+      after: content,
+    }),
+  )
   if (!r.recorded) throw new Error("not recorded")
   return r.checkpoint
 }
@@ -92,7 +95,7 @@ describe("forks that restore files (fs + SQLite)", () => {
         expect(log.some((l) => l.parts.some((p) => p.text === "one"))).toBe(true)
         expect(log.some((l) => l.parts.some((p) => p.text === "two"))).toBe(false)
       }
-      expect((await rewind.listSessions()).length).toBe(3)
+      expect(okValue(await rewind.listSessions()).length).toBe(3)
     } finally {
       await rewind.close()
     }
@@ -110,7 +113,7 @@ describe("forks that restore files (fs + SQLite)", () => {
       expect(refused.ok ? "ok" : refused.refusal.kind).toBe("unsafe_files")
       expect(read(root, "a.txt")).toBe("a2\n")
       expect(read(root, "b.txt")).toBe("a person edited this\n")
-      expect((await rewind.listSessions()).length).toBe(1)
+      expect(okValue(await rewind.listSessions()).length).toBe(1)
     } finally {
       await rewind.close()
     }
@@ -136,7 +139,7 @@ describe("forks that restore files (fs + SQLite)", () => {
       expect(log.some((l) => l.parts.some((p) => p.text === "make b"))).toBe(false)
       const again = await rewind.rewindByFork(session.id, two.messageId, preview.token!)
       expect(again.ok ? "ok" : again.refusal.kind).toBe("token_used")
-      expect((await rewind.listSessions()).length).toBe(2)
+      expect(okValue(await rewind.listSessions()).length).toBe(2)
     } finally {
       await rewind.close()
     }

@@ -13,6 +13,7 @@ import { capturePoint, hashContent } from "@rewind/core"
 import Database from "better-sqlite3"
 import { FastCheck as fc } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import {
   agentTurn,
   blobFiles,
@@ -104,7 +105,7 @@ const template = async () => {
   await agentTurn(rewind, session.id, "a.txt", "alpha 2")
   const captured = await rewind.run(capturePoint(session.id, second.turnId as TurnId))
   expect(captured._tag).toBe("Captured")
-  const report = await rewind.doctor()
+  const report = okValue(await rewind.doctor())
   expect(report.ok).toBe(true)
   await rewind.close()
   return { box, sessionId: session.id, firstMessage: first.messageId, schemaVersion: report.schemaVersion! }
@@ -233,7 +234,7 @@ describe("fuzzing the embedded default", () => {
     )
     tally.report()
     expectSentinelUntouched(box)
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.problems).toEqual([])
     await rewind.close()
   })
@@ -267,7 +268,7 @@ describe("fuzzing the embedded default", () => {
     )
     tally.report()
     expectSentinelUntouched(box)
-    expect((await rewind.doctor()).problems).toEqual([])
+    expect(okValue(await rewind.doctor()).problems).toEqual([])
     await rewind.close()
   })
 
@@ -351,7 +352,7 @@ describe("fuzzing the embedded default", () => {
             if (hashContent(new Uint8Array(next)) !== hash) corrupted.add(hash)
           }
           const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic", create: false })
-          const report = await rewind.doctor()
+          const report = okValue(await rewind.doctor())
           expect(new Set(report.artifacts.bad.map((b) => b.hash))).toEqual(corrupted)
           const missing = new Set(
             report.problems.filter((p) => p.kind === "missing_blob").map((p) => p.subject),
@@ -365,7 +366,7 @@ describe("fuzzing the embedded default", () => {
           expect(others).toEqual([])
           await probeStore(rewind, base.sessionId, base.firstMessage, tally.count)
           // A put of the same content repairs a damaged copy, so the damage can only have shrunk.
-          const after = await rewind.doctor()
+          const after = okValue(await rewind.doctor())
           for (const b of after.artifacts.bad) expect(corrupted.has(b.hash)).toBe(true)
           expectSentinelUntouched(box)
           await rewind.close()

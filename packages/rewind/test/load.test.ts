@@ -13,6 +13,7 @@ import type { SessionId } from "@rewind/contracts"
 import { SessionStore } from "@rewind/core"
 import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import { sandbox, value } from "./storeFixture.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -114,7 +115,7 @@ describe("multi-process load on one SQLite store and one artifact directory", ()
       }
       for (const child of r.forks) expect(stored.has(child), `fork child ${child} is missing`).toBe(true)
     }
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.problems).toEqual([])
     await rewind.close()
 

@@ -11,6 +11,7 @@ import {
 import { IdGenerators, OperationJournals } from "@rewind/core"
 import { Layer } from "effect"
 import { openRewind, type Rewind, StoreMissing } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
 const tempWorkspace = () => {
@@ -36,14 +37,16 @@ const agentTurn = async (rewind: Rewind, sessionId: string, root: string, path: 
   const file = join(root, path)
   const before = existsSync(file) ? readFileSync(file) : null
   writeFileSync(file, content)
-  const recorded = await rewind.recordFileMutation({
-    sessionId: sid,
-    turnId,
-    path,
-    toolName: "write",
-    before: before === null ? null : new Uint8Array(before),
-    after: content,
-  })
+  const recorded = okValue(
+    await rewind.recordFileMutation({
+      sessionId: sid,
+      turnId,
+      path,
+      toolName: "write",
+      before: before === null ? null : new Uint8Array(before),
+      after: content,
+    }),
+  )
   expect(recorded.recorded).toBe(true)
   value(await rewind.appendReply(sid, { turnId, parts: [{ kind: "text", text: `wrote ${path}` }] }))
   value(await rewind.completeTurnWithBoundary(sid, turnId))
@@ -74,9 +77,9 @@ describe("openRewind on the embedded default", () => {
     await rewind.close()
 
     const again = await openRewind({ workspaceRoot: root, create: false })
-    const sessions = await again.listSessions()
+    const sessions = okValue(await again.listSessions())
     expect(sessions.map((s) => s.sessionId)).toEqual([session.id])
-    const doctor = await again.doctor()
+    const doctor = okValue(await again.doctor())
     expect(doctor.ok).toBe(true)
     expect(doctor.database?.ok).toBe(true)
     expect(doctor.artifacts.checked).toBeGreaterThan(0)
@@ -104,7 +107,7 @@ describe("openRewind on the embedded default", () => {
     controller.abort()
     await expect(rewind.listSessions({ signal: controller.signal })).rejects.toBeDefined()
     // The instance stays usable after an interrupted call.
-    expect(await rewind.listSessions()).toEqual([])
+    expect(okValue(await rewind.listSessions())).toEqual([])
     await rewind.close()
   })
 
@@ -125,7 +128,7 @@ describe("openRewind on the embedded default", () => {
     } finally {
       db.close()
     }
-    const report = await rewind.doctor()
+    const report = okValue(await rewind.doctor())
     expect(report.ok).toBe(false)
     expect(report.artifacts.bad).toHaveLength(1)
     await rewind.close()

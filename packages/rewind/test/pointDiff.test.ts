@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import type { PointId, SessionId, TurnId } from "@rewind/contracts"
 import { openRewind, type Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
 afterEach(() => {
@@ -15,7 +16,7 @@ afterEach(() => {
 })
 
 const captured = async (rewind: Rewind, sessionId: SessionId, turn: string): Promise<PointId> => {
-  const outcome = await rewind.capturePoint(sessionId, turn as TurnId)
+  const outcome = okValue(await rewind.capturePoint(sessionId, turn as TurnId))
   if (outcome._tag !== "Captured") throw new Error(outcome.reason)
   return outcome.point.pointId
 }

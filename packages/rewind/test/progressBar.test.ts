@@ -11,6 +11,7 @@ import type { CaptureProgress } from "@rewind/core"
 import { colourEnabled } from "../src/cli/output.js"
 import { makeProgressBar, renderProgress } from "../src/cli/progressBar.js"
 import { openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
 afterEach(() => {
@@ -95,12 +96,14 @@ describe("capture progress bar", () => {
         delayMs: 0,
         intervalMs: 0,
       })
-      const outcome = await rewind.capturePoint(session.value.id, "t1" as TurnId, {
-        onProgress: (p) => {
-          seen.push(p)
-          bar.update(p)
-        },
-      })
+      const outcome = okValue(
+        await rewind.capturePoint(session.value.id, "t1" as TurnId, {
+          onProgress: (p) => {
+            seen.push(p)
+            bar.update(p)
+          },
+        }),
+      )
       bar.done()
       expect(outcome._tag).toBe("Captured")
       expect(seen.some((p) => p.phase === "scan" && p.entries === 300)).toBe(true)

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { afterEach, expect } from "@effect/vitest"
 import type { Rewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
 
@@ -91,14 +92,16 @@ export const agentTurn = async (rewind: Rewind, sessionId: string, path: string,
     fs.mkdirSync(join(file, ".."), { recursive: true })
     fs.writeFileSync(file, content)
   }
-  const recorded = await rewind.recordFileMutation({
-    sessionId: sid,
-    turnId,
-    path,
-    toolName: "write",
-    before,
-    after: content,
-  })
+  const recorded = okValue(
+    await rewind.recordFileMutation({
+      sessionId: sid,
+      turnId,
+      path,
+      toolName: "write",
+      before,
+      after: content,
+    }),
+  )
   expect(recorded.recorded).toBe(true)
   value(await rewind.appendReply(sid, { turnId, parts: [{ kind: "text", text: `wrote ${path}` }] }))
   value(await rewind.completeTurnWithBoundary(sid, turnId))

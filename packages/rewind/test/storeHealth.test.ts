@@ -9,6 +9,7 @@ import { injectCheckpoint } from "@rewind/testkit"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { openRewind } from "../src/index.js"
+import { okValue } from "./okValue.js"
 import { blobPath, expectSentinelUntouched, sandbox, value, withBlobFiles } from "./storeFixture.js"
 
 describe("a checkpoint path over the system's limits (item 7)", () => {
@@ -20,14 +21,16 @@ describe("a checkpoint path over the system's limits (item 7)", () => {
       const { turnId } = value(await rewind.appendUserMessage(session.id, { text: "write" }))
       // A valid WorkspacePath of 4,082 characters: over PATH_MAX once put under the root.
       const path = [...Array.from({ length: 27 }, () => "d".repeat(150)), "f.txt"].join("/")
-      const recorded = await rewind.recordFileMutation({
-        sessionId: session.id,
-        turnId,
-        path,
-        toolName: "write",
-        before: "old\n",
-        after: "new\n",
-      })
+      const recorded = okValue(
+        await rewind.recordFileMutation({
+          sessionId: session.id,
+          turnId,
+          path,
+          toolName: "write",
+          before: "old\n",
+          after: "new\n",
+        }),
+      )
       // Refused at the door: it could never be written back.
       expect(recorded.recorded).toBe(false)
       if (!recorded.recorded) expect(recorded.warning.reason).toBe("path_refused")
@@ -40,8 +43,8 @@ describe("a checkpoint path over the system's limits (item 7)", () => {
       expect(result.ok).toBe(false)
       if (!result.ok) expect(result.refusal.message).toMatch(/longer|bytes long/)
       expect(fs.readdirSync(box.root)).toEqual([".rewind"])
-      expect(await rewind.recover()).toEqual([])
-      const report = await rewind.doctor()
+      expect(okValue(await rewind.recover())).toEqual([])
+      const report = okValue(await rewind.doctor())
       expect(report.problems).toEqual([])
     } finally {
       await rewind.close()
@@ -140,14 +143,14 @@ describe("doctor after a cleanup with retention (item 6)", () => {
         fs.writeFileSync(join(box.root, `only-${n}.txt`), `only in point ${n}\n`)
         if (n > 1) fs.rmSync(join(box.root, `only-${n - 1}.txt`))
         const { turnId } = value(await rewind.appendUserMessage(session.id, { text: `turn ${n}` }))
-        const captured = await rewind.capturePoint(session.id, turnId)
+        const captured = okValue(await rewind.capturePoint(session.id, turnId))
         expect(captured._tag).toBe("Captured")
       }
-      const report = await rewind.cleanup({ retention: { keepLastPoints: 2 }, graceMs: 0 })
+      const report = okValue(await rewind.cleanup({ retention: { keepLastPoints: 2 }, graceMs: 0 }))
       expect(report.swept).toBe(true)
       expect(report.releasedPoints).toHaveLength(2)
       expect(report.deleted.length).toBeGreaterThan(0)
-      const after = await rewind.doctor()
+      const after = okValue(await rewind.doctor())
       expect(after.problems).toEqual([])
       expect(after.ok).toBe(true)
       expect(after.references.releasedPoints).toBe(2)
@@ -158,7 +161,7 @@ describe("doctor after a cleanup with retention (item 6)", () => {
           hashContent(new TextEncoder().encode("version 4\n")),
         ),
       )
-      const lost = await rewind.doctor()
+      const lost = okValue(await rewind.doctor())
       expect(lost.problems.map((p) => p.kind)).toEqual(["missing_blob"])
     } finally {
       await rewind.close()
@@ -205,7 +208,7 @@ describe("one damaged journal row (item 9)", () => {
 
     const reopened = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
     try {
-      const pending = await reopened.recover()
+      const pending = okValue(await reopened.recover())
       expect(
         pending.map((op) => [op.record.intent.operationId, op.resolvable, op.damaged === undefined]),
       ).toEqual([
@@ -217,7 +220,7 @@ describe("one damaged journal row (item 9)", () => {
       // One sentence naming the row and the field, not a schema dump.
       expect(damaged).toMatch(/operation_intents row of operation op_damaged.*field files\.0\.path/)
       expect(damaged.length).toBeLessThan(400)
-      const report = await reopened.doctor()
+      const report = okValue(await reopened.doctor())
       expect(report.problems.map((p) => [p.kind, p.subject])).toEqual([
         ["journal_unreadable", "op_damaged"],
         ["incomplete_operation", "op_first"],

@@ -15,4 +15,5 @@ export {
   type OperationJournalService,
 } from "./OperationJournal.js"
 export * from "./SessionStore.js"
+export * from "./StoreDoctor.js"
 export * from "./Workspace.js"

@@ -5,6 +5,7 @@
 export * from "./durableRestore.js"
 export * from "./fileRewindJournal.js"
 export * from "./journaledWrites.js"
+export * from "./journalRoots.js"
 export * from "./previewTokens.js"
 export * from "./recover.js"
 export * from "./redo.js"

@@ -4,6 +4,7 @@
  */
 export * from "./capturePoint.js"
 export * from "./pointArtifactCache.js"
+export * from "./pointDiff.js"
 export * from "./pointGc.js"
 export * from "./pointIndex.js"
 export * from "./pointManifest.js"

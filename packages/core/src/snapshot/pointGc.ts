@@ -2,9 +2,11 @@
  * Status and garbage collection of the artifact store, from the snapshot engine's point of view.
  *
  * Mark: every live root of every session is read (points with their manifests, the newest stat cache,
- * rescue points, checkpoints' before/after/patch content, write-intent pre-images) plus roots the
- * host names (`extraRoots`: journals in flight, redo entries kept elsewhere). A root that cannot be
- * read stops the collection before anything is deleted: unreadable is never "unreferenced".
+ * rescue points, checkpoints' before/after/patch content, write-intent pre-images), what the
+ * operation journal still needs (both versions of every file of a pending operation or of one
+ * whose redo is still available: `journalRoots`) plus roots the host names (`extraRoots`: redo
+ * entries kept elsewhere). A root that cannot be read, the journal included, stops the collection
+ * before anything is deleted: unreadable is never "unreferenced".
  * Retention decides which points keep their content: the last `keepLastPoints` of each kind per session,
  * then, while the content only old points hold exceeds `byteBudget`, the oldest point anywhere
  * (never a session's newest) is released. Sweep: the store's clock is read before the mark
@@ -25,6 +27,7 @@ import {
 import { Effect, Either, Schema, Stream } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
+import { journalRoots } from "../restore/journalRoots.js"
 import { loadManifestLayers, loadStatCacheLayers, manifestBlobs } from "./pointManifest.js"
 
 export interface RetentionPolicy {
@@ -192,10 +195,15 @@ const collect = (options: CleanupOptions, apply: boolean) =>
     // Read before any root: everything referenced later than this was put after it, or is young.
     const markedAt = yield* artifacts.now()
     const roots = yield* Effect.either(collectRoots)
-    if (Either.isLeft(roots)) {
+    // What redo and recover still need: an unreadable journal stops the collection too.
+    const journal = yield* Effect.either(journalRoots)
+    if (Either.isLeft(roots) || Either.isLeft(journal)) {
+      const why = Either.isLeft(roots)
+        ? roots.left.reason
+        : `the operation journal (${Either.isLeft(journal) ? journal.left.message : ""})`
       const report: CleanupReport = {
         swept: false,
-        reason: `a root could not be read, so nothing was deleted: ${roots.left.reason}`,
+        reason: `a root could not be read, so nothing was deleted: ${why}`,
         deleted: [],
         deletedBytes: 0,
         keptYoung: 0,
@@ -205,7 +213,11 @@ const collect = (options: CleanupOptions, apply: boolean) =>
     }
     const size = yield* sizes
     const { kept, released } = retain(roots.right.points, roots.right.fixed, size, options.retention ?? {})
-    const marked = new Set<ContentHash>([...roots.right.fixed, ...(options.extraRoots ?? [])])
+    const marked = new Set<ContentHash>([
+      ...roots.right.fixed,
+      ...journal.right,
+      ...(options.extraRoots ?? []),
+    ])
     for (const p of kept) for (const b of p.blobs) marked.add(b)
     // A released point's manifest stays (it is small): the point remains readable as a record,
     // and the next collection can still read every root instead of stopping on a missing one.

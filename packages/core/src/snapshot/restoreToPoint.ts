@@ -101,7 +101,7 @@ export interface PointRestorePreview {
   readonly planDigest: string
   /** Present when `canApply`: redeem it with `applyPointRestore` within five minutes. */
   readonly token?: string
-  readonly expiresAt?: number
+  readonly tokenExpiresAt?: number
 }
 
 const ABSENT: CurrentState = { kind: "absent" }
@@ -371,7 +371,7 @@ export const previewPointRestore = (sessionId: SessionId, pointId: PointId) =>
     }
     if (!canApply) return base
     const issued = yield* issuePreviewToken(sessionId, pointId, p.planDigest)
-    const withToken: PointRestorePreview = { ...base, token: issued.token, expiresAt: issued.expiresAt }
+    const withToken: PointRestorePreview = { ...base, token: issued.token, tokenExpiresAt: issued.expiresAt }
     return withToken
   })
 

@@ -28,7 +28,6 @@ import { recover, redo } from "./recoveryCommands.js"
 import { capture, diff, gc, points } from "./snapshotCommands.js"
 import {
   type CommonOptions,
-  call,
   common,
   expect,
   resolveSession,
@@ -52,7 +51,7 @@ const init = Command.make("init", common, (o: CommonOptions) =>
 const sessions = Command.make("sessions", common, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
-      const all = yield* call(() => rewind.listSessions())
+      const all = yield* expect(() => rewind.listSessions())
       for (const s of all) {
         yield* out.record("session", {
           sessionId: s.sessionId,
@@ -116,7 +115,7 @@ const log = Command.make(
 const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
-      const all = yield* call(() => rewind.listSessions())
+      const all = yield* expect(() => rewind.listSessions())
       yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
       yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
       // Which scanner and file operations this process runs with: a missing native module is
@@ -128,7 +127,7 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
           ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
           : `${yellow("native")}    ${native.warning}`,
       )
-      const snapshots = yield* Effect.either(call(() => rewind.snapshotStatus()))
+      const snapshots = yield* Effect.either(expect(() => rewind.snapshotStatus()))
       if (snapshots._tag === "Right") {
         const st = snapshots.right
         yield* out.record("snapshots", { ...st })
@@ -243,7 +242,7 @@ const previewPoint = (rewind: Rewind, out: Output, sessionId: SessionId, pointId
       unchanged: p.unchanged,
       conflicts: p.conflicts,
       token: p.token ?? null,
-      expiresAt: p.expiresAt ?? null,
+      expiresAt: p.tokenExpiresAt ?? null,
     })
     yield* out.human(
       p.changes.length === 0
@@ -487,7 +486,7 @@ const doctor = Command.make(
   (o) =>
     withRewind(o, false, (rewind, out) =>
       Effect.gen(function* () {
-        const report = yield* call(() =>
+        const report = yield* expect(() =>
           rewind.doctor({
             repair: o.repair,
             onProgress: (n) => out.progress(`verifying artifacts… ${n}`),

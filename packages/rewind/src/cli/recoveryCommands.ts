@@ -8,7 +8,7 @@ import { Command, Options } from "@effect/cli"
 import { OperationId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { bold, dim, green, iso, table, yellow } from "./output.js"
-import { call, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
+import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 
 export const redo = Command.make("redo", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
@@ -89,7 +89,7 @@ export const recover = Command.make(
           )
           return
         }
-        const pending = yield* call(() => rewind.recover())
+        const pending = yield* expect(() => rewind.recover())
         for (const op of pending) {
           yield* out.record("operation", {
             operationId: op.record.intent.operationId,

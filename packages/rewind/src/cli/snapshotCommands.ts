@@ -14,9 +14,9 @@ import {
   TurnId,
   workspacePathProblem,
 } from "@rewind/contracts"
+import type { DiffSide } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import type { Rewind } from "../openRewind.js"
-import type { DiffSide } from "../pointDiff.js"
 import {
   bold,
   bytes,
@@ -90,7 +90,7 @@ export const CLI_CAPTURE_SESSION_ID = "ses_rewind_cli_captures" as SessionId
 export const captureSession = (rewind: Rewind, out: Output, session: Option.Option<SessionId>) =>
   Effect.gen(function* () {
     if (Option.isSome(session)) return session.value
-    const all = yield* call(() => rewind.listSessions())
+    const all = yield* expect(() => rewind.listSessions())
     if (all[0] !== undefined) return all[0].sessionId
     const created = yield* call(() =>
       rewind.createSession({
@@ -143,7 +143,7 @@ export const capture = Command.make(
         const sessionId = yield* captureSession(rewind, out, o.session)
         const turnId = Option.getOrElse(o.turn, manualTurnId)
         const bar = out.captureBar()
-        const result = yield* call(() =>
+        const result = yield* expect(() =>
           rewind.capturePoint(sessionId, turnId, { declaredPaths: paths, onProgress: bar.update }),
         ).pipe(Effect.ensuring(Effect.sync(bar.done)))
         if (result._tag === "NotCaptured") {
@@ -330,7 +330,7 @@ export const gc = Command.make(
           ...(Option.isSome(o.graceMinutes) ? { graceMs: o.graceMinutes.value * 60_000 } : {}),
         }
         out.progress(o.dryRun ? "collecting (dry run)…" : "collecting…")
-        const report = yield* call(() =>
+        const report = yield* expect(() =>
           o.dryRun ? rewind.previewCleanup(options) : rewind.cleanup(options),
         ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
         yield* out.record("gc", {

@@ -118,7 +118,7 @@ export const resolveSession = (rewind: Rewind, session: Option.Option<SessionId>
     onSome: Effect.succeed,
     onNone: () =>
       Effect.flatMap(
-        call(() => rewind.listSessions()),
+        expect(() => rewind.listSessions()),
         (all) =>
           all[0] === undefined
             ? Effect.fail(

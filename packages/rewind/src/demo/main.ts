@@ -107,7 +107,7 @@ const script = async (rewind: Rewind) => {
   await step("Fork the session at the first turn's reply", async () => {
     const fork = expectOk(await rewind.forkAtMessage(session.id, first!.replyId))
     say(`child session ${fork.childSessionId} with ${fork.copiedMessageCount} copied message(s)`)
-    const sessions = await rewind.listSessions()
+    const sessions = expectOk(await rewind.listSessions())
     for (const s of sessions) say(`${s.kind.padEnd(6)} ${s.sessionId}  ${s.title}`)
   })
 

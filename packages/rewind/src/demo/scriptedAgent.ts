@@ -43,14 +43,16 @@ export const runTurn = async (
     mkdirSync(dirname(file), { recursive: true })
     writeFileSync(file, write.content)
     // After the write: record the mutation. It never throws for a store problem; it warns.
-    const result = await rewind.recordFileMutation({
-      sessionId,
-      turnId,
-      path: write.path,
-      toolName: "write_file",
-      before,
-      after: write.content,
-    })
+    const result = expectOk(
+      await rewind.recordFileMutation({
+        sessionId,
+        turnId,
+        path: write.path,
+        toolName: "write_file",
+        before,
+        after: write.content,
+      }),
+    )
     if (!result.recorded) throw new Error(`checkpoint not recorded: ${result.warning.message}`)
     checkpoints.push(result.checkpoint)
     onCheckpoint(result.checkpoint)

@@ -13,23 +13,16 @@ import {
   type SkippedPath,
   type WorkspacePath,
 } from "@rewind/contracts"
-import {
-  ArtifactStore,
-  DEFAULT_CAPTURE_SETTINGS,
-  hashContent,
-  latestTurnPoint,
-  loadManifest,
-  loadSession,
-  loadStatCache,
-  type ManifestEntry,
-  readPointIndex,
-  type ScannedPath,
-  sameStat,
-  scanWorkspace,
-  Workspace,
-} from "@rewind/core"
 import { createTwoFilesPatch } from "diff"
 import { Clock, Effect, Either, Option } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { loadSession } from "../session/loadSession.js"
+import { hashContent } from "../workspace/contentHash.js"
+import { DEFAULT_CAPTURE_SETTINGS, loadStatCache, sameStat } from "./capturePoint.js"
+import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
+import { loadManifest, type ManifestEntry } from "./pointManifest.js"
+import { type ScannedPath, scanWorkspace } from "./workspaceScan.js"
 
 /** One side of a difference: a regular file or a symlink (absent is `null`). */
 export type DiffSide =

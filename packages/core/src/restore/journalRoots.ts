@@ -2,11 +2,11 @@
  * The content the operation journal still needs, as GC roots: both versions of every file of an
  * operation that is pending (recover may continue or roll it back) or committed with its redo
  * entry still available (redo writes the rescue versions back and checks the planned ones). The
- * snapshot engine's collector does not read the journal itself; it takes these as `extraRoots`.
+ * snapshot engine's collector (`pointGc.ts`) marks them itself, so no host can forget them.
  */
 import type { ContentHash } from "@rewind/contracts"
-import { OperationJournal } from "@rewind/core"
 import { Effect } from "effect"
+import { OperationJournal } from "../ports/OperationJournal.js"
 
 export const journalRoots = Effect.gen(function* () {
   const journal = yield* OperationJournal

@@ -1,8 +1,9 @@
 /**
- * The facade's door: one Schema per argument of every facade method, and the check every call goes
- * through before anything runs. A host in plain JavaScript can pass anything (a symbol for an id,
- * `null` for an input object, a string where a list belongs); such a call answers `invalid_input`
- * naming the argument and the field, and the engine never sees the value.
+ * The door of every `Rewind` operation: one Schema per argument (moved here from the facade, so
+ * every host surface shares it), and the check every call goes through before anything runs. A
+ * host in plain JavaScript can pass anything (a symbol for an id, `null` for an input object, a
+ * string where a list belongs); such a call answers `invalid_input` naming the argument and the
+ * field, and the engine never sees the value.
  *
  * Invariants:
  * - nothing is defaulted silently: an out-of-range number, an unknown capture setting or a
@@ -13,19 +14,19 @@
  */
 import {
   CheckpointId,
-  CommandId,
   ContentHash,
-  FileRewindPreview,
+  GoalId,
+  GoalStatus,
   MessageId,
   MessageStatus,
-  OperationId,
   PartKind,
-  PointId,
-  RewindScope,
+  RunId,
   SessionId,
   SessionKind,
   TraceId,
   TurnId,
+  VerificationId,
+  VerificationOutcome,
   Visibility,
   WorkspacePathFromHost,
 } from "@rewind/contracts"
@@ -92,34 +93,23 @@ const Content = Schema.Union(Schema.Uint8ArrayFromSelf, Schema.String, Schema.Nu
 /** Keys a caller may not misspell: an unknown key there would silently leave a default in force. */
 const strict = { parseOptions: { onExcessProperty: "error" } } as const
 
-const callOptionFields = {
-  signal: Schema.optional(
-    Schema.instanceOf(AbortSignal).annotations({
-      arbitrary: () => (fc) => fc.constant(new AbortController().signal),
-    }),
-  ),
-}
-const CallOptions = Schema.UndefinedOr(Schema.Struct(callOptionFields))
-
-const CaptureSettings = Schema.Struct({
+export const CaptureSettings = Schema.Struct({
   maxFileBytes: exact(NonNegativeInt),
   maxFiles: exact(PositiveInt),
   timeBudgetMs: exact(PositiveInt),
   racyWindowMs: exact(NonNegativeInt),
 }).annotations(strict)
 
-const CaptureOptions = Schema.UndefinedOr(
+export const CaptureOptions = Schema.UndefinedOr(
   Schema.Struct({
-    ...callOptionFields,
     settings: exact(CaptureSettings),
     declaredPaths: exact(Schema.Array(WorkspacePathFromHost)),
     onProgress: exact(AFunction),
   }),
 )
 
-const CleanupOptions = Schema.UndefinedOr(
+export const CleanupOptions = Schema.UndefinedOr(
   Schema.Struct({
-    ...callOptionFields,
     graceMs: exact(NonNegativeInt),
     retention: exact(
       Schema.Struct({ keepLastPoints: exact(NonNegativeInt), byteBudget: exact(NonNegativeInt) }).annotations(
@@ -130,19 +120,22 @@ const CleanupOptions = Schema.UndefinedOr(
   }),
 )
 
-const DoctorOptions = Schema.UndefinedOr(
-  Schema.Struct({ ...callOptionFields, repair: exact(Schema.Boolean), tempGraceMs: exact(NonNegativeInt) }),
+export const DoctorOptions = Schema.UndefinedOr(
+  Schema.Struct({
+    repair: exact(Schema.Boolean),
+    tempGraceMs: exact(NonNegativeInt),
+    onProgress: exact(AFunction),
+  }),
 )
 
-const PointDiffOptions = Schema.UndefinedOr(
+export const PointDiffOptions = Schema.UndefinedOr(
   Schema.Struct({
-    ...callOptionFields,
     patches: exact(Schema.Boolean),
     maxPatchBytes: exact(NonNegativeInt),
   }),
 )
 
-const CreateSessionInput = Schema.Struct({
+export const CreateSessionInput = Schema.Struct({
   sessionId: Schema.optional(SessionId),
   title: Schema.String,
   cwd: Schema.String,
@@ -151,21 +144,21 @@ const CreateSessionInput = Schema.Struct({
   rootTraceId: Schema.optional(TraceId),
 })
 
-const UserMessageInput = Schema.Struct({
+export const UserMessageInput = Schema.Struct({
   text: Schema.String,
   messageId: Schema.optional(MessageId),
   turnId: Schema.optional(TurnId),
   visibility: Schema.optional(Visibility),
 })
 
-const PartInput = Schema.Struct({
+export const PartInput = Schema.Struct({
   kind: PartKind,
   text: Schema.optional(Schema.String),
   toolName: Schema.optional(Schema.String),
   data: Schema.optional(JsonData),
 })
 
-const ReplyInput = Schema.Struct({
+export const ReplyInput = Schema.Struct({
   turnId: TurnId,
   role: Schema.optional(Schema.Literal("assistant", "system")),
   parts: Schema.Array(PartInput),
@@ -174,14 +167,14 @@ const ReplyInput = Schema.Struct({
   messageId: Schema.optional(MessageId),
 })
 
-const CompactionInput = Schema.Struct({
+export const CompactionInput = Schema.Struct({
   fromMessageId: MessageId,
   toMessageId: MessageId,
   summaryText: Schema.String,
   turnId: Schema.optional(TurnId),
 })
 
-const FileMutationInput = Schema.Struct({
+export const FileMutationInput = Schema.Struct({
   sessionId: SessionId,
   turnId: TurnId,
   path: WorkspacePathFromHost,
@@ -193,185 +186,37 @@ const FileMutationInput = Schema.Struct({
   afterMode: Schema.optional(FileMode),
 })
 
-const FileRewindTarget = Schema.Union(
+export const FileRewindTarget = Schema.Union(
   Schema.Struct({ sessionId: SessionId, messageId: MessageId }),
   Schema.Struct({ sessionId: SessionId, turnId: TurnId }),
 )
 
-const ForkRestoreTarget = Schema.Union(
+export const ForkRestoreTarget = Schema.Union(
   Schema.Struct({ checkpointId: CheckpointId }),
   Schema.Struct({ latest: Schema.Literal(true) }),
   Schema.Struct({ messageId: MessageId }),
 )
 
-const TurnEnd = Schema.UndefinedOr(Schema.Literal("completed", "aborted"))
-const Token = Schema.String
+export const TurnEnd = Schema.UndefinedOr(Schema.Literal("completed", "aborted"))
+export const Token = Schema.String
 
-type Param = readonly [name: string, schema: Schema.Schema.AnyNoContext]
+export const GoalInput = Schema.Struct({
+  goalId: Schema.optional(GoalId),
+  text: Schema.optional(Schema.String),
+  status: Schema.optional(GoalStatus),
+  tokensUsed: Schema.optional(NonNegativeInt),
+  liveRun: Schema.optional(Schema.NullOr(Schema.Struct({ runId: RunId, turnId: TurnId }))),
+})
 
-/** Every facade method's arguments, in order, named as a host's message should name them. */
-export const facadeParams = {
-  createSession: [
-    ["input", CreateSessionInput],
-    ["options", CallOptions],
-  ],
-  listSessions: [["options", CallOptions]],
-  appendUserMessage: [
-    ["sessionId", SessionId],
-    ["input", UserMessageInput],
-    ["options", CallOptions],
-  ],
-  appendReply: [
-    ["sessionId", SessionId],
-    ["input", ReplyInput],
-    ["options", CallOptions],
-  ],
-  completeTurn: [
-    ["sessionId", SessionId],
-    ["turnId", TurnId],
-    ["status", TurnEnd],
-    ["options", CallOptions],
-  ],
-  completeTurnWithBoundary: [
-    ["sessionId", SessionId],
-    ["turnId", TurnId],
-    ["status", TurnEnd],
-    ["options", CallOptions],
-  ],
-  applyCompaction: [
-    ["sessionId", SessionId],
-    ["input", CompactionInput],
-    ["options", CallOptions],
-  ],
-  transcript: [
-    ["sessionId", SessionId],
-    ["options", CallOptions],
-  ],
-  recordFileMutation: [
-    ["input", FileMutationInput],
-    ["options", CallOptions],
-  ],
-  turnFileChanges: [
-    ["sessionId", SessionId],
-    ["turnId", Schema.UndefinedOr(TurnId)],
-    ["options", CallOptions],
-  ],
-  evaluateRewindTarget: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["scope", RewindScope],
-    ["options", CallOptions],
-  ],
-  rewindConversation: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["options", CallOptions],
-  ],
-  rewindToCheckpoint: [
-    ["sessionId", SessionId],
-    ["checkpointId", CheckpointId],
-    ["options", CallOptions],
-  ],
-  rewindCode: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["options", CallOptions],
-  ],
-  rewindCascade: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["scope", RewindScope],
-    ["options", CallOptions],
-  ],
-  previewFileRewind: [
-    ["target", FileRewindTarget],
-    ["options", CallOptions],
-  ],
-  applyFileRewind: [
-    ["preview", FileRewindPreview],
-    ["options", CallOptions],
-  ],
-  forkAtMessage: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["commandId", Schema.UndefinedOr(CommandId)],
-    ["options", CallOptions],
-  ],
-  forkFromCheckpoint: [
-    ["sessionId", SessionId],
-    ["target", ForkRestoreTarget],
-    ["commandId", Schema.UndefinedOr(CommandId)],
-    ["options", CallOptions],
-  ],
-  listRewindPoints: [
-    ["sessionId", SessionId],
-    ["options", CallOptions],
-  ],
-  previewRewindByFork: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["options", CallOptions],
-  ],
-  rewindByFork: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["token", Token],
-    ["commandId", Schema.UndefinedOr(CommandId)],
-    ["options", CallOptions],
-  ],
-  cancelRewindByFork: [
-    ["sessionId", SessionId],
-    ["messageId", MessageId],
-    ["token", Token],
-    ["options", CallOptions],
-  ],
-  createSideChat: [
-    ["sessionId", SessionId],
-    ["commandId", Schema.UndefinedOr(CommandId)],
-    ["options", CallOptions],
-  ],
-  capturePoint: [
-    ["sessionId", SessionId],
-    ["turnId", TurnId],
-    ["options", CaptureOptions],
-  ],
-  listPoints: [
-    ["sessionId", SessionId],
-    ["options", CallOptions],
-  ],
-  diffPoint: [
-    ["sessionId", SessionId],
-    ["pointId", PointId],
-    ["options", PointDiffOptions],
-  ],
-  previewPointRestore: [
-    ["sessionId", SessionId],
-    ["pointId", PointId],
-    ["options", CallOptions],
-  ],
-  restorePoint: [
-    ["sessionId", SessionId],
-    ["pointId", PointId],
-    ["token", Token],
-    ["options", CallOptions],
-  ],
-  redo: [
-    ["sessionId", SessionId],
-    ["options", CallOptions],
-  ],
-  recover: [["options", CallOptions]],
-  resolveOperation: [
-    ["operationId", OperationId],
-    ["resolution", Schema.Literal("continue", "rollback")],
-    ["options", CallOptions],
-  ],
-  snapshotStatus: [["options", CallOptions]],
-  previewCleanup: [["options", CleanupOptions]],
-  cleanup: [["options", CleanupOptions]],
-  doctor: [["options", DoctorOptions]],
-} as const satisfies Record<string, ReadonlyArray<Param>>
+export const VerificationInput = Schema.Struct({
+  messageId: MessageId,
+  outcome: VerificationOutcome,
+  summary: Schema.String,
+  goalId: Schema.optional(GoalId),
+  verificationId: Schema.optional(VerificationId),
+})
 
-export type FacadeMethod = keyof typeof facadeParams
+export const TaskOutcome = Schema.Literal("completed", "failed")
 
 const clip = (text: string) =>
   text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text
@@ -382,22 +227,32 @@ const describeError = (error: unknown) =>
 const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
   [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")
 
+/** One argument of an operation, in call order (see `RewindOperations`). */
+export interface OperationArgument {
+  /** The argument's name; `sessionId` is spelled the same in every operation. */
+  readonly name: string
+  /** Decodes what a host sends; JSON-compatible on its encoded side, except file content bytes. */
+  readonly schema: Schema.Schema.AnyNoContext
+  /** The trailing input/options object may be omitted. */
+  readonly optional?: boolean
+}
+
 /**
- * Decodes a call's arguments against its method's Schemas: the decoded arguments, or the sentence
- * of an `invalid_input` answer naming the first bad field (`appendReply: input.parts[0].kind: …`).
+ * Decodes a call's arguments against its operation's Schemas: the decoded arguments, or the
+ * sentence of an `invalid_input` answer naming the first bad field (`appendReply: input.parts[0].kind: …`).
  */
 export const decodeArguments = (
-  method: FacadeMethod,
+  operation: string,
+  params: ReadonlyArray<OperationArgument>,
   args: ReadonlyArray<unknown>,
 ): Either.Either<ReadonlyArray<unknown>, string> => {
-  const params: ReadonlyArray<Param> = facadeParams[method]
   if (args.length > params.length) {
     return Either.left(
-      `${method}: takes at most ${params.length} argument(s) (${params.map(([n]) => n).join(", ")}), got ${args.length}`,
+      `${operation}: takes at most ${params.length} argument(s) (${params.map((p) => p.name).join(", ")}), got ${args.length}`,
     )
   }
   const decoded: Array<unknown> = []
-  for (const [i, [name, schema]] of params.entries()) {
+  for (const [i, { name, schema }] of params.entries()) {
     try {
       const result = Schema.decodeUnknownEither(schema)(args[i])
       if (Either.isRight(result)) {
@@ -406,11 +261,11 @@ export const decodeArguments = (
       }
       const [issue] = ParseResult.ArrayFormatter.formatErrorSync(result.left)
       return Either.left(
-        clip(`${method}: ${fieldOf(name, issue?.path ?? [])}: ${issue?.message ?? "is not valid"}`),
+        clip(`${operation}: ${fieldOf(name, issue?.path ?? [])}: ${issue?.message ?? "is not valid"}`),
       )
     } catch (error) {
       // A throwing getter or Proxy trap: the value cannot even be read.
-      return Either.left(clip(`${method}: ${name}: could not be read (${describeError(error)})`))
+      return Either.left(clip(`${operation}: ${name}: could not be read (${describeError(error)})`))
     }
   }
   return Either.right(decoded)
