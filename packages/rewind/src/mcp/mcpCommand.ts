@@ -12,15 +12,15 @@ import { untilSignal } from "../server/serveCommand.js"
 export const mcp = Command.make("mcp", { workspace: common.workspace, dir: common.dir }, (o) =>
   withRewind({ json: false, workspace: o.workspace, dir: o.dir }, false, (rewind) =>
     Effect.gen(function* () {
-      const [{ makeMcpServer }, { StdioServerTransport }, { facadeImplementation }] = yield* Effect.promise(
+      const [{ makeMcpServer }, { StdioServerTransport }, { serviceImplementation }] = yield* Effect.promise(
         () =>
           Promise.all([
             import("./mcpServer.js"),
             import("@modelcontextprotocol/sdk/server/stdio.js"),
-            import("../server/facadeOperations.js"),
+            import("../server/serviceImplementation.js"),
           ]),
       )
-      const server = makeMcpServer(facadeImplementation(rewind), { version: VERSION })
+      const server = makeMcpServer(serviceImplementation(rewind), { version: VERSION })
       const closed = Effect.async<void>((resume) => {
         const done = () => resume(Effect.void)
         server.onclose = done

@@ -26,8 +26,9 @@ const workspace = async () => {
     turnId: "t1" as TurnId,
   })
   expect(turn.ok).toBe(true)
-  const captured = await rewind.capturePoint("ses_mcp" as SessionId, "t1" as TurnId)
-  if (captured._tag !== "Captured") throw new Error("no point")
+  const outcome = await rewind.capturePoint("ses_mcp" as SessionId, "t1" as TurnId)
+  const captured = outcome.ok ? outcome.value : undefined
+  if (captured?._tag !== "Captured") throw new Error("no point")
   await writeFile(join(root, "a.txt"), "two\n")
   await rewind.close()
   return { root, pointId: captured.point.pointId as string }
