@@ -2,8 +2,8 @@
  * The JSON-RPC server, generic over an operation table: every operation of the table is one
  * method, its params decoded with the operation's argument Schemas and its `{ ok: true, value }`
  * encoded with its `success` Schema. Nothing here names an operation; the table and an
- * implementation of it are handed in (today `facadeOperations.ts`, the declared `Rewind` service
- * once it lands), so a new operation is served without touching this file.
+ * implementation of it are handed in (the declared `Rewind` service's `RewindOperations`, run by
+ * serviceImplementation.ts), so a new operation is served without touching this file.
  *
  * Invariants:
  * - one connection = one byte stream in, one out; every request gets exactly one answer, a

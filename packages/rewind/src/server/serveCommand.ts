@@ -8,11 +8,12 @@
  * carries only protocol lines; anything for people goes to stderr.
  */
 import { Command, Options } from "@effect/cli"
+import { RewindOperations } from "@rewind/core"
 import { Effect, Option } from "effect"
 import { VERSION } from "../cli/app.js"
 import { common, withRewind } from "../cli/store.js"
-import { facadeImplementation, facadeOperations } from "./facadeOperations.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
+import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
 
 /** Resolves on the first of SIGTERM / SIGINT; the handlers are removed when it ends. */
@@ -51,11 +52,11 @@ const options = {
 export const serve = Command.make("serve", options, (o) =>
   o.schema
     ? Effect.sync(() => {
-        process.stdout.write(`${JSON.stringify(openRpcDocument(facadeOperations, VERSION), null, 2)}\n`)
+        process.stdout.write(`${JSON.stringify(openRpcDocument(RewindOperations, VERSION), null, 2)}\n`)
       })
     : withRewind({ json: false, workspace: o.workspace, dir: o.dir }, false, (rewind) =>
         Effect.gen(function* () {
-          const server = makeRpcServer(facadeOperations, facadeImplementation(rewind), {
+          const server = makeRpcServer(RewindOperations, serviceImplementation(rewind), {
             ...Option.match(o.maxLineBytes, {
               onNone: () => ({}),
               onSome: (maxLineBytes) => ({ maxLineBytes }),

@@ -286,7 +286,7 @@ describe("rewind serve (the built bin over stdio)", () => {
         expect(names).toContain(name)
       }
       const append = doc.methods.find((m) => m.name === "appendUserMessage")!
-      expect(append.params.map((p) => p.name)).toEqual(["sessionId", "input", "options"])
+      expect(append.params.map((p) => p.name)).toEqual(["sessionId", "input"])
       expect(append.params[1]!.schema).toMatchObject({ type: "object", required: ["text"] })
     }),
   )
