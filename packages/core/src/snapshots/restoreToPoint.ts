@@ -19,7 +19,6 @@
  * cache for unchanged files, so a preview of a large point reads only what changed.
  */
 
-import { createHash } from "node:crypto"
 import {
   type ContentHash,
   type FileStat,
@@ -34,7 +33,7 @@ import {
   type WorkspacePath,
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
-import { hashContent } from "../contentHash.js"
+import { hashContent, sha256Hex } from "../contentHash.js"
 import { runDurableRestore } from "../durableRestore.js"
 import type { PlannedWrite } from "../journaledWrites.js"
 import { loadSession, retryOnVersionConflict } from "../loadSession.js"
@@ -340,9 +339,9 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
       const bad = new Set(conflicts.map((c) => c.path))
       changes.splice(0, changes.length, ...changes.filter((c) => !bad.has(c.path)))
     }
-    const planDigest = createHash("sha256")
-      .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
-      .digest("hex")
+    const planDigest = sha256Hex(
+      JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]),
+    )
     return {
       point,
       changes,

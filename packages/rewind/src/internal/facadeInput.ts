@@ -15,6 +15,7 @@ import {
   CheckpointId,
   CommandId,
   ContentHash,
+  describeError,
   FileRewindPreview,
   MessageId,
   MessageStatus,
@@ -375,9 +376,6 @@ export type FacadeMethod = keyof typeof facadeParams
 
 const clip = (text: string) =>
   text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text
-
-const describeError = (error: unknown) =>
-  error instanceof Error ? error.message : typeof error === "symbol" ? error.toString() : String(error)
 
 const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
   [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")
