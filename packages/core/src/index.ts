@@ -37,6 +37,7 @@ export {
 } from "./ports/OperationJournal.js"
 export * from "./ports/SessionStateCache.js"
 export * from "./ports/SessionStore.js"
+export * from "./ports/StoreIntegrity.js"
 export * from "./ports/Workspace.js"
 export * from "./previewTokens.js"
 export * from "./recordFileMutation.js"

@@ -2,6 +2,8 @@
  * The SQLite SessionStore: layers over a file (or `:memory:`), plus the adapter's own service
  * (`SqliteStore`) for what only this adapter can do: rebuild its projections, check integrity,
  * say which schema version and journal mode it runs with and where it put its pre-migration backup.
+ * The integrity check and the read-only probe are also provided as core's StoreIntegrity port, so
+ * a health check reaches them without naming this adapter.
  */
 import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
 import {
@@ -10,6 +12,8 @@ import {
   type OperationJournalService,
   SessionStore,
   type SessionStoreService,
+  StoreIntegrity,
+  type StoreIntegrityService,
 } from "@rewind/core"
 import type { RebuildReport } from "@rewind/kysely-store"
 import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
@@ -41,7 +45,7 @@ export interface SqliteStoreService {
    * or undefined when it can. SQLite opens such a file read-only without failing; this says so.
    */
   readonly readOnly: Effect.Effect<string | undefined>
-  /** `PRAGMA integrity_check` and `foreign_key_check`. */
+  /** `PRAGMA integrity_check` and `foreign_key_check`, and every stream against its events (kysely-store's check). */
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
   /** The durable journal of multi-file restores, in the same database. */
   readonly operationJournal: OperationJournalService
@@ -65,13 +69,25 @@ export const layerSqliteStore = (
   options: SqliteStoreOptions,
 ): Layer.Layer<SqliteStore, StoreIncompatible | StoreError> => Layer.scoped(SqliteStore, make(options))
 
+/** The StoreIntegrity port of an opened store. */
+export const storeIntegrity = (store: SqliteStoreService): StoreIntegrityService => ({
+  kind: "sqlite",
+  location: store.location,
+  schemaVersion: store.schemaVersion,
+  check: store.integrityCheck,
+  readOnly: store.readOnly,
+})
+
 /**
- * A SessionStore and its OperationJournal over a SQLite file (each build of the layer opens it;
- * the scope closes it).
+ * A SessionStore, its OperationJournal and its StoreIntegrity over a SQLite file (each build of
+ * the layer opens it; the scope closes it).
  */
 export const layer = (
   options: SqliteStoreOptions,
-): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
+): Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  StoreIncompatible | StoreError
+> =>
   Layer.mergeAll(
     Layer.effect(
       SessionStore,
@@ -81,6 +97,7 @@ export const layer = (
       OperationJournal,
       Effect.map(SqliteStore, (store) => store.operationJournal),
     ),
+    Layer.effect(StoreIntegrity, Effect.map(SqliteStore, storeIntegrity)),
   ).pipe(Layer.provideMerge(layerSqliteStore(options)))
 
 const configError = (error: ConfigError.ConfigError): StoreError =>
@@ -93,14 +110,16 @@ const configError = (error: ConfigError.ConfigError): StoreError =>
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_SQLITE_*` variables). */
 export const layerConfig = (
   config: Config.Config<SqliteStoreOptions> = sqliteStoreConfig,
-): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
-  Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
+): Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  StoreIncompatible | StoreError
+> => Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
 
 /** Rebuilds the projections of the store in context from its events. */
 export const rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError, SqliteStore> =
   Effect.flatMap(SqliteStore, (store) => store.rebuildProjections)
 
-/** Runs SQLite's integrity and foreign key checks on the store in context. */
+/** Runs SQLite's integrity and foreign key checks, and the streams check, on the store in context. */
 export const integrityCheck: Effect.Effect<IntegrityReport, StoreError, SqliteStore> = Effect.flatMap(
   SqliteStore,
   (store) => store.integrityCheck,

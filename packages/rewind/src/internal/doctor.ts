@@ -1,9 +1,11 @@
 /**
  * The store health check behind `Rewind.doctor` and `rewind doctor`.
  *
- * It verifies, in order: SQLite's own integrity and the schema version (when the store is SQLite),
- * and that this process can write it (SQLite opens a read-only file without a word, and every
- * capture then fails);
+ * It verifies, in order: the database's own integrity and the schema version, through the
+ * StoreIntegrity port of whichever SQL adapter provides the session store (SQLite's
+ * `integrity_check`, PostgreSQL's streams against their events; a store without the port, the
+ * in-memory one, has no database section), and that this process can write it (SQLite opens a
+ * read-only file without a word, and every capture then fails);
  * every blob, re-hashed against its address; every reference the session streams and the
  * operation journal hold (checkpoints' before/after/patch content, points' manifests, stat caches
  * and the files the manifests list, write-intent pre-images, journaled rescue and planned
@@ -31,9 +33,15 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeWorkspace } from "@rewind/adapter-fs"
-import { SqliteSessionStore } from "@rewind/adapter-sqlite"
 import type { ContentHash, FileVersion, SessionId } from "@rewind/contracts"
-import { ArtifactStore, loadManifest, manifestBlobs, OperationJournal, SessionStore } from "@rewind/core"
+import {
+  ArtifactStore,
+  loadManifest,
+  manifestBlobs,
+  OperationJournal,
+  SessionStore,
+  StoreIntegrity,
+} from "@rewind/core"
 import { Clock, Effect, Either, Option, Stream } from "effect"
 
 /** What kind of problem a finding is; `repairable` ones are what `repair` removes. */
@@ -78,9 +86,15 @@ export const DEFAULT_TEMP_GRACE_MS = 10 * 60 * 1000
 export interface DoctorReport {
   /** True when no problem is left (repaired ones do not count). */
   readonly ok: boolean
-  /** SQLite `integrity_check` and `foreign_key_check`; absent when the store is not SQLite. */
-  readonly database: { readonly ok: boolean; readonly problems: ReadonlyArray<string> } | undefined
-  /** The store's schema version (SQLite only; a newer store than this build is refused on open). */
+  /**
+   * The database's own check through the StoreIntegrity port (SQLite: `integrity_check` and
+   * `foreign_key_check`; PostgreSQL: streams against their events), with which database it is;
+   * absent when the store provides no such port (the in-memory one).
+   */
+  readonly database:
+    | { readonly kind: string; readonly ok: boolean; readonly problems: ReadonlyArray<string> }
+    | undefined
+  /** The store's schema version (a newer store than this build is refused on open); absent without the port. */
   readonly schemaVersion: number | undefined
   readonly artifacts: {
     readonly checked: number
@@ -193,17 +207,17 @@ export const runDoctor = (options: DoctorOptions = {}) =>
       problems.push({ kind, subject, message, repairable })
 
     // --- the database ------------------------------------------------------------------
-    const sqlite = yield* Effect.serviceOption(SqliteSessionStore.SqliteStore)
+    const integrity = yield* Effect.serviceOption(StoreIntegrity)
     // A damaged file can make the check itself fail (SQLITE_CORRUPT): that is a finding, not a crash.
-    const database = Option.isSome(sqlite)
-      ? yield* sqlite.value.integrityCheck.pipe(
+    const database = Option.isSome(integrity)
+      ? yield* integrity.value.check.pipe(
           Effect.catchAll((error) => Effect.succeed({ ok: false, problems: [error.message] })),
         )
       : undefined
     for (const p of database?.problems ?? []) problem("database_integrity", "database", p)
-    const readOnly = Option.isSome(sqlite) ? yield* sqlite.value.readOnly : undefined
-    if (Option.isSome(sqlite) && readOnly !== undefined) {
-      problem("store_read_only", sqlite.value.location, readOnly)
+    const readOnly = Option.isSome(integrity) ? yield* integrity.value.readOnly : undefined
+    if (Option.isSome(integrity) && readOnly !== undefined) {
+      problem("store_read_only", integrity.value.location, readOnly)
     }
 
     // --- every blob ----------------------------------------------------------------------
@@ -424,8 +438,11 @@ export const runDoctor = (options: DoctorOptions = {}) =>
 
     const report: DoctorReport = {
       ok: problems.length === 0,
-      database: database === undefined ? undefined : { ok: database.ok, problems: database.problems },
-      schemaVersion: Option.isSome(sqlite) ? sqlite.value.schemaVersion : undefined,
+      database:
+        Option.isNone(integrity) || database === undefined
+          ? undefined
+          : { kind: integrity.value.kind, ok: database.ok, problems: database.problems },
+      schemaVersion: Option.isSome(integrity) ? integrity.value.schemaVersion : undefined,
       artifacts: { checked, bytes, bad },
       references: { sessions: sessions.length, checked: references, releasedPoints },
       journal: { operations, incomplete },
@@ -437,8 +454,8 @@ export const runDoctor = (options: DoctorOptions = {}) =>
     return report
   })
 
-/** Why the store in context cannot be written now (SQLite stores only), for the CLI's warning. */
+/** Why the store in context cannot be written now (stores with a StoreIntegrity port), for the CLI's warning. */
 export const storeReadOnly: Effect.Effect<string | undefined> = Effect.flatMap(
-  Effect.serviceOption(SqliteSessionStore.SqliteStore),
+  Effect.serviceOption(StoreIntegrity),
   Option.match({ onNone: () => Effect.succeed(undefined), onSome: (store) => store.readOnly }),
 )

@@ -10,13 +10,21 @@
  * the transaction open after such a constraint error, so its meaning is decided right there.
  */
 import { type EventDecodeError, StoreError, VersionConflict } from "@rewind/contracts"
-import type { ArtifactStoreService, OperationJournalService, SessionStoreService } from "@rewind/core"
+import type {
+  ArtifactStoreService,
+  OperationJournalService,
+  SessionStoreService,
+  StoreIntegrityReport,
+} from "@rewind/core"
 import {
   decodeRow,
   makeSqlSessionStore,
   type RebuildReport,
   rebuildProjections,
   type SqlStoreBackend,
+  STREAM_CONSISTENCY_SQL,
+  type StreamConsistencyRow,
+  streamConsistencyProblems,
 } from "@rewind/kysely-store"
 import { Effect, type Scope } from "effect"
 import {
@@ -35,11 +43,11 @@ import { EVENT_BATCH, prepareHotStatements } from "./statements.js"
 /** Half of the WAL backstop (openDatabase.ts): a run of writes asks for a checkpoint well before it. */
 const BUSY_CHECKPOINT_BYTES = (WAL_BACKSTOP_PAGES * 4096) / 2
 
-export interface IntegrityReport {
-  readonly ok: boolean
-  /** `integrity_check` and `foreign_key_check` findings; empty when ok. */
-  readonly problems: ReadonlyArray<string>
-}
+/**
+ * `integrity_check` and `foreign_key_check` findings, and streams that disagree with their events
+ * (the StoreIntegrity port's report).
+ */
+export type IntegrityReport = StoreIntegrityReport
 
 export interface SqliteStoreInternals {
   readonly sessionStore: SessionStoreService
@@ -268,7 +276,11 @@ export const makeStoreService = (
             const foreignKeys = (db.pragma("foreign_key_check") as Array<Record<string, unknown>>).map(
               (r) => `foreign key: ${JSON.stringify(r)}`,
             )
-            const problems = [...integrity.filter((p) => p !== "ok"), ...foreignKeys]
+            // The streams against their events, as every SQL store checks them.
+            const streams = streamConsistencyProblems(
+              db.prepare(STREAM_CONSISTENCY_SQL).all() as Array<StreamConsistencyRow>,
+            )
+            const problems = [...integrity.filter((p) => p !== "ok"), ...foreignKeys, ...streams]
             return { ok: problems.length === 0, problems }
           },
           catch: storeError("integrityCheck"),
