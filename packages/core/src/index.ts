@@ -27,7 +27,6 @@ export * from "./ports/BackgroundTasks.js"
 export * from "./ports/ForkWorkspaceRestore.js"
 export * as IdGenerators from "./ports/IdGenerator.js"
 export { IdGenerator, type IdGeneratorService } from "./ports/IdGenerator.js"
-export * as OperationJournals from "./ports/OperationJournal.js"
 export {
   type DamagedOperation,
   type JournalScan,

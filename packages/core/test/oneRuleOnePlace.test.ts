@@ -76,3 +76,10 @@ describe("hashing", () => {
     expect(isContentHash(`${"0".repeat(64)}\n`)).toBe(false)
   })
 })
+
+describe("ports in core, implementations in adapters", () => {
+  it("the OperationJournal port module declares the port and holds no implementation", async () => {
+    const port = await import("../src/ports/OperationJournal.js")
+    expect(Object.keys(port)).toEqual(["OperationJournal"])
+  })
+})
