@@ -6,10 +6,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { CONTENT_HASH_PATTERN, type SessionId, type TurnId } from "@rewind/contracts"
-import { hashContent, sha256Hex } from "../src/contentHash.js"
+import { carryLineageOf } from "../src/fork/subagentCarry.js"
 import { isContentHash } from "../src/ports/ArtifactStore.js"
-import { pointIdFor } from "../src/snapshots/pointIndex.js"
-import { carryLineageOf } from "../src/subagentCarry.js"
+import { pointIdFor } from "../src/snapshot/pointIndex.js"
+import { hashContent, sha256Hex } from "../src/workspace/contentHash.js"
 
 const srcDir = join(import.meta.dirname, "..", "src")
 const files = (dir: string): Array<string> =>
