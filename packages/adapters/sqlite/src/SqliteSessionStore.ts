@@ -1,11 +1,12 @@
 /**
- * The SQLite SessionStore: layers over a file (or `:memory:`), plus the adapter's own service
- * (`SqliteStore`) for what only this adapter can do: rebuild its projections, check integrity,
- * say which schema version and journal mode it runs with and where it put its pre-migration backup.
- * The integrity check and the read-only probe are also provided as core's StoreIntegrity port, so
- * a health check reaches them without naming this adapter.
+ * The SQLite SessionStore and its OperationJournal, layered over a `SqliteDatabase` (one opened
+ * file, or `:memory:`) as the PostgreSQL adapter's are over a `PostgresDatabase`, plus the
+ * adapter's own service (`SqliteStore`) for what only this adapter can do: rebuild its
+ * projections, check integrity, say which schema version and journal mode it runs with and where
+ * it put its pre-migration backup. The integrity check and the read-only probe are also provided
+ * as core's StoreIntegrity port, so a health check reaches them without naming this adapter.
  */
-import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
+import type { EventDecodeError, StoreError, StoreIncompatible } from "@rewind/contracts"
 import {
   type ArtifactStoreService,
   OperationJournal,
@@ -16,12 +17,18 @@ import {
   type StoreIntegrityService,
 } from "@rewind/core"
 import type { RebuildReport } from "@rewind/kysely-store"
-import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
-import { makeSqliteStore } from "./internal/makeSqliteStore.js"
+import { type Config, Context, Effect, Layer, type Scope } from "effect"
+import { makeSqliteStore, storeFromDatabase } from "./internal/makeSqliteStore.js"
 import { STORE_MIGRATIONS } from "./internal/migrations.js"
 import type { ConnectionSettings } from "./internal/openDatabase.js"
 import type { IntegrityReport } from "./internal/storeService.js"
-import { type SqliteStoreOptions, sqliteStoreConfig } from "./SqliteStoreOptions.js"
+import {
+  layer as databaseLayer,
+  layerConfig as databaseLayerConfig,
+  SqliteDatabase,
+  type SqliteDatabaseService,
+} from "./SqliteDatabase.js"
+import type { SqliteStoreOptions } from "./SqliteStoreOptions.js"
 
 export type { RebuildReport } from "@rewind/kysely-store"
 export type { ConnectionSettings } from "./internal/openDatabase.js"
@@ -78,42 +85,46 @@ export const storeIntegrity = (store: SqliteStoreService): StoreIntegrityService
   readOnly: store.readOnly,
 })
 
+/** The adapter's service over an opened database (its stores share the database's connection). */
+export const fromDatabase = (database: SqliteDatabaseService): SqliteStoreService =>
+  storeFromDatabase(database)
+
+/** The session store, its operation journal and StoreIntegrity over the `SqliteDatabase` in context. */
+export const layerFromDatabase: Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  never,
+  SqliteDatabase
+> = Layer.mergeAll(
+  Layer.effect(
+    SessionStore,
+    Effect.map(SqliteStore, (store) => store.sessionStore),
+  ),
+  Layer.effect(
+    OperationJournal,
+    Effect.map(SqliteStore, (store) => store.operationJournal),
+  ),
+  Layer.effect(StoreIntegrity, Effect.map(SqliteStore, storeIntegrity)),
+).pipe(Layer.provideMerge(Layer.effect(SqliteStore, Effect.map(SqliteDatabase, fromDatabase))))
+
 /**
- * A SessionStore, its OperationJournal and its StoreIntegrity over a SQLite file (each build of
- * the layer opens it; the scope closes it).
+ * A SessionStore, its OperationJournal and its StoreIntegrity over a SQLite file, with the
+ * `SqliteDatabase` they share (so `SqliteArtifactStore.layerFromDatabase` can be layered over the
+ * same connection). Each build of the layer opens the file; the scope closes it.
  */
 export const layer = (
   options: SqliteStoreOptions,
 ): Layer.Layer<
-  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore | SqliteDatabase,
   StoreIncompatible | StoreError
-> =>
-  Layer.mergeAll(
-    Layer.effect(
-      SessionStore,
-      Effect.map(SqliteStore, (store) => store.sessionStore),
-    ),
-    Layer.effect(
-      OperationJournal,
-      Effect.map(SqliteStore, (store) => store.operationJournal),
-    ),
-    Layer.effect(StoreIntegrity, Effect.map(SqliteStore, storeIntegrity)),
-  ).pipe(Layer.provideMerge(layerSqliteStore(options)))
-
-const configError = (error: ConfigError.ConfigError): StoreError =>
-  new StoreError({
-    operation: "config",
-    message: `invalid SQLite store configuration: ${error}`,
-    cause: error,
-  })
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayer(options)))
 
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_SQLITE_*` variables). */
 export const layerConfig = (
-  config: Config.Config<SqliteStoreOptions> = sqliteStoreConfig,
+  config?: Config.Config<SqliteStoreOptions>,
 ): Layer.Layer<
-  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore | SqliteDatabase,
   StoreIncompatible | StoreError
-> => Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayerConfig(config)))
 
 /** Rebuilds the projections of the store in context from its events. */
 export const rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError, SqliteStore> =
