@@ -21,7 +21,7 @@
  */
 import { join } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
-import { MemorySessionStore } from "@rewind/adapter-memory"
+import { MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
 import { SqliteArtifactStore, SqliteSessionStore } from "@rewind/adapter-sqlite"
 import type { CheckpointId, SessionId, TurnId } from "@rewind/contracts"
 import {
@@ -30,7 +30,6 @@ import {
   hashContent,
   IdGenerators,
   layerSessionStateCache,
-  OperationJournals,
   recordFileMutation,
   rewindToCheckpoint,
 } from "@rewind/core"
@@ -97,7 +96,7 @@ const storesFor = (ctx: BenchContext, durability: Durability) => {
     return Layer.mergeAll(
       MemorySessionStore.layer,
       FsArtifactStore.layer({ directory: ctx.tempDir("artifacts-fs"), durability: "fsync" }),
-      OperationJournals.layerMemory,
+      MemoryOperationJournal.layer,
     )
   }
   return SqliteArtifactStore.layer.pipe(

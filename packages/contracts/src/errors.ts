@@ -141,3 +141,19 @@ export class ForkBundleInvalid extends Schema.TaggedError<ForkBundleInvalid>()("
     return `fork bundle for session ${this.sessionId} is invalid: ${this.problems.join("; ")}`
   }
 }
+
+/**
+ * A failure in words, for a message that quotes what went wrong: the failure's own `message` when
+ * it has one (any tagged error, an Error, a plain object carrying one), else its string form. The
+ * one definition every package uses. It never throws: a value whose inspection throws (a hostile
+ * Proxy or getter) is described as such instead.
+ */
+export const describeError = (error: unknown): string => {
+  try {
+    return typeof error === "object" && error !== null && "message" in error
+      ? String(error.message)
+      : String(error)
+  } catch {
+    return "a value that could not be described"
+  }
+}

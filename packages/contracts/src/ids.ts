@@ -42,9 +42,17 @@ export type VerificationId = typeof VerificationId.Type
 export const TraceId = idOf("TraceId")
 export type TraceId = typeof TraceId.Type
 
+/**
+ * What a content address looks like, the one definition: the schema below and the adapters' fast
+ * checks (`isContentHash` in core's ArtifactStore port) both test this pattern.
+ */
+export const CONTENT_HASH_PATTERN: RegExp = /^[0-9a-f]{64}$/
+
 /** A lowercase hex SHA-256 digest: the address of a blob in the artifact store. */
 export const ContentHash = Schema.String.pipe(
-  Schema.pattern(/^[0-9a-f]{64}$/, { message: () => "a content hash is 64 lowercase hex digits (SHA-256)" }),
+  Schema.pattern(CONTENT_HASH_PATTERN, {
+    message: () => "a content hash is 64 lowercase hex digits (SHA-256)",
+  }),
   Schema.brand("ContentHash"),
 )
 export type ContentHash = typeof ContentHash.Type

@@ -29,6 +29,7 @@ import type {
   OperationJournal,
   SessionStateCache,
   SessionStore,
+  StoreIntegrity,
   Workspace,
 } from "@rewind/core"
 import {
@@ -183,13 +184,13 @@ export const layerStoreLocation = (workspaceRoot: string, dir: string) =>
   Layer.sync(StoreLocation, () => ({ directories: storeLocationOf(workspaceRoot, dir) }))
 
 /**
- * The embedded default layer. It also provides the adapter's `SqliteStore` service, which
- * `doctor` uses for SQLite's own integrity check.
+ * The embedded default layer. It also provides the SQLite store's StoreIntegrity port (what
+ * `doctor` checks the database with) and the adapter's own `SqliteStore` service.
  */
 export const layerEmbedded = (
   options: DefaultLayerOptions,
 ): Layer.Layer<
-  EngineServices | SessionStateCache | StoreLocation | SqliteSessionStore.SqliteStore,
+  EngineServices | SessionStateCache | StoreLocation | StoreIntegrity | SqliteSessionStore.SqliteStore,
   DefaultOpenError
 > => {
   const dir = storeDirectory(options)

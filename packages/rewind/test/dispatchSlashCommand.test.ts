@@ -2,10 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   layerBackgroundTasks,
   MemoryArtifactStore,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators, OperationJournals } from "@rewind/core"
+import { IdGenerators } from "@rewind/core"
 import { Layer } from "effect"
 import { dispatchSlashCommand, openRewind } from "../src/index.js"
 import { okValue } from "./okValue.js"
@@ -17,7 +18,7 @@ const layer = () =>
     MemoryWorkspace.layer(),
     IdGenerators.layerSequential("d"),
     layerBackgroundTasks,
-    OperationJournals.layerMemory,
+    MemoryOperationJournal.layer,
   )
 
 const must = <A>(

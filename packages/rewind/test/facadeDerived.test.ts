@@ -5,10 +5,11 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   layerBackgroundTasks,
   MemoryArtifactStore,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators, OperationJournals, type RewindApi, RewindOperations } from "@rewind/core"
+import { IdGenerators, type RewindApi, RewindOperations } from "@rewind/core"
 import { Layer, Schema } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
 
@@ -23,7 +24,7 @@ const open = () =>
       MemoryWorkspace.layer({ root: ROOT }),
       IdGenerators.layerSequential("d"),
       layerBackgroundTasks,
-      OperationJournals.layerMemory,
+      MemoryOperationJournal.layer,
     ),
   })
 

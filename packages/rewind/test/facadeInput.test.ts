@@ -8,11 +8,12 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import {
   layerBackgroundTasks,
   MemoryArtifactStore,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
 import { VersionConflict } from "@rewind/contracts"
-import { IdGenerators, OperationJournals, SessionStore } from "@rewind/core"
+import { IdGenerators, SessionStore } from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { openRewind, type Rewind, RewindClosed } from "../src/index.js"
 import { okValue } from "./okValue.js"
@@ -194,7 +195,7 @@ describe("a version conflict is never a raw rejection (issue 21 item 14)", () =>
       MemoryWorkspace.layer(),
       IdGenerators.layerSequential("c"),
       layerBackgroundTasks,
-      OperationJournals.layerMemory,
+      MemoryOperationJournal.layer,
     )
     const rewind = await openRewind({ workspaceRoot: "/workspace", layer })
     const session = await rewind.createSession({ title: "busy", cwd: "/workspace" })

@@ -16,10 +16,11 @@ import {
   layerBackgroundTasks,
   MemoryArtifactStore,
   MemoryFileSystem,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators, OperationJournals, type RewindApi, RewindOperations } from "@rewind/core"
+import { IdGenerators, type RewindApi, RewindOperations } from "@rewind/core"
 import { Arbitrary, FastCheck as fc, Layer, type Schema } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
 import { okValue } from "./okValue.js"
@@ -216,7 +217,7 @@ describe("facade fuzz target", () => {
       MemoryWorkspace.layer({ fs, root: ROOT }),
       IdGenerators.layerSequential("z"),
       layerBackgroundTasks,
-      OperationJournals.layerMemory,
+      MemoryOperationJournal.layer,
     )
     const rewind: Rewind = await openRewind({ workspaceRoot: ROOT, layer })
     const must = (o: { ok: boolean }) => expect(o.ok).toBe(true)

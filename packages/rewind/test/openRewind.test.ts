@@ -5,10 +5,11 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import {
   layerBackgroundTasks,
   MemoryArtifactStore,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "@rewind/adapter-memory"
-import { IdGenerators, OperationJournals } from "@rewind/core"
+import { IdGenerators } from "@rewind/core"
 import { Layer } from "effect"
 import { openRewind, type Rewind, StoreMissing } from "../src/index.js"
 import { okValue } from "./okValue.js"
@@ -144,7 +145,7 @@ describe("openRewind with an injected layer", () => {
       MemoryWorkspace.layer(),
       IdGenerators.layerSequential("f"),
       layerBackgroundTasks,
-      OperationJournals.layerMemory,
+      MemoryOperationJournal.layer,
     )
     const rewind = await openRewind({ workspaceRoot: root, layer })
     expect(rewind.dir).toBeUndefined()

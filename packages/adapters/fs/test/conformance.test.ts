@@ -1,7 +1,7 @@
 // The shared conformance suites and file-rewind properties, run on the filesystem adapters.
 import { promises as fsp } from "node:fs"
 import { join } from "node:path"
-import { MemorySessionStore } from "@rewind/adapter-memory"
+import { MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
 import type { ContentHash } from "@rewind/contracts"
 import { artifactStoreConformance, fileRewindProperties, workspaceConformance } from "@rewind/testkit"
 import { Effect, Layer } from "effect"
@@ -40,9 +40,10 @@ fileRewindProperties(
       const fixture = yield* makeNodeFixture
       return {
         ...fixture,
-        stores: Layer.merge(
+        stores: Layer.mergeAll(
           MemorySessionStore.layer,
           FsArtifactStore.layer({ directory: join(fixture.base, "store") }),
+          MemoryOperationJournal.layer,
         ),
       }
     }),

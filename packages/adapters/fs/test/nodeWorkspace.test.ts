@@ -1,14 +1,13 @@
 import { promises as fsp } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { MemorySessionStore } from "@rewind/adapter-memory"
+import { MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
 import type { WorkspacePath } from "@rewind/contracts"
 import {
   appendUserMessage,
   createSession,
   IdGenerators,
   loadSession,
-  OperationJournals,
   previewFileRewind,
   recordFileMutation,
   rewindCascade,
@@ -117,7 +116,7 @@ describe("node workspace", () => {
         Layer.succeed(Workspace, fixture.workspace),
         layerNoBackgroundTasks,
         IdGenerators.layerSequential("fs"),
-        OperationJournals.layerMemory,
+        MemoryOperationJournal.layer,
       )
       yield* Effect.gen(function* () {
         const session = yield* createSession({ title: "escape", cwd: root })

@@ -14,7 +14,7 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { MemorySessionStore } from "@rewind/adapter-memory"
+import { MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
 import { IdGenerators } from "@rewind/core"
 import {
   protectionProperties,
@@ -52,6 +52,7 @@ const harness: SnapshotHarness = {
         Layer.orDie(NodeWorkspace.layer(root, { durability: "atomic" })),
         Layer.orDie(FsArtifactStore.layer({ directory: join(base, "store"), durability: "atomic" })),
         MemorySessionStore.layer,
+        MemoryOperationJournal.layer,
         IdGenerators.layerSequential("s"),
       ),
       write: (path, content, mode) => {

@@ -11,5 +11,6 @@ export {
   type TaskRegistryControl,
 } from "./MemoryBackgroundTasks.js"
 export { MemoryFileSystem, type MemoryFsAccess, type MemoryNode } from "./MemoryFileSystem.js"
+export * as MemoryOperationJournal from "./MemoryOperationJournal.js"
 export * as MemorySessionStore from "./MemorySessionStore.js"
 export * as MemoryWorkspace from "./MemoryWorkspace.js"

@@ -1,6 +1,5 @@
 // The shared conformance suites, file-rewind and redo properties, run on the memory adapters.
 import type { ContentHash } from "@rewind/contracts"
-import { OperationJournals } from "@rewind/core"
 import {
   artifactStoreConformance,
   fileRewindProperties,
@@ -8,7 +7,13 @@ import {
   workspaceConformance,
 } from "@rewind/testkit"
 import { Effect, Layer } from "effect"
-import { MemoryArtifactStore, MemoryFileSystem, MemorySessionStore, MemoryWorkspace } from "../src/index.js"
+import {
+  MemoryArtifactStore,
+  MemoryFileSystem,
+  MemoryOperationJournal,
+  MemorySessionStore,
+  MemoryWorkspace,
+} from "../src/index.js"
 
 artifactStoreConformance("memory", {
   make: Effect.sync(() => {
@@ -61,17 +66,13 @@ workspaceConformance("memory", { make: Effect.sync(() => memoryFixture().fixture
 fileRewindProperties("memory workspace + memory stores", {
   make: Effect.sync(() => ({
     ...memoryFixture().fixture,
-    stores: Layer.merge(MemorySessionStore.layer, MemoryArtifactStore.layer),
+    stores: Layer.mergeAll(MemorySessionStore.layer, MemoryArtifactStore.layer, MemoryOperationJournal.layer),
   })),
 })
 
 redoProperties("memory workspace + memory stores + memory journal", {
   make: Effect.sync(() => ({
     workspace: memoryFixture().fixture.workspace,
-    stores: Layer.mergeAll(
-      MemorySessionStore.layer,
-      MemoryArtifactStore.layer,
-      OperationJournals.layerMemory,
-    ),
+    stores: Layer.mergeAll(MemorySessionStore.layer, MemoryArtifactStore.layer, MemoryOperationJournal.layer),
   })),
 })

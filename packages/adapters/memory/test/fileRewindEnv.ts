@@ -8,7 +8,6 @@ import {
   createSession,
   IdGenerators,
   OperationJournal,
-  OperationJournals,
   recordFileMutation,
   Workspace,
   type WorkspaceService,
@@ -19,6 +18,7 @@ import {
   layerBackgroundTasks,
   MemoryArtifactStore,
   MemoryFileSystem,
+  MemoryOperationJournal,
   MemorySessionStore,
   MemoryWorkspace,
 } from "../src/index.js"
@@ -33,7 +33,7 @@ export const makeEnv = () => {
   const artifactData = MemoryArtifactStore.makeMemoryArtifactData()
   const workspace = makeFaultyWorkspace(MemoryWorkspace.make({ fs, root: ROOT }))
   const artifacts = makeFaultyArtifactStore(MemoryArtifactStore.makeMemoryArtifactStore(artifactData))
-  const journal = Effect.runSync(OperationJournals.makeMemory())
+  const journal = Effect.runSync(MemoryOperationJournal.make())
   /** A fresh set of layers over the same data: what a process restart would see. */
   const layer = () =>
     Layer.mergeAll(

@@ -7,7 +7,13 @@ import {
   snapshotProperties,
 } from "@rewind/testkit"
 import { Layer } from "effect"
-import { MemoryArtifactStore, MemoryFileSystem, MemorySessionStore, MemoryWorkspace } from "../src/index.js"
+import {
+  MemoryArtifactStore,
+  MemoryFileSystem,
+  MemoryOperationJournal,
+  MemorySessionStore,
+  MemoryWorkspace,
+} from "../src/index.js"
 
 const ROOT = "/work/project"
 
@@ -21,6 +27,7 @@ const harness: SnapshotHarness = {
         MemoryWorkspace.layer({ fs, root: ROOT }),
         MemoryArtifactStore.layer,
         MemorySessionStore.layer,
+        MemoryOperationJournal.layer,
         IdGenerators.layerSequential("s"),
       ),
       write: (path, content, mode) => fs.writeFile(at(path), content, mode),

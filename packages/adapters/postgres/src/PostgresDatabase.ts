@@ -2,8 +2,9 @@
  * One PostgreSQL store opened by this process: its connection pool and migrated schema, shared by
  * the session store and the artifact store built on it. The pool closes with the layer's scope.
  */
-import { StoreError, type StoreIncompatible } from "@rewind/contracts"
-import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
+import type { StoreError, StoreIncompatible } from "@rewind/contracts"
+import { layerFromConfig } from "@rewind/kysely-store"
+import { type Config, Context, Effect, Layer, type Scope } from "effect"
 import type { Kysely } from "kysely"
 import { makeDatabase } from "./internal/makeDatabase.js"
 import { POSTGRES_MIGRATIONS } from "./internal/migrations.js"
@@ -55,15 +56,8 @@ export const layer = (
 ): Layer.Layer<PostgresDatabase, StoreIncompatible | StoreError> =>
   Layer.scoped(PostgresDatabase, make(options))
 
-const configError = (error: ConfigError.ConfigError): StoreError =>
-  new StoreError({
-    operation: "config",
-    message: `invalid PostgreSQL store configuration: ${error}`,
-    cause: error,
-  })
-
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_PG_*` variables). */
 export const layerConfig = (
   config: Config.Config<PostgresStoreOptions> = postgresStoreConfig,
 ): Layer.Layer<PostgresDatabase, StoreIncompatible | StoreError> =>
-  Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
+  layerFromConfig("PostgreSQL store", config, layer)

@@ -3,7 +3,8 @@
  * workers on many machines sharing one database: layers over a `PostgresDatabase` (or opening one),
  * plus the adapter's own service (`PostgresStore`) for what only this adapter does: rebuild its
  * projections, check that streams and projections agree, say where it is and which schema version
- * it runs.
+ * it runs. The check, and whether the server takes writes, are also provided as core's
+ * StoreIntegrity port, so a health check reaches them without naming this adapter.
  */
 import type { EventDecodeError, StoreError, StoreIncompatible } from "@rewind/contracts"
 import {
@@ -11,12 +12,18 @@ import {
   type OperationJournalService,
   SessionStore,
   type SessionStoreService,
+  StoreIntegrity,
+  type StoreIntegrityReport,
+  type StoreIntegrityService,
 } from "@rewind/core"
 import {
   makeSqlOperationJournal,
   makeSqlSessionStore,
   type RebuildReport,
   rebuildProjections as rebuild,
+  STREAM_CONSISTENCY_SQL,
+  type StreamConsistencyRow,
+  streamConsistencyProblems,
 } from "@rewind/kysely-store"
 import { type Config, Context, Effect, Layer } from "effect"
 import { sql } from "kysely"
@@ -33,11 +40,8 @@ import type { PostgresStoreOptions } from "./PostgresStoreOptions.js"
 
 export type { RebuildReport } from "@rewind/kysely-store"
 
-export interface IntegrityReport {
-  readonly ok: boolean
-  /** Streams whose projection disagrees with their events, or whose events have gaps; empty when ok. */
-  readonly problems: ReadonlyArray<string>
-}
+/** Streams whose projection disagrees with their events, or whose events have gaps (the StoreIntegrity port's report). */
+export type IntegrityReport = StoreIntegrityReport
 
 export interface PostgresStoreService {
   readonly sessionStore: SessionStoreService
@@ -80,27 +84,8 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresStoreSe
     }),
     integrityCheck: Effect.tryPromise({
       try: async () => {
-        const rows = await sql<{
-          session_id: string
-          version: number | null
-          last: number | null
-          n: number | null
-        }>`
-          select coalesce(s.session_id, e.session_id) as session_id, s.version, e.last, e.n
-          from streams s
-          full join (select session_id, max(sequence) as last, count(*) as n from events group by session_id) e
-            on e.session_id = s.session_id
-          where s.version is distinct from e.last or e.n is distinct from e.last
-          order by 1`.execute(database.kysely)
-        const problems = rows.rows.map((r) =>
-          r.version === null
-            ? `stream ${r.session_id}: events without a streams row`
-            : r.last === null
-              ? `stream ${r.session_id}: a streams row (version ${r.version}) without events`
-              : r.version !== r.last
-                ? `stream ${r.session_id}: streams.version ${r.version} but the last event is ${r.last}`
-                : `stream ${r.session_id}: ${r.n} events numbered up to ${r.last} (a gap)`,
-        )
+        const rows = await sql.raw<StreamConsistencyRow>(STREAM_CONSISTENCY_SQL).execute(database.kysely)
+        const problems = streamConsistencyProblems(rows.rows)
         return { ok: problems.length === 0, problems }
       },
       catch: (error) => toStoreError("integrityCheck", error, database.location),
@@ -108,9 +93,36 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresStoreSe
   }
 }
 
-/** The session store and the operation journal over the `PostgresDatabase` in context. */
+/**
+ * The StoreIntegrity port of an opened store. The server refuses writes when it is a hot standby
+ * or runs with read-only transactions by default: that is what `readOnly` reports (a server that
+ * cannot be asked is reported by the check instead).
+ */
+export const storeIntegrity = (
+  store: PostgresStoreService,
+  database: PostgresDatabaseService,
+): StoreIntegrityService => ({
+  kind: "postgresql",
+  location: store.location,
+  schemaVersion: store.schemaVersion,
+  check: store.integrityCheck,
+  readOnly: Effect.tryPromise(() =>
+    sql<{ readonly ro: string }>`select current_setting('transaction_read_only') as ro`.execute(
+      database.kysely,
+    ),
+  ).pipe(
+    Effect.map((result) =>
+      result.rows[0]?.ro === "on"
+        ? `the PostgreSQL server at ${store.location} accepts no writes (transaction_read_only is on: a hot standby, or read-only transactions by default)`
+        : undefined,
+    ),
+    Effect.orElseSucceed(() => undefined),
+  ),
+})
+
+/** The session store, the operation journal and StoreIntegrity over the `PostgresDatabase` in context. */
 export const layerFromDatabase: Layer.Layer<
-  SessionStore | OperationJournal | PostgresStore,
+  SessionStore | OperationJournal | StoreIntegrity | PostgresStore,
   never,
   PostgresDatabase
 > = Layer.mergeAll(
@@ -122,6 +134,7 @@ export const layerFromDatabase: Layer.Layer<
     OperationJournal,
     Effect.map(PostgresStore, (store) => store.operationJournal),
   ),
+  Layer.effect(StoreIntegrity, Effect.zipWith(PostgresStore, PostgresDatabase, storeIntegrity)),
 ).pipe(Layer.provideMerge(Layer.effect(PostgresStore, Effect.map(PostgresDatabase, fromDatabase))))
 
 /**
@@ -131,7 +144,7 @@ export const layerFromDatabase: Layer.Layer<
 export const layer = (
   options: PostgresStoreOptions,
 ): Layer.Layer<
-  SessionStore | OperationJournal | PostgresStore | PostgresDatabase,
+  SessionStore | OperationJournal | StoreIntegrity | PostgresStore | PostgresDatabase,
   StoreIncompatible | StoreError
 > => layerFromDatabase.pipe(Layer.provideMerge(databaseLayer(options)))
 
@@ -139,7 +152,7 @@ export const layer = (
 export const layerConfig = (
   config?: Config.Config<PostgresStoreOptions>,
 ): Layer.Layer<
-  SessionStore | OperationJournal | PostgresStore | PostgresDatabase,
+  SessionStore | OperationJournal | StoreIntegrity | PostgresStore | PostgresDatabase,
   StoreIncompatible | StoreError
 > => layerFromDatabase.pipe(Layer.provideMerge(databaseLayerConfig(config)))
 

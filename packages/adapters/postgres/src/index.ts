@@ -4,7 +4,7 @@
  * docs/storage-postgres.md.
  */
 import type { StoreError, StoreIncompatible } from "@rewind/contracts"
-import type { ArtifactStore, OperationJournal, SessionStore } from "@rewind/core"
+import type { ArtifactStore, OperationJournal, SessionStore, StoreIntegrity } from "@rewind/core"
 import { Layer } from "effect"
 import * as PostgresArtifactStore from "./PostgresArtifactStore.js"
 import * as PostgresDatabase from "./PostgresDatabase.js"
@@ -19,12 +19,13 @@ export {
   postgresStoreConfig,
 } from "./PostgresStoreOptions.js"
 
-/** The session store, its operation journal and the artifact store over one pool (one build opens one database). */
+/** The session store, its operation journal, its StoreIntegrity and the artifact store over one pool (one build opens one database). */
 export const layerPostgres = (
   options: PostgresStoreOptions,
 ): Layer.Layer<
   | SessionStore
   | OperationJournal
+  | StoreIntegrity
   | ArtifactStore
   | PostgresSessionStore.PostgresStore
   | PostgresArtifactStore.PostgresArtifacts

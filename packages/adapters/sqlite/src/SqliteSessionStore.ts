@@ -1,23 +1,34 @@
 /**
- * The SQLite SessionStore: layers over a file (or `:memory:`), plus the adapter's own service
- * (`SqliteStore`) for what only this adapter can do: rebuild its projections, check integrity,
- * say which schema version and journal mode it runs with and where it put its pre-migration backup.
+ * The SQLite SessionStore and its OperationJournal, layered over a `SqliteDatabase` (one opened
+ * file, or `:memory:`) as the PostgreSQL adapter's are over a `PostgresDatabase`, plus the
+ * adapter's own service (`SqliteStore`) for what only this adapter can do: rebuild its
+ * projections, check integrity, say which schema version and journal mode it runs with and where
+ * it put its pre-migration backup. The integrity check and the read-only probe are also provided
+ * as core's StoreIntegrity port, so a health check reaches them without naming this adapter.
  */
-import { type EventDecodeError, StoreError, type StoreIncompatible } from "@rewind/contracts"
+import type { EventDecodeError, StoreError, StoreIncompatible } from "@rewind/contracts"
 import {
   type ArtifactStoreService,
   OperationJournal,
   type OperationJournalService,
   SessionStore,
   type SessionStoreService,
+  StoreIntegrity,
+  type StoreIntegrityService,
 } from "@rewind/core"
 import type { RebuildReport } from "@rewind/kysely-store"
-import { type Config, type ConfigError, Context, Effect, Layer, type Scope } from "effect"
-import { makeSqliteStore } from "./internal/makeSqliteStore.js"
+import { type Config, Context, Effect, Layer, type Scope } from "effect"
+import { makeSqliteStore, storeFromDatabase } from "./internal/makeSqliteStore.js"
 import { STORE_MIGRATIONS } from "./internal/migrations.js"
 import type { ConnectionSettings } from "./internal/openDatabase.js"
 import type { IntegrityReport } from "./internal/storeService.js"
-import { type SqliteStoreOptions, sqliteStoreConfig } from "./SqliteStoreOptions.js"
+import {
+  layer as databaseLayer,
+  layerConfig as databaseLayerConfig,
+  SqliteDatabase,
+  type SqliteDatabaseService,
+} from "./SqliteDatabase.js"
+import type { SqliteStoreOptions } from "./SqliteStoreOptions.js"
 
 export type { RebuildReport } from "@rewind/kysely-store"
 export type { ConnectionSettings } from "./internal/openDatabase.js"
@@ -41,7 +52,7 @@ export interface SqliteStoreService {
    * or undefined when it can. SQLite opens such a file read-only without failing; this says so.
    */
   readonly readOnly: Effect.Effect<string | undefined>
-  /** `PRAGMA integrity_check` and `foreign_key_check`. */
+  /** `PRAGMA integrity_check` and `foreign_key_check`, and every stream against its events (kysely-store's check). */
   readonly integrityCheck: Effect.Effect<IntegrityReport, StoreError>
   /** The durable journal of multi-file restores, in the same database. */
   readonly operationJournal: OperationJournalService
@@ -65,42 +76,61 @@ export const layerSqliteStore = (
   options: SqliteStoreOptions,
 ): Layer.Layer<SqliteStore, StoreIncompatible | StoreError> => Layer.scoped(SqliteStore, make(options))
 
+/** The StoreIntegrity port of an opened store. */
+export const storeIntegrity = (store: SqliteStoreService): StoreIntegrityService => ({
+  kind: "sqlite",
+  location: store.location,
+  schemaVersion: store.schemaVersion,
+  check: store.integrityCheck,
+  readOnly: store.readOnly,
+})
+
+/** The adapter's service over an opened database (its stores share the database's connection). */
+export const fromDatabase = (database: SqliteDatabaseService): SqliteStoreService =>
+  storeFromDatabase(database)
+
+/** The session store, its operation journal and StoreIntegrity over the `SqliteDatabase` in context. */
+export const layerFromDatabase: Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore,
+  never,
+  SqliteDatabase
+> = Layer.mergeAll(
+  Layer.effect(
+    SessionStore,
+    Effect.map(SqliteStore, (store) => store.sessionStore),
+  ),
+  Layer.effect(
+    OperationJournal,
+    Effect.map(SqliteStore, (store) => store.operationJournal),
+  ),
+  Layer.effect(StoreIntegrity, Effect.map(SqliteStore, storeIntegrity)),
+).pipe(Layer.provideMerge(Layer.effect(SqliteStore, Effect.map(SqliteDatabase, fromDatabase))))
+
 /**
- * A SessionStore and its OperationJournal over a SQLite file (each build of the layer opens it;
- * the scope closes it).
+ * A SessionStore, its OperationJournal and its StoreIntegrity over a SQLite file, with the
+ * `SqliteDatabase` they share (so `SqliteArtifactStore.layerFromDatabase` can be layered over the
+ * same connection). Each build of the layer opens the file; the scope closes it.
  */
 export const layer = (
   options: SqliteStoreOptions,
-): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
-  Layer.mergeAll(
-    Layer.effect(
-      SessionStore,
-      Effect.map(SqliteStore, (store) => store.sessionStore),
-    ),
-    Layer.effect(
-      OperationJournal,
-      Effect.map(SqliteStore, (store) => store.operationJournal),
-    ),
-  ).pipe(Layer.provideMerge(layerSqliteStore(options)))
-
-const configError = (error: ConfigError.ConfigError): StoreError =>
-  new StoreError({
-    operation: "config",
-    message: `invalid SQLite store configuration: ${error}`,
-    cause: error,
-  })
+): Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore | SqliteDatabase,
+  StoreIncompatible | StoreError
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayer(options)))
 
 /** Like `layer`, reading its options from `Config` (by default the `REWIND_SQLITE_*` variables). */
 export const layerConfig = (
-  config: Config.Config<SqliteStoreOptions> = sqliteStoreConfig,
-): Layer.Layer<SessionStore | OperationJournal | SqliteStore, StoreIncompatible | StoreError> =>
-  Layer.unwrapEffect(Effect.map(Effect.mapError(config, configError), layer))
+  config?: Config.Config<SqliteStoreOptions>,
+): Layer.Layer<
+  SessionStore | OperationJournal | StoreIntegrity | SqliteStore | SqliteDatabase,
+  StoreIncompatible | StoreError
+> => layerFromDatabase.pipe(Layer.provideMerge(databaseLayerConfig(config)))
 
 /** Rebuilds the projections of the store in context from its events. */
 export const rebuildProjections: Effect.Effect<RebuildReport, StoreError | EventDecodeError, SqliteStore> =
   Effect.flatMap(SqliteStore, (store) => store.rebuildProjections)
 
-/** Runs SQLite's integrity and foreign key checks on the store in context. */
+/** Runs SQLite's integrity and foreign key checks, and the streams check, on the store in context. */
 export const integrityCheck: Effect.Effect<IntegrityReport, StoreError, SqliteStore> = Effect.flatMap(
   SqliteStore,
   (store) => store.integrityCheck,

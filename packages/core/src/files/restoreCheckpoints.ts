@@ -17,6 +17,7 @@
 import {
   type Checkpoint,
   type CheckpointId,
+  describeError,
   type MessageId,
   type OperationId,
   type RewindScope,
@@ -57,9 +58,6 @@ export interface FileRestoreResult {
 }
 
 const isWorkspacePath = Schema.is(WorkspacePath)
-
-const describeError = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
 interface RestoreOptions {
   readonly kind: "cascade" | "direct_restore"

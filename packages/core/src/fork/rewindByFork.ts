@@ -19,7 +19,6 @@
  * holds the conversation only, and no file was written. The check is not a filesystem lock: a write
  * after the final check can still race the restore (each write re-checks its file's hash).
  */
-import { createHash } from "node:crypto"
 import {
   type CheckpointId,
   type CommandId,
@@ -48,6 +47,7 @@ import { branchView } from "../session/branchView.js"
 import { loadSession } from "../session/loadSession.js"
 import type { SessionState } from "../session/sessionState.js"
 import { messageText } from "../session/transcript.js"
+import { sha256Hex } from "../workspace/contentHash.js"
 import { goalsForPrefix } from "./forkBundle.js"
 import { type ForkOutcome, requireCommandId } from "./forkCommit.js"
 import { commitForkedChild } from "./forkedChild.js"
@@ -154,18 +154,16 @@ const digestOf = (
   prefix: ReadonlyArray<MessageId>,
   files: ReadonlyArray<ForkRestoreFileCheck>,
 ) =>
-  createHash("sha256")
-    .update(
-      JSON.stringify([
-        messageId,
-        prefix.length,
-        prefix.at(-1) ?? null,
-        [...files]
-          .map((f) => [f.path, f.currentHash, f.targetHash])
-          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
-      ]),
-    )
-    .digest("hex")
+  sha256Hex(
+    JSON.stringify([
+      messageId,
+      prefix.length,
+      prefix.at(-1) ?? null,
+      [...files]
+        .map((f) => [f.path, f.currentHash, f.targetHash])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    ]),
+  )
 
 const restoreFiles = (
   state: SessionState,

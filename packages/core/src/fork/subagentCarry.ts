@@ -6,7 +6,6 @@
  * the same lineage across repeated rewinds and cold loads, the fresh part keeps clones apart. A
  * subagent that cannot be carried becomes a warning; it never fails the operation.
  */
-import { createHash } from "node:crypto"
 import {
   CARRY_ID_PREFIX,
   type CarriedSubagent,
@@ -26,6 +25,7 @@ import { SessionStore } from "../ports/SessionStore.js"
 import { activeBranch } from "../session/activeBranch.js"
 import { branchView } from "../session/branchView.js"
 import { projectSession, type SessionState, type SubagentLink } from "../session/sessionState.js"
+import { sha256Hex } from "../workspace/contentHash.js"
 import { buildForkBundle, goalsForPrefix, sealBundle } from "./forkBundle.js"
 import {
   commitFork,
@@ -42,7 +42,7 @@ export const isCarryId = (sessionId: string): boolean => CARRY_ID.test(sessionId
 
 /** The lineage key of a session: the hash inside a carry id, else the SHA-256 of the id itself. */
 export const carryLineageOf = (sessionId: string): string =>
-  CARRY_ID.exec(sessionId)?.[1] ?? createHash("sha256").update(sessionId, "utf8").digest("hex")
+  CARRY_ID.exec(sessionId)?.[1] ?? sha256Hex(sessionId)
 
 /** The id of a clone of `originalId` (itself possibly a clone), with a fresh distinguishing part. */
 export const carryIdFor = (originalId: SessionId, fresh: string): SessionId =>

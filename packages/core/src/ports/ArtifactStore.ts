@@ -18,6 +18,7 @@ import {
   type ArtifactCorrupt,
   type ArtifactNotFound,
   ArtifactStoreError,
+  CONTENT_HASH_PATTERN,
   type ContentHash,
 } from "@rewind/contracts"
 import { Context, Effect, type Stream } from "effect"
@@ -88,14 +89,8 @@ export class ArtifactStore extends Context.Tag("@rewind/core/ArtifactStore")<
   ArtifactStoreService
 >() {}
 
-/**
- * The `storedAt` a sweep's candidates must be below, for adapters: a grace window or mark time that
- * is not a finite, non-negative number fails the sweep before anything is deleted.
- */
-const CONTENT_HASH = /^[0-9a-f]{64}$/
-
 /** Whether a string is a content address (SHA-256, 64 lowercase hex digits). */
-export const isContentHash = (hash: string): hash is ContentHash => CONTENT_HASH.test(hash)
+export const isContentHash = (hash: string): hash is ContentHash => CONTENT_HASH_PATTERN.test(hash)
 
 /**
  * The error every adapter gives for an address that is not a content hash: a malformed address
@@ -111,6 +106,10 @@ export const requireContentHash = (
         new ArtifactStoreError({ operation, message: `${JSON.stringify(hash)} is not a content hash` }),
       )
 
+/**
+ * The `storedAt` a sweep's candidates must be below, for adapters: a grace window or mark time that
+ * is not a finite, non-negative number fails the sweep before anything is deleted.
+ */
 export const sweepCutoff = (request: SweepRequest): Effect.Effect<number, ArtifactStoreError> =>
   Number.isFinite(request.markedAt) && Number.isFinite(request.graceMs) && request.graceMs >= 0
     ? Effect.succeed(request.markedAt - request.graceMs)

@@ -7,8 +7,9 @@
  * decode named beside the readable ones, so one damaged row hides nothing else. Kept general (any operation kind, files as
  * `FileVersion`s) so the snapshot engine's point restores can use it too.
  *
- * `layerMemory` is the in-process implementation (for tests and hosts without durability needs);
- * the SQLite adapter provides a durable one in the same database as the sessions.
+ * The port only: implementations live in adapters (`@rewind/adapter-memory`'s in-process
+ * `MemoryOperationJournal`; the durable one of the SQL adapters, in the same database as the
+ * sessions).
  */
 import type {
   OperationId,
@@ -16,9 +17,9 @@ import type {
   OperationRecord,
   OperationStep,
   SessionId,
+  StoreError,
 } from "@rewind/contracts"
-import { StoreError } from "@rewind/contracts"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, type Effect, type Option } from "effect"
 
 export interface OperationCompletion {
   readonly status: "committed" | "rolled_back"
@@ -74,78 +75,3 @@ export class OperationJournal extends Context.Tag("@rewind/core/OperationJournal
   OperationJournal,
   OperationJournalService
 >() {}
-
-const journalError = (message: string) =>
-  Effect.fail(new StoreError({ operation: "operationJournal", message }))
-
-/** An in-process journal: the same contract, kept in memory (lost with the process). */
-export const makeMemory = (): Effect.Effect<OperationJournalService> =>
-  Effect.sync(() => {
-    const records = new Map<string, OperationRecord>()
-    const order: Array<string> = []
-    const put = (record: OperationRecord) => records.set(record.intent.operationId, record)
-    return {
-      begin: (intent) =>
-        Effect.suspend(() => {
-          if (records.has(intent.operationId)) {
-            return journalError(`operation ${intent.operationId} is already journaled`)
-          }
-          order.push(intent.operationId)
-          put({ intent, status: "pending", steps: [], redoConsumed: false })
-          return Effect.void
-        }),
-      step: (operationId, step) =>
-        Effect.suspend(() => {
-          const record = records.get(operationId)
-          if (record === undefined || record.status !== "pending") {
-            return journalError(`operation ${operationId} is not pending`)
-          }
-          put({ ...record, steps: [...record.steps, step] })
-          return Effect.void
-        }),
-      complete: (operationId, completion) =>
-        Effect.suspend(() => {
-          const record = records.get(operationId)
-          if (record === undefined || record.status !== "pending") {
-            return journalError(`operation ${operationId} is not pending`)
-          }
-          const redoes = record.intent.redoes
-          if (completion.status === "committed" && redoes !== undefined) {
-            const target = records.get(redoes)
-            if (target === undefined || target.redoConsumed) {
-              return journalError(`the redo entry of ${redoes} is not available`)
-            }
-            put({ ...target, redoConsumed: true })
-          }
-          put({ ...record, status: completion.status, finishedAt: completion.at })
-          return Effect.void
-        }),
-      get: (operationId) => Effect.sync(() => Option.fromNullable(records.get(operationId))),
-      incomplete: () =>
-        Effect.sync(() => order.map((id) => records.get(id)!).filter((r) => r.status === "pending")),
-      redoStack: (sessionId) =>
-        Effect.sync(() =>
-          order
-            .map((id) => records.get(id)!)
-            .filter(
-              (r) =>
-                r.intent.sessionId === sessionId &&
-                r.status === "committed" &&
-                r.intent.redo !== undefined &&
-                !r.redoConsumed,
-            )
-            .reverse(),
-        ),
-      all: () => Effect.sync(() => order.map((id) => records.get(id)!)),
-      // Nothing in memory is ever damaged.
-      scan: (which) =>
-        Effect.sync(() => ({
-          records: order
-            .map((id) => records.get(id)!)
-            .filter((r) => which === "all" || r.status === "pending"),
-          damaged: [],
-        })),
-    }
-  })
-
-export const layerMemory: Layer.Layer<OperationJournal> = Layer.effect(OperationJournal, makeMemory())

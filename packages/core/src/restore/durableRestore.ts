@@ -18,6 +18,7 @@
  * promises a rescue copy of content that was not what got overwritten.
  */
 import {
+  describeError,
   type FileVersion,
   type JournaledFile,
   type MessageId,
@@ -33,7 +34,7 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
 import { checkProtection } from "../workspace/protection.js"
-import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
+import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
 
 /**
@@ -105,9 +106,6 @@ export const storeVersions = (
       return mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }
     })
   })
-
-const describeError = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
 /**
  * One write per path, at the position of its first write, with its final content (and the mode
@@ -225,12 +223,7 @@ export const runDurableRestore = <A, E, R>(
     // intent, durable before the first write, already says the files may differ from the rescue
     // point from here on, and recovery decides each file by its content (rescue version, planned
     // version or neither), never by how far a log got. A logged step cost a commit per restore.
-    const entries: Array<JournalEntry> = []
-    const logged: FileRewindJournal = {
-      operationId: input.operationId,
-      record: (entry) => Effect.sync(() => void entries.push(entry)),
-      entries: () => Effect.sync(() => [...entries]),
-    }
+    const logged = yield* makeMemoryJournal(input.operationId)
     const finish = (status: "committed" | "rolled_back") =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
 

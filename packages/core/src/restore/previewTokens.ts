@@ -6,11 +6,11 @@
  * command fact), so reading the store does not reveal a usable token. Single use is enforced by a
  * second command fact whose (session, id) key can be written once, across processes.
  */
-import { createHash } from "node:crypto"
 import { CommandAlreadyRecorded, refuse, type SessionId } from "@rewind/contracts"
 import { Clock, Effect, Option } from "effect"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
+import { sha256Hex } from "../workspace/contentHash.js"
 
 export const PREVIEW_TOKEN_TTL_MS = 5 * 60 * 1000
 
@@ -22,7 +22,7 @@ export interface PreviewTokenRecord {
   readonly planDigest: string
 }
 
-const digest = (token: string) => createHash("sha256").update(token, "utf8").digest("hex")
+const digest = (token: string) => sha256Hex(token)
 const issuedKey = (token: string) => `preview-token:${digest(token)}`
 const spentKey = (token: string) => `preview-token-spent:${digest(token)}`
 

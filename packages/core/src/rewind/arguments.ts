@@ -17,6 +17,7 @@ import {
   ContentHash,
   GoalId,
   GoalStatus,
+  describeError,
   MessageId,
   MessageStatus,
   PartKind,
@@ -220,9 +221,6 @@ export const TaskOutcome = Schema.Literal("completed", "failed")
 
 const clip = (text: string) =>
   text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text
-
-const describeError = (error: unknown) =>
-  error instanceof Error ? error.message : typeof error === "symbol" ? error.toString() : String(error)
 
 const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
   [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")

@@ -6,11 +6,11 @@
  * the history a fork copies, with no second store to keep in step.
  */
 
-import { createHash } from "node:crypto"
 import type { PointCaptured, PointId, SessionId, TurnId, WriteIntentDeclared } from "@rewind/contracts"
 import { Effect } from "effect"
 import { loadSession } from "../session/loadSession.js"
 import { emptySessionState } from "../session/sessionState.js"
+import { sha256Hex } from "../workspace/contentHash.js"
 
 /**
  * A point's id is derived from (session, turn) so capture is idempotent: a second capture for the
@@ -18,7 +18,7 @@ import { emptySessionState } from "../session/sessionState.js"
  * fork's session id, so equal turn numbers in parent and child never collide.
  */
 export const pointIdFor = (sessionId: SessionId, turnId: TurnId, kind: "turn" | "rescue" = "turn"): PointId =>
-  `pt-${kind === "turn" ? "" : "r"}${createHash("sha256").update(`${sessionId}\u0000${turnId}`).digest("hex").slice(0, 40)}` as PointId
+  `pt-${kind === "turn" ? "" : "r"}${sha256Hex(`${sessionId}\u0000${turnId}`).slice(0, 40)}` as PointId
 
 export interface PointIndex {
   /** Every point of the session's stream, in order (inherited ones included). */

@@ -19,7 +19,6 @@
  * cache for unchanged files, so a preview of a large point reads only what changed.
  */
 
-import { createHash } from "node:crypto"
 import {
   type ContentHash,
   type FileStat,
@@ -42,7 +41,7 @@ import { runDurableRestore } from "../restore/durableRestore.js"
 import type { PlannedWrite } from "../restore/journaledWrites.js"
 import { issuePreviewToken, redeemPreviewToken } from "../restore/previewTokens.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
-import { hashContent } from "../workspace/contentHash.js"
+import { hashContent, sha256Hex } from "../workspace/contentHash.js"
 import { checkProtection } from "../workspace/protection.js"
 import { checkSymlinkTarget } from "../workspace/workspaceConfinement.js"
 import {
@@ -340,9 +339,9 @@ const plan = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
       const bad = new Set(conflicts.map((c) => c.path))
       changes.splice(0, changes.length, ...changes.filter((c) => !bad.has(c.path)))
     }
-    const planDigest = createHash("sha256")
-      .update(JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]))
-      .digest("hex")
+    const planDigest = sha256Hex(
+      JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]),
+    )
     return {
       point,
       changes,

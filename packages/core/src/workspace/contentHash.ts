@@ -1,6 +1,9 @@
 /**
- * Content addressing: the SHA-256 of a file's bytes is its address in the artifact store and what
- * preview/apply compares. Hashing is pure (node:crypto), so core may do it itself.
+ * Hashing, in one place (the workspace capability's): the SHA-256 of a file's bytes is its address
+ * in the artifact store and what preview/apply compares, and the same digest, of text, derives
+ * every stable id and plan digest core makes (point ids, carry lineages, preview-token and plan
+ * digests). Hashing is pure (node:crypto), so core may do it itself; this is core's only import of
+ * it. Text is hashed as its UTF-8 bytes, so `sha256Hex(text)` equals the digest of the encoded text.
  */
 import { createHash } from "node:crypto"
 import type { ContentHash } from "@rewind/contracts"
@@ -11,8 +14,12 @@ const encoder = new TextEncoder()
 export const toBytes = (content: Uint8Array | string): Uint8Array =>
   typeof content === "string" ? encoder.encode(content) : content
 
-export const hashContent = (content: Uint8Array | string): ContentHash =>
-  createHash("sha256").update(toBytes(content)).digest("hex") as ContentHash
+/** The SHA-256 of bytes, or of text as UTF-8, as 64 lowercase hex digits. */
+export const sha256Hex = (content: Uint8Array | string): string =>
+  createHash("sha256").update(toBytes(content)).digest("hex")
+
+/** The content address of a file's bytes (or of text as UTF-8). */
+export const hashContent = (content: Uint8Array | string): ContentHash => sha256Hex(content) as ContentHash
 
 /** Byte-for-byte equality, for comparisons that must not depend on a hash. */
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {

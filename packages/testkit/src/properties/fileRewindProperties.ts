@@ -32,7 +32,6 @@ import {
   IdGenerators,
   loadSession,
   type OperationJournal,
-  OperationJournals,
   previewFileRewind,
   recordFileMutation,
   rewindCascade,
@@ -52,8 +51,11 @@ import { layerSteppingClock } from "../steppingClock.js"
 import { countScenarioOutcomes } from "./scenarioOutcomes.js"
 
 export interface FileRewindEnvironment extends WorkspaceFixture {
-  /** The stores for this run (fresh and empty). */
-  readonly stores: Layer.Layer<ArtifactStore | SessionStore, unknown>
+  /**
+   * The stores for this run (fresh and empty), the operation journal included: the restores
+   * journal their writes (an in-process journal, such as `@rewind/adapter-memory`'s, suffices).
+   */
+  readonly stores: Layer.Layer<ArtifactStore | SessionStore | OperationJournal, unknown>
 }
 
 export interface FileRewindHarness {
@@ -326,7 +328,6 @@ const runScenario = (harness: FileRewindHarness, scenario: Scenario) =>
         IdGenerators.layerSequential("prop"),
         layerNoBackgroundTasks,
         layerSteppingClock(),
-        OperationJournals.layerMemory,
       ),
     )
     const run = <A, E>(effect: Effect.Effect<A, E, Env>) => Effect.provide(effect, context)

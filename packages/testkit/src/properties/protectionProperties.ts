@@ -15,14 +15,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId } from "@rewind/contracts"
-import {
-  applyPointRestore,
-  capturePoint,
-  createSession,
-  OperationJournals,
-  previewPointRestore,
-} from "@rewind/core"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { applyPointRestore, capturePoint, createSession, previewPointRestore } from "@rewind/core"
+import { Effect, FastCheck as fc } from "effect"
 import { propertyParameters } from "./propertyParameters.js"
 import type { SnapshotHarness } from "./snapshotProperties.js"
 
@@ -188,10 +182,7 @@ const runScenario = (
     for (const path of before.keys()) {
       if (protectedInModel(path, before)) expect(after.get(path), `${path} protected`).toBe(before.get(path))
     }
-  }).pipe(
-    Effect.provide(Layer.merge(files.layer, OperationJournals.layerMemory)),
-    Effect.ensuring(Effect.sync(files.dispose)),
-  )
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
 }
 
 export const protectionProperties = (

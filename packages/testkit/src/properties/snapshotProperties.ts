@@ -18,20 +18,24 @@ import {
   type IdGenerator,
   loadManifest,
   manifestBlobs,
-  OperationJournals,
+  type OperationJournal,
   previewPointRestore,
   readPointIndex,
   type SessionStore,
   type Workspace,
 } from "@rewind/core"
-import { Duration, Effect, FastCheck as fc, Layer } from "effect"
+import { Duration, Effect, FastCheck as fc, type Layer } from "effect"
 import { propertyParameters } from "./propertyParameters.js"
 
 /** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
 export interface SnapshotHarness {
-  /** A fresh, empty workspace with fresh stores; disposed by `dispose`. */
+  /**
+   * A fresh, empty workspace with fresh stores; disposed by `dispose`. Point restores journal their
+   * writes like every restore, so the stores include an OperationJournal (an in-process one, such
+   * as `@rewind/adapter-memory`'s, suffices).
+   */
   readonly open: () => {
-    readonly layer: Layer.Layer<Workspace | ArtifactStore | SessionStore | IdGenerator>
+    readonly layer: Layer.Layer<Workspace | ArtifactStore | SessionStore | IdGenerator | OperationJournal>
     readonly write: (path: string, content: string, mode: number) => void
     readonly symlink: (path: string, target: string) => void
     /** Removes a file or symlink if present. */
@@ -162,11 +166,7 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
     yield* restore(sessionId, point.pointId, tally)
     const again = yield* previewPointRestore(sessionId, point.pointId)
     expect(again.changes).toEqual([])
-  }).pipe(
-    // Point restores journal their writes like every restore; an in-process journal suffices here.
-    Effect.provide(Layer.merge(files.layer, OperationJournals.layerMemory)),
-    Effect.ensuring(Effect.sync(files.dispose)),
-  )
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
 }
 
 export const snapshotProperties = (
@@ -271,11 +271,7 @@ const runGcScenario = (harness: SnapshotHarness, scenario: GcScenario, tally: { 
     const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
     const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
     expect(preview.conflicts).toEqual([])
-  }).pipe(
-    // Point restores journal their writes like every restore; an in-process journal suffices here.
-    Effect.provide(Layer.merge(files.layer, OperationJournals.layerMemory)),
-    Effect.ensuring(Effect.sync(files.dispose)),
-  )
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
 }
 
 export const snapshotGcProperty = (

@@ -5,7 +5,8 @@
  * StoreError). Also the retry policy for the first kind.
  */
 import { StoreError } from "@rewind/contracts"
-import { Clock, Data, Duration, Effect } from "effect"
+import { retryTransient } from "@rewind/kysely-store"
+import { Data, type Effect, Schedule } from "effect"
 
 /** SQLSTATEs the store reads (PostgreSQL's, and the two its own triggers raise). */
 export const SqlState = {
@@ -73,37 +74,27 @@ export class Retryable extends Data.TaggedError("Retryable")<{
   readonly cause: unknown
 }> {}
 
-// The pause between attempts is real time whatever Clock the caller runs with: it waits for other
-// writers, and a test clock that never advances must not turn contention into a hang.
-const liveClock = Clock.make()
-
 /**
- * Runs `effect` again after a Retryable failure, up to `attempts` times in all, with growing,
- * jittered pauses (so the writers that deadlocked do not meet again in step), then fails with a
- * StoreError.
+ * Runs `effect` again after a Retryable failure, up to `attempts` times in all, with growing
+ * pauses from 20 ms, jittered through the Random service (so the writers that deadlocked do not
+ * meet again in step), on the live clock (kysely-store's `retryTransient`, the retry every SQL
+ * adapter shares), then fails with a StoreError.
  */
 export const retryRetryable = <A, E, R>(
   effect: Effect.Effect<A, E | Retryable, R>,
   attempts: number,
   location: string,
-): Effect.Effect<A, E | StoreError, R> => {
-  const loop = (attempt: number): Effect.Effect<A, E | StoreError, R> =>
-    Effect.catchIf(
-      effect,
-      (error): error is Retryable => error instanceof Retryable,
-      (retryable) =>
-        attempt >= attempts
-          ? Effect.fail(
-              new StoreError({
-                operation: retryable.operation,
-                message: `${retryable.operation} kept meeting concurrent writers at ${location} (deadlock or serialization failure) through ${attempts} attempts; try again`,
-                cause: retryable.cause,
-              }),
-            )
-          : Effect.sleep(Duration.millis(Math.round(10 * 2 ** attempt * (0.5 + Math.random())))).pipe(
-              Effect.withClock(liveClock),
-              Effect.zipRight(Effect.suspend(() => loop(attempt + 1))),
-            ),
-    )
-  return loop(1)
-}
+): Effect.Effect<A, Exclude<E, Retryable> | StoreError, R> =>
+  retryTransient(effect, {
+    isTransient: (error): error is Retryable => error instanceof Retryable,
+    schedule: Schedule.exponential("20 millis").pipe(
+      Schedule.jittered,
+      Schedule.intersect(Schedule.recurs(Math.max(0, attempts - 1))),
+    ),
+    exhausted: (retryable) =>
+      new StoreError({
+        operation: retryable.operation,
+        message: `${retryable.operation} kept meeting concurrent writers at ${location} (deadlock or serialization failure) through ${attempts} attempts; try again`,
+        cause: retryable.cause,
+      }),
+  })

@@ -1,20 +1,21 @@
 /**
- * Opening a store with a given migration list: validates the options, opens and migrates the file,
- * and builds the services over it. Tests pass extra migrations here to exercise upgrades.
+ * Opening a store with a given migration list: validates the options, opens and migrates the file
+ * into a `SqliteDatabase` (the connection and what its stores share), and builds the adapter's
+ * services over one. Tests pass extra migrations here to exercise upgrades.
  */
 import { StoreError, type StoreIncompatible } from "@rewind/contracts"
 import { Effect, ParseResult, Schema, type Scope } from "effect"
 import type { SqliteStoreService } from "../SqliteSessionStore.js"
 import { resolveOptions, SqliteStoreOptions } from "../SqliteStoreOptions.js"
+import { makeConnection, type SqliteConnection } from "./connection.js"
 import type { StoreMigration } from "./migrations.js"
 import { openDatabase } from "./openDatabase.js"
-import { readOnlyReason } from "./sqliteErrors.js"
 import { makeStoreService } from "./storeService.js"
 
-export const makeSqliteStore = (
+export const openSqliteDatabase = (
   options: SqliteStoreOptions,
   migrations: ReadonlyArray<StoreMigration>,
-): Effect.Effect<SqliteStoreService, StoreIncompatible | StoreError, Scope.Scope> =>
+): Effect.Effect<SqliteConnection, StoreIncompatible | StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const valid = yield* Schema.decodeUnknown(SqliteStoreOptions)(options).pipe(
       Effect.mapError(
@@ -25,15 +26,22 @@ export const makeSqliteStore = (
           }),
       ),
     )
-    const opened = yield* openDatabase(resolveOptions(valid), migrations)
-    const internals = yield* makeStoreService(opened)
-    return {
-      ...internals,
-      location: opened.location,
-      schemaVersion: opened.schemaVersion,
-      settings: opened.settings,
-      migrationsApplied: opened.migrationsApplied,
-      backupPath: opened.backupPath,
-      readOnly: Effect.sync(() => readOnlyReason(opened.location)),
-    }
+    return yield* makeConnection(yield* openDatabase(resolveOptions(valid), migrations))
   })
+
+/** The adapter's own service over an opened database. */
+export const storeFromDatabase = (database: SqliteConnection): SqliteStoreService => ({
+  ...makeStoreService(database),
+  location: database.location,
+  schemaVersion: database.schemaVersion,
+  settings: database.settings,
+  migrationsApplied: database.migrationsApplied,
+  backupPath: database.backupPath,
+  readOnly: database.readOnly,
+})
+
+export const makeSqliteStore = (
+  options: SqliteStoreOptions,
+  migrations: ReadonlyArray<StoreMigration>,
+): Effect.Effect<SqliteStoreService, StoreIncompatible | StoreError, Scope.Scope> =>
+  Effect.map(openSqliteDatabase(options, migrations), storeFromDatabase)

@@ -8,8 +8,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StoreError } from "@rewind/contracts"
+import { retryTransient } from "@rewind/kysely-store"
 import Database from "better-sqlite3"
-import { Clock, Data, Duration, Effect, Schedule } from "effect"
+import { Data, Duration, type Effect, Schedule } from "effect"
 
 export const sqliteCode = (error: unknown): string | undefined =>
   error instanceof Database.SqliteError ? error.code : undefined
@@ -99,10 +100,6 @@ export const toStoreError = (operation: string, error: unknown, location?: strin
     cause: error,
   })
 
-// The wait between attempts is real time whatever Clock the caller runs with: it waits for
-// another connection, and a test clock that never advances must not turn contention into a hang.
-const liveClock = Clock.make()
-
 /** The busy budget when the caller has no configured one (SqliteStoreOptions' default). */
 const DEFAULT_BUSY_BUDGET_MILLIS = 5_000
 
@@ -121,27 +118,20 @@ const busySchedule = (budgetMillis: number) =>
  * Retries an operation that failed with Busy. SQLite waits only briefly inside each attempt (the
  * connection's busy_timeout is short, see openDatabase.ts, because that wait blocks the event
  * loop); the rest of the budget (the configured busy timeout) is waited here, asynchronously, so
- * another connection in this process can finish meanwhile. Then a StoreError.
+ * another connection in this process can finish meanwhile (on the live clock: kysely-store's
+ * `retryTransient`, the retry every SQL adapter shares). Then a StoreError.
  */
 export const retryBusy = <A, E, R>(
   effect: Effect.Effect<A, E | Busy, R>,
   budgetMillis: number = DEFAULT_BUSY_BUDGET_MILLIS,
-): Effect.Effect<A, E | StoreError, R> =>
-  Effect.clockWith((callerClock) =>
-    Effect.retry(Effect.withClock(effect, callerClock), {
-      schedule: busySchedule(budgetMillis),
-      while: (error) => error instanceof Busy,
-    }).pipe(Effect.withClock(liveClock)),
-  ).pipe(
-    Effect.catchIf(
-      (error): error is Busy => error instanceof Busy,
-      (busy) =>
-        Effect.fail(
-          new StoreError({
-            operation: busy.operation,
-            message: `the store stayed locked by another connection for ${budgetMillis} ms; try again later`,
-            cause: busy.cause,
-          }),
-        ),
-    ),
-  )
+): Effect.Effect<A, Exclude<E, Busy> | StoreError, R> =>
+  retryTransient(effect, {
+    isTransient: (error): error is Busy => error instanceof Busy,
+    schedule: busySchedule(budgetMillis),
+    exhausted: (busy) =>
+      new StoreError({
+        operation: busy.operation,
+        message: `the store stayed locked by another connection for ${budgetMillis} ms; try again later`,
+        cause: busy.cause,
+      }),
+  })
