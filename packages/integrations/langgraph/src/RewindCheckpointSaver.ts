@@ -13,9 +13,9 @@
  *   is removed, and the blobs only it referred to stop being GC roots (a Rewind cleanup collects
  *   them).
  *
- * Consistency with many workers: every operation first folds the events other writers appended
- * since this instance last read the stream (one read after the known version), and appends with
- * that version expected; a version conflict folds again and retries. Operations on one thread in
+ * Consistency with many workers: every read first folds the events other writers appended since
+ * this instance last read the stream (one read after the known version); an append expects the
+ * version this instance knows, and a version conflict folds what it missed and retries. Operations on one thread in
  * this process run one at a time (LangGraph writes a superstep's tasks concurrently), so they do not
  * conflict with each other. `scope` partitions one store between applications (and tests): a saver
  * sees only the threads of its scope.
@@ -64,7 +64,7 @@ import {
   type ThreadState,
   versionKey,
 } from "./internal/threadState.js"
-import { loadValues, type Serialized, storeValues } from "./internal/values.js"
+import { BlobCache, loadValues, type Serialized, storeValues } from "./internal/values.js"
 
 /** The ports the saver runs on. */
 export type SaverServices = SessionStore | ArtifactStore
@@ -81,6 +81,8 @@ export interface SaverOptions {
   readonly scope?: string
   /** The serializer (LangGraph's JsonPlusSerializer when omitted). */
   readonly serde?: SerializerProtocol
+  /** Bytes of recent values kept in memory (default 32 MiB); blobs never change, so it is always safe. */
+  readonly cacheBytes?: number
   /**
    * Compress blobs before storing them (default true). Turn it off over a store that compresses
    * its blobs itself (the SQLite store: `openSqliteSaver` does).
@@ -143,6 +145,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
   private readonly runtime: SaverRuntime
   private readonly compress: boolean
   private readonly threads = new Map<string, ThreadHandle>()
+  private readonly cache: BlobCache
   private closed = false
 
   constructor(runtime: SaverRuntime, options: SaverOptions = {}) {
@@ -153,6 +156,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
     this.scope = scope
     this.runtime = runtime
     this.compress = options.compress ?? true
+    this.cache = new BlobCache(options.cacheBytes ?? 32 * 1024 * 1024)
   }
 
   /** The Rewind session id of a thread in this saver's scope. */
@@ -205,12 +209,18 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
     })
   }
 
-  /** Syncs, then appends events (with SessionCreated first on a new stream), retrying conflicts. */
+  /**
+   * Appends events (with SessionCreated first on a new stream) at the version this instance knows,
+   * without reading first: when another writer moved the stream on, the append conflicts, and the
+   * retry reads what it missed and decides again. One writer per thread (the usual case) pays no
+   * read per put.
+   */
   private append(handle: ThreadHandle, threadId: string, make: () => ReadonlyArray<SessionEvent>) {
     const self = this
+    let attempts = 0
     return Effect.gen(function* () {
       const store = yield* SessionStore
-      const state = yield* self.sync(handle)
+      const state = attempts++ === 0 ? handle.state : yield* self.sync(handle)
       const at = yield* Clock.currentTimeMillis
       const events: Array<SessionEvent> = []
       if (!state.created && state.version === 0)
@@ -265,7 +275,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
   private tupleOf(threadId: string, namespace: string, ns: NamespaceState, record: GraphCheckpointRecorded) {
     const self = this
     return Effect.gen(function* () {
-      const checkpointBase = yield* loadValues([record.checkpoint, record.metadata])
+      const checkpointBase = yield* loadValues([record.checkpoint, record.metadata], self.cache)
       const checkpoint = (yield* self.deserialize(checkpointBase[0]!)) as Checkpoint
       const metadata = (yield* self.deserialize(checkpointBase[1]!)) as CheckpointMetadata
       // Channel values: each channel's value at the version this checkpoint names.
@@ -275,7 +285,10 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
         if (value !== undefined && value !== null) channels.push([channel, value])
       }
       const writes = orderedWrites(ns.writes.get(record.checkpointId))
-      const loaded = yield* loadValues([...channels.map(([, v]) => v), ...writes.map((w) => w.value)])
+      const loaded = yield* loadValues(
+        [...channels.map(([, v]) => v), ...writes.map((w) => w.value)],
+        self.cache,
+      )
       const channelValues: Record<string, unknown> = {}
       for (let i = 0; i < channels.length; i++)
         channelValues[channels[i]![0]] = yield* self.deserialize(loaded[i]!)
@@ -315,7 +328,10 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
     return Effect.gen(function* () {
       const sends = orderedWrites(ns.writes.get(parentId)).filter((w) => w.channel === TASKS)
       if (sends.length === 0) return
-      const loaded = yield* loadValues(sends.map((w) => w.value))
+      const loaded = yield* loadValues(
+        sends.map((w) => w.value),
+        self.cache,
+      )
       const values: Array<unknown> = []
       for (const value of loaded) values.push(yield* self.deserialize(value))
       checkpoint.channel_values[TASKS] = values
@@ -381,7 +397,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
     for (const c of candidates) {
       if (remaining <= 0) return
       if (filter !== undefined && Object.keys(filter).length > 0) {
-        const [metadata] = await this.run(loadValues([c.record.metadata]))
+        const [metadata] = await this.run(loadValues([c.record.metadata], this.cache))
         const decoded = (await this.serde.loadsTyped(metadata!.type, metadata!.bytes)) as Record<
           string,
           unknown
@@ -447,6 +463,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
           serialized,
           serialized.map((_, i) => i < 2),
           self.compress,
+          self.cache,
         )
         const stored = new Map(present.map(([channel], i) => [channel, refs[i + 2]!]))
         const handle = yield* self.handle(threadId)
@@ -499,6 +516,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
           serialized,
           serialized.map(() => true),
           self.compress,
+          self.cache,
         )
         const handle = yield* self.handle(threadId)
         yield* self.append(handle, threadId, () => [

@@ -7,7 +7,9 @@
  * brotli at quality 1 and kept only when it saves at least an eighth; the saver turns it off over a
  * store that compresses blobs itself (the SQLite store), where a second pass would only cost time.
  * Blobs are content-addressed, so equal values (the same channel value in many threads, a
- * checkpoint put twice) are stored once.
+ * checkpoint put twice) are stored once — and a blob never changes, so the bytes of recently put or
+ * read blobs are kept in a bounded cache (`BlobCache`) whatever other workers do: reading the
+ * checkpoint just put, or the nine channels of ten that did not change, costs no store read.
  */
 import { brotliCompressSync, brotliDecompressSync, constants as zlib } from "node:zlib"
 import type { ContentHash, GraphValue } from "@rewind/contracts"
@@ -21,6 +23,33 @@ export const INLINE_MAX_BYTES = 512
 const RAW = 0
 const BROTLI = 1
 const COMPRESS_MIN_BYTES = 64
+
+/** The serialized bytes of recent blobs by address, least recently used dropped past `maxBytes`. */
+export class BlobCache {
+  private readonly entries = new Map<ContentHash, Uint8Array>()
+  private bytes = 0
+  constructor(private readonly maxBytes: number) {}
+
+  get(hash: ContentHash): Uint8Array | undefined {
+    const hit = this.entries.get(hash)
+    if (hit !== undefined) {
+      this.entries.delete(hash)
+      this.entries.set(hash, hit)
+    }
+    return hit
+  }
+
+  set(hash: ContentHash, value: Uint8Array): void {
+    if (value.length > this.maxBytes / 4 || this.entries.has(hash)) return
+    this.entries.set(hash, value)
+    this.bytes += value.length
+    for (const [key, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break
+      this.entries.delete(key)
+      this.bytes -= old.length
+    }
+  }
+}
 
 export interface Serialized {
   readonly type: string
@@ -63,6 +92,7 @@ export const storeValues = (
   values: ReadonlyArray<Serialized>,
   inline: ReadonlyArray<boolean>,
   compress: boolean,
+  cache: BlobCache,
 ) =>
   Effect.gen(function* () {
     const refs: Array<GraphValue | undefined> = values.map((v, i) =>
@@ -77,27 +107,34 @@ export const storeValues = (
       )
       pending.forEach((i, k) => {
         refs[i] = { type: values[i]!.type, hash: hashes[k]! }
+        cache.set(hashes[k]!, values[i]!.bytes)
       })
     }
     return refs as ReadonlyArray<GraphValue>
   })
 
-/** The serialized bytes of each reference, in order (blobs fetched with one `getMany`). */
-export const loadValues = (refs: ReadonlyArray<GraphValue>) =>
+/** The serialized bytes of each reference, in order (blobs not in the cache fetched with one `getMany`). */
+export const loadValues = (refs: ReadonlyArray<GraphValue>, cache: BlobCache) =>
   Effect.gen(function* () {
-    const hashes: Array<ContentHash> = []
-    for (const ref of refs) if ("hash" in ref) hashes.push(ref.hash)
-    const blobs = hashes.length === 0 ? [] : yield* (yield* ArtifactStore).getMany(hashes)
-    let next = 0
-    return yield* Effect.try({
-      try: () =>
-        refs.map((ref): Serialized => {
-          if ("inline" in ref)
-            return { type: ref.type, bytes: new Uint8Array(Buffer.from(ref.inline, "base64")) }
-          const blob = blobs[next++]!
-          return { type: ref.type, bytes: unframe(blob, ref.hash) }
-        }),
+    const missing: Array<ContentHash> = []
+    for (const ref of refs) if ("hash" in ref && cache.get(ref.hash) === undefined) missing.push(ref.hash)
+    const blobs = missing.length === 0 ? [] : yield* (yield* ArtifactStore).getMany(missing)
+    const fetched = new Map<ContentHash, Uint8Array>()
+    yield* Effect.try({
+      try: () => {
+        missing.forEach((hash, i) => {
+          const bytes = unframe(blobs[i]!, hash)
+          fetched.set(hash, bytes)
+          cache.set(hash, bytes)
+        })
+      },
       catch: (cause) =>
         new GraphValueUnreadable({ message: cause instanceof Error ? cause.message : String(cause) }),
     })
+    return refs.map(
+      (ref): Serialized =>
+        "inline" in ref
+          ? { type: ref.type, bytes: new Uint8Array(Buffer.from(ref.inline, "base64")) }
+          : { type: ref.type, bytes: fetched.get(ref.hash) ?? cache.get(ref.hash)! },
+    )
   })
