@@ -426,12 +426,15 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
           out.push(known)
           continue
         }
-        // A thread another worker opened: its id is in its events.
+        // A thread another worker opened: its id is in its events, which are folded right away so
+        // the listing does not read the stream a second time.
         const events = yield* store.read(s.sessionId)
         const first = events.find(
           (e) => e.event._tag === "GraphCheckpointRecorded" || e.event._tag === "GraphThreadDeleted",
         )?.event as GraphCheckpointRecorded | GraphThreadDeleted | undefined
-        if (first !== undefined && self.sessionIdOf(first.threadId) === s.sessionId) out.push(first.threadId)
+        if (first === undefined || self.sessionIdOf(first.threadId) !== s.sessionId) continue
+        foldEvents((yield* self.handle(first.threadId)).state, events)
+        out.push(first.threadId)
       }
       return out
     })
