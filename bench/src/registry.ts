@@ -6,6 +6,7 @@ import { checkpoints } from "./checkpoints.bench.js"
 import { conversationProjection, conversationRewind } from "./conversation.bench.js"
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
+import { langgraph } from "./langgraph.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
 import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
@@ -22,6 +23,7 @@ export const CASES: ReadonlyArray<BenchCase> = [
   checkpoints,
   snapshots,
   sqliteStore,
+  langgraph,
   // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
   shapeFacade,
   shapeCli,

@@ -17,6 +17,7 @@ import {
   SubagentSpawned,
   VerificationRecorded,
 } from "./forkEvents.js"
+import { GraphCheckpointRecorded, GraphThreadDeleted, GraphWritesRecorded } from "./graphCheckpoint.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
 import { compilePlain, INVALID } from "./internal/plainCodec.js"
 import { Message, Part } from "./message.js"
@@ -135,6 +136,9 @@ export const EVENT_VERSIONS = {
   PointCaptured: { schema: PointCaptured, version: 1 },
   WriteIntentDeclared: { schema: WriteIntentDeclared, version: 1 },
   PointRestored: { schema: PointRestored, version: 1 },
+  GraphCheckpointRecorded: { schema: GraphCheckpointRecorded, version: 1 },
+  GraphWritesRecorded: { schema: GraphWritesRecorded, version: 1 },
+  GraphThreadDeleted: { schema: GraphThreadDeleted, version: 1 },
 } as const
 
 export type EventType = keyof typeof EVENT_VERSIONS
@@ -163,6 +167,9 @@ export const SessionEvent = Schema.Union(
   PointCaptured,
   WriteIntentDeclared,
   PointRestored,
+  GraphCheckpointRecorded,
+  GraphWritesRecorded,
+  GraphThreadDeleted,
 )
 export type SessionEvent = typeof SessionEvent.Type
 

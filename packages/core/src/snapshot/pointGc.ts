@@ -2,11 +2,12 @@
  * Status and garbage collection of the artifact store, from the snapshot engine's point of view.
  *
  * Mark: every live root of every session is read (points with their manifests, the newest stat cache,
- * rescue points, checkpoints' before/after/patch content, write-intent pre-images), what the
- * operation journal still needs (both versions of every file of a pending operation or of one
- * whose redo is still available: `journalRoots`) plus roots the host names (`extraRoots`: redo
- * entries kept elsewhere). A root that cannot be read, the journal included, stops the collection
- * before anything is deleted: unreadable is never "unreferenced".
+ * rescue points, checkpoints' before/after/patch content, write-intent pre-images, the values of graph
+ * threads not deleted since they were recorded), what the operation journal still needs (both
+ * versions of every file of a pending operation or of one whose redo is still available:
+ * `journalRoots`) plus roots the host names (`extraRoots`: redo entries kept elsewhere). A root that
+ * cannot be read, the journal included, stops the collection before anything is deleted: unreadable
+ * is never "unreferenced".
  * Retention decides which points keep their content: the last `keepLastPoints` of each kind per session,
  * then, while the content only old points hold exceeds `byteBudget`, the oldest point anywhere
  * (never a session's newest) is released. Sweep: the store's clock is read before the mark
@@ -19,6 +20,7 @@
  */
 import {
   type ContentHash,
+  graphEventBlobs,
   type PointCaptured,
   type SessionId,
   type SkippedPath,
@@ -102,6 +104,8 @@ const collectRoots = Effect.gen(function* () {
   for (const session of sessions) {
     // Only the newest stat cache of a session is ever read again; older ones are garbage.
     let latestStatCache: ContentHash | undefined
+    // A graph thread's values stay roots until the thread is deleted (a later GraphThreadDeleted).
+    let graphRoots: Array<ContentHash> = []
     const events = yield* Effect.mapError(
       store.read(session.sessionId),
       (e) => new GcRootUnreadable({ reason: `session ${session.sessionId}: ${e.message}` }),
@@ -123,8 +127,11 @@ const collectRoots = Effect.gen(function* () {
         if (c.patchHash !== undefined) fixed.add(c.patchHash)
       } else if (event instanceof WriteIntentDeclared) {
         for (const e of event.entries) if (e.preImage.state === "file") fixed.add(e.preImage.hash)
-      }
+      } else if (event._tag === "GraphCheckpointRecorded" || event._tag === "GraphWritesRecorded") {
+        for (const hash of graphEventBlobs(event)) graphRoots.push(hash)
+      } else if (event._tag === "GraphThreadDeleted") graphRoots = []
     }
+    for (const hash of graphRoots) fixed.add(hash)
     if (latestStatCache !== undefined) {
       fixed.add(latestStatCache)
       // Its lower layers too; a stat cache that cannot be read is not a root worth stopping for
