@@ -10,6 +10,7 @@ import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { nativeStatus } from "../internal/doctor.js"
 import type { Rewind } from "../openRewind.js"
+import { hook } from "./hookCommands.js"
 import {
   bold,
   bytes,
@@ -113,6 +114,19 @@ const log = Command.make(
     ),
 ).pipe(Command.withDescription("Print a session's transcript (its active branch)"))
 
+/** What agent hooks could not do (kept by `rewind hook`, which never fails the agent): only when there is any. */
+const reportHookProblems = (rewind: Rewind, out: Output) =>
+  Effect.gen(function* () {
+    if (rewind.dir === undefined) return
+    const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
+    const problems = readProblems(rewind.dir)
+    if (problems.length === 0) return
+    const recent = problems.slice(-5)
+    yield* out.record("hook_problems", { count: problems.length, recent })
+    yield* out.human(`${yellow("hooks")}     ${problems.length} problem(s) logged; the latest:`)
+    for (const p of recent) yield* out.human(`  ${iso(p.at)}  ${p.message}`)
+  })
+
 const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
@@ -128,6 +142,7 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
           ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
           : `${yellow("native")}    ${native.warning}`,
       )
+      yield* reportHookProblems(rewind, out)
       const snapshots = yield* Effect.either(call(() => rewind.snapshotStatus()))
       if (snapshots._tag === "Right") {
         const st = snapshots.right
@@ -589,4 +604,5 @@ export const commands = [
   recover,
   gc,
   doctor,
+  hook,
 ] as const
