@@ -10,7 +10,7 @@ import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { nativeStatus } from "../internal/doctor.js"
 import type { Rewind } from "../openRewind.js"
-import { hook } from "./hookCommands.js"
+import { hook, install, uninstall } from "./hookCommands.js"
 import {
   bold,
   bytes,
@@ -605,4 +605,6 @@ export const commands = [
   gc,
   doctor,
   hook,
+  install,
+  uninstall,
 ] as const
