@@ -37,6 +37,7 @@ import {
   usage,
   withRewind,
 } from "./store.js"
+import { restoreTurn, timeline, turnOption } from "./turnCommands.js"
 
 const messageArg = (description: string) =>
   Args.text({ name: "message" }).pipe(Args.withSchema(MessageId), Args.withDescription(description))
@@ -365,13 +366,29 @@ const restore = Command.make(
       Options.withDescription("Restore the latest live checkpoint tied to this user message"),
       Options.optional,
     ),
+    turn: turnOption(
+      "Put every file back as it was before turn N (see `rewind timeline`): previews and prints a token; run again with --token to restore",
+    ),
   },
   (o) => {
-    const given = [Option.isSome(o.point), Option.isSome(o.checkpoint), Option.isSome(o.message)].filter(
-      Boolean,
-    ).length
+    const given = [
+      Option.isSome(o.point),
+      Option.isSome(o.checkpoint),
+      Option.isSome(o.message),
+      Option.isSome(o.turn),
+    ].filter(Boolean).length
     if (given !== 1) {
-      return usage("give exactly one of <point> (with --token), --checkpoint <id> or --message <id>")
+      return usage(
+        "give exactly one of <point> (with --token), --checkpoint <id> or --message <id> (or --turn <n>, then --token)",
+      )
+    }
+    if (Option.isSome(o.turn)) {
+      const n = o.turn.value
+      return withRewind(o, false, (rewind, out) =>
+        Effect.flatMap(resolveSession(rewind, o.session), (sessionId) =>
+          restoreTurn(rewind, out, sessionId, n, o.token),
+        ),
+      )
     }
     if (Option.isSome(o.point) && Option.isNone(o.token)) {
       return usage(
@@ -379,7 +396,7 @@ const restore = Command.make(
       )
     }
     if (Option.isNone(o.point) && Option.isSome(o.token)) {
-      return usage("--token goes with a <point>; --checkpoint and --message restore without one")
+      return usage("--token goes with a <point> or --turn; --checkpoint and --message restore without one")
     }
     return withRewind(o, false, (rewind, out) =>
       Effect.gen(function* () {
@@ -607,4 +624,5 @@ export const commands = [
   hook,
   install,
   uninstall,
+  timeline,
 ] as const
