@@ -17,6 +17,9 @@ await build({
   format: "esm",
   target: "node20",
   external: ["better-sqlite3"],
+  // jsonc-parser's `main` is a UMD build whose factory requires its own files by computed paths,
+  // which a bundle cannot follow; its ESM build (the package's `module`) bundles like any other.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   banner: {
     js: "import { createRequire as __rewindRequire } from 'node:module'; const require = __rewindRequire(import.meta.url);",
   },

@@ -26,9 +26,14 @@ export const DoctorProblemKind = Schema.Literal(
   "stray_file",
 )
 
+export type DoctorProblemKind = typeof DoctorProblemKind.Type
+
 export const DoctorReport = Schema.Struct({
   ok: Schema.Boolean,
-  database: Schema.UndefinedOr(Schema.Struct({ ok: Schema.Boolean, problems: Schema.Array(Schema.String) })),
+  // The database's own check (StoreIntegrity) and which database it is; absent without that port.
+  database: Schema.UndefinedOr(
+    Schema.Struct({ kind: Schema.String, ok: Schema.Boolean, problems: Schema.Array(Schema.String) }),
+  ),
   schemaVersion: Schema.UndefinedOr(Count),
   artifacts: Schema.Struct({
     checked: Count,

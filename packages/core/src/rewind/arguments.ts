@@ -15,9 +15,9 @@
 import {
   CheckpointId,
   ContentHash,
+  describeError,
   GoalId,
   GoalStatus,
-  describeError,
   MessageId,
   MessageStatus,
   PartKind,

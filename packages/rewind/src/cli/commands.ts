@@ -10,6 +10,7 @@ import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { nativeStatus } from "../internal/doctor.js"
 import type { Rewind } from "../openRewind.js"
+import { hook, install, uninstall } from "./hookCommands.js"
 import {
   bold,
   bytes,
@@ -35,6 +36,7 @@ import {
   usage,
   withRewind,
 } from "./store.js"
+import { restoreTurn, timeline, turnOption } from "./turnCommands.js"
 
 const messageArg = (description: string) =>
   Args.text({ name: "message" }).pipe(Args.withSchema(MessageId), Args.withDescription(description))
@@ -112,6 +114,19 @@ const log = Command.make(
     ),
 ).pipe(Command.withDescription("Print a session's transcript (its active branch)"))
 
+/** What agent hooks could not do (kept by `rewind hook`, which never fails the agent): only when there is any. */
+const reportHookProblems = (rewind: Rewind, out: Output) =>
+  Effect.gen(function* () {
+    if (rewind.dir === undefined) return
+    const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
+    const problems = readProblems(rewind.dir)
+    if (problems.length === 0) return
+    const recent = problems.slice(-5)
+    yield* out.record("hook_problems", { count: problems.length, recent })
+    yield* out.human(`${yellow("hooks")}     ${problems.length} problem(s) logged; the latest:`)
+    for (const p of recent) yield* out.human(`  ${iso(p.at)}  ${p.message}`)
+  })
+
 const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
@@ -127,6 +142,7 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
           ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
           : `${yellow("native")}    ${native.warning}`,
       )
+      yield* reportHookProblems(rewind, out)
       const snapshots = yield* Effect.either(expect(() => rewind.snapshotStatus()))
       if (snapshots._tag === "Right") {
         const st = snapshots.right
@@ -349,13 +365,29 @@ const restore = Command.make(
       Options.withDescription("Restore the latest live checkpoint tied to this user message"),
       Options.optional,
     ),
+    turn: turnOption(
+      "Put every file back as it was before turn N (see `rewind timeline`): previews and prints a token; run again with --token to restore",
+    ),
   },
   (o) => {
-    const given = [Option.isSome(o.point), Option.isSome(o.checkpoint), Option.isSome(o.message)].filter(
-      Boolean,
-    ).length
+    const given = [
+      Option.isSome(o.point),
+      Option.isSome(o.checkpoint),
+      Option.isSome(o.message),
+      Option.isSome(o.turn),
+    ].filter(Boolean).length
     if (given !== 1) {
-      return usage("give exactly one of <point> (with --token), --checkpoint <id> or --message <id>")
+      return usage(
+        "give exactly one of <point> (with --token), --checkpoint <id> or --message <id> (or --turn <n>, then --token)",
+      )
+    }
+    if (Option.isSome(o.turn)) {
+      const n = o.turn.value
+      return withRewind(o, false, (rewind, out) =>
+        Effect.flatMap(resolveSession(rewind, o.session), (sessionId) =>
+          restoreTurn(rewind, out, sessionId, n, o.token),
+        ),
+      )
     }
     if (Option.isSome(o.point) && Option.isNone(o.token)) {
       return usage(
@@ -363,7 +395,7 @@ const restore = Command.make(
       )
     }
     if (Option.isNone(o.point) && Option.isSome(o.token)) {
-      return usage("--token goes with a <point>; --checkpoint and --message restore without one")
+      return usage("--token goes with a <point> or --turn; --checkpoint and --message restore without one")
     }
     return withRewind(o, false, (rewind, out) =>
       Effect.gen(function* () {
@@ -588,4 +620,8 @@ export const commands = [
   recover,
   gc,
   doctor,
+  hook,
+  install,
+  uninstall,
+  timeline,
 ] as const

@@ -9,11 +9,14 @@ import { OperationId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { bold, dim, green, iso, table, yellow } from "./output.js"
 import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
+import { redoPointRestore } from "./turnCommands.js"
 
 export const redo = Command.make("redo", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
       const sessionId = yield* resolveSession(rewind, o.session)
+      // The session's last restore was a point restore (`restore --turn`, `restore <point>`): undone by its rescue point.
+      if (yield* redoPointRestore(rewind, out, sessionId)) return
       out.progress("redoing…")
       const result = yield* expect(() => rewind.redo(sessionId)).pipe(
         Effect.ensuring(Effect.sync(out.endProgress)),

@@ -1,0 +1,142 @@
+/**
+ * The CLI's agent-hook commands: `hook <agent>` (what the agent's hook entry runs: one event on
+ * stdin, always exit 0, see hooks/runHook.ts), and `install <agent> [--user]` / `uninstall <agent>
+ * [--user]` (merge Rewind's entries into the agent's settings file, see hooks/hookInstall.ts).
+ */
+import { resolve } from "node:path"
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import type { HookAgent } from "../hooks/hookEvent.js"
+import { CliFailure, ExitCode, makeOutput } from "./output.js"
+import { common } from "./store.js"
+
+const agentArg = Args.choice<HookAgent>(
+  [
+    ["claude-code", "claude-code"],
+    ["gemini-cli", "gemini-cli"],
+  ],
+  { name: "agent" },
+).pipe(Args.withDescription("The agent: claude-code or gemini-cli"))
+
+const readStdin = () =>
+  new Promise<string>((done) => {
+    const chunks: Array<Buffer> = []
+    process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+    process.stdin.on("end", () => done(Buffer.concat(chunks).toString("utf8")))
+    process.stdin.on("error", () => done(Buffer.concat(chunks).toString("utf8")))
+  })
+
+export const hook = Command.make(
+  "hook",
+  {
+    agent: agentArg,
+    // Plain text, not `common.workspace`: a missing directory must not make the hook fail.
+    workspace: Options.text("workspace").pipe(
+      Options.withDescription("The workspace root (default: the agent's project directory)"),
+      Options.optional,
+    ),
+    dir: common.dir,
+  },
+  (o) =>
+    Effect.promise(async () => {
+      const { runHook } = await import("../hooks/runHook.js")
+      const result = await runHook({
+        agent: o.agent,
+        stdin: await readStdin(),
+        ...Option.match(o.workspace, { onNone: () => ({}), onSome: (workspace) => ({ workspace }) }),
+        ...Option.match(o.dir, { onNone: () => ({}), onSome: (dir) => ({ dir }) }),
+        env: process.env,
+        processCwd: process.cwd(),
+      })
+      process.stdout.write(result.stdout)
+      for (const line of result.problems) process.stderr.write(`${line}\n`)
+    }),
+).pipe(
+  Command.withDescription(
+    "Run by the agent's hook entries: reads one hook event (JSON) on stdin and mirrors it into the store; never fails the agent (exit 0, problems on stderr and in `rewind status`)",
+  ),
+)
+
+const installOptions = {
+  json: common.json,
+  agent: agentArg,
+  workspace: common.workspace,
+  user: Options.boolean("user").pipe(
+    Options.withDescription(
+      "Edit the user's settings file (~/.claude or ~/.gemini) instead of the project's",
+    ),
+  ),
+}
+
+/** The command prefix a hook entry runs: the `rewind` this process is, unless `--command` says otherwise. */
+const selfCommand = () => {
+  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+  const script = process.argv[1]
+  return script === undefined ? "rewind" : `${quote(process.execPath)} ${quote(resolve(script))}`
+}
+
+const changeSettings = (
+  name: "install" | "uninstall",
+  o: {
+    readonly json: boolean
+    readonly agent: HookAgent
+    readonly workspace: Option.Option<string>
+    readonly user: boolean
+  },
+  command: Option.Option<string>,
+) =>
+  Effect.gen(function* () {
+    const out = makeOutput(o.json)
+    const { installHooks, settingsPath, uninstallHooks, SettingsRefused } = yield* Effect.promise(
+      () => import("../hooks/hookInstall.js"),
+    )
+    const workspace = resolve(Option.getOrElse(o.workspace, () => process.cwd()))
+    const path = settingsPath(o.agent, { workspace, user: o.user })
+    const change = yield* Effect.try({
+      try: () =>
+        name === "install"
+          ? installHooks(o.agent, path, Option.getOrElse(command, selfCommand))
+          : uninstallHooks(o.agent, path),
+      catch: (error) =>
+        new CliFailure({
+          code: ExitCode.failed,
+          message: error instanceof Error ? error.message : String(error),
+          reason: error instanceof SettingsRefused ? "settings_refused" : "io_error",
+        }),
+    })
+    yield* out.record(name, {
+      agent: o.agent,
+      path: change.path,
+      events: change.events,
+      changed: change.changed,
+    })
+    yield* out.human(
+      change.changed
+        ? `${name === "install" ? "added Rewind's hooks for" : "removed Rewind's hooks for"} ${change.events.join(", ")} in ${change.path}`
+        : name === "install"
+          ? `${change.path} already has Rewind's hooks: nothing changed`
+          : `${change.path} has no Rewind hooks: nothing changed`,
+    )
+  })
+
+export const install = Command.make(
+  "install",
+  {
+    ...installOptions,
+    command: Options.text("command").pipe(
+      Options.withDescription(
+        "The command the hook entries run before `hook <agent>` (default: this rewind, by its absolute path; e.g. `rewind` when it is on PATH)",
+      ),
+      Options.optional,
+    ),
+  },
+  (o) => changeSettings("install", o, o.command),
+).pipe(
+  Command.withDescription(
+    "Add Rewind's hook entries to the agent's settings file (the project's, or the user's with --user); idempotent, your other entries are kept byte for byte",
+  ),
+)
+
+export const uninstall = Command.make("uninstall", installOptions, (o) =>
+  changeSettings("uninstall", o, Option.none()),
+).pipe(Command.withDescription("Remove exactly the hook entries `rewind install` added"))

@@ -1,0 +1,105 @@
+/**
+ * Claude Code's hook payloads (https://code.claude.com/docs/en/hooks, "Hook input"): one JSON
+ * object on stdin with the common fields `session_id`, `transcript_path`, `cwd`,
+ * `hook_event_name` (and `permission_mode`), plus each event's own: `source` (SessionStart),
+ * `prompt` (UserPromptSubmit), `tool_name` / `tool_input` / `tool_use_id` (PreToolUse,
+ * PostToolUse with `tool_response`, PostToolUseFailure with `error`), `stop_hook_active` (Stop),
+ * `reason` (SessionEnd).
+ *
+ * Only the fields Rewind needs are decoded; any other field (a newer Claude Code adds some with
+ * most releases) is ignored, never fatal. The file tools are Write, Edit, MultiEdit
+ * (`tool_input.file_path`) and NotebookEdit (`tool_input.notebook_path`); the shell tool is Bash.
+ * The before- and after-event of one tool call are paired by `tool_use_id`.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import type { HookEvent, ToolEffect, Undecodable } from "./hookEvent.js"
+
+const Payload = Schema.Struct({
+  session_id: Schema.NonEmptyString,
+  cwd: Schema.String,
+  hook_event_name: Schema.String,
+  source: Schema.optional(Schema.String),
+  prompt: Schema.optional(Schema.String),
+  tool_name: Schema.optional(Schema.String),
+  tool_input: Schema.optional(Schema.Unknown),
+  tool_use_id: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String),
+})
+type Payload = typeof Payload.Type
+
+const FILE_TOOLS: Readonly<Record<string, string>> = {
+  Write: "file_path",
+  Edit: "file_path",
+  MultiEdit: "file_path",
+  NotebookEdit: "notebook_path",
+}
+
+const field = (input: unknown, name: string): string | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  const value = (input as Record<string, unknown>)[name]
+  return typeof value === "string" && value.length > 0 ? value : undefined
+}
+
+const effectOf = (toolName: string, input: unknown): ToolEffect => {
+  const pathField = FILE_TOOLS[toolName]
+  if (pathField !== undefined) {
+    const path = field(input, pathField)
+    return path === undefined ? { kind: "none" } : { kind: "file_write", paths: [path] }
+  }
+  return toolName === "Bash" ? { kind: "shell" } : { kind: "none" }
+}
+
+const translate = (p: Payload): HookEvent | Undecodable => {
+  const common = {
+    agent: "claude-code" as const,
+    hostSessionId: p.session_id,
+    cwd: p.cwd,
+    hostEvent: p.hook_event_name,
+  }
+  switch (p.hook_event_name) {
+    case "SessionStart":
+      return { ...common, kind: "session_start", source: p.source }
+    case "UserPromptSubmit":
+      return p.prompt === undefined
+        ? { kind: "undecodable", reason: "UserPromptSubmit without a prompt field" }
+        : { ...common, kind: "prompt", prompt: p.prompt }
+    case "PreToolUse":
+    case "PostToolUse":
+    case "PostToolUseFailure": {
+      if (p.tool_name === undefined) {
+        return { kind: "undecodable", reason: `${p.hook_event_name} without a tool_name field` }
+      }
+      const effect = effectOf(p.tool_name, p.tool_input)
+      // Without the id, the tool name and input are what the two events share.
+      const pairKey = p.tool_use_id ?? `${p.tool_name}\u0000${JSON.stringify(p.tool_input ?? null)}`
+      return p.hook_event_name === "PreToolUse"
+        ? { ...common, kind: "before_tool", toolName: p.tool_name, effect, pairKey }
+        : {
+            ...common,
+            kind: "after_tool",
+            toolName: p.tool_name,
+            effect,
+            pairKey,
+            failed: p.hook_event_name === "PostToolUseFailure",
+          }
+    }
+    case "Stop":
+      return { ...common, kind: "turn_end", reply: undefined }
+    case "SessionEnd":
+      return { ...common, kind: "session_end", reason: p.reason }
+    default:
+      return { ...common, kind: "ignored" }
+  }
+}
+
+const decode = Schema.decodeUnknownEither(Payload)
+
+/** One Claude Code hook payload (already parsed from JSON) as a Rewind hook event. */
+export const claudeCodeEvent = (json: unknown): HookEvent | Undecodable =>
+  Either.match(decode(json), {
+    onLeft: (error) => ({
+      kind: "undecodable",
+      reason: `not a Claude Code hook payload: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+    }),
+    onRight: translate,
+  })

@@ -1,0 +1,288 @@
+/**
+ * `rewind hook <agent>`: one hook event from stdin, mirrored into the store. The agent's session
+ * is a Rewind session (`hookSessionId`); its prompt opens a turn and a point is captured there
+ * (the state before the agent acts on it); a file tool's before-event stores the file's content
+ * as a write intent and its after-event records a checkpoint from it; a shell tool's after-event
+ * captures a point (so shell-made changes are restorable); the end of a reply completes the turn.
+ *
+ * It never blocks or fails the agent: whatever goes wrong (a payload that is not JSON, a store
+ * that cannot be opened, a refused call) ends the run normally, with a line on stderr and an
+ * entry in the problem log (hookProblems.ts) that `rewind status` shows. `runHook` itself never
+ * rejects. A malformed payload records nothing.
+ *
+ * Where the workspace is: `--workspace`, else the agent's project directory
+ * (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`), else the nearest directory at or above the
+ * payload's `cwd` holding a `.rewind` store, else that `cwd`. The store is created on first use:
+ * installing the hook is the consent.
+ */
+import { existsSync, realpathSync } from "node:fs"
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
+import {
+  normaliseWorkspacePath,
+  type SessionId,
+  type TurnId,
+  type WorkspacePath,
+  workspacePathProblem,
+} from "@rewind/contracts"
+import { claudeCodeEvent } from "./claudeCode.js"
+import { geminiCliEvent } from "./geminiCli.js"
+import {
+  type HookEngine,
+  hookSessionId,
+  inProcessHookEngine,
+  intentTurnId,
+  shellPointTurnId,
+} from "./hookEngine.js"
+import type { HookAgent, HookEvent, Undecodable } from "./hookEvent.js"
+import { appendProblem } from "./hookProblems.js"
+
+export interface HookRunOptions {
+  readonly agent: HookAgent
+  /** The payload exactly as read from stdin. */
+  readonly stdin: string
+  /** `--workspace`, when given. */
+  readonly workspace?: string
+  /** `--dir` (the store directory), when given. */
+  readonly dir?: string
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** The hook process's own working directory (where the agent started it). */
+  readonly processCwd: string
+}
+
+export interface HookRunResult {
+  /** What the agent's hook protocol reads on stdout. */
+  readonly stdout: string
+  /** Lines for stderr: one per problem. */
+  readonly problems: ReadonlyArray<string>
+  /** Whether the event was acted on (false for a malformed payload or one with nothing to do). */
+  readonly handled: boolean
+}
+
+const AGENT_NAMES: Record<HookAgent, string> = { "claude-code": "Claude Code", "gemini-cli": "Gemini CLI" }
+
+const translate = (agent: HookAgent, json: unknown): HookEvent | Undecodable =>
+  agent === "claude-code" ? claudeCodeEvent(json) : geminiCliEvent(json)
+
+/** Gemini CLI parses stdout as JSON; Claude Code needs nothing for a hook that does not decide. */
+const protocolOutput = (agent: HookAgent) => (agent === "gemini-cli" ? "{}\n" : "")
+
+const projectDir = (agent: HookAgent, env: HookRunOptions["env"]) =>
+  agent === "claude-code" ? env.CLAUDE_PROJECT_DIR : (env.GEMINI_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR)
+
+export const resolveHookWorkspace = (
+  agent: HookAgent,
+  options: Pick<HookRunOptions, "workspace" | "env">,
+  cwd: string,
+): string => {
+  if (options.workspace !== undefined) return resolve(options.workspace)
+  const project = projectDir(agent, options.env)
+  if (project !== undefined && project.length > 0) return resolve(project)
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".rewind"))) return dir
+    if (dirname(dir) === dir) break
+  }
+  return resolve(cwd)
+}
+
+const real = (path: string) => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
+
+/** The agent's path as a workspace path, or why it is not one (outside the workspace, …). */
+const workspacePath = (root: string, cwd: string, path: string): WorkspacePath | { problem: string } => {
+  const absolute = resolve(cwd, path)
+  // Through the real directory, so a workspace reached through a symlink still contains it.
+  const located = join(real(dirname(absolute)), basename(absolute))
+  const rel = relative(real(root), located)
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    return { problem: `${path} is outside the workspace ${root}; not recorded` }
+  }
+  const normalised = normaliseWorkspacePath(rel.split(sep).join("/"))
+  const problem = workspacePathProblem(normalised)
+  return problem === undefined ? (normalised as WorkspacePath) : { problem: `${path}: ${problem}` }
+}
+
+/** Acts on one event; resolves with the problems met (each already worded for a person). */
+export const handleHookEvent = async (
+  engine: HookEngine,
+  event: HookEvent,
+  workspaceRoot: string,
+): Promise<ReadonlyArray<string>> => {
+  const problems: Array<string> = []
+  const sessionId: SessionId = hookSessionId(event.agent, event.hostSessionId)
+  const ensure = () =>
+    engine.ensureSession(sessionId, `${AGENT_NAMES[event.agent]} session ${event.hostSessionId}`, event.cwd)
+  /** The running turn; a tool event before any prompt (hooks installed mid-session) gets one of its own. */
+  const currentTurn = async (): Promise<TurnId> => {
+    const open = await engine.openTurn(sessionId)
+    if (open !== undefined) return open
+    try {
+      return await engine.startTurn(sessionId, "(agent activity before the first prompt Rewind saw)")
+    } catch (error) {
+      // Another hook process of the same moment may have opened it first.
+      const raced = await engine.openTurn(sessionId)
+      if (raced !== undefined) return raced
+      throw error
+    }
+  }
+  const capture = async (pointTurnId: TurnId) => {
+    const outcome = await engine.capture(sessionId, pointTurnId)
+    if (outcome._tag === "NotCaptured") problems.push(`no point captured: ${outcome.reason}`)
+  }
+  const pathsOf = (paths: ReadonlyArray<string>) => {
+    const ok: Array<WorkspacePath> = []
+    for (const p of paths) {
+      const wp = workspacePath(workspaceRoot, event.cwd, p)
+      if (typeof wp === "string") ok.push(wp)
+      else problems.push(wp.problem)
+    }
+    return ok
+  }
+
+  switch (event.kind) {
+    case "ignored":
+      return problems
+    case "session_start":
+      await ensure()
+      return problems
+    case "prompt": {
+      await ensure()
+      // A turn left open (its end event never came) is closed before the next one starts.
+      const open = await engine.openTurn(sessionId)
+      if (open !== undefined) await engine.endTurn(sessionId, open, undefined, "aborted")
+      const turnId = await engine.startTurn(sessionId, event.prompt)
+      await capture(turnId)
+      return problems
+    }
+    case "before_tool": {
+      if (event.effect.kind !== "file_write") return problems
+      const paths = pathsOf(event.effect.paths)
+      if (paths.length === 0) return problems
+      await ensure()
+      const turnId = await currentTurn()
+      await engine.declareBefore(sessionId, intentTurnId(turnId, event.pairKey), paths)
+      return problems
+    }
+    case "after_tool": {
+      if (event.effect.kind === "none") return problems
+      await ensure()
+      const turnId = await currentTurn()
+      if (event.effect.kind === "shell") {
+        // A failed command may have changed files all the same: captured either way.
+        await capture(shellPointTurnId(turnId, event.pairKey))
+        return problems
+      }
+      for (const path of pathsOf(event.effect.paths)) {
+        const result = await engine.recordAfter({
+          sessionId,
+          turnId,
+          intentId: intentTurnId(turnId, event.pairKey),
+          path,
+          toolName: event.toolName,
+        })
+        // A tool that left the file as it was (a failed one, a no-op edit) has nothing to record.
+        if (!result.recorded && result.warning.reason !== "unchanged") {
+          problems.push(`no checkpoint for ${path} (${result.warning.reason}): ${result.warning.message}`)
+        }
+      }
+      return problems
+    }
+    case "turn_end": {
+      const open = await engine.openTurn(sessionId).catch(() => undefined)
+      if (open !== undefined) await engine.endTurn(sessionId, open, event.reply, "completed")
+      return problems
+    }
+    case "session_end": {
+      const open = await engine.openTurn(sessionId).catch(() => undefined)
+      if (open !== undefined) await engine.endTurn(sessionId, open, undefined, "aborted")
+      return problems
+    }
+  }
+}
+
+const messageOf = (error: unknown) =>
+  error instanceof Error
+    ? error.message
+    : typeof error === "object" && error !== null && "message" in error
+      ? String(error.message)
+      : String(error)
+
+/** Runs one hook event end to end. Never rejects; see the module header. */
+export const runHook = async (options: HookRunOptions): Promise<HookRunResult> => {
+  const { agent } = options
+  const stdout = protocolOutput(agent)
+  const log = (
+    storeDir: string | undefined,
+    event: string,
+    hostSessionId: string | undefined,
+    message: string,
+  ) => {
+    if (storeDir === undefined || !existsSync(storeDir)) return
+    try {
+      appendProblem(storeDir, {
+        at: Date.now(),
+        agent,
+        event,
+        ...(hostSessionId === undefined ? {} : { hostSessionId }),
+        message,
+      })
+    } catch {
+      // The log is a diagnostic: a store that cannot take it is reported on stderr already.
+    }
+  }
+  const storeDirFor = (root: string) =>
+    options.dir === undefined ? join(root, ".rewind") : resolve(options.dir)
+
+  let json: unknown
+  try {
+    json = JSON.parse(options.stdin)
+  } catch (error) {
+    const why = messageOf(error).replace(/\s+/g, " ").trim()
+    const message = `rewind hook ${agent}: the payload is not JSON (${why}); nothing recorded`
+    log(
+      storeDirFor(resolveHookWorkspace(agent, options, options.processCwd)),
+      "(unparsed)",
+      undefined,
+      message,
+    )
+    return { stdout, problems: [message], handled: false }
+  }
+  const event = translate(agent, json)
+  if (event.kind === "undecodable") {
+    const message = `rewind hook ${agent}: ${event.reason}; nothing recorded`
+    log(
+      storeDirFor(resolveHookWorkspace(agent, options, options.processCwd)),
+      "(undecodable)",
+      undefined,
+      message,
+    )
+    return { stdout, problems: [message], handled: false }
+  }
+  if (event.kind === "ignored") return { stdout, problems: [], handled: false }
+
+  const workspaceRoot = resolveHookWorkspace(agent, options, event.cwd || options.processCwd)
+  const storeDir = storeDirFor(workspaceRoot)
+  const problems: Array<string> = []
+  try {
+    const { openRewind } = await import("../openRewind.js")
+    const rewind = await openRewind({
+      workspaceRoot,
+      create: true,
+      ...(options.dir === undefined ? {} : { dir: resolve(options.dir) }),
+    })
+    try {
+      problems.push(...(await handleHookEvent(inProcessHookEngine(rewind), event, workspaceRoot)))
+    } finally {
+      await rewind.close()
+    }
+  } catch (error) {
+    problems.push(messageOf(error))
+  }
+  const worded = problems.map((p) => `rewind hook ${agent} ${event.hostEvent}: ${p}`)
+  for (const line of worded) log(storeDir, event.hostEvent, event.hostSessionId, line)
+  return { stdout, problems: worded, handled: true }
+}

@@ -1,0 +1,271 @@
+/**
+ * A hook-mirrored session seen by turn: the timeline (each turn's prompt and the files it
+ * changed, through tools or the shell), what `restore --turn N` restores to, the other sessions
+ * that wrote those files since, and the point restore `redo` would undo. Used by the CLI's
+ * `timeline`, `diff --turn`, `restore --turn` and `redo`.
+ *
+ * Turns are numbered 1… in the order they started, over the active branch (a conversation rewind
+ * drops the turns it cut). A turn's own point is captured when its prompt arrives, so it is the
+ * workspace as it was before the turn.
+ *
+ * "As before turn N" needs more than turn N's point: a point restore only deletes paths its point
+ * records as absent (tombstones), and a file first created during or after turn N is not in N's
+ * point at all. So the restore target is N's manifest plus a tombstone for every path a later point
+ * of the session or a later checkpoint has seen and N's point lacks — unless N's capture left paths
+ * out (scan budget, size cap, unreadable): then such a path may have existed unseen, and it is left
+ * alone and reported. When tombstones are added, the target is recorded as a point of its own
+ * (kind `rescue`, so no capture starts from it; turn id `<turn>.before.<digest>`, so the same target
+ * is the same point and a preview's token redeems it).
+ */
+import { createHash } from "node:crypto"
+import type { Checkpoint, PointCaptured, PointId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
+import { type PointRestored, refuse } from "@rewind/contracts"
+import {
+  ArtifactStore,
+  branchView,
+  encodeManifest,
+  loadManifest,
+  loadSession,
+  type Manifest,
+  type ManifestEntry,
+  pointIdFor,
+  recordPoint,
+  retryOnVersionConflict,
+  SessionStore,
+  sameManifestEntry,
+  summarise,
+} from "@rewind/core"
+import { Effect } from "effect"
+
+export type TurnFileChange = {
+  readonly path: string
+  readonly change: "added" | "modified" | "deleted"
+  /** `tool`: a file tool's checkpoint; `shell`: seen only by comparing points. */
+  readonly by: "tool" | "shell"
+}
+
+export interface TurnSummary {
+  readonly n: number
+  readonly turnId: TurnId
+  readonly prompt: string
+  readonly startedAt: number
+  readonly status: "running" | "completed" | "aborted"
+  /** The turn's own point (the workspace before it), when one was captured. */
+  readonly point: PointCaptured | undefined
+  readonly files: ReadonlyArray<TurnFileChange>
+  /**
+   * Whether the shell changes are complete: false for a turn with no later point to compare with
+   * (the latest turn before its first shell call), or without a point of its own.
+   */
+  readonly shellKnown: boolean
+}
+
+const ownedBy = (turnId: TurnId, p: PointCaptured) => p.turnId === turnId || p.turnId.startsWith(`${turnId}.`)
+
+const isAbsent = (e: ManifestEntry | undefined) => e === undefined || e.kind === "tombstone"
+
+const compare = (before: Manifest, after: Manifest) => {
+  const changes = new Map<string, TurnFileChange["change"]>()
+  for (const path of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(path)
+    const b = after.get(path)
+    if (isAbsent(a) && isAbsent(b)) continue
+    if (isAbsent(a)) changes.set(path, "added")
+    else if (isAbsent(b)) changes.set(path, "deleted")
+    else if (!sameManifestEntry(a!, b)) changes.set(path, "modified")
+  }
+  return changes
+}
+
+/** The session's turns on its active branch, oldest first, each with the files it changed. */
+export const listTurns = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const state = yield* loadSession(sessionId)
+    const view = branchView(state)
+    const turns = [...state.turns.values()].filter((t) => view.positions.has(t.userMessageId))
+    const turnPoints = state.points.filter((p) => p.kind === "turn")
+    const out: Array<TurnSummary> = []
+    for (const [i, turn] of turns.entries()) {
+      const point = turnPoints.find((p) => p.turnId === turn.id)
+      const next = turns[i + 1]
+      // The end of the turn: the next turn's own point, else the last point taken during it.
+      const end =
+        (next === undefined ? undefined : turnPoints.find((p) => p.turnId === next.id)) ??
+        turnPoints.findLast((p) => p.turnId !== turn.id && ownedBy(turn.id, p))
+      const files = new Map<string, TurnFileChange>()
+      if (point !== undefined && end !== undefined) {
+        const changes = compare(
+          yield* loadManifest(point.manifestHash),
+          yield* loadManifest(end.manifestHash),
+        )
+        for (const [path, change] of changes) files.set(path, { path, change, by: "shell" })
+      }
+      for (const c of state.checkpoints.filter((c) => c.turnId === turn.id)) {
+        const first = files.get(c.path)
+        const change =
+          c.before._tag === "absent" ? "added" : c.after?._tag === "absent" ? "deleted" : "modified"
+        files.set(c.path, { path: c.path, change: first?.change ?? change, by: "tool" })
+      }
+      const parts = state.parts.get(turn.userMessageId) ?? []
+      out.push({
+        n: i + 1,
+        turnId: turn.id,
+        prompt: parts.map((p) => p.text ?? "").join(""),
+        startedAt: turn.startedAt,
+        status: turn.status,
+        point,
+        files: [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+        shellKnown: point !== undefined && end !== undefined,
+      })
+    }
+    return out
+  })
+
+/** Turn `n` (1-based), or a refusal naming the range. */
+export const turnNumbered = (sessionId: SessionId, n: number) =>
+  Effect.flatMap(listTurns(sessionId), (turns) => {
+    const turn = turns[n - 1]
+    if (turn === undefined) {
+      return refuse(
+        "not_found",
+        turns.length === 0
+          ? `session ${sessionId} has no turn yet`
+          : `session ${sessionId} has turns 1 to ${turns.length}; there is no turn ${n}`,
+      )
+    }
+    if (turn.point === undefined) {
+      return refuse(
+        "no_checkpoint",
+        `turn ${n} has no point (its capture did not run or failed; see rewind status)`,
+      )
+    }
+    return Effect.succeed({ turn, point: turn.point })
+  })
+
+export interface TurnTarget {
+  readonly turn: TurnSummary
+  /** The point a restore of "before turn N" restores: N's own, or N's plus tombstones. */
+  readonly pointId: PointId
+  /** Paths the target records as absent beyond N's own tombstones (created later). */
+  readonly added: ReadonlyArray<WorkspacePath>
+  /** Paths created later that are left alone: N's capture may not have seen them (it left paths out). */
+  readonly leftAlone: ReadonlyArray<WorkspacePath>
+}
+
+const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
+
+/** Paths first seen after point N: in later points of the session or in checkpoints of later turns. */
+const seenLater = (
+  points: ReadonlyArray<PointCaptured>,
+  from: number,
+  checkpoints: ReadonlyArray<Checkpoint>,
+  laterTurns: ReadonlySet<TurnId>,
+) =>
+  Effect.gen(function* () {
+    const paths = new Set<WorkspacePath>()
+    for (const p of points.slice(from + 1)) {
+      if (p.kind !== "turn") continue
+      for (const [path, entry] of yield* loadManifest(p.manifestHash))
+        if (entry.kind !== "tombstone") paths.add(path)
+    }
+    for (const c of checkpoints) if (laterTurns.has(c.turnId)) paths.add(c.path)
+    return paths
+  })
+
+/**
+ * The restore target of "before turn n", recorded when it is not N's own point. `record: false`
+ * computes it without writing (for `diff --turn`): `pointId` is then N's own point.
+ */
+export const turnTarget = (sessionId: SessionId, n: number, options: { readonly record: boolean }) =>
+  Effect.gen(function* () {
+    const { turn, point } = yield* turnNumbered(sessionId, n)
+    const state = yield* loadSession(sessionId)
+    const manifest = yield* loadManifest(point.manifestHash)
+    const index = state.points.indexOf(point)
+    const laterTurns = new Set(
+      [...state.turns.values()].filter((t) => t.startedAt >= turn.startedAt).map((t) => t.id),
+    )
+    const later = yield* seenLater(state.points, index, state.checkpoints, laterTurns)
+    const fresh = [...later].filter((p) => !manifest.has(p)).sort()
+    const partial = point.skipped.length > 0
+    const skipped = new Set(point.skipped.map((s) => s.path))
+    const added = partial ? [] : fresh.filter((p) => !skipped.has(p))
+    const leftAlone = partial ? fresh : []
+    if (added.length === 0 || !options.record) {
+      return { turn, pointId: point.pointId, added, leftAlone } satisfies TurnTarget
+    }
+    const target = new Map<WorkspacePath, ManifestEntry>(manifest)
+    for (const p of added) target.set(p, { kind: "tombstone" })
+    const bytes = encodeManifest(target)
+    const targetTurn = `${turn.turnId}.before.${digest(bytes)}` as TurnId
+    const pointId = pointIdFor(sessionId, targetTurn, "rescue")
+    if (!state.points.some((p) => p.pointId === pointId)) {
+      const manifestHash = yield* Effect.flatMap(ArtifactStore, (a) => a.put(bytes))
+      yield* retryOnVersionConflict(
+        Effect.gen(function* () {
+          // A racing `restore --turn` may have recorded the same target meanwhile.
+          const now = yield* loadSession(sessionId)
+          if (now.points.some((p) => p.pointId === pointId)) return
+          yield* recordPoint(sessionId, {
+            pointId,
+            kind: "rescue",
+            turnId: targetTurn,
+            manifestHash,
+            reusedManifest: false,
+            ...summarise(target),
+            skipped: [],
+          })
+        }),
+      )
+    }
+    return { turn, pointId, added, leftAlone } satisfies TurnTarget
+  })
+
+export interface OtherWriter {
+  readonly path: string
+  readonly sessionId: SessionId
+  readonly toolName: string
+}
+
+/** Checkpoints of other sessions on `paths` in turns that started at or after `since`. */
+export const otherWriters = (sessionId: SessionId, since: number, paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const wanted = new Set(paths)
+    if (wanted.size === 0) return []
+    const store = yield* SessionStore
+    const out: Array<OtherWriter> = []
+    for (const summary of yield* store.listSessions()) {
+      if (summary.sessionId === sessionId || summary.updatedAt < since) continue
+      const other = yield* loadSession(summary.sessionId)
+      for (const c of other.checkpoints) {
+        const started = other.turns.get(c.turnId)?.startedAt ?? 0
+        if (started >= since && wanted.has(c.path)) {
+          out.push({ path: c.path, sessionId: summary.sessionId, toolName: c.toolName })
+        }
+      }
+    }
+    return out
+  })
+
+/**
+ * The session's point restore that `redo` undoes: the last restore-like event of the stream when
+ * it is a point restore (an undo of files recorded later — a cascade, an applied preview, a redo —
+ * is the engine's redo's business).
+ */
+export const lastPointRestore = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const events = yield* store.read(sessionId)
+    for (let i = events.length - 1; i >= 0; i--) {
+      const { event } = events[i]!
+      if (event._tag === "PointRestored") return event as PointRestored
+      if (
+        event._tag === "FileRewindApplied" ||
+        event._tag === "RedoApplied" ||
+        (event._tag === "WorkspaceRewound" && event.outcome === "applied")
+      ) {
+        return undefined
+      }
+    }
+    return undefined
+  })

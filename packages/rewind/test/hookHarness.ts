@@ -1,0 +1,62 @@
+/**
+ * Helpers of the hook adapter tests: feeding a payload sequence (fixtures/hookPayloads.ts) to the
+ * hook, in this process (`runHook`) or through the BUILT binary (`rewind hook <agent>` with the
+ * payload on stdin), and reading back what the store holds.
+ */
+import { execFile } from "node:child_process"
+import type { HookAgent } from "../src/hooks/hookEvent.js"
+import { runHook } from "../src/hooks/runHook.js"
+import { BIN } from "./cliHarness.js"
+import type { Step } from "./fixtures/hookPayloads.js"
+
+export interface HookRun {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** This process's environment without the agents' project variables (a test may run inside an agent). */
+const agentFreeEnv = () => {
+  const env = { ...process.env }
+  delete env.CLAUDE_PROJECT_DIR
+  delete env.GEMINI_PROJECT_DIR
+  return env
+}
+
+/** One hook event through the built binary, as the agent runs it (cwd = the workspace). */
+export const hookBin = (agent: HookAgent, root: string, payload: string, env: Record<string, string> = {}) =>
+  new Promise<HookRun>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, "hook", agent],
+      { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resolve({ code, stdout, stderr })
+      },
+    )
+    child.stdin?.end(payload)
+  })
+
+const text = (payload: Record<string, unknown> | string) =>
+  typeof payload === "string" ? payload : JSON.stringify(payload)
+
+/** Feeds every step in this process; resolves with each payload's result, in order. */
+export const feedInProcess = async (agent: HookAgent, root: string, steps: ReadonlyArray<Step>) => {
+  const results = []
+  for (const step of steps) {
+    if ("change" in step) step.change(root)
+    else results.push(await runHook({ agent, stdin: text(step.payload), env: {}, processCwd: root }))
+  }
+  return results
+}
+
+/** Feeds every step through the built binary; resolves with each run, in order. */
+export const feedBin = async (agent: HookAgent, root: string, steps: ReadonlyArray<Step>) => {
+  const runs: Array<HookRun> = []
+  for (const step of steps) {
+    if ("change" in step) step.change(root)
+    else runs.push(await hookBin(agent, root, text(step.payload)))
+  }
+  return runs
+}
