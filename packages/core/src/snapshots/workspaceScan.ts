@@ -11,11 +11,23 @@
  * nested repositories (`skipped_directory`, once per directory), ignore files refused by their
  * budget (`ignore_file_refused`), names that are not valid UTF-8 (`unsupported_name`), and what the
  * budget or an unreadable directory left out.
+ *
+ * Ignore decisions are reused (`ScanReuse`): testing every path against the rule sets above it is
+ * most of a repeat scan's work, and almost always repeats the previous capture's answer. A path
+ * the previous capture held as a file or link (or a directory above one) is taken as in scope
+ * without asking the rules, provisionally; the scan records the identity of every ignore file it
+ * applied (path, content hash, applied or refused), and when that identity differs from the one
+ * the reused decisions were made under, the provisional answers are thrown away and the scan runs
+ * again deciding everything. Equal identity means every directory's rule stack is the one that
+ * decided last time, so the reused answer is the answer the rules give now. Names on the skip list,
+ * protected names and nested repositories are always decided afresh (they are cheap).
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
+import { hashContent } from "../contentHash.js"
+import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import {
+  BUILT_IN_SKIP,
   IGNORE_FILES,
   isExcluded,
   onSkipList,
@@ -32,6 +44,16 @@ export interface ScanBudget {
   readonly maxFiles: number
   /** Absolute Clock time (ms) after which no further directory is scanned. */
   readonly deadlineMs: number
+}
+
+/** Ignore decisions of a previous capture, offered for reuse (see the header). */
+export interface ScanReuse {
+  /** The `rules` identity of the scan that made these decisions. */
+  readonly rules: string
+  /** Whether the path was in scope then as a file or link (not excluded by the rules). */
+  readonly fileInScope: (path: string) => boolean
+  /** Whether the directory was in scope then (something in scope lay below it). */
+  readonly directoryInScope: (path: string) => boolean
 }
 
 export interface ScannedPath {
@@ -56,6 +78,10 @@ export interface ScanResult {
    * so the caller must decide it another way.
    */
   readonly outOfScope: (path: string) => boolean | undefined
+  /** The identity of the ignore files this scan applied (a hash): what `ScanReuse.rules` compares. */
+  readonly rules: string
+  /** How many ignore decisions were reused rather than asked of the rules. */
+  readonly reusedDecisions: number
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
@@ -85,7 +111,23 @@ const parentOf = (path: string) => {
   return slash < 0 ? "" : path.slice(0, slash)
 }
 
-export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress) => void) =>
+export const scanWorkspace = (
+  budget: ScanBudget,
+  onProgress?: (p: ScanProgress) => void,
+  reuse?: ScanReuse,
+): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
+  Effect.flatMap(scanOnce(budget, onProgress, reuse), (scan) =>
+    // The reused decisions were made under other rules: decide everything again.
+    reuse !== undefined && scan.reusedDecisions > 0 && scan.rules !== reuse.rules
+      ? scanOnce(budget, onProgress, undefined)
+      : Effect.succeed(scan),
+  )
+
+const scanOnce = (
+  budget: ScanBudget,
+  onProgress: ((p: ScanProgress) => void) | undefined,
+  reuse?: ScanReuse,
+) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
@@ -96,6 +138,8 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
     const excluded = new Set<string>()
     let ignored = 0
     let directories = 0
+    let reusedDecisions = 0
+    const identity: Array<string> = []
     let queue: Array<{ dir: string; rules: RuleStack }> = [{ dir: "", rules: [] }]
     const outOfBudget = (dir: string, detail: string) =>
       skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
@@ -147,6 +191,7 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
         let scope = rules
         if (present.length > 0) {
           const own = yield* readDirectoryRules(dir, present)
+          for (const line of own.identity) identity.push(line)
           for (const r of own.refused)
             skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
           scope = pushRules(rules, own.rules)
@@ -166,7 +211,10 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             continue
           }
           if (child.stat.kind === "directory") {
-            if (isExcluded(scope, path, true)) {
+            if (reuse !== undefined && !BUILT_IN_SKIP.has(child.name) && reuse.directoryInScope(path)) {
+              reusedDecisions++
+              queue.push({ dir: path, rules: scope })
+            } else if (isExcluded(scope, path, true)) {
               ignored++
               excluded.add(path)
             } else if (onSkipList(scope, path)) {
@@ -180,7 +228,9 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             } else queue.push({ dir: path, rules: scope })
             continue
           }
-          if (isExcluded(scope, path, false)) {
+          const reused = reuse?.fileInScope(path) === true
+          if (reused) reusedDecisions++
+          else if (isExcluded(scope, path, false)) {
             ignored++
             excluded.add(path)
             continue
@@ -206,5 +256,7 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
       for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
       return listed.has(parentOf(path)) ? false : undefined
     }
-    return { entries, skipped, ignored, outOfScope } satisfies ScanResult
+    identity.sort()
+    const rules = hashContent(identity.join("\n"))
+    return { entries, skipped, ignored, outOfScope, rules, reusedDecisions } satisfies ScanResult
   })
