@@ -42,7 +42,11 @@ import { type ScannedPath, type ScanProgress, type ScanReuse, scanWorkspace } fr
 export interface CaptureSettings {
   /** Files larger than this are left out (`over_size_limit`). Default 16 MiB. */
   readonly maxFileBytes: number
-  /** The scan stops after this many entries (`budget`). Default 100,000. */
+  /**
+   * The scan stops after this many entries (`budget`). Default 1,000,000: a bound on a runaway
+   * tree (a capture holds about 1 KB per entry in memory), not on a real one; the old 100,000 cut
+   * four copies of babel (110,696 files) short. Hosts and `rewind capture --max-files` lower it.
+   */
   readonly maxFiles: number
   /** The scan stops after this long, by the Clock (`budget`). Default 30 s. */
   readonly timeBudgetMs: number
@@ -52,7 +56,7 @@ export interface CaptureSettings {
 
 export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
   maxFileBytes: 16 * 1024 * 1024,
-  maxFiles: 100_000,
+  maxFiles: 1_000_000,
   timeBudgetMs: 30_000,
   racyWindowMs: 2_000,
 }
