@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { activeBranch, lastActiveMessage } from "../src/activeBranch.js"
-import { branchView } from "../src/branchView.js"
-import { evolve, projectSession } from "../src/sessionState.js"
-import { transcript } from "../src/transcript.js"
+import { activeBranch, lastActiveMessage } from "../src/session/activeBranch.js"
+import { branchView } from "../src/session/branchView.js"
+import { evolve, projectSession } from "../src/session/sessionState.js"
+import { transcript } from "../src/session/transcript.js"
 import { mid, StreamBuilder, tid } from "./fixtures.js"
 
 describe("activeBranch", () => {

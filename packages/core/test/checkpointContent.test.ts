@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { applyPatch } from "diff"
-import { diffMutation, MAX_PATCH_EDIT_LINES } from "../src/checkpointContent.js"
-import { toBytes } from "../src/contentHash.js"
+import { diffMutation, MAX_PATCH_EDIT_LINES } from "../src/files/checkpointContent.js"
+import { toBytes } from "../src/workspace/contentHash.js"
 
 const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i}\n`).join("")
 

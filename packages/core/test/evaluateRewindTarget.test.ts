@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { evaluateRewindTarget } from "../src/evaluateRewindTarget.js"
-import { projectSession } from "../src/sessionState.js"
+import { evaluateRewindTarget } from "../src/conversation/evaluateRewindTarget.js"
+import { projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder, tid } from "./fixtures.js"
 
 // Three turns, with turns 1-2 compacted into a summary filed under turn 2.

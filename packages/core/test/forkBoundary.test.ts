@@ -7,8 +7,8 @@ import {
   type VerificationId,
   VerificationRecorded,
 } from "@rewind/contracts"
-import { checkForkBoundary, stableBoundaryFor } from "../src/forkBoundary.js"
-import { evolve, projectSession } from "../src/sessionState.js"
+import { checkForkBoundary, stableBoundaryFor } from "../src/fork/forkBoundary.js"
+import { evolve, projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder, tid } from "./fixtures.js"
 
 const pinned = (b: StreamBuilder, turn: number) => {

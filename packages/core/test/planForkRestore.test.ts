@@ -7,8 +7,8 @@ import {
   type MessageId,
 } from "@rewind/contracts"
 import { Schema } from "effect"
-import { NO_CHECKPOINT_MESSAGE, planForkRestore } from "../src/planForkRestore.js"
-import { projectSession } from "../src/sessionState.js"
+import { NO_CHECKPOINT_MESSAGE, planForkRestore } from "../src/fork/planForkRestore.js"
+import { projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder } from "./fixtures.js"
 
 const v = (n: number): FileVersion =>

@@ -1,8 +1,14 @@
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionForked, type SessionId, type StoredEvent, SubagentSpawned } from "@rewind/contracts"
-import { projectSession } from "../src/sessionState.js"
-import { carryIdFor, carryLineageOf, currentSubagents, cutStreamAt, isCarryId } from "../src/subagentCarry.js"
+import {
+  carryIdFor,
+  carryLineageOf,
+  currentSubagents,
+  cutStreamAt,
+  isCarryId,
+} from "../src/fork/subagentCarry.js"
+import { projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder, sid, tid } from "./fixtures.js"
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex")

@@ -18,9 +18,9 @@ import {
   type VerificationId,
   VerificationRecorded,
 } from "@rewind/contracts"
-import { buildForkBundle, sealBundle } from "../src/internal/forkBundle.js"
-import { projectSession } from "../src/sessionState.js"
-import { validateForkBundle } from "../src/validateForkBundle.js"
+import { buildForkBundle, sealBundle } from "../src/fork/forkBundle.js"
+import { validateForkBundle } from "../src/fork/validateForkBundle.js"
+import { projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder, sid, tid } from "./fixtures.js"
 
 const child = "ses_child" as SessionId

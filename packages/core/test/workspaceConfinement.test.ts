@@ -1,6 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { checkSymlinkTarget, type ProbedEntry, resolveConfined } from "../src/workspaceConfinement.js"
+import {
+  checkSymlinkTarget,
+  type ProbedEntry,
+  resolveConfined,
+} from "../src/workspace/workspaceConfinement.js"
 
 /** A fake filesystem as absolute path -> entry, logging every path the resolver probes. */
 const fakeFs = (entries: Record<string, ProbedEntry>) => {

@@ -13,6 +13,7 @@
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit } from "effect"
+import { serve } from "../server/serveCommand.js"
 import { commands } from "./commands.js"
 import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
 
@@ -20,7 +21,7 @@ export const VERSION = "0.1.0"
 
 const root = Command.make("rewind").pipe(
   Command.withDescription("Checkpoints, rewind and fork for AI coding agents"),
-  Command.withSubcommands(commands),
+  Command.withSubcommands([...commands, serve]),
 )
 
 const cli = Command.run(root, { name: "rewind", version: VERSION })

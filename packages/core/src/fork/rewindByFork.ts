@@ -1,0 +1,362 @@
+/**
+ * Rewind by fork (DESIGN §7, the order a UI follows): instead of winding the session back in
+ * place, the conversation before a user message is forked into a new child and the shared
+ * workspace is put back to how it was when that message was sent; the host opens the child with
+ * the message's original prompt refilled in its input box.
+ *
+ * 1. `listRewindPoints`: the user messages of the active branch that can be rewound to, each with
+ *    its prompt and how many files it would put back.
+ * 2. `previewRewindByFork`: the file change list, checked against the workspace (hashes and ignore
+ *    rules) and, when it can be applied, a preview token scoped to the session and the message
+ *    (five minutes, single use).
+ * 3. `rewindByFork` (confirm): spends the token, forks the session, re-checks the workspace and
+ *    ignore rules against what the preview showed, restores the files as one durable operation
+ *    (rescue point, journal, compensation; the parent records it and can `redo` it), and answers
+ *    with the child id and the prompt. `cancelRewindByFork` spends the token and does nothing else.
+ *
+ * The fork is committed before the re-check, as the UI order asks, so a re-check that finds the
+ * workspace changed since the preview refuses with the child named in its details: the child then
+ * holds the conversation only, and no file was written. The check is not a filesystem lock: a write
+ * after the final check can still race the restore (each write re-checks its file's hash).
+ */
+import { createHash } from "node:crypto"
+import {
+  type CheckpointId,
+  type CommandId,
+  type MessageId,
+  type OperationId,
+  type PlannedFileRestore,
+  type RefusalKind,
+  refuse,
+  type SessionId,
+  type TurnId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Effect } from "effect"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import { runDurableRestore } from "../restore/durableRestore.js"
+import type { FileOutcome } from "../restore/journaledWrites.js"
+import { checkPreviewToken, issuePreviewToken, redeemPreviewToken } from "../restore/previewTokens.js"
+import {
+  appendFresh,
+  lastBranchTurn,
+  type RewoundRecord,
+  restoreNoticeEvents,
+  workspaceRewound,
+} from "../restore/restoreRecords.js"
+import { branchView } from "../session/branchView.js"
+import { loadSession } from "../session/loadSession.js"
+import type { SessionState } from "../session/sessionState.js"
+import { messageText } from "../session/transcript.js"
+import { goalsForPrefix } from "./forkBundle.js"
+import { type ForkOutcome, requireCommandId } from "./forkCommit.js"
+import { commitForkedChild } from "./forkedChild.js"
+import {
+  checkForkRestore,
+  type ForkRestoreFileCheck,
+  type ForkRestoreUnsafeFile,
+} from "./forkWorkspaceRestore.js"
+import type { ForkRestoreFile } from "./forkWorkspaceRestoreService.js"
+import { lastWrittenVersions } from "./planForkRestore.js"
+
+export interface RewindPoint {
+  readonly messageId: MessageId
+  readonly turnId: TurnId
+  /** The message's original prompt text. */
+  readonly prompt: string
+  readonly createdAt: number
+  /** Files a rewind to this point would put back (their content before the turn changed them). */
+  readonly paths: ReadonlyArray<WorkspacePath>
+}
+
+export type RewindByForkPlan =
+  | {
+      readonly ok: true
+      readonly messageId: MessageId
+      readonly prompt: string
+      /** The active branch before the message: what the child keeps. */
+      readonly prefix: ReadonlyArray<MessageId>
+      /** Per file, its version before its first change at or after the message. */
+      readonly files: ReadonlyArray<PlannedFileRestore>
+      /** Every live checkpoint at or after the message: what the restore undoes. */
+      readonly checkpointIds: ReadonlyArray<CheckpointId>
+    }
+  | { readonly ok: false; readonly kind: RefusalKind; readonly message: string }
+
+const failed = (kind: RefusalKind, message: string): RewindByForkPlan => ({ ok: false, kind, message })
+
+/**
+ * What rewinding to `messageId` by a fork means, over the session's state: the branch before the
+ * message, and the files changed from it onward (in stream time, cut branches included: their
+ * writes are in the workspace too) with the version each had before its first such change.
+ */
+export const planRewindByFork = (state: SessionState, messageId: MessageId): RewindByForkPlan => {
+  const message = state.messages.get(messageId)
+  if (message === undefined) return failed("not_found", `message ${messageId} is not in this session`)
+  const view = branchView(state)
+  const position = view.positions.get(messageId)
+  if (position === undefined) {
+    return failed("not_on_active_branch", `message ${messageId} was cut by a rewind; it cannot be rewound to`)
+  }
+  if (message.role !== "user" || state.turns.get(message.turnId)?.userMessageId !== messageId) {
+    return failed("not_a_user_message", `message ${messageId} is not the user message that starts a turn`)
+  }
+  if (position === 0) {
+    return failed(
+      "invalid_input",
+      `message ${messageId} is the first of the session: there is no conversation before it to fork; start a new session instead`,
+    )
+  }
+  const pointIndex = state.messageIndex.get(messageId)!
+  const first = new Map<WorkspacePath, PlannedFileRestore>()
+  const checkpointIds: Array<CheckpointId> = []
+  for (const c of state.checkpoints) {
+    const anchorIndex = state.messageIndex.get(c.anchorMessageId)
+    if (anchorIndex === undefined || anchorIndex < pointIndex) continue
+    if (!state.spentCheckpointIds.has(c.checkpointId)) checkpointIds.push(c.checkpointId)
+    if (!first.has(c.path))
+      first.set(c.path, { path: c.path, version: c.before, checkpointId: c.checkpointId })
+  }
+  return {
+    ok: true,
+    messageId,
+    prompt: messageText(state, message),
+    prefix: view.messageIds.slice(0, position),
+    files: [...first.values()],
+    checkpointIds,
+  }
+}
+
+/** The user messages of the active branch a rewind by fork can go back to, oldest first. */
+export const listRewindPoints = (sessionId: SessionId) =>
+  Effect.map(loadSession(sessionId), (state) => {
+    const points: Array<RewindPoint> = []
+    for (const id of branchView(state).messageIds) {
+      const message = state.messages.get(id)!
+      if (message.role !== "user") continue
+      const plan = planRewindByFork(state, id)
+      if (!plan.ok) continue
+      points.push({
+        messageId: id,
+        turnId: message.turnId,
+        prompt: plan.prompt,
+        createdAt: message.createdAt,
+        paths: plan.files.map((f) => f.path),
+      })
+    }
+    return points
+  })
+
+const targetOf = (messageId: MessageId) => `rewind-by-fork:message:${messageId}`
+
+const digestOf = (
+  messageId: MessageId,
+  prefix: ReadonlyArray<MessageId>,
+  files: ReadonlyArray<ForkRestoreFileCheck>,
+) =>
+  createHash("sha256")
+    .update(
+      JSON.stringify([
+        messageId,
+        prefix.length,
+        prefix.at(-1) ?? null,
+        [...files]
+          .map((f) => [f.path, f.currentHash, f.targetHash])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      ]),
+    )
+    .digest("hex")
+
+const restoreFiles = (
+  state: SessionState,
+  plan: Extract<RewindByForkPlan, { ok: true }>,
+): Array<ForkRestoreFile> => {
+  const lastWritten = lastWrittenVersions(state)
+  return plan.files.map((f) => ({ ...f, lastWritten: lastWritten.get(f.path) }))
+}
+
+/**
+ * What preview and confirm both look at: the hash check, which applies the protection policy
+ * (the store, `.git`, the ignore rules in force now) to every file.
+ */
+const checkWorkspace = (files: ReadonlyArray<ForkRestoreFile>) => checkForkRestore(files)
+
+const requirePlan = (state: SessionState, messageId: MessageId) => {
+  const plan = planRewindByFork(state, messageId)
+  return plan.ok ? Effect.succeed(plan) : refuse(plan.kind, plan.message)
+}
+
+export interface RewindByForkPreview {
+  readonly sessionId: SessionId
+  readonly messageId: MessageId
+  readonly prompt: string
+  /** Messages the child will keep (the branch before the message). */
+  readonly keptMessageCount: number
+  readonly files: ReadonlyArray<ForkRestoreFileCheck>
+  readonly unsafe: ReadonlyArray<ForkRestoreUnsafeFile>
+  readonly canApply: boolean
+  /** Present when `canApply`: confirm with it within five minutes. */
+  readonly token?: string
+  readonly tokenExpiresAt?: number
+}
+
+export interface RewindByForkInput {
+  readonly sessionId: SessionId
+  readonly messageId: MessageId
+}
+
+/** What rewinding to a user message by a fork would restore; writes nothing but the token. */
+export const previewRewindByFork = (input: RewindByForkInput) =>
+  Effect.gen(function* () {
+    const state = yield* loadSession(input.sessionId)
+    const plan = yield* requirePlan(state, input.messageId)
+    const check = yield* checkWorkspace(restoreFiles(state, plan))
+    const base: RewindByForkPreview = {
+      sessionId: input.sessionId,
+      messageId: input.messageId,
+      prompt: plan.prompt,
+      keptMessageCount: plan.prefix.length,
+      files: check.files,
+      unsafe: check.unsafe,
+      canApply: check.canApply,
+    }
+    if (!check.canApply) return base
+    const issued = yield* issuePreviewToken(
+      input.sessionId,
+      targetOf(input.messageId),
+      digestOf(input.messageId, plan.prefix, check.files),
+    )
+    return { ...base, token: issued.token, tokenExpiresAt: issued.expiresAt } satisfies RewindByForkPreview
+  })
+
+/** Cancels a previewed rewind by fork: the token is spent, nothing is forked or restored. */
+export const cancelRewindByFork = (input: RewindByForkInput & { readonly token: string }) =>
+  Effect.as(redeemPreviewToken(input.sessionId, targetOf(input.messageId), input.token), {
+    cancelled: true as const,
+  })
+
+export interface RewindByForkResult {
+  readonly childSessionId: SessionId
+  /** The original prompt of the message rewound to, for the host to refill its input box. */
+  readonly prompt: string
+  readonly fork: ForkOutcome
+  /** Absent when no file needed writing (a conversation-only rewind by fork). */
+  readonly operationId: OperationId | undefined
+  readonly files: ReadonlyArray<FileOutcome>
+}
+
+export interface ConfirmRewindByForkInput extends RewindByForkInput {
+  readonly token: string
+  readonly commandId: CommandId
+}
+
+/**
+ * Confirms a previewed rewind by fork: token, fork, re-check, restore, in that order. Refuses
+ * (`token_invalid`, `token_expired`, `token_used`) before anything happens; after the fork, a
+ * workspace that no longer matches the preview refuses (`unsafe_files` or `conflict`) with the
+ * child's id in the details and no file written.
+ */
+export const rewindByFork = (input: ConfirmRewindByForkInput) =>
+  Effect.gen(function* () {
+    yield* requireCommandId(input.commandId)
+    const target = targetOf(input.messageId)
+    // The token first: nothing is looked at for a request that was never previewed.
+    yield* checkPreviewToken(input.sessionId, target, input.token)
+    const state = yield* loadSession(input.sessionId)
+    const plan = yield* requirePlan(state, input.messageId)
+    const running = [...state.turns.values()].find((t) => t.status === "running")
+    if (
+      plan.files.length > 0 &&
+      running !== undefined &&
+      branchView(state).positions.has(running.userMessageId)
+    ) {
+      return yield* refuse(
+        "busy",
+        `session ${input.sessionId} is running turn ${running.id}; a rewind by fork rewrites files in the workspace it shares, so wait for the turn to end`,
+      )
+    }
+    // Spent before the fork: of two confirms of one preview, only one forks.
+    const issued = yield* redeemPreviewToken(input.sessionId, target, input.token)
+
+    const fork = yield* commitForkedChild({
+      parent: state,
+      parentId: input.sessionId,
+      prefix: plan.prefix,
+      commandId: input.commandId,
+      command: "rewind_by_fork",
+      requestKey: `rewind_by_fork:message:${input.messageId}`,
+      forkKind: "message",
+      goals: goalsForPrefix(state, plan.prefix),
+      restoredFiles: plan.files,
+    })
+    const childSessionId = fork.childSessionId
+
+    const check = yield* checkWorkspace(restoreFiles(state, plan))
+    if (!check.canApply) {
+      return yield* refuse(
+        "unsafe_files",
+        `the workspace changed since the preview: ${check.unsafe.map((u) => `${u.path} (${u.reason})`).join(", ")}; no file was written. The fork ${childSessionId} was created with the conversation only`,
+        { childSessionId, unsafe: check.unsafe, files: check.files },
+      )
+    }
+    if (digestOf(input.messageId, plan.prefix, check.files) !== issued.planDigest) {
+      return yield* refuse(
+        "conflict",
+        `the workspace changed since the preview; no file was written. The fork ${childSessionId} was created with the conversation only; preview again to restore files`,
+        { childSessionId, files: check.files },
+      )
+    }
+    if (check.writes.length === 0) {
+      return {
+        childSessionId,
+        prompt: plan.prompt,
+        fork,
+        operationId: undefined,
+        files: check.files.map((f) => ({ path: f.path, action: f.action })),
+      } satisfies RewindByForkResult
+    }
+
+    const ids = yield* IdGenerator
+    const operationId = (yield* ids.next("op")) as OperationId
+    const files: ReadonlyArray<FileOutcome> = check.files.map((f) => ({ path: f.path, action: f.action }))
+    const record: RewoundRecord = {
+      operationId,
+      scope: "workspace",
+      targetMessageId: input.messageId,
+      checkpointIds: plan.checkpointIds,
+      files,
+    }
+    // The parent records the restore (its workspace, its checkpoints) and keeps the redo entry.
+    const applied = yield* runDurableRestore(
+      {
+        sessionId: input.sessionId,
+        operationId,
+        kind: "fork_restore",
+        writes: check.writes,
+        redo: { branchAtVersion: state.version, spentCheckpointIds: [...plan.checkpointIds] },
+      },
+      () =>
+        appendFresh(input.sessionId, (latest) =>
+          Effect.map(
+            restoreNoticeEvents(
+              input.sessionId,
+              lastBranchTurn(latest, state.messages.get(input.messageId)!.turnId),
+              {
+                operationId,
+                checkpointIds: plan.checkpointIds,
+                files,
+              },
+            ),
+            (notice) => [workspaceRewound(record, "applied"), ...notice],
+          ),
+        ),
+    )
+    if (applied._tag === "RolledBack") {
+      return yield* refuse(
+        "unavailable",
+        `the restore failed: ${applied.message}; every file already written was put back. The fork ${childSessionId} was created with the conversation only`,
+        { childSessionId, operationId, step: applied.step, path: applied.path },
+      )
+    }
+    return { childSessionId, prompt: plan.prompt, fork, operationId, files } satisfies RewindByForkResult
+  })

@@ -1,0 +1,254 @@
+/**
+ * The durable frame around every restore that writes files (file rewind apply, cascade, direct
+ * restore, fork restore, redo). Order (DESIGN §7): read every target once; store what each holds
+ * now in the ArtifactStore (the rescue point) and what it will hold (the planned version); record
+ * both in the OperationJournal before the first write; write with the journaled, compensating
+ * writer; then let the caller commit its session record, and only then complete
+ * the operation, which makes its redo entry available in that same journal write. A failure before
+ * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
+ * pending operation for `recover()`.
+ *
+ * Every restore passes the protection policy here (`refuseProtected`): a plan that would write or
+ * delete Rewind's store, a `.git` path or an ignored path is refused whole, before the journal.
+ *
+ * A caller that has already read and stored a target in this command (a point restore's rescue
+ * point) passes its version in `rescued`, and a planned content just read from the store carries
+ * its hash (`PlannedWrite.storedHash`): neither is read or stored again. Whatever the source of the
+ * rescue version, each write first checks that the file still holds it, so the journal never
+ * promises a rescue copy of content that was not what got overwritten.
+ */
+import {
+  type FileVersion,
+  type JournaledFile,
+  type MessageId,
+  type OperationId,
+  type OperationKind,
+  type RedoConversation,
+  refuse,
+  type SessionId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either, Option } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { OperationJournal } from "../ports/OperationJournal.js"
+import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
+import { checkProtection } from "../workspace/protection.js"
+import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
+import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+
+/**
+ * Refuses (`unsafe_files`, the protected paths in `details.protected`) when any path is one the
+ * protection policy keeps; nothing has been written when it does.
+ */
+export const refuseProtected = (paths: Iterable<WorkspacePath>) =>
+  Effect.gen(function* () {
+    const found = yield* checkProtection(paths)
+    if (found.size === 0) return
+    const list = [...found.values()]
+    return yield* refuse(
+      "unsafe_files",
+      `refused: ${list
+        .slice(0, 5)
+        .map((p) => p.message)
+        .join("; ")}${list.length > 5 ? ` (and ${list.length - 5} more)` : ""}; nothing was written`,
+      { protected: list },
+    )
+  })
+
+export interface DurableRestoreInput {
+  readonly sessionId: SessionId
+  readonly operationId: OperationId
+  readonly kind: OperationKind
+  /** In plan order; a path may appear more than once, but it is written once, with its last content. */
+  readonly writes: ReadonlyArray<PlannedWrite>
+  /** The conversation before the restore, when the restore can be redone. */
+  readonly redo?: RedoConversation
+  /** For a redo: the operation whose redo entry this one consumes. */
+  readonly redoes?: OperationId
+  /** For a files-and-conversation rewind: where `commit` moves the cursor (journaled for recovery). */
+  readonly cursorTarget?: MessageId
+  /**
+   * What some targets hold now, as the caller read them and stored their content within this same
+   * command (for a path that was a symlink it has removed since: absent). Those paths are not read
+   * again here.
+   */
+  readonly rescued?: ReadonlyMap<WorkspacePath, FileVersion>
+}
+
+export type DurableRestoreResult<A> =
+  | { readonly _tag: "Applied"; readonly files: ReadonlyArray<FileOutcome>; readonly committed: A }
+  | {
+      readonly _tag: "RolledBack"
+      readonly step: number
+      readonly path: WorkspacePath
+      readonly message: string
+    }
+
+/** A file version for content in hand: stored in the artifact store first. */
+export const storeVersion = (content: Uint8Array | null, mode: number | undefined) =>
+  Effect.gen(function* () {
+    if (content === null) return { _tag: "absent" } as FileVersion
+    const hash = yield* (yield* ArtifactStore).put(content)
+    return (mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }) as FileVersion
+  })
+
+/** File versions for several contents in hand, their blobs stored in one batch. */
+export const storeVersions = (
+  versions: ReadonlyArray<{ readonly content: Uint8Array | null; readonly mode: number | undefined }>,
+) =>
+  Effect.gen(function* () {
+    const present = versions.flatMap((v) => (v.content === null ? [] : [v.content]))
+    const hashes = [...(yield* (yield* ArtifactStore).putMany(present))]
+    return versions.map(({ content, mode }): FileVersion => {
+      if (content === null) return { _tag: "absent" }
+      const hash = hashes.shift()!
+      return mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }
+    })
+  })
+
+const describeError = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+
+/**
+ * One write per path, at the position of its first write, with its final content (and the mode
+ * that content ends up with, and the expectation of its first write). Writing intermediate
+ * versions (a cascade peeling several edits of one file) would leave a file, after a crash
+ * between them, holding a version that is neither the rescue nor the planned one, which recovery
+ * could then neither continue nor roll back.
+ */
+export const finalWrites = (writes: ReadonlyArray<PlannedWrite>): ReadonlyArray<PlannedWrite> => {
+  const byPath = new Map<
+    WorkspacePath,
+    { first: PlannedWrite; last: PlannedWrite; mode: number | undefined }
+  >()
+  for (const w of writes) {
+    const seen = byPath.get(w.path)
+    // A delete resets the mode; a write without one keeps what the file had.
+    const mode = w.content === null ? undefined : (w.mode ?? seen?.mode)
+    byPath.set(w.path, { first: seen?.first ?? w, last: w, mode })
+  }
+  return [...byPath.values()].map(({ first, last, mode }) => ({
+    path: last.path,
+    content: last.content,
+    ...(mode === undefined || last.content === null ? {} : { mode }),
+    ...(first.expectedCurrentHash === undefined ? {} : { expectedCurrentHash: first.expectedCurrentHash }),
+    ...(last.storedHash === undefined || last.content === null ? {} : { storedHash: last.storedHash }),
+  }))
+}
+
+/**
+ * Runs `writes` as one durable, redoable operation and calls `commit` once every file is written.
+ * When `commit` fails the files are put back and its error is re-raised.
+ */
+export const runDurableRestore = <A, E, R>(
+  input: DurableRestoreInput,
+  commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const journal = yield* OperationJournal
+    const writes = finalWrites(input.writes)
+    const paths = writes.map((w) => w.path)
+    // The protection policy, once more, where every restore passes: whatever a caller planned,
+    // the store, `.git` and ignored paths are never written. Refused before anything is journaled.
+    yield* refuseProtected(paths)
+
+    // The rescue point: every target's current content, read once (unless the caller already has)
+    // and stored by content.
+    const rescued = input.rescued ?? new Map<WorkspacePath, FileVersion>()
+    const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
+    for (const path of paths) {
+      if (rescued.has(path)) continue
+      const read = yield* Effect.either(workspace.read(path))
+      if (Either.isLeft(read)) {
+        return {
+          _tag: "RolledBack",
+          step: paths.indexOf(path),
+          path,
+          message: `cannot restore ${path}: ${read.left.message}`,
+        } satisfies DurableRestoreResult<A>
+      }
+      current.set(path, read.right)
+    }
+    // Each version is either known (given, or planned content from the store) or still to be
+    // stored: those go in one batch (one transaction where the store has them).
+    const toStore: Array<{ readonly content: Uint8Array | null; readonly mode: number | undefined }> = []
+    const pending = (content: Uint8Array | null, mode: number | undefined): number =>
+      toStore.push({ content, mode }) - 1
+    const sources = writes.map((w) => {
+      const given = rescued.get(w.path)
+      const now = current.get(w.path) ?? Option.none()
+      const currentMode =
+        given === undefined
+          ? Option.getOrUndefined(Option.map(now, (f) => f.mode))
+          : given._tag === "present"
+            ? given.mode
+            : undefined
+      // A write without a mode keeps the file's own, so that is its planned mode.
+      const plannedMode = w.content === null ? undefined : (w.mode ?? currentMode)
+      const rescue: FileVersion | number =
+        given ?? pending(Option.match(now, { onNone: () => null, onSome: (f) => f.content }), currentMode)
+      const planned: FileVersion | number =
+        w.content === null || w.storedHash === undefined
+          ? pending(w.content, plannedMode)
+          : plannedMode === undefined
+            ? { _tag: "present", hash: w.storedHash }
+            : { _tag: "present", hash: w.storedHash, mode: plannedMode }
+      return { rescue, planned }
+    })
+    const stored = toStore.length === 0 ? [] : yield* storeVersions(toStore)
+    const resolve = (v: FileVersion | number): FileVersion => (typeof v === "number" ? stored[v]! : v)
+    const files: Array<JournaledFile> = writes.map((w, i) => ({
+      path: w.path,
+      rescue: resolve(sources[i]!.rescue),
+      planned: resolve(sources[i]!.planned),
+    }))
+    // Each write first checks the file still holds its rescue version: what the journal can put back.
+    const checkedWrites = writes.map((w, i): PlannedWrite => {
+      if (w.expectedCurrentHash !== undefined) return w
+      const rescue = files[i]!.rescue
+      return { ...w, expectedCurrentHash: rescue._tag === "present" ? rescue.hash : null }
+    })
+
+    yield* journal.begin({
+      operationId: input.operationId,
+      sessionId: input.sessionId,
+      kind: input.kind,
+      files,
+      startedAt: yield* Clock.currentTimeMillis,
+      ...(input.redo === undefined ? {} : { redo: input.redo }),
+      ...(input.redoes === undefined ? {} : { redoes: input.redoes }),
+      ...(input.cursorTarget === undefined ? {} : { cursorTarget: input.cursorTarget }),
+    })
+
+    // The in-memory entries drive compensation. Nothing more is logged durably while writing: the
+    // intent, durable before the first write, already says the files may differ from the rescue
+    // point from here on, and recovery decides each file by its content (rescue version, planned
+    // version or neither), never by how far a log got. A logged step cost a commit per restore.
+    const entries: Array<JournalEntry> = []
+    const logged: FileRewindJournal = {
+      operationId: input.operationId,
+      record: (entry) => Effect.sync(() => void entries.push(entry)),
+      entries: () => Effect.sync(() => [...entries]),
+    }
+    const finish = (status: "committed" | "rolled_back") =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
+
+    const applied = yield* applyJournaled(checkedWrites, logged, { targetsRead: true })
+    if (applied._tag === "RolledBack") {
+      yield* finish("rolled_back")
+      return applied satisfies DurableRestoreResult<A>
+    }
+    const committed = yield* Effect.either(commit(applied.files))
+    if (Either.isLeft(committed)) {
+      yield* rollBack(logged, paths, `the restore could not be committed: ${describeError(committed.left)}`)
+      yield* finish("rolled_back")
+      return yield* Effect.fail(committed.left)
+    }
+    yield* finish("committed")
+    return {
+      _tag: "Applied",
+      files: applied.files,
+      committed: committed.right,
+    } satisfies DurableRestoreResult<A>
+  })

@@ -1,0 +1,257 @@
+/**
+ * Writing a planned set of files all-or-nothing. First every target is read once, so a path the
+ * workspace refuses stops the operation before anything is written. Then, before each write, the
+ * file's current content is read and journaled; if write N fails (or the file no longer holds what
+ * the plan expects), the journal is replayed in reverse, so writes N..1 are undone and the
+ * workspace is back where it started, the directories the writes created removed again. Only if
+ * that compensation fails too (after a few attempts
+ * per file) is an `UnrecoverableRewindError` raised, naming every file of the plan and its state.
+ */
+import {
+  type ContentHash,
+  type FileRestoreAction,
+  UnrecoverableRewindError,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
+import { hashContent, sameBytes } from "../workspace/contentHash.js"
+import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
+
+export interface PlannedWrite {
+  readonly path: WorkspacePath
+  /** The content to put back; null deletes the file. */
+  readonly content: Uint8Array | null
+  readonly mode?: number
+  /** When given, the file must still hash to this (null: must be absent) right before its write. */
+  readonly expectedCurrentHash?: ContentHash | null
+  /**
+   * The hash of `content` when it was just read from the artifact store (so it is there, intact): a
+   * durable restore records it as the planned version without storing it again.
+   */
+  readonly storedHash?: ContentHash
+}
+
+export interface FileOutcome {
+  readonly path: WorkspacePath
+  readonly action: FileRestoreAction
+}
+
+export type JournaledWriteResult =
+  | { readonly _tag: "Applied"; readonly files: ReadonlyArray<FileOutcome> }
+  | {
+      readonly _tag: "RolledBack"
+      /** The step that failed (0-based) and why; every earlier write was undone. */
+      readonly step: number
+      readonly path: WorkspacePath
+      readonly message: string
+    }
+
+const COMPENSATION_ATTEMPTS = 3
+
+const describe = (file: Option.Option<WorkspaceFile>): string =>
+  Option.match(file, {
+    onNone: () => "should not exist",
+    onSome: (f) => `should hold content ${hashContent(f.content)} (mode ${f.mode.toString(8)})`,
+  })
+
+const holds = (current: Option.Option<WorkspaceFile>, previous: Option.Option<WorkspaceFile>): boolean =>
+  Option.isNone(current)
+    ? Option.isNone(previous)
+    : Option.isSome(previous) &&
+      previous.value.mode === current.value.mode &&
+      sameBytes(previous.value.content, current.value.content)
+
+const restoreEntry = (entry: JournalEntry) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const current = yield* Effect.either(workspace.read(entry.path))
+    // Skipping a file that already holds its journaled content keeps compensation from failing
+    // on a file whose own write never happened.
+    if (Either.isRight(current) && holds(current.right, entry.previous)) return
+    yield* Option.match(entry.previous, {
+      onNone: () => Effect.asVoid(workspace.delete(entry.path)),
+      onSome: (file) => workspace.write(entry.path, file.content, { mode: file.mode }),
+    })
+  })
+
+/**
+ * Replays the journal in reverse. Succeeds when every journaled file holds its content from before
+ * the operation again; otherwise fails naming each planned file's state.
+ */
+export const rollBack = (
+  journal: FileRewindJournal,
+  plannedPaths: ReadonlyArray<WorkspacePath>,
+  cause: string,
+): Effect.Effect<void, UnrecoverableRewindError, Workspace> =>
+  Effect.gen(function* () {
+    const entries = yield* journal.entries()
+    // Walking backwards, the last result kept for a path is that of its earliest entry: the one
+    // that decides what the file holds in the end.
+    const results = new Map<WorkspacePath, { ok: boolean; detail: string }>()
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i]!
+      // A transient failure (a busy file, a flaky disk) should not turn into an unrecoverable
+      // rewind: each entry gets a few attempts.
+      const restored = yield* Effect.either(
+        Effect.retry(restoreEntry(entry), { times: COMPENSATION_ATTEMPTS - 1 }),
+      )
+      results.set(
+        entry.path,
+        Either.isRight(restored)
+          ? { ok: true, detail: "restored from the journal" }
+          : {
+              ok: false,
+              detail: `compensation failed (${restored.left.message}); it ${describe(entry.previous)}`,
+            },
+      )
+    }
+    // The directories the writes created go too, deepest first, where nothing else lives in them
+    // now (a failed restore removes what it created). Best effort: a directory that cannot be
+    // removed holds nobody's data, and the files are what compensation promises.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      for (const dir of [...(entries[i]!.createdDirectories ?? [])].reverse()) {
+        yield* Effect.either((yield* Workspace).removeEmptyDirectory(dir))
+      }
+    }
+    if ([...results.values()].every((r) => r.ok)) return
+    const files = [...new Set([...plannedPaths, ...results.keys()])].map((path) => {
+      const result = results.get(path)
+      return result === undefined
+        ? { path, state: "untouched" as const, detail: "not written" }
+        : { path, state: result.ok ? ("restored" as const) : ("unknown" as const), detail: result.detail }
+    })
+    const unknown = files.filter((f) => f.state === "unknown").map((f) => f.path)
+    return yield* new UnrecoverableRewindError({
+      operationId: journal.operationId,
+      files,
+      message: `file rewind ${journal.operationId} failed (${cause}) and could not be undone for ${unknown.join(", ")}; see files for what each should hold`,
+    })
+  })
+
+const outcomes = (
+  entries: ReadonlyArray<JournalEntry>,
+  writes: ReadonlyArray<PlannedWrite>,
+): ReadonlyArray<FileOutcome> => {
+  const original = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
+  for (const e of entries) if (!original.has(e.path)) original.set(e.path, e.previous)
+  const final = new Map<WorkspacePath, Uint8Array | null>()
+  for (const w of writes) final.set(w.path, w.content)
+  return [...final].map(([path, content]) => {
+    const before = original.get(path) ?? Option.none()
+    const action: FileRestoreAction =
+      content === null
+        ? Option.isNone(before)
+          ? "unchanged"
+          : "deleted"
+        : Option.isSome(before) && sameBytes(before.value.content, content)
+          ? "unchanged"
+          : "restored"
+    return { path, action }
+  })
+}
+
+/** The directories above `path` that do not exist yet (a write creates them), shallowest first. */
+const missingDirectories = (path: WorkspacePath) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const missing: Array<WorkspacePath> = []
+    for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
+      const dir = path.slice(0, cut) as WorkspacePath
+      const stat = yield* Effect.either(workspace.stat(dir))
+      if (Either.isLeft(stat) || Option.isSome(stat.right)) break
+      missing.unshift(dir)
+    }
+    return missing
+  })
+
+export interface ApplyJournaledOptions {
+  /**
+   * The caller has just read every target through the workspace (a durable restore reads them all
+   * for its rescue point), so the preflight read of each would only repeat it.
+   */
+  readonly targetsRead?: boolean
+}
+
+/** Applies the writes in order with a journal; rolls back on the first failure. */
+export const applyJournaled = (
+  writes: ReadonlyArray<PlannedWrite>,
+  journal: FileRewindJournal,
+  options: ApplyJournaledOptions = {},
+): Effect.Effect<JournaledWriteResult, UnrecoverableRewindError, Workspace> =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const plannedPaths = [...new Set(writes.map((w) => w.path))]
+    const fail = (step: number, path: WorkspacePath, message: string) =>
+      Effect.as(rollBack(journal, plannedPaths, message), {
+        _tag: "RolledBack",
+        step,
+        path,
+        message,
+      } satisfies JournaledWriteResult)
+
+    // Preflight: every target must be readable through the workspace (inside the root, a regular
+    // file or nothing) before the first write, so a refused path costs no write and no rollback.
+    // The first write's own journal read is that check for its path.
+    for (let step = 1; step < (options.targetsRead === true ? 0 : writes.length); step++) {
+      const write = writes[step]!
+      if (writes.findIndex((w) => w.path === write.path) !== step) continue
+      const readable = yield* Effect.either(workspace.read(write.path))
+      if (Either.isLeft(readable)) {
+        return {
+          _tag: "RolledBack",
+          step,
+          path: write.path,
+          message: `cannot restore ${write.path}: ${readable.left.message}`,
+        } satisfies JournaledWriteResult
+      }
+    }
+
+    for (let step = 0; step < writes.length; step++) {
+      const write = writes[step]!
+      const current = yield* Effect.either(workspace.read(write.path))
+      if (Either.isLeft(current)) {
+        return yield* fail(
+          step,
+          write.path,
+          `could not read ${write.path} before writing it: ${current.left.message}`,
+        )
+      }
+      if (write.expectedCurrentHash !== undefined) {
+        const actual = Option.match(current.right, {
+          onNone: () => null,
+          onSome: (f) => hashContent(f.content),
+        })
+        if (actual !== write.expectedCurrentHash) {
+          return yield* fail(
+            step,
+            write.path,
+            `${write.path} changed after it was checked (it now hashes to ${actual ?? "nothing"}, expected ${write.expectedCurrentHash ?? "nothing"})`,
+          )
+        }
+      }
+      const createdDirectories =
+        write.content !== null && Option.isNone(current.right) ? yield* missingDirectories(write.path) : []
+      yield* journal.record({
+        step,
+        path: write.path,
+        previous: current.right,
+        ...(createdDirectories.length === 0 ? {} : { createdDirectories }),
+      })
+      const written = yield* Effect.either(
+        write.content === null
+          ? Effect.asVoid(workspace.delete(write.path))
+          : workspace.write(write.path, write.content, {
+              // Without a recorded mode the file keeps the one it has (just read for the journal).
+              mode: write.mode ?? Option.getOrUndefined(Option.map(current.right, (f) => f.mode)),
+            }),
+      )
+      if (Either.isLeft(written)) {
+        return yield* fail(step, write.path, `could not write ${write.path}: ${written.left.message}`)
+      }
+    }
+    return {
+      _tag: "Applied",
+      files: outcomes(yield* journal.entries(), writes),
+    } satisfies JournaledWriteResult
+  })

@@ -1,0 +1,380 @@
+/**
+ * Crash recovery of interrupted restores. `recover()` lists every operation the journal holds as
+ * begun but never completed, with what each of its files holds now: its rescue version (as before
+ * the operation), its planned version (as after), or something else (changed by someone meanwhile,
+ * or unreadable). `resolveOperation` then finishes one: `continue` writes the planned versions,
+ * `rollback` the rescue versions. Either way a file that holds neither is refused, not overwritten,
+ * and nothing is written; temp files that writes cut short by the crash left next to the
+ * operation's files are removed. An operation whose result the session already recorded can only be
+ * continued; continuing one it did not record also writes the record, so the session and the files
+ * agree again.
+ */
+import {
+  type ContentHash,
+  FileRewindApplied,
+  type MessageId,
+  type OperationId,
+  type OperationIntent,
+  type OperationRecord,
+  RedoApplied,
+  type RedoConversation,
+  refuse,
+  type SessionEvent,
+  type SessionId,
+  type TurnId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either, Option } from "effect"
+import { evaluateRewindTarget } from "../conversation/evaluateRewindTarget.js"
+import { rewindConversation } from "../conversation/rewindConversation.js"
+import { type DamagedOperation, OperationJournal } from "../ports/OperationJournal.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { loadSession } from "../session/loadSession.js"
+import type { SessionState } from "../session/sessionState.js"
+import { hashContent } from "../workspace/contentHash.js"
+import { refuseProtected } from "./durableRestore.js"
+import { makeMemoryJournal } from "./fileRewindJournal.js"
+import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import { loadFileVersion, redoBranch, restoreBranch, versionHash } from "./redo.js"
+import {
+  appendFresh,
+  lastBranchTurn,
+  noticeTurnBefore,
+  restoreNoticeEvents,
+  workspaceRewound,
+} from "./restoreRecords.js"
+
+export type RecoveredFileState = "rescue" | "planned" | "changed" | "unreadable"
+
+export interface RecoveredFile {
+  readonly path: WorkspacePath
+  readonly state: RecoveredFileState
+  readonly currentHash: ContentHash | null
+  readonly rescueHash: ContentHash | null
+  readonly plannedHash: ContentHash | null
+}
+
+export interface IncompleteOperation {
+  /**
+   * For a damaged row, built from the columns stored beside its intent (id, session, kind, start),
+   * with no files: what is known without reading the damaged intent.
+   */
+  readonly record: OperationRecord
+  /** Whether the session stream already records the operation as done. */
+  readonly recorded: boolean
+  readonly files: ReadonlyArray<RecoveredFile>
+  /** True when every file holds its rescue or planned version, so both resolutions are possible. */
+  readonly resolvable: boolean
+  /** Set when the journal row does not decode: what is wrong with it, in a sentence. */
+  readonly damaged?: string
+}
+
+export type Resolution = "continue" | "rollback"
+
+const operationOf = (event: SessionEvent): string | undefined => {
+  switch (event._tag) {
+    case "WorkspaceRewound":
+      return event.outcome === "applied" ? event.operationId : undefined
+    case "FileRewindApplied":
+    case "RedoApplied":
+    case "PointRestored":
+      return event.operationId
+    default:
+      return undefined
+  }
+}
+
+const isRecorded = (sessionId: SessionId, operationId: OperationId) =>
+  Effect.gen(function* () {
+    const events = yield* (yield* SessionStore).read(sessionId)
+    return events.some((e) => operationOf(e.event) === operationId)
+  })
+
+const inspect = (record: OperationRecord) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const files: Array<RecoveredFile> = []
+    for (const file of record.intent.files) {
+      const rescueHash = versionHash(file.rescue)
+      const plannedHash = versionHash(file.planned)
+      const current = yield* Effect.either(workspace.read(file.path))
+      if (Either.isLeft(current)) {
+        files.push({ path: file.path, state: "unreadable", currentHash: null, rescueHash, plannedHash })
+        continue
+      }
+      const currentHash = Option.match(current.right, {
+        onNone: () => null,
+        onSome: (f) => hashContent(f.content),
+      })
+      const state: RecoveredFileState =
+        currentHash === plannedHash ? "planned" : currentHash === rescueHash ? "rescue" : "changed"
+      files.push({ path: file.path, state, currentHash, rescueHash, plannedHash })
+    }
+    const recorded = yield* isRecorded(record.intent.sessionId, record.intent.operationId)
+    return {
+      record,
+      recorded,
+      files,
+      resolvable: files.every((f) => f.state === "rescue" || f.state === "planned"),
+    } satisfies IncompleteOperation
+  })
+
+/** A damaged row as an operation nothing can be done with until it is repaired by hand. */
+const damagedOperation = (row: DamagedOperation): IncompleteOperation => ({
+  record: {
+    intent: {
+      operationId: row.operationId as OperationId,
+      sessionId: row.sessionId as SessionId,
+      kind: row.kind as OperationIntent["kind"],
+      files: [],
+      startedAt: row.startedAt,
+    },
+    status: "pending",
+    steps: [],
+    redoConsumed: false,
+  },
+  recorded: false,
+  files: [],
+  resolvable: false,
+  damaged: row.problem,
+})
+
+/**
+ * Every interrupted operation, oldest first, with the state of each of its files; then each
+ * damaged journal row, named.
+ */
+export const recover = () =>
+  Effect.gen(function* () {
+    const journal = yield* OperationJournal
+    const scan = yield* journal.scan("incomplete")
+    const readable = yield* Effect.forEach(scan.records, inspect)
+    const damaged = scan.damaged.map(damagedOperation)
+    const listed: ReadonlyArray<IncompleteOperation> = [...readable, ...damaged]
+    return listed
+  })
+
+/** What a continued operation did to each file, from its journaled versions. */
+const continuedOutcomes = (record: OperationRecord): ReadonlyArray<FileOutcome> =>
+  record.intent.files.map((f) => ({
+    path: f.path,
+    action:
+      versionHash(f.rescue) === versionHash(f.planned)
+        ? ("unchanged" as const)
+        : f.planned._tag === "absent"
+          ? ("deleted" as const)
+          : ("restored" as const),
+  }))
+
+/**
+ * The session record `continue` writes for an operation the session never recorded: what the
+ * interrupted program would have committed. A files-and-conversation rewind moves the cursor in
+ * the same append as its files' record, as it would have without the crash.
+ */
+const recordContinued = (record: OperationRecord) => {
+  const { intent } = record
+  const files = continuedOutcomes(record)
+  const sessionId = intent.sessionId
+  const checkpointIds = intent.redo?.spentCheckpointIds ?? []
+  const reason = `recovered: continued after an interruption (${intent.kind})`
+  const notice = { operationId: intent.operationId, checkpointIds, files }
+  // What the interrupted program's own commit would have recorded for its files.
+  const filesRecord = (target: MessageId | undefined): SessionEvent =>
+    intent.kind === "file_rewind_apply"
+      ? new FileRewindApplied({
+          operationId: intent.operationId,
+          checkpointIds: [...checkpointIds],
+          files: files.map((f) => ({ path: f.path, action: f.action })),
+        })
+      : workspaceRewound(
+          {
+            operationId: intent.operationId,
+            scope: target === undefined ? "workspace" : "both",
+            targetMessageId: target,
+            checkpointIds,
+            files,
+          },
+          "applied",
+          reason,
+        )
+  return Effect.gen(function* () {
+    if (intent.kind === "redo" && intent.redoes !== undefined) {
+      const conversation = Option.getOrUndefined(yield* (yield* OperationJournal).get(intent.redoes))?.intent
+        .redo
+      const branch = conversation === undefined ? undefined : yield* redoBranch(sessionId, conversation)
+      yield* appendFresh(sessionId, (fresh) =>
+        Effect.succeed([redoRecord(fresh, intent.operationId, intent.redoes!, conversation, branch, files)]),
+      )
+      return
+    }
+    if (intent.cursorTarget !== undefined) {
+      const target = intent.cursorTarget
+      const state = yield* loadSession(sessionId)
+      const fallback = state.messages.get(target)?.turnId ?? fallbackTurn(state, checkpointIds)
+      const noticeEvents =
+        fallback === undefined
+          ? []
+          : yield* restoreNoticeEvents(sessionId, noticeTurnBefore(state, target, fallback), notice)
+      yield* rewindConversation({
+        sessionId,
+        messageId: target,
+        scope: "both",
+        alsoAppend: [filesRecord(target), ...noticeEvents],
+      })
+      return
+    }
+    yield* appendFresh(sessionId, (fresh) => {
+      const fallback = fallbackTurn(fresh, checkpointIds)
+      return Effect.map(
+        fallback === undefined
+          ? Effect.succeed([])
+          : restoreNoticeEvents(sessionId, lastBranchTurn(fresh, fallback), notice),
+        (noticeEvents): ReadonlyArray<SessionEvent> => [filesRecord(undefined), ...noticeEvents],
+      )
+    })
+  })
+}
+
+/** The turn a recovered record's notice falls back to: its newest checkpoint's, or the last one. */
+const fallbackTurn = (state: SessionState, checkpointIds: ReadonlyArray<string>): TurnId | undefined => {
+  const ids = new Set(checkpointIds)
+  return state.checkpoints.findLast((c) => ids.has(c.checkpointId))?.turnId ?? [...state.turns.keys()].at(-1)
+}
+
+/**
+ * Why continuing an unrecorded files-and-conversation rewind cannot move the cursor now (its
+ * target left the active branch, say), checked before any file is written.
+ */
+const cursorProblem = (record: OperationRecord) =>
+  Effect.gen(function* () {
+    const target = record.intent.cursorTarget
+    if (target === undefined) return undefined
+    const state = yield* loadSession(record.intent.sessionId)
+    const evaluation = evaluateRewindTarget(state, target, "conversation")
+    if (evaluation.refusal !== undefined) return evaluation.refusal.message
+    if (evaluation.targetMessageId !== target) return `${target} is not a user message`
+    return undefined
+  })
+
+const redoRecord = (
+  state: SessionState,
+  operationId: OperationId,
+  redoes: OperationId,
+  conversation: RedoConversation | undefined,
+  branch: ReadonlyArray<MessageId> | undefined,
+  files: ReadonlyArray<{ readonly path: WorkspacePath }>,
+) => {
+  const cursor = branch === undefined ? undefined : restoreBranch(state, branch)
+  return new RedoApplied({
+    operationId,
+    redoneOperationId: redoes,
+    ...(cursor === undefined ? {} : { cursor }),
+    unspentCheckpointIds: [...(conversation?.spentCheckpointIds ?? [])],
+    files: files.map((f) => f.path),
+  })
+}
+
+/**
+ * Finishes an interrupted operation. Refuses `conflict` (writing nothing) when a file holds
+ * neither version or cannot be read, when rolling back an operation the session recorded, or when
+ * its journal row is damaged.
+ */
+export const resolveOperation = (operationId: OperationId, resolution: Resolution) =>
+  Effect.gen(function* () {
+    const journal = yield* OperationJournal
+    const read = yield* Effect.either(journal.get(operationId))
+    if (Either.isLeft(read)) {
+      // A damaged row is a refusal naming what is wrong; any other failure is the store's.
+      const damaged = (yield* journal.scan("all")).damaged.find((d) => d.operationId === operationId)
+      if (damaged === undefined) return yield* Effect.fail(read.left)
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: ${damaged.problem}; nothing was written`,
+      )
+    }
+    const found = read.right
+    if (Option.isNone(found)) return yield* refuse("not_found", `operation ${operationId} is not journaled`)
+    if (found.value.status !== "pending") {
+      return yield* refuse("conflict", `operation ${operationId} is already ${found.value.status}`)
+    }
+    const op = yield* inspect(found.value)
+    if (!op.resolvable) {
+      const bad = op.files.filter((f) => f.state === "changed" || f.state === "unreadable")
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: ${bad.map((f) => `${f.path} (${f.state})`).join(", ")} hold(s) neither the content from before nor from after the operation; nothing was written`,
+        { operation: op },
+      )
+    }
+    if (resolution === "rollback" && op.recorded) {
+      return yield* refuse(
+        "conflict",
+        `operation ${operationId} is already recorded in session ${op.record.intent.sessionId}; continue it instead`,
+        { operation: op },
+      )
+    }
+    const want = resolution === "continue" ? "planned" : "rescue"
+    const writes: Array<PlannedWrite> = []
+    for (const file of op.record.intent.files) {
+      const state = op.files.find((f) => f.path === file.path)!
+      if (state.state === want) continue
+      const version = resolution === "continue" ? file.planned : file.rescue
+      const content = yield* Effect.either(loadFileVersion(version))
+      if (Either.isLeft(content)) {
+        return yield* refuse(
+          "unavailable",
+          `cannot ${resolution} ${operationId}: the content for ${file.path} cannot be read (${content.left.message}); nothing was written`,
+        )
+      }
+      writes.push({
+        path: file.path,
+        content: content.right,
+        expectedCurrentHash: state.currentHash,
+        ...(version._tag === "present" && version.mode !== undefined ? { mode: version.mode } : {}),
+      })
+    }
+    // The protection policy holds for recovery too: continuing never writes the store, `.git` or
+    // an ignored path (a journal row is data; it may name anything). Rolling back only puts back
+    // what the operation found there.
+    if (resolution === "continue") yield* refuseProtected(writes.map((w) => w.path))
+    const recordNeeded = resolution === "continue" && !op.recorded
+    if (recordNeeded) {
+      const problem = yield* cursorProblem(op.record)
+      if (problem !== undefined) {
+        return yield* refuse(
+          "conflict",
+          `cannot continue ${operationId}: its conversation cursor cannot be written (${problem}); roll it back instead. Nothing was written`,
+          { operation: op },
+        )
+      }
+    }
+    const writeJournal = yield* makeMemoryJournal(operationId)
+    const applied = yield* applyJournaled(writes, writeJournal)
+    if (applied._tag === "RolledBack") {
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: ${applied.message}; every file already written was put back`,
+      )
+    }
+    // A write the crash cut short may have left its temp file next to its target.
+    const workspace = yield* Workspace
+    for (const file of op.record.intent.files) yield* workspace.discardPartialWrites(file.path)
+    if (recordNeeded) {
+      // Files that the session does not record are not left behind: put them back, keep it pending.
+      const recorded = yield* Effect.either(recordContinued(op.record))
+      if (Either.isLeft(recorded)) {
+        yield* rollBack(
+          writeJournal,
+          writes.map((w) => w.path),
+          `the session record could not be written`,
+        )
+        return yield* Effect.fail(recorded.left)
+      }
+    }
+    const at = yield* Clock.currentTimeMillis
+    yield* journal.complete(operationId, {
+      status: resolution === "continue" ? "committed" : "rolled_back",
+      at,
+    })
+    return { operationId, resolution, files: applied.files }
+  })

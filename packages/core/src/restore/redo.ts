@@ -1,0 +1,174 @@
+/**
+ * Redo: bring back the state before a session's last rewind, from its rescue point. The newest
+ * available redo entry of the session is used. Every file must still hold what the rewind wrote
+ * (its planned version); a file changed since is listed in a `conflict` refusal and nothing is
+ * written. Otherwise the rescue versions are written back as an operation of their own (durable,
+ * compensating), and `RedoApplied` restores the active branch exactly as it was before the rewind
+ * and makes the rewind's checkpoints undoable again; the journal consumes the redo entry in the
+ * same write that completes the redo.
+ */
+import {
+  type ContentHash,
+  type FileVersion,
+  type MessageId,
+  type OperationId,
+  RedoApplied,
+  type RedoConversation,
+  refuse,
+  type SessionId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import { OperationJournal } from "../ports/OperationJournal.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { activeBranch } from "../session/activeBranch.js"
+import { loadSession } from "../session/loadSession.js"
+import { projectSession, type SessionState } from "../session/sessionState.js"
+import { hashContent } from "../workspace/contentHash.js"
+import { runDurableRestore } from "./durableRestore.js"
+import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
+import { appendFresh } from "./restoreRecords.js"
+
+export interface RedoResult {
+  readonly operationId: OperationId
+  /** The rewind this redo reversed. */
+  readonly redoneOperationId: OperationId
+  readonly files: ReadonlyArray<FileOutcome>
+  readonly activeBranch: ReadonlyArray<MessageId>
+}
+
+export interface ChangedSince {
+  readonly path: WorkspacePath
+  readonly expectedHash: ContentHash | null
+  readonly currentHash: ContentHash | null
+}
+
+export const versionHash = (version: FileVersion): ContentHash | null =>
+  version._tag === "present" ? version.hash : null
+
+/** The content a version names, verified by the artifact store; null for an absent file. */
+export const loadFileVersion = (version: FileVersion) =>
+  version._tag === "absent" ? Effect.succeed(null) : Effect.flatMap(ArtifactStore, (a) => a.get(version.hash))
+
+const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
+  a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * The active branch a redo entry brings back: the one the session's events up to `branchAtVersion`
+ * give, or the branch itself for an intent written before versions were recorded (nothing to bring
+ * back when it has neither).
+ */
+export const redoBranch = (sessionId: SessionId, conversation: RedoConversation) =>
+  Effect.gen(function* () {
+    if (conversation.activeBranch !== undefined) return conversation.activeBranch
+    const version = conversation.branchAtVersion
+    if (version === undefined) return []
+    const events = yield* (yield* SessionStore).read(sessionId)
+    return activeBranch(projectSession(events.filter((e) => e.sequence <= version)))
+  })
+
+/** The event that makes the active branch `branch` again on `state`, or nothing if it already is. */
+export const restoreBranch = (state: SessionState, branch: ReadonlyArray<MessageId>) => {
+  if (sameList(activeBranch(state), branch) || branch.length === 0) return undefined
+  const last = state.messageOrder.at(-1)
+  return {
+    keptMessageIds: [...branch],
+    ...(last === undefined ? {} : { branchCutAfterMessageId: last }),
+    branchGeneration: state.branchGeneration + 1,
+    targetMessageId: branch.at(-1)!,
+    scope: "both" as const,
+  }
+}
+
+/** Undoes the session's last rewind (files and conversation). */
+export const redo = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const journal = yield* OperationJournal
+    const workspace = yield* Workspace
+    const state = yield* loadSession(sessionId)
+    const entry = (yield* journal.redoStack(sessionId))[0]
+    if (entry === undefined || entry.intent.redo === undefined) {
+      return yield* refuse("nothing_to_undo", `session ${sessionId} has no rewind to redo`)
+    }
+    const intent = entry.intent
+    const conversation = intent.redo!
+    const branch = yield* redoBranch(sessionId, conversation)
+
+    const changed: Array<ChangedSince> = []
+    for (const file of intent.files) {
+      const current = yield* Effect.either(workspace.read(file.path))
+      const currentHash = Either.isLeft(current)
+        ? null
+        : Option.match(current.right, { onNone: () => null, onSome: (f) => hashContent(f.content) })
+      const expectedHash = versionHash(file.planned)
+      if (Either.isLeft(current) || currentHash !== expectedHash) {
+        changed.push({ path: file.path, expectedHash, currentHash })
+      }
+    }
+    if (changed.length > 0) {
+      return yield* refuse(
+        "conflict",
+        `cannot redo: ${changed.map((c) => c.path).join(", ")} changed since the rewind; nothing was written`,
+        { operationId: intent.operationId, changed },
+      )
+    }
+
+    const writes: Array<PlannedWrite> = []
+    for (const file of intent.files) {
+      const content = yield* Effect.either(loadFileVersion(file.rescue))
+      if (Either.isLeft(content)) {
+        return yield* refuse(
+          "unavailable",
+          `cannot redo: the rescue content of ${file.path} cannot be read (${content.left.message}); nothing was written`,
+          { operationId: intent.operationId, path: file.path },
+        )
+      }
+      if (versionHash(file.rescue) === versionHash(file.planned)) continue
+      writes.push({
+        path: file.path,
+        content: content.right,
+        expectedCurrentHash: versionHash(file.planned),
+        ...(file.rescue._tag === "present" && file.rescue.mode !== undefined
+          ? { mode: file.rescue.mode }
+          : {}),
+      })
+    }
+
+    const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+    const applied = yield* runDurableRestore(
+      { sessionId, operationId, kind: "redo", writes, redoes: intent.operationId },
+      (files) =>
+        appendFresh(
+          sessionId,
+          (fresh) => {
+            const cursor = restoreBranch(fresh, branch)
+            return Effect.succeed([
+              new RedoApplied({
+                operationId,
+                redoneOperationId: intent.operationId,
+                ...(cursor === undefined ? {} : { cursor }),
+                unspentCheckpointIds: [...conversation.spentCheckpointIds],
+                files: files.map((f) => f.path),
+              }),
+            ])
+          },
+          state,
+        ),
+    )
+    if (applied._tag === "RolledBack") {
+      return yield* refuse(
+        "unavailable",
+        `the redo failed: ${applied.message}; every file already written was put back`,
+        { operationId, step: applied.step, path: applied.path },
+      )
+    }
+    return {
+      operationId,
+      redoneOperationId: intent.operationId,
+      files: applied.files,
+      activeBranch: activeBranch(applied.committed),
+    } satisfies RedoResult
+  })

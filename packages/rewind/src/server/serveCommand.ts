@@ -1,0 +1,77 @@
+/**
+ * `rewind serve`: the engine as a long-lived JSON-RPC 2.0 server over stdio (default) or a Unix
+ * domain socket (`--socket`), and `rewind serve --schema`, the OpenRPC document of its methods.
+ *
+ * Lifecycle: the store is opened once (an existing store only, like every command but `init`)
+ * and closed when the server stops: at end of stdin (stdio, after every call has answered), or
+ * on SIGTERM / SIGINT (calls in flight are interrupted and answer `-32800`). In stdio mode stdout
+ * carries only protocol lines; anything for people goes to stderr.
+ */
+import { Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { VERSION } from "../cli/app.js"
+import { common, withRewind } from "../cli/store.js"
+import { facadeImplementation, facadeOperations } from "./facadeOperations.js"
+import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
+import { serveSocket } from "./socket.js"
+
+/** Resolves on the first of SIGTERM / SIGINT; the handlers are removed when it ends. */
+export const untilSignal = Effect.async<NodeJS.Signals>((resume) => {
+  const on = (signal: NodeJS.Signals) => () => resume(Effect.succeed(signal))
+  const term = on("SIGTERM")
+  const int = on("SIGINT")
+  process.once("SIGTERM", term)
+  process.once("SIGINT", int)
+  return Effect.sync(() => {
+    process.off("SIGTERM", term)
+    process.off("SIGINT", int)
+  })
+})
+
+const options = {
+  workspace: common.workspace,
+  dir: common.dir,
+  socket: Options.text("socket").pipe(
+    Options.withDescription(
+      "Listen on this Unix domain socket instead of stdio (created mode 0600; its directory must be writable by you only)",
+    ),
+    Options.optional,
+  ),
+  schema: Options.boolean("schema").pipe(
+    Options.withDescription("Print the OpenRPC document of every method (derived from the Schemas) and exit"),
+  ),
+  maxLineBytes: Options.integer("max-line-bytes").pipe(
+    Options.withDescription(
+      "Longest request line accepted (default 32 MiB); a longer one is answered -32600 unread",
+    ),
+    Options.optional,
+  ),
+}
+
+export const serve = Command.make("serve", options, (o) =>
+  o.schema
+    ? Effect.sync(() => {
+        process.stdout.write(`${JSON.stringify(openRpcDocument(facadeOperations, VERSION), null, 2)}\n`)
+      })
+    : withRewind({ json: false, workspace: o.workspace, dir: o.dir }, false, (rewind) =>
+        Effect.gen(function* () {
+          const server = makeRpcServer(facadeOperations, facadeImplementation(rewind), {
+            ...Option.match(o.maxLineBytes, {
+              onNone: () => ({}),
+              onSome: (maxLineBytes) => ({ maxLineBytes }),
+            }),
+          })
+          if (Option.isSome(o.socket)) {
+            yield* serveSocket(server, o.socket.value, untilSignal)
+            return
+          }
+          yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+          // The input may still hold the event loop open after a signal.
+          process.stdin.destroy()
+        }),
+      ),
+).pipe(
+  Command.withDescription(
+    "Serve the engine as JSON-RPC 2.0 (one message per line) over stdio or --socket; see docs/server.md",
+  ),
+)

@@ -1,0 +1,142 @@
+/**
+ * `rewind serve --socket <path>`: the JSON-RPC server on a Unix domain socket, one connection per
+ * client, all sharing the server's per-session order.
+ *
+ * Invariants:
+ * - the socket is created mode 0600 (under umask 0177, then chmod) in a directory owned by this
+ *   user that neither group nor others can write; otherwise the server refuses to start;
+ * - an existing path is taken over only when it is a socket owned by this user that nobody
+ *   answers on (a crashed server's leftover); a live socket ("another server is listening"), a
+ *   non-socket or someone else's file refuses to start, touching nothing;
+ * - on stop, the listener closes, every connection's calls are interrupted, and the socket file
+ *   is removed only if it is still the one this server created (same inode);
+ * - a client that goes away (closed or crashed) ends only its own connection; its calls finish
+ *   (their answers dropped), so no session stays reserved.
+ *   The check-then-listen on a stale path has a window in which two servers starting at the same
+ *   instant could both replace it; `listen` itself refuses an address already bound.
+ */
+import { chmod, lstat, stat, unlink } from "node:fs/promises"
+import { createConnection, createServer, type Server, type Socket } from "node:net"
+import { dirname, resolve } from "node:path"
+import { Effect, FiberSet } from "effect"
+import { CliFailure, ExitCode } from "../cli/output.js"
+import type { RpcServer } from "./rpcServer.js"
+
+const refused = (message: string) =>
+  new CliFailure({ code: ExitCode.failed, message: `rewind serve: ${message}`, reason: "socket_refused" })
+
+const errno = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code
+
+/** Whether something accepts connections on `path`. */
+const answers = (path: string) =>
+  new Promise<boolean>((done) => {
+    const probe = createConnection(path)
+    probe.once("connect", () => {
+      probe.destroy()
+      done(true)
+    })
+    probe.once("error", () => done(false))
+  })
+
+/** Refuses a path this server must not use; removes a stale socket of ours. */
+export const prepareSocketPath = (path: string): Effect.Effect<void, CliFailure> =>
+  Effect.tryPromise({
+    try: async () => {
+      const uid = process.getuid?.()
+      const dir = dirname(path)
+      const d = await stat(dir).catch((error) => {
+        throw refused(`the socket's directory ${dir} cannot be used (${errno(error) ?? String(error)})`)
+      })
+      if (!d.isDirectory()) throw refused(`${dir} is not a directory`)
+      if (uid !== undefined && d.uid !== uid) {
+        throw refused(
+          `the socket's directory ${dir} belongs to uid ${d.uid}, not to you (uid ${uid}); use a directory of your own`,
+        )
+      }
+      if ((d.mode & 0o022) !== 0) {
+        throw refused(
+          `the socket's directory ${dir} is writable by others (mode ${(d.mode & 0o777).toString(8)}); use a directory only you can write (chmod 700)`,
+        )
+      }
+      const existing = await lstat(path).catch((error) => {
+        if (errno(error) === "ENOENT") return undefined
+        throw refused(`cannot inspect ${path} (${errno(error) ?? String(error)})`)
+      })
+      if (existing === undefined) return
+      if (uid !== undefined && existing.uid !== uid) {
+        throw refused(`${path} belongs to uid ${existing.uid}, not to you (uid ${uid}); it was left alone`)
+      }
+      if (!existing.isSocket()) throw refused(`${path} exists and is not a socket; it was left alone`)
+      if (await answers(path)) {
+        throw refused(`another server is listening on ${path}; stop it first or choose another --socket path`)
+      }
+      // A crashed server's leftover: nobody answers on it.
+      await unlink(path)
+    },
+    catch: (error) =>
+      error instanceof CliFailure
+        ? error
+        : refused(`cannot prepare ${path}: ${error instanceof Error ? error.message : String(error)}`),
+  })
+
+const listen = (path: string) =>
+  Effect.tryPromise({
+    try: () =>
+      new Promise<Server>((done, fail) => {
+        const server = createServer({ allowHalfOpen: true })
+        const previous = process.umask(0o177)
+        server.once("error", (error) => {
+          process.umask(previous)
+          fail(error)
+        })
+        server.listen(path, () => {
+          process.umask(previous)
+          done(server)
+        })
+      }),
+    catch: (error) =>
+      refused(
+        errno(error) === "EADDRINUSE"
+          ? `another server is listening on ${path}`
+          : `cannot listen on ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+  })
+
+/** Serves `server` on the socket at `path` until `stop` completes. */
+export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effect.Effect<A>) =>
+  Effect.gen(function* () {
+    const path = resolve(socketPath)
+    yield* prepareSocketPath(path)
+    const listener = yield* listen(path)
+    const created = yield* Effect.promise(async () => {
+      await chmod(path, 0o600)
+      return (await lstat(path)).ino
+    })
+    // For people and for scripts waiting for the server to be ready.
+    process.stderr.write(`rewind serve: listening on ${path}\n`)
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        const connections = yield* FiberSet.make()
+        const run = yield* FiberSet.runtime(connections)<never>()
+        listener.on("connection", (socket: Socket) => {
+          socket.on("error", () => socket.destroy())
+          run(
+            server.serveConnection(socket, socket).pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  if (!socket.destroyed) socket.end()
+                }),
+              ),
+            ),
+          )
+        })
+        yield* stop
+        // Stop accepting; closing the scope then interrupts every connection's calls.
+        listener.close()
+      }),
+    )
+    yield* Effect.promise(async () => {
+      const now = await lstat(path).catch(() => undefined)
+      if (now !== undefined && now.ino === created) await unlink(path).catch(() => undefined)
+    })
+  })
