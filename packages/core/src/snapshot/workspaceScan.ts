@@ -24,7 +24,7 @@
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { hashContent } from "../contentHash.js"
+import { hashContent } from "../workspace/contentHash.js"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import {
   BUILT_IN_SKIP,

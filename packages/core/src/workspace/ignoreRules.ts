@@ -18,7 +18,7 @@
 import type { WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import ignore, { type Ignore } from "ignore"
-import { hashContent } from "../contentHash.js"
+import { hashContent } from "./contentHash.js"
 import { Workspace } from "../ports/Workspace.js"
 
 /** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
