@@ -24,8 +24,8 @@
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { hashContent } from "../workspace/contentHash.js"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { hashContent } from "../workspace/contentHash.js"
 import {
   BUILT_IN_SKIP,
   IGNORE_FILES,

@@ -18,8 +18,8 @@
 import type { WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import ignore, { type Ignore } from "ignore"
-import { hashContent } from "./contentHash.js"
 import { Workspace } from "../ports/Workspace.js"
+import { hashContent } from "./contentHash.js"
 
 /** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
 export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
