@@ -145,7 +145,10 @@ describe("reused ignore decisions", () => {
   it.effect("the scan reuses the previous point's decisions, and decides afresh when the rules changed", () =>
     Effect.gen(function* () {
       const env = makeEnv()
-      baseTree(env, [{ op: "ignore", dir: "", name: ".gitignore", text: "*.log\n!keep.log\n" }])
+      baseTree(env, [
+        { op: "ignore", dir: "", name: ".gitignore", text: "*.log\n!keep.log\n" },
+        { op: "ignore", dir: "a/b", name: ".gitignore", text: "nothing.tmp\n" },
+      ])
       const first = yield* Effect.flatMap(newSession, (id) => captureIn(id, "turn-1")).pipe(
         Effect.provide(env.layer()),
       )
@@ -160,6 +163,15 @@ describe("reused ignore decisions", () => {
       expect(reused.reusedDecisions).toBeGreaterThan(0)
       expect(reused.rules).toBe(cache.rules)
       expect([...reused.entries.keys()].sort()).toEqual([...(yield* scan(undefined)).entries.keys()].sort())
+      // A budget that cuts the scan short sees only part of the rules: the provisional answers are
+      // checked against the rules in force, not thrown away with a second scan of the tree.
+      const cut = yield* scanWorkspace({ ...budget, maxFiles: 5 }, undefined, reuse).pipe(
+        Effect.provide(env.layer()),
+      )
+      expect(cut.rules).not.toBe(cache.rules)
+      expect(cut.reusedDecisions).toBeGreaterThan(0)
+      expect(cut.entries.size).toBe(5)
+      expect(cut.skipped.some((s) => s.reason === "budget")).toBe(true)
       // A rule added: what the previous point held is decided again (y.ts goes, x.log stays out).
       env.fs.writeFile(`${ROOT}/.gitignore`, "*.log\n!keep.log\ny.ts\n")
       const changed = yield* scan(reuse)

@@ -17,8 +17,8 @@
  * the previous capture held as a file or link (or a directory above one) is taken as in scope
  * without asking the rules, provisionally; the scan records the identity of every ignore file it
  * applied (path, content hash, applied or refused), and when that identity differs from the one
- * the reused decisions were made under, the provisional answers are thrown away and the scan runs
- * again deciding everything. Equal identity means every directory's rule stack is the one that
+ * the reused decisions were made under, each provisional answer is asked of the rules in force
+ * (and if one does not stand, the scan runs again deciding everything). Equal identity means every directory's rule stack is the one that
  * decided last time, so the reused answer is the answer the rules give now. Names on the skip list,
  * protected names and nested repositories are always decided afresh (they are cheap).
  */
@@ -116,12 +116,23 @@ export const scanWorkspace = (
   onProgress?: (p: ScanProgress) => void,
   reuse?: ScanReuse,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
-  Effect.flatMap(scanOnce(budget, onProgress, reuse), (scan) =>
-    // The reused decisions were made under other rules: decide everything again.
-    reuse !== undefined && scan.reusedDecisions > 0 && scan.rules !== reuse.rules
-      ? scanOnce(budget, onProgress, undefined)
-      : Effect.succeed(scan),
-  )
+  Effect.gen(function* () {
+    const startedAt = yield* Clock.currentTimeMillis
+    const { scan, provisional } = yield* scanOnce(budget, onProgress, reuse)
+    if (reuse === undefined || provisional.length === 0 || scan.rules === reuse.rules) return scan
+    // The reused decisions were made under other rules (or the scan saw only part of them, as when
+    // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
+    // taken under are the ones the scan built from the ignore files it read, so when every answer
+    // stands the scan is the one that decides everything. Only when one does not is the tree
+    // scanned again, in a budget window of its own (the first may be spent).
+    if (provisional.every((p) => !isExcluded(p.rules, p.path, p.isDirectory))) return scan
+    const now = yield* Clock.currentTimeMillis
+    const again = yield* scanOnce(
+      { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
+      onProgress,
+    )
+    return again.scan
+  })
 
 const scanOnce = (
   budget: ScanBudget,
@@ -140,6 +151,8 @@ const scanOnce = (
     let directories = 0
     let reusedDecisions = 0
     const identity: Array<string> = []
+    // Decisions taken from `reuse`, with the rule stack in force where they were taken.
+    const provisional: Array<{ rules: RuleStack; path: string; isDirectory: boolean }> = []
     let queue: Array<{ dir: string; rules: RuleStack }> = [{ dir: "", rules: [] }]
     const outOfBudget = (dir: string, detail: string) =>
       skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
@@ -213,6 +226,7 @@ const scanOnce = (
           if (child.stat.kind === "directory") {
             if (reuse !== undefined && !BUILT_IN_SKIP.has(child.name) && reuse.directoryInScope(path)) {
               reusedDecisions++
+              provisional.push({ rules: scope, path, isDirectory: true })
               queue.push({ dir: path, rules: scope })
             } else if (isExcluded(scope, path, true)) {
               ignored++
@@ -229,8 +243,10 @@ const scanOnce = (
             continue
           }
           const reused = reuse?.fileInScope(path) === true
-          if (reused) reusedDecisions++
-          else if (isExcluded(scope, path, false)) {
+          if (reused) {
+            reusedDecisions++
+            provisional.push({ rules: scope, path, isDirectory: false })
+          } else if (isExcluded(scope, path, false)) {
             ignored++
             excluded.add(path)
             continue
@@ -258,5 +274,6 @@ const scanOnce = (
     }
     identity.sort()
     const rules = hashContent(identity.join("\n"))
-    return { entries, skipped, ignored, outOfScope, rules, reusedDecisions } satisfies ScanResult
+    const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions }
+    return { scan, provisional }
   })
