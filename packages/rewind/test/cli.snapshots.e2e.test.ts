@@ -252,6 +252,28 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect(after.stdout).toBe("")
   })
 
+  it("capture --max-files bounds the scan and reports what it left out; the default takes a 110k-file tree", async () => {
+    const root = tempDir()
+    expect((await cli(["init"], root)).code).toBe(0)
+    mkdirSync(join(root, "src"))
+    for (const name of ["a.txt", "b.txt", "c.txt"]) writeFileSync(join(root, name), name)
+    for (const name of ["d.txt", "e.txt"]) writeFileSync(join(root, "src", name), name)
+    const bounded = jsonLines((await cli(["capture", "--max-files", "2", "--json"], root)).stdout)
+    const point = ofType(bounded, "point")[0]!
+    expect(point.files).toBe(2)
+    const skipped = point.skipped as ReadonlyArray<{ reason: string }>
+    expect(skipped.length).toBeGreaterThan(0)
+    expect(skipped.every((s) => s.reason === "budget")).toBe(true)
+    const whole = ofType(jsonLines((await cli(["capture", "--json"], root)).stdout), "point")[0]!
+    expect(whole).toMatchObject({ files: 5, skipped: [] })
+    const bad = await cli(["capture", "--max-files", "0", "--workspace", root])
+    expect(bad.code).toBe(3)
+    expect(bad.stderr).toContain("--max-files must be a whole number, 1 or more")
+    // Four copies of babel's shape (110,696 files) fit the default budget.
+    const { DEFAULT_CAPTURE_SETTINGS } = await import("@rewind/core")
+    expect(DEFAULT_CAPTURE_SETTINGS.maxFiles).toBeGreaterThanOrEqual(110_696)
+  })
+
   it("status reports snapshot usage", async () => {
     const { root } = await seeded()
     expect((await cli(["capture", "--json", "--workspace", root])).code).toBe(0)

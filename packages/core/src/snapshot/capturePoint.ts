@@ -37,12 +37,16 @@ import {
   type StatCacheEntry,
   storeManifestAndStatCache,
 } from "./pointManifest.js"
-import { type ScannedPath, type ScanProgress, scanWorkspace } from "./workspaceScan.js"
+import { type ScannedPath, type ScanProgress, type ScanReuse, scanWorkspace } from "./workspaceScan.js"
 
 export interface CaptureSettings {
   /** Files larger than this are left out (`over_size_limit`). Default 16 MiB. */
   readonly maxFileBytes: number
-  /** The scan stops after this many entries (`budget`). Default 100,000. */
+  /**
+   * The scan stops after this many entries (`budget`). Default 1,000,000: a bound on a runaway
+   * tree (a capture holds about 1 KB per entry in memory), not on a real one; the old 100,000 cut
+   * four copies of babel (110,696 files) short. Hosts and `rewind capture --max-files` lower it.
+   */
   readonly maxFiles: number
   /** The scan stops after this long, by the Clock (`budget`). Default 30 s. */
   readonly timeBudgetMs: number
@@ -52,7 +56,7 @@ export interface CaptureSettings {
 
 export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
   maxFileBytes: 16 * 1024 * 1024,
-  maxFiles: 100_000,
+  maxFiles: 1_000_000,
   timeBudgetMs: 30_000,
   racyWindowMs: 2_000,
 }
@@ -333,6 +337,37 @@ export const summarise = (manifest: Manifest) => {
   return { files, links, tombstones, bytes }
 }
 
+/**
+ * The previous point's ignore decisions, for the scan to reuse: its files and links were in scope,
+ * and so was every directory above one. Only offered with the rules identity they were made under.
+ */
+export const reusableDecisions = (previous: Manifest, rules: string | undefined): ScanReuse | undefined => {
+  if (rules === undefined || previous.size === 0) return undefined
+  let directories: Set<string> | undefined
+  const directoriesInScope = () => {
+    if (directories !== undefined) return directories
+    const found = new Set<string>()
+    for (const [path, entry] of previous) {
+      if (entry.kind === "tombstone") continue
+      for (let slash = path.lastIndexOf("/"); slash > 0; slash = path.lastIndexOf("/", slash - 1)) {
+        const dir = path.slice(0, slash)
+        if (found.has(dir)) break
+        found.add(dir)
+      }
+    }
+    directories = found
+    return found
+  }
+  return {
+    rules,
+    fileInScope: (path) => {
+      const entry = previous.get(path as WorkspacePath)
+      return entry !== undefined && entry.kind !== "tombstone"
+    },
+    directoryInScope: (path) => directoriesInScope().has(path),
+  }
+}
+
 const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptions) =>
   Effect.gen(function* () {
     const settings = { ...DEFAULT_CAPTURE_SETTINGS, ...options.settings }
@@ -361,6 +396,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
         scanState = p
         progress({ phase: "scan", hashed: 0, toHash: 0 }, p)
       },
+      reusableDecisions(previous, baseStatCache?.value.rules),
     )
     // Tracked beyond the scan: the previous point's paths, checkpoints, write intents and what the
     // host declares — each only while the protection policy leaves it in scope (a path that became
@@ -413,6 +449,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const { manifestHash, statCacheHash } = yield* storeManifestAndStatCache(
       built.manifest,
       built.statCache,
+      scan.rules,
       baseManifest === undefined
         ? undefined
         : baseStatCache === undefined

@@ -106,11 +106,16 @@ const statCacheRow = (path: WorkspacePath, e: StatCacheEntry): Array<unknown> =>
   ...(e.ctimeNs === undefined ? [] : [e.ctimeNs.toString()]),
 ]
 
-/** The full (not delta) encoding of a stat cache. */
-export const encodeStatCache = (cache: StatCache): Uint8Array =>
+/**
+ * The full (not delta) encoding of a stat cache. `rules` is the identity of the ignore rules the
+ * capture's scan decided under (`workspaceScan.ts`), kept so the next capture may reuse its
+ * decisions; a cache without it offers none.
+ */
+export const encodeStatCache = (cache: StatCache, rules?: string): Uint8Array =>
   encoder.encode(
     JSON.stringify({
       format: STAT_CACHE_FORMAT,
+      ...(rules === undefined ? {} : { rules }),
       entries: sortedPaths(cache).map((path) => statCacheRow(path, cache.get(path)!)),
     }),
   )
@@ -128,17 +133,25 @@ const statCacheEntryOf = (raw: Array<unknown>): StatCacheEntry | undefined => {
   return { ...entry, ctimeNs: BigInt(ctime) }
 }
 
-export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined => {
+export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined =>
+  decodeStatCacheWithRules(bytes)?.map
+
+const decodeStatCacheWithRules = (bytes: Uint8Array): FullMap<StatCacheEntry> | undefined => {
   try {
-    const parsed = JSON.parse(decoder.decode(bytes)) as { format?: unknown; entries?: unknown }
+    const parsed = JSON.parse(decoder.decode(bytes)) as {
+      format?: unknown
+      entries?: unknown
+      rules?: unknown
+    }
     if (parsed.format !== STAT_CACHE_FORMAT || !Array.isArray(parsed.entries)) return undefined
+    if (parsed.rules !== undefined && typeof parsed.rules !== "string") return undefined
     const out = new Map<WorkspacePath, StatCacheEntry>()
     for (const raw of parsed.entries as Array<Array<unknown>>) {
       const entry = Array.isArray(raw) ? statCacheEntryOf(raw) : undefined
       if (entry === undefined) return undefined
       out.set(raw[0] as WorkspacePath, entry)
     }
-    return out
+    return parsed.rules === undefined ? { map: out } : { map: out, rules: parsed.rules }
   } catch {
     return undefined
   }
@@ -152,11 +165,18 @@ export interface Layered<V> {
   readonly map: ReadonlyMap<WorkspacePath, V>
   readonly depth: number
   readonly layers: ReadonlyArray<ContentHash>
+  /** A stat cache's ignore-rules identity (see `encodeStatCache`); never set on a manifest. */
+  readonly rules?: string
+}
+
+interface FullMap<V> {
+  readonly map: ReadonlyMap<WorkspacePath, V>
+  readonly rules?: string
 }
 
 interface LayerCodec<V> {
-  readonly full: (bytes: Uint8Array) => ReadonlyMap<WorkspacePath, V> | undefined
-  readonly encodeFull: (map: ReadonlyMap<WorkspacePath, V>) => Uint8Array
+  readonly full: (bytes: Uint8Array) => FullMap<V> | undefined
+  readonly encodeFull: (map: ReadonlyMap<WorkspacePath, V>, rules: string | undefined) => Uint8Array
   readonly deltaFormat: string
   readonly encodeEntry: (path: WorkspacePath, entry: V) => Array<unknown>
   readonly decodeEntry: (raw: Array<unknown>) => [WorkspacePath, V] | undefined
@@ -176,15 +196,21 @@ interface DecodedLayer<V> {
   readonly depth: number
   readonly entries: ReadonlyMap<WorkspacePath, V>
   readonly removed: ReadonlyArray<WorkspacePath>
+  readonly rules?: string
 }
+
+const withRules = <T extends object>(value: T, rules: string | undefined): T & { rules?: string } =>
+  rules === undefined ? value : { ...value, rules }
 
 const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V> | undefined => {
   const full = codec.full(bytes)
-  if (full !== undefined) return { base: undefined, depth: 0, entries: full, removed: [] }
+  if (full !== undefined)
+    return withRules({ base: undefined, depth: 0, entries: full.map, removed: [] }, full.rules)
   try {
     const parsed = JSON.parse(decoder.decode(bytes)) as Record<string, unknown>
     if (parsed.format !== codec.deltaFormat) return undefined
-    const { base, depth, entries, removed } = parsed
+    const { base, depth, entries, removed, rules } = parsed
+    if (rules !== undefined && typeof rules !== "string") return undefined
     if (typeof base !== "string" || !isContentHash(base)) return undefined
     if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1 || depth > MAX_DEPTH)
       return undefined
@@ -198,7 +224,10 @@ const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V
     for (const path of removed) {
       if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
     }
-    return { base: base as ContentHash, depth, entries: out, removed: removed as Array<WorkspacePath> }
+    return withRules(
+      { base: base as ContentHash, depth, entries: out, removed: removed as Array<WorkspacePath> },
+      rules,
+    )
   } catch {
     return undefined
   }
@@ -225,7 +254,8 @@ const loadLayered = <V>(
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
     let value: Layered<V>
-    if (layer.base === undefined) value = { map: layer.entries, depth: 0, layers: [hash] }
+    if (layer.base === undefined)
+      value = withRules({ map: layer.entries, depth: 0, layers: [hash] }, layer.rules)
     else {
       const base = yield* loadLayered(codec, what, layer.base, cached, remember)
       // Depths only grow along a chain, so a forged loop or an over-long chain is refused.
@@ -238,7 +268,8 @@ const loadLayered = <V>(
       const map = new Map(base.map)
       for (const path of layer.removed) map.delete(path)
       for (const [path, entry] of layer.entries) map.set(path, entry)
-      value = { map, depth: layer.depth, layers: [...base.layers, hash] }
+      // The rules are the top layer's own: a layer without them offers no decisions to reuse.
+      value = withRules({ map, depth: layer.depth, layers: [...base.layers, hash] }, layer.rules)
     }
     remember(hash, value)
     return value
@@ -252,24 +283,27 @@ const encodeLayered = <V>(
   codec: LayerCodec<V>,
   map: ReadonlyMap<WorkspacePath, V>,
   base: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
+  rules?: string,
 ): { readonly bytes: Uint8Array; readonly depth: number } | "unchanged" => {
-  if (base === undefined || base.value.depth >= MAX_DEPTH) return { bytes: codec.encodeFull(map), depth: 0 }
+  const full = () => ({ bytes: codec.encodeFull(map, rules), depth: 0 })
+  if (base === undefined || base.value.depth >= MAX_DEPTH) return full()
   const changed: Array<WorkspacePath> = []
   const removed: Array<WorkspacePath> = []
   const limit = map.size >> 2
   for (const [path, entry] of map) {
     if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
-    if (changed.length > limit) return { bytes: codec.encodeFull(map), depth: 0 }
+    if (changed.length > limit) return full()
   }
   for (const path of base.value.map.keys()) if (!map.has(path)) removed.push(path)
-  if (changed.length === 0 && removed.length === 0) return "unchanged"
-  if (changed.length + removed.length > limit) return { bytes: codec.encodeFull(map), depth: 0 }
+  if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
+  if (changed.length + removed.length > limit) return full()
   const depth = base.value.depth + 1
   const bytes = encoder.encode(
     JSON.stringify({
       format: codec.deltaFormat,
       base: base.hash,
       depth,
+      ...(rules === undefined ? {} : { rules }),
       entries: changed.sort(byPath).map((path) => codec.encodeEntry(path, map.get(path)!)),
       removed: removed.sort(byPath),
     }),
@@ -298,8 +332,11 @@ export const sameStatCacheEntry = (a: StatCacheEntry, b: StatCacheEntry | undefi
     a.hash === b.hash)
 
 const manifestCodec: LayerCodec<ManifestEntry> = {
-  full: decodeManifest,
-  encodeFull: encodeManifest,
+  full: (bytes) => {
+    const map = decodeManifest(bytes)
+    return map === undefined ? undefined : { map }
+  },
+  encodeFull: (map) => encodeManifest(map),
   deltaFormat: "rewind-manifest-delta/1",
   encodeEntry: (path, e) => manifestRow(path, e),
   decodeEntry: (raw) => {
@@ -310,7 +347,7 @@ const manifestCodec: LayerCodec<ManifestEntry> = {
 }
 
 const statCacheCodec: LayerCodec<StatCacheEntry> = {
-  full: decodeStatCache,
+  full: decodeStatCacheWithRules,
   encodeFull: encodeStatCache,
   deltaFormat: "rewind-stat-cache-delta/1",
   encodeEntry: statCacheRow,
@@ -355,6 +392,8 @@ export const loadStatCacheLayers = (hash: ContentHash) =>
 export const storeManifestAndStatCache = (
   manifest: Manifest,
   statCache: StatCache,
+  /** The ignore-rules identity of the scan, stored with the stat cache. */
+  rules: string | undefined,
   base:
     | {
         readonly manifest: { readonly hash: ContentHash; readonly value: Layered<ManifestEntry> }
@@ -366,7 +405,7 @@ export const storeManifestAndStatCache = (
     const artifacts = yield* ArtifactStore
     const cache = yield* pointArtifactCache
     const m = encodeLayered(manifestCodec, manifest, base?.manifest)
-    const c = encodeLayered(statCacheCodec, statCache, base?.statCache)
+    const c = encodeLayered(statCacheCodec, statCache, base?.statCache, rules)
     const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
     const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
     let next = 0
@@ -375,15 +414,16 @@ export const storeManifestAndStatCache = (
       map: ReadonlyMap<WorkspacePath, V>,
       previous: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
       remember: ((hash: ContentHash, value: Layered<V>) => void) | undefined,
+      storedRules?: string,
     ): ContentHash => {
       if (encoded === "unchanged") return previous!.hash
       const hash = hashes[next++]!
       const layers = encoded.depth === 0 ? [hash] : [...previous!.value.layers, hash]
-      remember?.(hash, { map, depth: encoded.depth, layers })
+      remember?.(hash, withRules({ map, depth: encoded.depth, layers }, storedRules))
       return hash
     }
     const manifestHash = settle(m, manifest, base?.manifest, cache?.setManifest)
-    const statCacheHash = settle(c, statCache, base?.statCache, cache?.setStatCache)
+    const statCacheHash = settle(c, statCache, base?.statCache, cache?.setStatCache, rules)
     return { manifestHash, statCacheHash }
   })
 

@@ -11,11 +11,23 @@
  * nested repositories (`skipped_directory`, once per directory), ignore files refused by their
  * budget (`ignore_file_refused`), names that are not valid UTF-8 (`unsupported_name`), and what the
  * budget or an unreadable directory left out.
+ *
+ * Ignore decisions are reused (`ScanReuse`): testing every path against the rule sets above it is
+ * most of a repeat scan's work, and almost always repeats the previous capture's answer. A path
+ * the previous capture held as a file or link (or a directory above one) is taken as in scope
+ * without asking the rules, provisionally; the scan records the identity of every ignore file it
+ * applied (path, content hash, applied or refused), and when that identity differs from the one
+ * the reused decisions were made under, each provisional answer is asked of the rules in force
+ * (and if one does not stand, the scan runs again deciding everything). Equal identity means every directory's rule stack is the one that
+ * decided last time, so the reused answer is the answer the rules give now. Names on the skip list,
+ * protected names and nested repositories are always decided afresh (they are cheap).
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
+import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { hashContent } from "../workspace/contentHash.js"
 import {
+  BUILT_IN_SKIP,
   IGNORE_FILES,
   isExcluded,
   onSkipList,
@@ -32,6 +44,16 @@ export interface ScanBudget {
   readonly maxFiles: number
   /** Absolute Clock time (ms) after which no further directory is scanned. */
   readonly deadlineMs: number
+}
+
+/** Ignore decisions of a previous capture, offered for reuse (see the header). */
+export interface ScanReuse {
+  /** The `rules` identity of the scan that made these decisions. */
+  readonly rules: string
+  /** Whether the path was in scope then as a file or link (not excluded by the rules). */
+  readonly fileInScope: (path: string) => boolean
+  /** Whether the directory was in scope then (something in scope lay below it). */
+  readonly directoryInScope: (path: string) => boolean
 }
 
 export interface ScannedPath {
@@ -56,6 +78,10 @@ export interface ScanResult {
    * so the caller must decide it another way.
    */
   readonly outOfScope: (path: string) => boolean | undefined
+  /** The identity of the ignore files this scan applied (a hash): what `ScanReuse.rules` compares. */
+  readonly rules: string
+  /** How many ignore decisions were reused rather than asked of the rules. */
+  readonly reusedDecisions: number
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
@@ -85,7 +111,34 @@ const parentOf = (path: string) => {
   return slash < 0 ? "" : path.slice(0, slash)
 }
 
-export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress) => void) =>
+export const scanWorkspace = (
+  budget: ScanBudget,
+  onProgress?: (p: ScanProgress) => void,
+  reuse?: ScanReuse,
+): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
+  Effect.gen(function* () {
+    const startedAt = yield* Clock.currentTimeMillis
+    const { scan, provisional } = yield* scanOnce(budget, onProgress, reuse)
+    if (reuse === undefined || provisional.length === 0 || scan.rules === reuse.rules) return scan
+    // The reused decisions were made under other rules (or the scan saw only part of them, as when
+    // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
+    // taken under are the ones the scan built from the ignore files it read, so when every answer
+    // stands the scan is the one that decides everything. Only when one does not is the tree
+    // scanned again, in a budget window of its own (the first may be spent).
+    if (provisional.every((p) => !isExcluded(p.rules, p.path, p.isDirectory))) return scan
+    const now = yield* Clock.currentTimeMillis
+    const again = yield* scanOnce(
+      { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
+      onProgress,
+    )
+    return again.scan
+  })
+
+const scanOnce = (
+  budget: ScanBudget,
+  onProgress: ((p: ScanProgress) => void) | undefined,
+  reuse?: ScanReuse,
+) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
@@ -96,6 +149,10 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
     const excluded = new Set<string>()
     let ignored = 0
     let directories = 0
+    let reusedDecisions = 0
+    const identity: Array<string> = []
+    // Decisions taken from `reuse`, with the rule stack in force where they were taken.
+    const provisional: Array<{ rules: RuleStack; path: string; isDirectory: boolean }> = []
     let queue: Array<{ dir: string; rules: RuleStack }> = [{ dir: "", rules: [] }]
     const outOfBudget = (dir: string, detail: string) =>
       skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
@@ -147,6 +204,7 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
         let scope = rules
         if (present.length > 0) {
           const own = yield* readDirectoryRules(dir, present)
+          for (const line of own.identity) identity.push(line)
           for (const r of own.refused)
             skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
           scope = pushRules(rules, own.rules)
@@ -166,7 +224,11 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             continue
           }
           if (child.stat.kind === "directory") {
-            if (isExcluded(scope, path, true)) {
+            if (reuse !== undefined && !BUILT_IN_SKIP.has(child.name) && reuse.directoryInScope(path)) {
+              reusedDecisions++
+              provisional.push({ rules: scope, path, isDirectory: true })
+              queue.push({ dir: path, rules: scope })
+            } else if (isExcluded(scope, path, true)) {
               ignored++
               excluded.add(path)
             } else if (onSkipList(scope, path)) {
@@ -180,7 +242,11 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
             } else queue.push({ dir: path, rules: scope })
             continue
           }
-          if (isExcluded(scope, path, false)) {
+          const reused = reuse?.fileInScope(path) === true
+          if (reused) {
+            reusedDecisions++
+            provisional.push({ rules: scope, path, isDirectory: false })
+          } else if (isExcluded(scope, path, false)) {
             ignored++
             excluded.add(path)
             continue
@@ -206,5 +272,8 @@ export const scanWorkspace = (budget: ScanBudget, onProgress?: (p: ScanProgress)
       for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
       return listed.has(parentOf(path)) ? false : undefined
     }
-    return { entries, skipped, ignored, outOfScope } satisfies ScanResult
+    identity.sort()
+    const rules = hashContent(identity.join("\n"))
+    const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions }
+    return { scan, provisional }
   })

@@ -19,6 +19,7 @@ import type { WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import ignore, { type Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
+import { hashContent } from "./contentHash.js"
 
 /** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
 export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
@@ -79,6 +80,12 @@ export interface RefusedIgnoreFile {
 export interface DirectoryRules {
   readonly rules: RuleSet | undefined
   readonly refused: ReadonlyArray<RefusedIgnoreFile>
+  /**
+   * One line per ignore file looked at: its path, the SHA-256 of its bytes (or why there were none)
+   * and whether its rules were applied. Equal lines mean equal rules, so a scan can tell that the
+   * rules that decided a previous capture are the ones in force now (`workspaceScan.ts`).
+   */
+  readonly identity: ReadonlyArray<string>
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
@@ -225,27 +232,35 @@ const loadDirectoryRules = (
   Effect.gen(function* () {
     const refused: Array<RefusedIgnoreFile> = []
     const matchers: Array<Ignore> = []
+    const identity: Array<string> = []
     for (const name of IGNORE_FILES) {
       if (!present.includes(name)) continue
       const path = join(dir, name)
       const read = yield* readFile(path as WorkspacePath)
       if (Either.isLeft(read)) {
         refused.push({ path, detail: read.left })
+        identity.push(`${path}\0unread`)
         continue
       }
-      if (Option.isNone(read.right)) continue
+      if (Option.isNone(read.right)) {
+        identity.push(`${path}\0absent`)
+        continue
+      }
       const compiled = yield* compileIgnoreFile(path, read.right.value)
+      const hash = hashContent(read.right.value)
       if (Either.isLeft(compiled)) {
         refused.push(compiled.left)
+        identity.push(`${path}\0${hash}\0refused`)
         continue
       }
+      identity.push(`${path}\0${hash}\0applied`)
       if (compiled.right !== undefined) matchers.push(compiled.right)
     }
     // The directory's files taken together, in order (a later file's rule wins a tie), from the
     // rules already compiled and vetted: nothing is parsed twice.
     const matcher = matchers.length <= 1 ? matchers[0] : matchers.reduce((all, m) => all.add(m), ignore())
     const rules: RuleSet | undefined = matcher === undefined ? undefined : { base: dir, matcher }
-    return { rules, refused } satisfies DirectoryRules
+    return { rules, refused, identity } satisfies DirectoryRules
   })
 
 /**

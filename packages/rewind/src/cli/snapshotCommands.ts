@@ -14,7 +14,7 @@ import {
   TurnId,
   workspacePathProblem,
 } from "@rewind/contracts"
-import type { DiffSide } from "@rewind/core"
+import { DEFAULT_CAPTURE_SETTINGS, type DiffSide } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import type { Rewind } from "../openRewind.js"
 import {
@@ -130,6 +130,15 @@ export const capture = Command.make(
       Options.withDescription("A workspace path to track even if the scan would not reach it (repeatable)"),
       Options.repeated,
     ),
+    maxFiles: Options.integer("max-files").pipe(
+      Options.withSchema(
+        Schema.Int.pipe(Schema.positive({ message: () => "--max-files must be a whole number, 1 or more" })),
+      ),
+      Options.withDescription(
+        `The scan stops after this many entries and reports the rest as left out of budget (default ${DEFAULT_CAPTURE_SETTINGS.maxFiles.toLocaleString("en-US")})`,
+      ),
+      Options.optional,
+    ),
   },
   (o) => {
     const paths = o.paths.map(pathValue)
@@ -145,7 +154,14 @@ export const capture = Command.make(
         const turnId = Option.getOrElse(o.turn, manualTurnId)
         const bar = out.captureBar()
         const result = yield* expect(() =>
-          rewind.capturePoint(sessionId, turnId, { declaredPaths: paths, onProgress: bar.update }),
+          rewind.capturePoint(sessionId, turnId, {
+            declaredPaths: paths,
+            onProgress: bar.update,
+            ...Option.match(o.maxFiles, {
+              onNone: () => ({}),
+              onSome: (maxFiles) => ({ settings: { maxFiles } }),
+            }),
+          }),
         ).pipe(Effect.ensuring(Effect.sync(bar.done)))
         if (result._tag === "NotCaptured") {
           return yield* new CliFailure({
