@@ -104,7 +104,9 @@ const facade = async (ctx: BenchContext, ws: Shape, label: string) => {
   let turn = 0
   const capture = async (): Promise<PointId> => {
     turn++
-    const outcome = await rewind.capturePoint(sessionId, `turn-${turn}` as TurnId, { settings: WHOLE_TREE })
+    const answer = await rewind.capturePoint(sessionId, `turn-${turn}` as TurnId, { settings: WHOLE_TREE })
+    if (!answer.ok) throw new Error(`capture refused: ${answer.refusal.message}`)
+    const outcome = answer.value
     if (outcome._tag !== "Captured") throw new Error(`not captured: ${outcome.reason}`)
     // A point that left part of the tree out did less work than git: not a figure to report.
     const left = outcome.point.skipped.filter((s) => s.reason === "budget")
@@ -343,7 +345,7 @@ export const shapeFacade: BenchCase = {
           label: "recordFileMutation",
           beforeEach: nextEdit,
           fn: async () => {
-            const result = await live.rewind.recordFileMutation({
+            const answer = await live.rewind.recordFileMutation({
               sessionId: live.sessionId,
               turnId: turnId as TurnId,
               path: edited!.path,
@@ -351,6 +353,8 @@ export const shapeFacade: BenchCase = {
               before: edited!.before,
               after: edited!.after,
             })
+            if (!answer.ok) throw new Error(`checkpoint refused: ${answer.refusal.message}`)
+            const result = answer.value
             if (!result.recorded) throw new Error(`checkpoint not recorded: ${result.warning.message}`)
           },
           afterEach: putBack,

@@ -96,9 +96,10 @@ export class GraphFiles {
     const turnId: TurnId = started.value.turnId
     const captured = await this.rewind.capturePoint(sessionId, turnId)
     await this.rewind.completeTurn(sessionId, turnId)
-    if (captured._tag === "NotCaptured")
-      throw new Error(`no workspace point for ${label}: ${captured.reason}`)
-    return { [this.channel]: captured.point.pointId }
+    if (!captured.ok) throw new Error(`no workspace point for ${label}: ${captured.refusal.message}`)
+    if (captured.value._tag === "NotCaptured")
+      throw new Error(`no workspace point for ${label}: ${captured.value.reason}`)
+    return { [this.channel]: captured.value.point.pointId }
   }
 
   /** The workspace before the graph runs: merge the answer into the graph's input. */

@@ -6,6 +6,7 @@
  */
 import { layerPostgres, type PostgresStoreOptions } from "@rewind/adapter-postgres"
 import { SqliteArtifactStore, SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
+import type { StoreError, StoreIncompatible } from "@rewind/contracts"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Runtime } from "effect"
 import { RewindCheckpointSaver, type SaverOptions, type SaverServices } from "./RewindCheckpointSaver.js"
 
@@ -30,7 +31,9 @@ export const saverFromLayer = <E>(
 ): RewindCheckpointSaver => saverOnRuntime(ManagedRuntime.make(layer), options)
 
 /** The ports over a SQLite file (`:memory:` for a private in-memory store). */
-export const layerSqlite = (options: SqliteStoreOptions) =>
+export const layerSqlite = (
+  options: SqliteStoreOptions,
+): Layer.Layer<SaverServices, StoreIncompatible | StoreError> =>
   Layer.provideMerge(SqliteArtifactStore.layer, SqliteSessionStore.layer(options))
 
 /** A saver over a SQLite file; compression is the store's own (it compresses its blobs). */
