@@ -49,6 +49,26 @@ class ApplyCompactionInput(TypedDict, total=False):
     turnId: str
 
 
+class UpdateGoalInput(TypedDict, total=False):
+    """`input` of `updateGoal`."""
+
+    goalId: str
+    text: str
+    status: Literal["active", "paused", "done", "abandoned"]
+    tokensUsed: int
+    liveRun: Union[Dict[str, Any], None]
+
+
+class RecordVerificationInput(TypedDict, total=False):
+    """`input` of `recordVerification`."""
+
+    messageId: str  # required
+    outcome: Literal["passed", "failed"]  # required
+    summary: str  # required
+    goalId: str
+    verificationId: str
+
+
 class RecordFileMutationInput(TypedDict, total=False):
     """`input` of `recordFileMutation`."""
 
@@ -123,32 +143,32 @@ class Methods:
         raise NotImplementedError
 
     def create_session(self, input: CreateSessionInput) -> Outcome:
-        """Creates a session (its id is generated unless input.sessionId is given). (`createSession`, write)"""
+        """Create a session (its id is generated unless given). (`createSession`, write)"""
         params: Dict[str, Any] = {}
         params["input"] = input
         return self._call("createSession", params)
 
     def list_sessions(self) -> Outcome:
-        """Lists the sessions in the store, newest first. (`listSessions`, read)"""
+        """List the sessions in the store, newest first. (`listSessions`, read)"""
         params: Dict[str, Any] = {}
         return self._call("listSessions", params)
 
     def append_user_message(self, session_id: str, input: AppendUserMessageInput) -> Outcome:
-        """Appends a user message to the session and starts its turn. (`appendUserMessage`, write)"""
+        """Append a user message to a session and start its turn. (`appendUserMessage`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["input"] = input
         return self._call("appendUserMessage", params)
 
     def append_reply(self, session_id: str, input: AppendReplyInput) -> Outcome:
-        """Appends an assistant (or system) reply to a turn on the active branch. (`appendReply`, write)"""
+        """Append an assistant or system reply to a turn on the active branch. (`appendReply`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["input"] = input
         return self._call("appendReply", params)
 
     def complete_turn(self, session_id: str, turn_id: str, status: Optional[Literal["completed", "aborted"]] = None) -> Outcome:
-        """Marks a turn completed (or aborted) without pinning a fork boundary. (`completeTurn`, write)"""
+        """Complete (or abort) a turn without pinning a fork boundary. (`completeTurn`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["turnId"] = turn_id
@@ -157,7 +177,7 @@ class Methods:
         return self._call("completeTurn", params)
 
     def complete_turn_with_boundary(self, session_id: str, turn_id: str, status: Optional[Literal["completed", "aborted"]] = None) -> Outcome:
-        """Completes a turn and pins its fork boundary, so forkAtMessage can fork at its reply. (`completeTurnWithBoundary`, write)"""
+        """Complete a turn and pin its fork boundary, so a fork at its reply is possible. (`completeTurnWithBoundary`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["turnId"] = turn_id
@@ -166,26 +186,64 @@ class Methods:
         return self._call("completeTurnWithBoundary", params)
 
     def apply_compaction(self, session_id: str, input: ApplyCompactionInput) -> Outcome:
-        """Replaces a contiguous range of the active branch by a summary for the model. (`applyCompaction`, write)"""
+        """Replace a contiguous range of the active branch by a summary the model sees instead. (`applyCompaction`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["input"] = input
         return self._call("applyCompaction", params)
 
     def transcript(self, session_id: str) -> Outcome:
-        """The session's active branch as a person reads it. (`transcript`, read)"""
+        """Read the active branch of a session as a person reads it. (`transcript`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         return self._call("transcript", params)
 
+    def update_goal(self, session_id: str, input: UpdateGoalInput) -> Outcome:
+        """Create or update a goal of a session. (`updateGoal`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["input"] = input
+        return self._call("updateGoal", params)
+
+    def record_verification(self, session_id: str, input: RecordVerificationInput) -> Outcome:
+        """Record a completed verification tied to a message on the active branch. (`recordVerification`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["input"] = input
+        return self._call("recordVerification", params)
+
+    def start_background_task(self, session_id: str, turn_id: str, description: str, task_id: Optional[str] = None) -> Outcome:
+        """Record a background task a turn started; a rewind that cuts the turn stops it. (`startBackgroundTask`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["turnId"] = turn_id
+        params["description"] = description
+        if task_id is not None:
+            params["taskId"] = task_id
+        return self._call("startBackgroundTask", params)
+
+    def finish_background_task(self, session_id: str, task_id: str, outcome: Literal["completed", "failed"]) -> Outcome:
+        """Record a background task's result; a late result of a cut branch is discarded. (`finishBackgroundTask`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["taskId"] = task_id
+        params["outcome"] = outcome
+        return self._call("finishBackgroundTask", params)
+
     def record_file_mutation(self, input: RecordFileMutationInput) -> Outcome:
-        """Records a checkpoint after a tool wrote a file (before and after content). (`recordFileMutation`, write)"""
+        """Record a checkpoint after a tool wrote a file (a problem is a warning, never an error). (`recordFileMutation`, write)"""
         params: Dict[str, Any] = {}
         params["input"] = input
         return self._call("recordFileMutation", params)
 
+    def list_checkpoints(self, session_id: str) -> Outcome:
+        """List the checkpoints of a session, oldest first (what a /rewind picker shows). (`listCheckpoints`, read)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        return self._call("listCheckpoints", params)
+
     def turn_file_changes(self, session_id: str, turn_id: Optional[str] = None) -> Outcome:
-        """The file changes of a turn (default: the latest turn). (`turnFileChanges`, read)"""
+        """List the file changes of a turn (default: the latest turn). (`turnFileChanges`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         if turn_id is not None:
@@ -193,7 +251,7 @@ class Methods:
         return self._call("turnFileChanges", params)
 
     def evaluate_rewind_target(self, session_id: str, message_id: str, scope: Literal["conversation", "workspace", "both"]) -> Outcome:
-        """Which rewinds a user message allows, and what each would undo; changes nothing. (`evaluateRewindTarget`, read)"""
+        """Say which rewinds a message allows and what each would undo. (`evaluateRewindTarget`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
@@ -201,28 +259,28 @@ class Methods:
         return self._call("evaluateRewindTarget", params)
 
     def rewind_conversation(self, session_id: str, message_id: str) -> Outcome:
-        """Moves the conversation back to before a user message; files are untouched, nothing is deleted. (`rewindConversation`, destructive)"""
+        """Move the conversation back to before a message; files are untouched. (`rewindConversation`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
         return self._call("rewindConversation", params)
 
     def rewind_to_checkpoint(self, session_id: str, checkpoint_id: str) -> Outcome:
-        """Puts back the before-content of one checkpoint's file. (`rewindToCheckpoint`, destructive)"""
+        """Put back the content a file had before one checkpoint. (`rewindToCheckpoint`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["checkpointId"] = checkpoint_id
         return self._call("rewindToCheckpoint", params)
 
     def rewind_code(self, session_id: str, message_id: str) -> Outcome:
-        """Restores the files to the latest live checkpoint tied to a user message. (`rewindCode`, destructive)"""
+        """Restore the files of the latest live checkpoint tied to a user message. (`rewindCode`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
         return self._call("rewindCode", params)
 
     def rewind_cascade(self, session_id: str, message_id: str, scope: Literal["conversation", "workspace", "both"]) -> Outcome:
-        """Undoes everything from a user message onward: files, conversation, or both (scope). (`rewindCascade`, destructive)"""
+        """Undo everything from a user message onward: files, conversation, or both. (`rewindCascade`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
@@ -230,19 +288,19 @@ class Methods:
         return self._call("rewindCascade", params)
 
     def preview_file_rewind(self, target: Dict[str, Any]) -> Outcome:
-        """What undoing a turn's (or a message onward's) file changes would do, with a token for applyFileRewind; writes nothing. (`previewFileRewind`, read)"""
+        """Preview undoing a turn's (or a message onward's) file changes; answers a token to apply it. (`previewFileRewind`, read)"""
         params: Dict[str, Any] = {}
         params["target"] = target
         return self._call("previewFileRewind", params)
 
     def apply_file_rewind(self, preview: ApplyFileRewindPreview) -> Outcome:
-        """Applies a previewFileRewind preview after re-checking every file's hash. (`applyFileRewind`, destructive)"""
+        """Apply a file rewind preview after re-checking every file (redeems its token). (`applyFileRewind`, destructive)"""
         params: Dict[str, Any] = {}
         params["preview"] = preview
         return self._call("applyFileRewind", params)
 
     def fork_at_message(self, session_id: str, message_id: str, command_id: Optional[str] = None) -> Outcome:
-        """Forks the session at a completed turn's reply into a new session. (`forkAtMessage`, write)"""
+        """Fork a session at a completed turn's reply. (`forkAtMessage`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
@@ -251,7 +309,7 @@ class Methods:
         return self._call("forkAtMessage", params)
 
     def fork_from_checkpoint(self, session_id: str, target: Dict[str, Any], command_id: Optional[str] = None) -> Outcome:
-        """Forks the session and puts the workspace back to a checkpoint, the latest one, or the end of a message's turn. (`forkFromCheckpoint`, destructive)"""
+        """Fork a session and put the shared workspace back to a checkpoint or a message's turn. (`forkFromCheckpoint`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["target"] = target
@@ -260,20 +318,20 @@ class Methods:
         return self._call("forkFromCheckpoint", params)
 
     def list_rewind_points(self, session_id: str) -> Outcome:
-        """Rewind by fork, step 1: the user messages that can be rewound to, with their prompts. (`listRewindPoints`, read)"""
+        """List the user messages a rewind by fork can go back to, with their prompts. (`listRewindPoints`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         return self._call("listRewindPoints", params)
 
     def preview_rewind_by_fork(self, session_id: str, message_id: str) -> Outcome:
-        """Rewind by fork, step 2: what would be restored, checked, with a token when it can be applied. (`previewRewindByFork`, read)"""
+        """Preview a rewind by fork to a user message; answers a token when it can be applied. (`previewRewindByFork`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
         return self._call("previewRewindByFork", params)
 
     def rewind_by_fork(self, session_id: str, message_id: str, token: str, command_id: Optional[str] = None) -> Outcome:
-        """Rewind by fork, step 3: forks, re-checks and restores the workspace, redeeming the preview's token. (`rewindByFork`, destructive)"""
+        """Confirm a previewed rewind by fork: fork, re-check and restore the workspace. (`rewindByFork`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
@@ -283,7 +341,7 @@ class Methods:
         return self._call("rewindByFork", params)
 
     def cancel_rewind_by_fork(self, session_id: str, message_id: str, token: str) -> Outcome:
-        """Cancels a rewind by fork: spends its token; nothing is forked or restored. (`cancelRewindByFork`, write)"""
+        """Cancel a previewed rewind by fork (spends its token, changes nothing else). (`cancelRewindByFork`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
@@ -291,7 +349,7 @@ class Methods:
         return self._call("cancelRewindByFork", params)
 
     def create_side_chat(self, session_id: str, command_id: Optional[str] = None) -> Outcome:
-        """Opens a side chat that inherits the conversation as background. (`createSideChat`, write)"""
+        """Open a side chat that inherits the conversation as background. (`createSideChat`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         if command_id is not None:
@@ -299,7 +357,7 @@ class Methods:
         return self._call("createSideChat", params)
 
     def capture_point(self, session_id: str, turn_id: str, options: Optional[CapturePointOptions] = None, on_progress: Optional[Callable[[Dict[str, Any]], None]] = None) -> Outcome:
-        """Captures a point of the workspace for a turn (idempotent per turn); reports progress. (`capturePoint`, write)"""
+        """Capture a point of the workspace for a turn (idempotent per turn). (`capturePoint`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["turnId"] = turn_id
@@ -308,13 +366,13 @@ class Methods:
         return self._call("capturePoint", params, on_progress)
 
     def list_points(self, session_id: str) -> Outcome:
-        """The session's points (turn and rescue points), oldest first. (`listPoints`, read)"""
+        """List the points of a session (turn and rescue), oldest first. (`listPoints`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         return self._call("listPoints", params)
 
     def diff_point(self, session_id: str, point_id: str, options: Optional[DiffPointOptions] = None) -> Outcome:
-        """What differs between a point and the workspace now, with a unified diff per text file; writes nothing. (`diffPoint`, read)"""
+        """Show what differs between a point and the workspace now. (`diffPoint`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["pointId"] = point_id
@@ -323,14 +381,14 @@ class Methods:
         return self._call("diffPoint", params)
 
     def preview_point_restore(self, session_id: str, point_id: str) -> Outcome:
-        """What restoring a point would write and delete, its conflicts, and a token (5 minutes, single use) when it can be applied. (`previewPointRestore`, read)"""
+        """Preview restoring the workspace to a point; answers a token when it can be applied. (`previewPointRestore`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["pointId"] = point_id
         return self._call("previewPointRestore", params)
 
     def restore_point(self, session_id: str, point_id: str, token: str) -> Outcome:
-        """Restores the workspace to a point, redeeming previewPointRestore's token; captures a rescue point first. (`restorePoint`, destructive)"""
+        """Restore the workspace to a point, redeeming its preview token (a rescue point is taken first). (`restorePoint`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["pointId"] = point_id
@@ -338,45 +396,45 @@ class Methods:
         return self._call("restorePoint", params)
 
     def redo(self, session_id: str) -> Outcome:
-        """Undoes the session's last rewind that wrote files: files and conversation come back. (`redo`, destructive)"""
+        """Undo the session's last rewind that wrote files (files and conversation come back). (`redo`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         return self._call("redo", params)
 
     def recover(self) -> Outcome:
-        """Operations a crash left incomplete (begun, never completed), oldest first, with each file's state. (`recover`, read)"""
+        """List operations a crash interrupted, with each file's state. (`recover`, read)"""
         params: Dict[str, Any] = {}
         return self._call("recover", params)
 
     def resolve_operation(self, operation_id: str, resolution: Literal["continue", "rollback"]) -> Outcome:
-        """Finishes an interrupted operation: continue writes what it meant to write, rollback what was there before. (`resolveOperation`, destructive)"""
+        """Finish an interrupted operation by continuing or rolling it back. (`resolveOperation`, destructive)"""
         params: Dict[str, Any] = {}
         params["operationId"] = operation_id
         params["resolution"] = resolution
         return self._call("resolveOperation", params)
 
     def snapshot_status(self) -> Outcome:
-        """Store usage from the snapshot engine's side: blobs, bytes, points per session. (`snapshotStatus`, read)"""
+        """Report store usage from the snapshot engine's side. (`snapshotStatus`, read)"""
         params: Dict[str, Any] = {}
         return self._call("snapshotStatus", params)
 
     def preview_cleanup(self, options: Optional[PreviewCleanupOptions] = None) -> Outcome:
-        """What garbage collection would delete; deletes nothing. (`previewCleanup`, read)"""
+        """Report what a cleanup would delete, deleting nothing. (`previewCleanup`, read)"""
         params: Dict[str, Any] = {}
         if options is not None:
             params["options"] = options
         return self._call("previewCleanup", params)
 
     def cleanup(self, options: Optional[CleanupOptions] = None) -> Outcome:
-        """Garbage-collects the artifact store (unreferenced content older than the grace window). (`cleanup`, destructive)"""
+        """Delete store content nothing needs any more (what redo and recover need is always kept). (`cleanup`, destructive)"""
         params: Dict[str, Any] = {}
         if options is not None:
             params["options"] = options
         return self._call("cleanup", params)
 
-    def doctor(self, options: Optional[DoctorOptions] = None) -> Outcome:
-        """Checks the store (integrity, every blob's hash, every reference); repair: true removes orphan temp files only. (`doctor`, read)"""
+    def doctor(self, options: Optional[DoctorOptions] = None, on_progress: Optional[Callable[[Dict[str, Any]], None]] = None) -> Outcome:
+        """Check the store's health; with repair, remove only what is safe to remove. (`doctor`, write)"""
         params: Dict[str, Any] = {}
         if options is not None:
             params["options"] = options
-        return self._call("doctor", params)
+        return self._call("doctor", params, on_progress)

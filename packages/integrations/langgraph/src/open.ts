@@ -7,6 +7,7 @@
 import { layerPostgres, type PostgresStoreOptions } from "@rewind/adapter-postgres"
 import { SqliteArtifactStore, SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
 import type { StoreError, StoreIncompatible } from "@rewind/contracts"
+import type { OperationJournal } from "@rewind/core"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Runtime } from "effect"
 import { RewindCheckpointSaver, type SaverOptions, type SaverServices } from "./RewindCheckpointSaver.js"
 
@@ -30,10 +31,13 @@ export const saverFromLayer = <E>(
   options: SaverOptions = {},
 ): RewindCheckpointSaver => saverOnRuntime(ManagedRuntime.make(layer), options)
 
-/** The ports over a SQLite file (`:memory:` for a private in-memory store). */
+/**
+ * The ports over a SQLite file (`:memory:` for a private in-memory store), with the store's
+ * operation journal so Rewind's own GC can run on the same layer.
+ */
 export const layerSqlite = (
   options: SqliteStoreOptions,
-): Layer.Layer<SaverServices, StoreIncompatible | StoreError> =>
+): Layer.Layer<SaverServices | OperationJournal, StoreIncompatible | StoreError> =>
   Layer.provideMerge(SqliteArtifactStore.layer, SqliteSessionStore.layer(options))
 
 /** A saver over a SQLite file; compression is the store's own (it compresses its blobs). */
