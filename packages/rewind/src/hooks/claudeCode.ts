@@ -11,8 +11,8 @@
  * (`tool_input.file_path`) and NotebookEdit (`tool_input.notebook_path`); the shell tool is Bash.
  * The before- and after-event of one tool call are paired by `tool_use_id`.
  */
-import { Either, ParseResult, Schema } from "effect"
-import type { HookEvent, ToolEffect, Undecodable } from "./hookEvent.js"
+import { Schema } from "effect"
+import { type HookEvent, payloadDecoder, type ToolEffect, type Undecodable } from "./hookEvent.js"
 
 const Payload = Schema.Struct({
   session_id: Schema.NonEmptyString,
@@ -92,14 +92,5 @@ const translate = (p: Payload): HookEvent | Undecodable => {
   }
 }
 
-const decode = Schema.decodeUnknownEither(Payload)
-
 /** One Claude Code hook payload (already parsed from JSON) as a Rewind hook event. */
-export const claudeCodeEvent = (json: unknown): HookEvent | Undecodable =>
-  Either.match(decode(json), {
-    onLeft: (error) => ({
-      kind: "undecodable",
-      reason: `not a Claude Code hook payload: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
-    }),
-    onRight: translate,
-  })
+export const claudeCodeEvent = payloadDecoder("Claude Code", Payload, translate)

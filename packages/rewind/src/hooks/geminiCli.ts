@@ -10,8 +10,8 @@
  * carry no call id, so a BeforeTool and its AfterTool are paired by the tool name and the file
  * path (the documented `tool_input` of AfterTool is the original arguments).
  */
-import { Either, ParseResult, Schema } from "effect"
-import type { HookEvent, ToolEffect, Undecodable } from "./hookEvent.js"
+import { Schema } from "effect"
+import { type HookEvent, payloadDecoder, type ToolEffect, type Undecodable } from "./hookEvent.js"
 
 const Payload = Schema.Struct({
   session_id: Schema.NonEmptyString,
@@ -96,14 +96,5 @@ const translate = (p: Payload): HookEvent | Undecodable => {
   }
 }
 
-const decode = Schema.decodeUnknownEither(Payload)
-
 /** One Gemini CLI hook payload (already parsed from JSON) as a Rewind hook event. */
-export const geminiCliEvent = (json: unknown): HookEvent | Undecodable =>
-  Either.match(decode(json), {
-    onLeft: (error) => ({
-      kind: "undecodable",
-      reason: `not a Gemini CLI hook payload: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
-    }),
-    onRight: translate,
-  })
+export const geminiCliEvent = payloadDecoder("Gemini CLI", Payload, translate)

@@ -8,6 +8,7 @@
  * agent gave them (absolute or relative to `cwd`), and `pairKey` is what its before- and
  * after-event share, so the after-content is paired with the right before-content.
  */
+import { Either, ParseResult, Schema } from "effect"
 
 /** Which agent a hook command serves: the first part of every Rewind session id it creates. */
 export type HookAgent = "claude-code" | "gemini-cli"
@@ -56,3 +57,19 @@ export interface Undecodable {
   readonly kind: "undecodable"
   readonly reason: string
 }
+
+/**
+ * An agent's payload decoder: its Schema decides what a payload of that agent is (unknown fields
+ * ignored), `translate` maps a decoded one to a Rewind event; anything else is `undecodable`
+ * with the Schema's own explanation.
+ */
+export const payloadDecoder =
+  <P, I>(agentName: string, payload: Schema.Schema<P, I>, translate: (p: P) => HookEvent | Undecodable) =>
+  (json: unknown): HookEvent | Undecodable =>
+    Either.match(Schema.decodeUnknownEither(payload)(json), {
+      onLeft: (error) => ({
+        kind: "undecodable",
+        reason: `not a ${agentName} hook payload: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+      }),
+      onRight: translate,
+    })
