@@ -79,11 +79,26 @@ export const prepareSocketPath = (path: string): Effect.Effect<void, CliFailure>
         : refused(`cannot prepare ${path}: ${error instanceof Error ? error.message : String(error)}`),
   })
 
+/**
+ * A listening server, and the connections it accepted before anyone served them: a client may
+ * connect as soon as the socket file exists, and node drops a `connection` nobody listens to.
+ */
+interface Listening {
+  readonly server: Server
+  readonly early: Array<Socket>
+  readonly hold: (socket: Socket) => void
+}
+
 const listen = (path: string) =>
   Effect.tryPromise({
     try: () =>
-      new Promise<Server>((done, fail) => {
+      new Promise<Listening>((done, fail) => {
         const server = createServer({ allowHalfOpen: true })
+        const early: Array<Socket> = []
+        const hold = (socket: Socket) => {
+          early.push(socket)
+        }
+        server.on("connection", hold)
         const previous = process.umask(0o177)
         server.once("error", (error) => {
           process.umask(previous)
@@ -91,7 +106,7 @@ const listen = (path: string) =>
         })
         server.listen(path, () => {
           process.umask(previous)
-          done(server)
+          done({ server, early, hold })
         })
       }),
     catch: (error) =>
@@ -107,7 +122,7 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
   Effect.gen(function* () {
     const path = resolve(socketPath)
     yield* prepareSocketPath(path)
-    const listener = yield* listen(path)
+    const { server: listener, early, hold } = yield* listen(path)
     const created = yield* Effect.promise(async () => {
       await chmod(path, 0o600)
       return (await lstat(path)).ino
@@ -118,7 +133,7 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
       Effect.gen(function* () {
         const connections = yield* FiberSet.make()
         const run = yield* FiberSet.runtime(connections)<never>()
-        listener.on("connection", (socket: Socket) => {
+        const accept = (socket: Socket) => {
           socket.on("error", () => socket.destroy())
           run(
             server.serveConnection(socket, socket).pipe(
@@ -129,7 +144,10 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
               ),
             ),
           )
-        })
+        }
+        listener.off("connection", hold)
+        listener.on("connection", accept)
+        for (const socket of early.splice(0)) accept(socket)
         yield* stop
         // Stop accepting; closing the scope then interrupts every connection's calls.
         listener.close()

@@ -73,6 +73,26 @@ const setup = async () => {
 
 describe("rewind serve --socket (the built bin)", () => {
   it.effect(
+    "a client that connects the moment the socket file appears is served (not dropped before the server is ready)",
+    () =>
+      Effect.promise(async () => {
+        const { root, path } = await setup()
+        const server = startSocketServer(root, path)
+        // Poll for the file, not for the "listening" line: a client that races the server's
+        // start used to connect before anyone served connections and wait forever.
+        for (let i = 0; i < 6000 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 1))
+        expect(existsSync(path)).toBe(true)
+        const c = await client(path)
+        const answer = await c.call(1, "listSessions")
+        expect(answer.result).toMatchObject({ ok: true })
+        c.socket.end()
+        server.child.kill("SIGTERM")
+        expect((await server.exited).code).toBe(0)
+      }),
+    60_000,
+  )
+
+  it.effect(
     "serves several clients at once on a 0600 socket; a second server is refused; SIGTERM removes the socket",
     () =>
       Effect.promise(async () => {
