@@ -35,6 +35,7 @@ class AppendReplyInput(TypedDict, total=False):
 
     turnId: str  # required
     role: Literal["assistant", "system"]
+    parts: List[Dict[str, Any]]  # required
     status: Literal["ok", "error"]
     visibility: Literal["all", "model_only", "ui_only"]
     messageId: str

@@ -69,6 +69,12 @@ const JsonData = Schema.declare((u): u is unknown => isJsonData(u), {
   message: () =>
     `plain JSON data (null, booleans, strings, finite numbers, arrays and plain objects, nested at most ${MAX_DATA_DEPTH} deep, no cycles)`,
   arbitrary: () => (fc) => fc.jsonValue({ maxDepth: 3 }),
+  // Any JSON value is valid here, so a schema document (`rewind serve --schema`) says so instead of
+  // leaving out every argument that carries host data.
+  jsonSchema: {
+    type: ["null", "boolean", "number", "string", "array", "object"],
+    description: "any JSON value (plain data, no cycles)",
+  },
 })
 
 const AFunction = Schema.declare(

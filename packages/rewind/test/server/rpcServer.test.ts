@@ -5,6 +5,7 @@
  * under backpressure, per-session order, cancellation and progress.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { RewindOperations } from "@rewind/core"
 import { Deferred, Effect, Schema } from "effect"
 import { makeLineSplitter } from "../../src/server/lineSplitter.js"
 import { makeRpcServer, openRpcDocument, type ServedOperation } from "../../src/server/rpcServer.js"
@@ -315,6 +316,19 @@ describe("rewind serve: the generic JSON-RPC server", () => {
     })
     expect(stamp["x-session"]).toBe("sessionId")
     expect(JSON.stringify(stamp.result.schema)).toContain('"at":{"type":"number"')
+  })
+
+  it("the document of the declared service leaves out no argument a JSON host can send", () => {
+    // A property the generator could not express used to be pruned silently: appendReply's
+    // `parts` (its `data` is any JSON) vanished, and the Python client generated from the
+    // document could not send a reply's parts.
+    const doc = openRpcDocument(RewindOperations, "0.0.0")
+    const reply = doc.methods.find((m) => m.name === "appendReply")!
+    expect(reply.params[1]!.schema).toMatchObject({
+      required: expect.arrayContaining(["turnId", "parts"]),
+      properties: { parts: { type: "array" } },
+    })
+    expect(JSON.stringify(doc)).not.toContain("not expressible")
   })
 })
 
