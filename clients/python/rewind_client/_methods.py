@@ -347,7 +347,7 @@ class Methods:
         params["messageId"] = message_id
         return self._call("previewRewindByFork", params)
 
-    def rewind_by_fork(self, session_id: str, message_id: str, token: str, command_id: Optional[str] = None) -> Outcome:
+    def rewind_by_fork(self, session_id: str, message_id: str, token: str, command_id: Optional[str] = None, workspace: Optional[Dict[str, Any]] = None) -> Outcome:
         """Confirm a previewed rewind by fork: fork, re-check and restore the workspace. (`rewindByFork`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
@@ -355,6 +355,8 @@ class Methods:
         params["token"] = token
         if command_id is not None:
             params["commandId"] = command_id
+        if workspace is not None:
+            params["workspace"] = workspace
         return self._call("rewindByFork", params)
 
     def cancel_rewind_by_fork(self, session_id: str, message_id: str, token: str) -> Outcome:

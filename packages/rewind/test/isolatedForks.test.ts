@@ -247,4 +247,46 @@ describe("isolated forks (fs + SQLite)", () => {
       await rewind.close()
     }
   })
+  it("rewind by fork into a tree of its own: the tree before the message; the parent's stays as it is", async () => {
+    const { root, rewind, sessionId } = await setup()
+    try {
+      const original = read(root, "a.txt")
+      const write = async (turnId: string, before: string, after: string) => {
+        writeFileSync(join(root, "a.txt"), after)
+        okValue(
+          await rewind.recordFileMutation({
+            sessionId,
+            turnId: turnId as TurnId,
+            path: "a.txt",
+            toolName: "Write",
+            before,
+            after,
+          }),
+        )
+      }
+      const t1 = okValue(await rewind.appendUserMessage(sessionId, { text: "one" }))
+      await write(t1.turnId, original, "t1\n")
+      okValue(
+        await rewind.appendReply(sessionId, { turnId: t1.turnId, parts: [{ kind: "text", text: "ok" }] }),
+      )
+      okValue(await rewind.completeTurnWithBoundary(sessionId, t1.turnId))
+      const t2 = okValue(await rewind.appendUserMessage(sessionId, { text: "two" }))
+      await write(t2.turnId, "t1\n", "t2\n")
+      const preview = okValue(await rewind.previewRewindByFork(sessionId, t2.messageId))
+      const into = join(temp("child"), "tree")
+      const done = okValue(
+        await rewind.rewindByFork(sessionId, t2.messageId, preview.token!, undefined, {
+          mode: "isolated",
+          root: into,
+        }),
+      )
+      expect(done.prompt).toBe("two")
+      expect(done.files).toEqual([])
+      expect(read(into, "a.txt")).toBe("t1\n")
+      expect(read(root, "a.txt")).toBe("t2\n")
+      expect(done.fork.isolated?.root).toBe(into)
+    } finally {
+      await rewind.close()
+    }
+  })
 })

@@ -210,6 +210,7 @@ export interface RewindApi {
     messageId: MessageId,
     token: string,
     commandId?: CommandId,
+    workspace?: ForkWorkspace,
   ) => Answer<typeof R.RewindByForkResult>
   /** Rewind by fork, cancelled: spends the token; nothing is forked or restored. */
   readonly cancelRewindByFork: (

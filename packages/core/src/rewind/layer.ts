@@ -262,8 +262,10 @@ const makeRewind = Effect.gen(function* () {
     previewRewindByFork: answer("previewRewindByFork", (sessionId, messageId) =>
       previewRewindByFork({ sessionId, messageId }),
     ),
-    rewindByFork: answer("rewindByFork", (sessionId, messageId, token, commandId) =>
-      withCommandId(commandId, (id) => rewindByFork({ sessionId, messageId, token, commandId: id })),
+    rewindByFork: answer("rewindByFork", (sessionId, messageId, token, commandId, workspace) =>
+      withCommandId(commandId, (id) =>
+        rewindByFork({ sessionId, messageId, token, commandId: id, workspace }),
+      ),
     ),
     cancelRewindByFork: answer("cancelRewindByFork", (sessionId, messageId, token) =>
       cancelRewindByFork({ sessionId, messageId, token }),

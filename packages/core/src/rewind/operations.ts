@@ -274,7 +274,7 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     "rewindByFork",
     "destructive",
     "Confirm a previewed rewind by fork: fork, re-check and restore the workspace.",
-    [sessionId, messageId, token, commandId],
+    [sessionId, messageId, token, commandId, forkWorkspace],
     R.RewindByForkResult,
   ),
   cancelRewindByFork: op(
