@@ -18,6 +18,7 @@ import { type Refusal, type Refused, refuse, toOutcome, VersionConflict } from "
 import { Effect, Either, Layer, Option } from "effect"
 import { evaluateRewindTarget } from "../conversation/evaluateRewindTarget.js"
 import { rewindConversation } from "../conversation/rewindConversation.js"
+import { recordCheckpointFromIntent } from "../files/checkpointFromIntent.js"
 import { applyFileRewind, previewFileRewind } from "../files/fileRewindPreview.js"
 import { recordFileMutation } from "../files/recordFileMutation.js"
 import { rewindCascade, rewindCode, rewindToCheckpoint } from "../files/restoreCheckpoints.js"
@@ -43,6 +44,7 @@ import { StoreDoctor } from "../ports/StoreDoctor.js"
 import type { Workspace } from "../ports/Workspace.js"
 import { recover, resolveOperation } from "../restore/recover.js"
 import { redo } from "../restore/redo.js"
+import { runningTurn } from "../session/branchView.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
 import { layerSessionStateCache, type SessionStateCache } from "../session/SessionStateCache.js"
 import {
@@ -63,6 +65,7 @@ import { diffPoint } from "../snapshot/pointDiff.js"
 import { cleanup, previewCleanup, snapshotStatus } from "../snapshot/pointGc.js"
 import { readPointIndex } from "../snapshot/pointIndex.js"
 import { applyPointRestore, previewPointRestore } from "../snapshot/restoreToPoint.js"
+import { declareWriteIntent } from "../snapshot/writeIntents.js"
 import { Rewind, type RewindApi, type RewindError } from "./api.js"
 import { decodeArguments } from "./arguments.js"
 import { RewindOperations, type SuccessOf } from "./operations.js"
@@ -152,6 +155,7 @@ const makeRewind = Effect.gen(function* () {
   const api: RewindApi = {
     createSession: answer("createSession", createSession),
     listSessions: answer("listSessions", listSessions),
+    runningTurn: answer("runningTurn", (sessionId) => Effect.map(loadSession(sessionId), runningTurn)),
     appendUserMessage: answer("appendUserMessage", (sessionId, input) =>
       retryOnVersionConflict(appendUserMessage(sessionId, input)),
     ),
@@ -181,6 +185,8 @@ const makeRewind = Effect.gen(function* () {
       retryOnVersionConflict(finishBackgroundTask(sessionId, taskId, outcome)),
     ),
     recordFileMutation: answer("recordFileMutation", recordFileMutation),
+    declareWriteIntent: answer("declareWriteIntent", declareWriteIntent),
+    recordCheckpointFromIntent: answer("recordCheckpointFromIntent", recordCheckpointFromIntent),
     listCheckpoints: answer("listCheckpoints", (sessionId) =>
       Effect.map(loadSession(sessionId), (state) => state.checkpoints),
     ),
