@@ -4,6 +4,9 @@
  * payload on stdin), and reading back what the store holds.
  */
 import { execFile } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
 import { runHook } from "../src/hooks/runHook.js"
 import { BIN } from "./cliHarness.js"
@@ -23,13 +26,23 @@ const agentFreeEnv = () => {
   return env
 }
 
+/**
+ * The environment every hook run of these tests gets: its own runtime directory (so the servers
+ * the hooks start have sockets of their own, mode 0700 as `mkdtemp` makes it) and a short idle
+ * exit, so no server outlives the tests by more than a second or two.
+ */
+export const HOOK_TEST_ENV = {
+  XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "rewind-run-")),
+  REWIND_HOOK_IDLE_EXIT: "1500ms",
+}
+
 /** One hook event through the built binary, as the agent runs it (cwd = the workspace). */
 export const hookBin = (agent: HookAgent, root: string, payload: string, env: Record<string, string> = {}) =>
   new Promise<HookRun>((resolve) => {
     const child = execFile(
       process.execPath,
       [BIN, "hook", agent],
-      { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...env } },
+      { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...HOOK_TEST_ENV, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
         resolve({ code, stdout, stderr })

@@ -17,8 +17,9 @@ import { mcp } from "../mcp/mcpCommand.js"
 import { serve } from "../server/serveCommand.js"
 import { commands } from "./commands.js"
 import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
+import { VERSION } from "./version.js"
 
-export const VERSION = "0.1.0"
+export { VERSION } from "./version.js"
 
 const root = Command.make("rewind").pipe(
   Command.withDescription("Checkpoints, rewind and fork for AI coding agents"),
