@@ -4,11 +4,12 @@
  * payload on stdin), and reading back what the store holds.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
 import { runHook } from "../src/hooks/runHook.js"
+import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
 import { BIN } from "./cliHarness.js"
 import type { Step } from "./fixtures/hookPayloads.js"
 
@@ -29,11 +30,24 @@ const agentFreeEnv = () => {
 /**
  * The environment every hook run of these tests gets: its own runtime directory (so the servers
  * the hooks start have sockets of their own, mode 0700 as `mkdtemp` makes it) and a short idle
- * exit, so no server outlives the tests by more than a second or two.
+ * exit, so no server outlives the tests by more than a few seconds.
  */
 export const HOOK_TEST_ENV = {
   XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "rewind-run-")),
-  REWIND_HOOK_IDLE_EXIT: "1500ms",
+  REWIND_HOOK_IDLE_EXIT: "5s",
+}
+
+/** The socket of the server the hooks of `root` (store `.rewind`) reach, under `HOOK_TEST_ENV`. */
+export const hookSocket = (root: string) => workspaceSocketPath(root, join(root, ".rewind"), HOOK_TEST_ENV)!
+
+/** How many servers were started for `root`'s hooks: each writes one `listening on` line to the log. */
+export const serversStarted = (root: string) => {
+  const log = hookSocket(root).replace(/\.sock$/, ".log")
+  return existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.includes("listening on")).length
+    : 0
 }
 
 /** One hook event through the built binary, as the agent runs it (cwd = the workspace). */
