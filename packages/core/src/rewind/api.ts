@@ -160,7 +160,8 @@ export interface RewindApi {
    * `recordFileMutation`.
    */
   readonly recordCheckpointFromIntent: (
-    input: In<typeof A.CheckpointFromIntentInput>,
+    // A host path (`./a.txt` is read as `a.txt`), like `recordFileMutation`'s.
+    input: Omit<In<typeof A.CheckpointFromIntentInput>, "path"> & { readonly path: string },
   ) => Answer<typeof R.FileMutationResult>
   /** The session's checkpoints, oldest first: what a `/rewind` picker lists. */
   readonly listCheckpoints: (sessionId: SessionId) => Answer<Schema.Array$<typeof R.Checkpoint>>

@@ -14,7 +14,14 @@
  * Optional host services (`StoreLocation`, `StoreDoctor`, `FileRewindSettings`) are read from the
  * context the layer is built in.
  */
-import { type Refusal, type Refused, refuse, toOutcome, VersionConflict } from "@rewind/contracts"
+import {
+  type Refusal,
+  type Refused,
+  refuse,
+  toOutcome,
+  VersionConflict,
+  type WorkspacePath,
+} from "@rewind/contracts"
 import { Effect, Either, Layer, Option } from "effect"
 import { evaluateRewindTarget } from "../conversation/evaluateRewindTarget.js"
 import { rewindConversation } from "../conversation/rewindConversation.js"
@@ -186,7 +193,10 @@ const makeRewind = Effect.gen(function* () {
     ),
     recordFileMutation: answer("recordFileMutation", recordFileMutation),
     declareWriteIntent: answer("declareWriteIntent", declareWriteIntent),
-    recordCheckpointFromIntent: answer("recordCheckpointFromIntent", recordCheckpointFromIntent),
+    recordCheckpointFromIntent: answer("recordCheckpointFromIntent", (input) =>
+      // The door decoded it with `WorkspacePathFromHost`: the path is a normalised workspace path.
+      recordCheckpointFromIntent({ ...input, path: input.path as WorkspacePath }),
+    ),
     listCheckpoints: answer("listCheckpoints", (sessionId) =>
       Effect.map(loadSession(sessionId), (state) => state.checkpoints),
     ),
