@@ -3,7 +3,7 @@
  * bin, each started through `/bin/sh -c '<bin> hook claude-code < payload'` as Claude Code runs a
  * hook command, timed spawn to exit.
  *   - hook latency with a running server: p50 and p99 of sequential PreToolUse / PostToolUse
- *     events of a Write (200, 30 in quick mode), beside `node -e 0` started the same way in the
+ *     events of a Write (200, 10 in quick mode), beside `node -e 0` started the same way in the
  *     same rounds (what Node alone costs here); the issue's target is p50 ≤ 100 ms including the
  *     process start;
  *   - the first hook of a workspace, which starts the server (detached) and waits for it;
@@ -113,7 +113,7 @@ const latency = async (ctx: BenchContext) => {
   })
   hook(s, { hook_event_name: "UserPromptSubmit", prompt: "bench" })
 
-  const n = ctx.mode === "quick" ? 30 : 200
+  const n = ctx.mode === "quick" ? 10 : 200
   const hooks: Array<number> = []
   const alone: Array<number> = []
   let peak: number | undefined
@@ -163,7 +163,7 @@ const latency = async (ctx: BenchContext) => {
   // Before the client: every hook in its own process (whole CLI, store opened per event).
   const off = { ...s.env, REWIND_HOOK_SERVER: "off" }
   const inProcess: Array<number> = []
-  const m = ctx.mode === "quick" ? 4 : 20
+  const m = ctx.mode === "quick" ? 2 : 20
   for (let i = 0; i < m; i++) {
     const pre = i % 2 === 0
     if (!pre) writeFileSync(join(root, "src", "edited.ts"), `// off ${i}\n`)
