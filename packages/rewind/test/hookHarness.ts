@@ -4,9 +4,10 @@
  * payload on stdin), and reading back what the store holds.
  */
 import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { afterAll } from "@effect/vitest"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
 import { runHook } from "../src/hooks/runHook.js"
 import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
@@ -36,6 +37,8 @@ export const HOOK_TEST_ENV = {
   XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "rewind-run-")),
   REWIND_HOOK_IDLE_EXIT: "5s",
 }
+// A server still idling there loses only its socket's directory, and stops on its own.
+afterAll(() => rmSync(HOOK_TEST_ENV.XDG_RUNTIME_DIR, { recursive: true, force: true }))
 
 /** The socket of the server the hooks of `root` (store `.rewind`) reach, under `HOOK_TEST_ENV`. */
 export const hookSocket = (root: string) => workspaceSocketPath(root, join(root, ".rewind"), HOOK_TEST_ENV)!

@@ -6,8 +6,9 @@
  * for `rewind status` (never a silent slow path). Idle exits are short here (see HOOK_TEST_ENV).
  */
 import { spawn } from "node:child_process"
-import { existsSync, lstatSync } from "node:fs"
+import { existsSync, lstatSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
+import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { cli, jsonLines, tempDir } from "./cliHarness.js"
 import { seedWorkspace } from "./fixtures/hookPayloads.js"
@@ -88,6 +89,35 @@ describe("rewind hook through the workspace's server (built binary)", { timeout:
     expect(b).toEqual({ code: 0, stdout: "{}\n", stderr: "" })
     expect(serversStarted(root)).toBe(1)
     expect(await sessionIds(root)).toEqual(["claude-code.left", "gemini-cli.right"])
+  })
+
+  it("a store removed under a running server: the event is recorded in a new store, and the old server stops", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    expect((await hookBin("claude-code", root, payload(root, "gone", "SessionStart"))).stderr).toBe("")
+    rmSync(join(root, ".rewind"), { recursive: true, force: true })
+    const prompt = await hookBin(
+      "claude-code",
+      root,
+      payload(root, "gone", "UserPromptSubmit", { prompt: "after" }),
+    )
+    expect(prompt.code).toBe(0)
+    expect(prompt.stderr).toMatch(
+      /was removed or replaced; the server stops\); the hook ran in its own process instead/,
+    )
+    await eventually("the old server stops and removes its socket", () => !existsSync(socket))
+    // The next hook starts a server on the store as it is now.
+    expect(await hookBin("claude-code", root, payload(root, "gone", "Stop"))).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+    })
+    expect(serversStarted(root)).toBe(2)
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.gone", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => [t.prompt, t.status])).toEqual([["after", "completed"]])
   })
 
   it("a server that never answers: the hook runs in its own process and says so, on stderr and in status", async () => {

@@ -8,11 +8,14 @@
  * Invariants:
  * - a server acts only for its own (workspace, store): a call for another pair is refused
  *   (`invalid_input`) and records nothing (the client then runs the hook itself);
+ * - it never records into a store that is gone: when the store directory this server opened was
+ *   removed or replaced (another inode), the call is refused and the server stops (SIGTERM to
+ *   itself: the usual graceful stop), so the next hook starts a server on the store as it is now;
  * - it answers a `HookRunResult` (never an error for the hook's own problems, which are in it and
  *   already in the problem log); it is not an operation of `RewindOperations` and not in
  *   `serve --schema`: it is the hook protocol's translation, served beside the engine's methods.
  */
-import { realpathSync } from "node:fs"
+import { realpathSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { Effect, Schema } from "effect"
 import type { Rewind } from "../openRewind.js"
@@ -47,6 +50,14 @@ export const hookOperation: ServedOperation = {
   access: "write",
 }
 
+const inodeOf = (path: string) => {
+  try {
+    return statSync(path).ino
+  } catch {
+    return undefined
+  }
+}
+
 const real = (path: string) => {
   try {
     return realpathSync(path)
@@ -59,10 +70,21 @@ const real = (path: string) => {
 export const hookImplementation = (rewind: Rewind, storeDir: string): ServedMethod => {
   const root = real(rewind.workspaceRoot)
   const store = real(storeDir)
+  const storeInode = inodeOf(store)
   return (call: typeof HookCall.Type) =>
     Effect.promise(async () => {
       const { dir, ...rest } = call
       const parsed: ParsedHook = { ...rest, dir }
+      if (inodeOf(store) !== storeInode) {
+        process.kill(process.pid, "SIGTERM")
+        return {
+          ok: false,
+          refusal: {
+            kind: "unavailable",
+            message: `the store this server opened (${store}) was removed or replaced; the server stops`,
+          },
+        }
+      }
       if (real(parsed.workspaceRoot) !== root || real(parsed.storeDir) !== store) {
         return {
           ok: false,
