@@ -19,7 +19,7 @@ import {
 import { comparisonFigure, limitFigure } from "./figures.js"
 import { measureInterleaved } from "./measure.js"
 import type { MemoryTracker } from "./memory.js"
-import { BUDGETS, SIZES } from "./options.js"
+import { BUDGETS, QUICK_SHAPE_SLICE, SIZES } from "./options.js"
 import type { BenchCase, BenchContext, Figure, FigureSize, Mode, Sampler } from "./types.js"
 
 export interface CaseRunConfig {
@@ -107,7 +107,11 @@ export const makeCaseContext = (
     const spec: ShapeSpec = {
       shape,
       copies,
-      ...(config.shapeInclude === undefined ? {} : { include: config.shapeInclude }),
+      ...(config.shapeInclude !== undefined
+        ? { include: config.shapeInclude }
+        : config.mode === "quick"
+          ? { include: QUICK_SHAPE_SLICE }
+          : {}),
     }
     const dir = join(config.workspaceRoot, shapeDirName(spec))
     const existing = shapes.get(dir)

@@ -62,6 +62,19 @@ export const engineWorkspaceSizes = (sizes: SizePreset, mode: Mode, env = proces
       ? [...sizes.files]
       : sizes.files.filter((n) => n <= 10_000)
 
+/**
+ * The slice of a repository shape that quick mode builds: the shape cases' quick run checks their
+ * plumbing, and the whole babel tree (27.7k files, a restore of it by git and by Rewind) was most
+ * of the test suite's time. The slice keeps the root and two nested `.gitignore` files, so the
+ * ignore rules are still exercised; a full run builds the whole shape.
+ */
+export const QUICK_SHAPE_SLICE: ReadonlyArray<string> = [
+  ".gitignore",
+  "packages/babel-core/",
+  "packages/babel-preset-env/",
+  "packages/babel-helper-check-duplicate-nodes/",
+]
+
 export interface RunOptions {
   readonly mode: Mode
   readonly seed: number

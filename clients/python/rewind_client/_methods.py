@@ -145,6 +145,18 @@ class DoctorOptions(TypedDict, total=False):
     tempGraceMs: int
 
 
+class DiffSessionsOptions(TypedDict, total=False):
+    """`options` of `diffSessions`."""
+
+    patches: bool
+
+
+class PreviewMergeOptions(TypedDict, total=False):
+    """`options` of `previewMerge`."""
+
+    markers: bool
+
+
 class Methods:
     """The server's methods over `_call` (the client supplies it)."""
 
@@ -330,22 +342,26 @@ class Methods:
         params["preview"] = preview
         return self._call("applyFileRewind", params)
 
-    def fork_at_message(self, session_id: str, message_id: str, command_id: Optional[str] = None) -> Outcome:
+    def fork_at_message(self, session_id: str, message_id: str, command_id: Optional[str] = None, workspace: Optional[Dict[str, Any]] = None) -> Outcome:
         """Fork a session at a completed turn's reply. (`forkAtMessage`, write)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
         if command_id is not None:
             params["commandId"] = command_id
+        if workspace is not None:
+            params["workspace"] = workspace
         return self._call("forkAtMessage", params)
 
-    def fork_from_checkpoint(self, session_id: str, target: Dict[str, Any], command_id: Optional[str] = None) -> Outcome:
+    def fork_from_checkpoint(self, session_id: str, target: Dict[str, Any], command_id: Optional[str] = None, workspace: Optional[Dict[str, Any]] = None) -> Outcome:
         """Fork a session and put the shared workspace back to a checkpoint or a message's turn. (`forkFromCheckpoint`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["target"] = target
         if command_id is not None:
             params["commandId"] = command_id
+        if workspace is not None:
+            params["workspace"] = workspace
         return self._call("forkFromCheckpoint", params)
 
     def list_rewind_points(self, session_id: str) -> Outcome:
@@ -361,7 +377,7 @@ class Methods:
         params["messageId"] = message_id
         return self._call("previewRewindByFork", params)
 
-    def rewind_by_fork(self, session_id: str, message_id: str, token: str, command_id: Optional[str] = None) -> Outcome:
+    def rewind_by_fork(self, session_id: str, message_id: str, token: str, command_id: Optional[str] = None, workspace: Optional[Dict[str, Any]] = None) -> Outcome:
         """Confirm a previewed rewind by fork: fork, re-check and restore the workspace. (`rewindByFork`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
@@ -369,6 +385,8 @@ class Methods:
         params["token"] = token
         if command_id is not None:
             params["commandId"] = command_id
+        if workspace is not None:
+            params["workspace"] = workspace
         return self._call("rewindByFork", params)
 
     def cancel_rewind_by_fork(self, session_id: str, message_id: str, token: str) -> Outcome:
@@ -469,3 +487,29 @@ class Methods:
         if options is not None:
             params["options"] = options
         return self._call("doctor", params, on_progress)
+
+    def diff_sessions(self, session_id: str, other_session_id: str, options: Optional[DiffSessionsOptions] = None) -> Outcome:
+        """Show what differs between the trees of two sessions now (each session's own tree). (`diffSessions`, read)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["otherSessionId"] = other_session_id
+        if options is not None:
+            params["options"] = options
+        return self._call("diffSessions", params)
+
+    def preview_merge(self, session_id: str, source_session_id: str, options: Optional[PreviewMergeOptions] = None) -> Outcome:
+        """Preview a three-way merge of another session's tree into this session's; answers a token when it can be applied. (`previewMerge`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["sourceSessionId"] = source_session_id
+        if options is not None:
+            params["options"] = options
+        return self._call("previewMerge", params)
+
+    def apply_merge(self, session_id: str, merge_point_id: str, token: str) -> Outcome:
+        """Apply a previewed merge, redeeming its token (a rescue point is taken first; redo takes it away). (`applyMerge`, destructive)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["mergePointId"] = merge_point_id
+        params["token"] = token
+        return self._call("applyMerge", params)

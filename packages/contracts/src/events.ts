@@ -20,6 +20,7 @@ import {
 import { GraphCheckpointRecorded, GraphThreadDeleted, GraphWritesRecorded } from "./graphCheckpoint.js"
 import { CheckpointId, MessageId, OperationId, type SessionId, TaskId, TurnId } from "./ids.js"
 import { compilePlain, INVALID } from "./internal/plainCodec.js"
+import { WorkspaceAssigned } from "./isolatedWorkspace.js"
 import { Message, Part } from "./message.js"
 import { PointCaptured, PointRestored, WriteIntentDeclared } from "./points.js"
 import { RedoApplied } from "./redo.js"
@@ -139,6 +140,7 @@ export const EVENT_VERSIONS = {
   GraphCheckpointRecorded: { schema: GraphCheckpointRecorded, version: 1 },
   GraphWritesRecorded: { schema: GraphWritesRecorded, version: 1 },
   GraphThreadDeleted: { schema: GraphThreadDeleted, version: 1 },
+  WorkspaceAssigned: { schema: WorkspaceAssigned, version: 1 },
 } as const
 
 export type EventType = keyof typeof EVENT_VERSIONS
@@ -170,6 +172,7 @@ export const SessionEvent = Schema.Union(
   GraphCheckpointRecorded,
   GraphWritesRecorded,
   GraphThreadDeleted,
+  WorkspaceAssigned,
 )
 export type SessionEvent = typeof SessionEvent.Type
 

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { FileVersion } from "./checkpoint.js"
 import { CheckpointId, MessageId, SessionId } from "./ids.js"
+import { IsolatedTreeReport } from "./isolatedWorkspace.js"
 import { WorkspacePath } from "./workspacePath.js"
 
 /** The carry id scheme: `carry-v1.<sha256 hex of the lineage's original id>.<fresh id>`. */
@@ -55,5 +56,7 @@ export const ForkCommandResult = Schema.Struct({
   carried: Schema.Array(CarriedSubagent),
   warnings: Schema.Array(CarryWarning),
   restoredFiles: Schema.optional(Schema.Array(PlannedFileRestore)),
+  /** For an isolated fork: how the child's own tree was made. */
+  isolated: Schema.optional(IsolatedTreeReport),
 })
 export type ForkCommandResult = typeof ForkCommandResult.Type

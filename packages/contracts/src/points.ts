@@ -43,8 +43,12 @@ export const SkippedPath = Schema.Struct({
 })
 export type SkippedPath = typeof SkippedPath.Type
 
-/** `turn`: captured for a turn; `rescue`: the state a restore was about to overwrite. */
-export const PointKind = Schema.Literal("turn", "rescue")
+/**
+ * `turn`: captured for a turn; `rescue`: the state a restore was about to overwrite; `merge`: the
+ * paths a merge writes (partial: paths it does not name are left alone), restored through a
+ * point restore so a merge has the preview, token, rescue point and redo every restore has.
+ */
+export const PointKind = Schema.Literal("turn", "rescue", "merge")
 export type PointKind = typeof PointKind.Type
 
 export class PointCaptured extends Schema.TaggedClass<PointCaptured>()("PointCaptured", {

@@ -24,6 +24,7 @@ export const RefusalKind = Schema.Literal(
   "invalid_input",
   "fork_boundary_invalid",
   "unavailable",
+  "workspace_refused",
 )
 export type RefusalKind = typeof RefusalKind.Type
 

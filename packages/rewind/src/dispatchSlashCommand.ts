@@ -100,6 +100,7 @@ export const dispatchSlashCommand = async (
             ? { latest: true }
             : { checkpointId: command.checkpoint },
           undefined,
+          command.isolated === undefined ? undefined : { mode: "isolated", root: command.isolated },
           options,
         ),
         (fork) => ({ _tag: "Forked" as const, fork }),

@@ -38,9 +38,11 @@ import {
   layerPointArtifactCache,
   layerSessionStateCache,
   StoreLocation,
+  Workspaces,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused } from "./errors.js"
+import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
 
 /** The services every facade operation may need. An injected Layer must provide all of them. */
 export type RewindServices =
@@ -190,7 +192,12 @@ export const layerStoreLocation = (workspaceRoot: string, dir: string) =>
 export const layerEmbedded = (
   options: DefaultLayerOptions,
 ): Layer.Layer<
-  EngineServices | SessionStateCache | StoreLocation | StoreIntegrity | SqliteSessionStore.SqliteStore,
+  | EngineServices
+  | SessionStateCache
+  | StoreLocation
+  | Workspaces
+  | StoreIntegrity
+  | SqliteSessionStore.SqliteStore,
   DefaultOpenError
 > => {
   const dir = storeDirectory(options)
@@ -209,6 +216,14 @@ export const layerEmbedded = (
     layerSessionStateCache(),
     layerPointArtifactCache(),
     layerStoreLocation(options.workspaceRoot, dir),
+    // Isolated forks' own trees: opened, prepared and cloned into over Node's filesystem.
+    Layer.sync(Workspaces, () =>
+      makeNodeWorkspaces({
+        hostRoot: options.workspaceRoot,
+        durability,
+        storeDirectoriesOf: (root) => storeLocationOf(root, dir),
+      }),
+    ),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
   return Layer.unwrapEffect(
     Effect.as(

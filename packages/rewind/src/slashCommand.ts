@@ -18,7 +18,12 @@ export type SlashCommand =
       readonly scope: "conversation" | "workspace" | "both"
       readonly messageId: MessageId
     }
-  | { readonly _tag: "Fork"; readonly checkpoint: "latest" | CheckpointId | undefined }
+  | {
+      readonly _tag: "Fork"
+      readonly checkpoint: "latest" | CheckpointId | undefined
+      /** `/fork --isolated <dir>`: the child gets its own tree in `dir` (absolute). */
+      readonly isolated?: string
+    }
   | { readonly _tag: "SideChat"; readonly question: string }
 
 export class SlashCommandError extends Schema.TaggedError<SlashCommandError>()("SlashCommandError", {
@@ -36,7 +41,7 @@ export const SLASH_HELP = [
   "/rewind both <msgId>           restore files first, then wind the conversation back",
   "/rewind cascade <scope> <msgId> undo every checkpoint from that message on, newest first",
   "                               (scope: conversation|message, code|workspace, or both)",
-  "/fork [latest|<checkpointId>]  fork a new session from a checkpoint",
+  "/fork [latest|<checkpointId>] [--isolated <dir>]  fork a new session from a checkpoint (in a tree of its own with --isolated)",
   "/side <question>               ask in a side chat that inherits the context (alias: /btw)",
 ].join("\n")
 
@@ -70,13 +75,26 @@ export const parseSlashCommand = (input: string): Either.Either<SlashCommand, Sl
     case "/rewind":
       return parseRewind(trimmed, args)
     case "/fork": {
-      if (args.length > 1) return fail(trimmed, "/fork takes at most one argument")
+      const flag = args.findIndex((a) => a.toLowerCase() === "--isolated")
+      let isolated: string | undefined
+      if (flag !== -1) {
+        isolated = args[flag + 1]
+        if (isolated === undefined || isolated.startsWith("--")) {
+          return fail(trimmed, "/fork --isolated needs the directory the new tree goes in")
+        }
+        if (!isolated.startsWith("/"))
+          return fail(trimmed, `/fork --isolated: '${isolated}' is not an absolute path`)
+        args.splice(flag, 2)
+      }
+      const extra = isolated === undefined ? {} : { isolated }
+      if (args.length > 1) return fail(trimmed, "/fork takes at most one argument besides --isolated <dir>")
       const [arg] = args
-      if (arg === undefined) return Either.right({ _tag: "Fork", checkpoint: undefined })
-      if (arg.toLowerCase() === "latest") return Either.right({ _tag: "Fork", checkpoint: "latest" })
+      if (arg === undefined) return Either.right({ _tag: "Fork", checkpoint: undefined, ...extra })
+      if (arg.toLowerCase() === "latest")
+        return Either.right({ _tag: "Fork", checkpoint: "latest", ...extra })
       return Either.match(decodeCheckpointId(arg), {
         onLeft: () => fail(trimmed, `'${arg}' is not a valid checkpoint id`),
-        onRight: (checkpoint) => Either.right({ _tag: "Fork" as const, checkpoint }),
+        onRight: (checkpoint) => Either.right({ _tag: "Fork" as const, checkpoint, ...extra }),
       })
     }
     case "/side":

@@ -15,7 +15,8 @@
  */
 import { type CheckpointId, type Message, type MessageId, refuse, type SessionId } from "@rewind/contracts"
 import { Effect } from "effect"
-import { applyFileRewind, previewFileRewind } from "../files/fileRewindPreview.js"
+import { applyFileRewind } from "../files/applyFileRewind.js"
+import { previewFileRewind } from "../files/fileRewindPreview.js"
 import { activeBranch } from "../session/activeBranch.js"
 import { loadSession } from "../session/loadSession.js"
 import { appendUserMessage } from "../session/sessionCommands.js"

@@ -5,17 +5,20 @@
  * so the parent may keep running its next turn meanwhile; replaying the command id returns the
  * same child.
  */
-import { type CommandId, type MessageId, refuse, type SessionId } from "@rewind/contracts"
+import { type CommandId, type ForkWorkspace, type MessageId, refuse, type SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { checkForkBoundary } from "./forkBoundary.js"
 import { readSessionStream, replayedFork, requireCommandId } from "./forkCommit.js"
 import { commitForkedChild } from "./forkedChild.js"
+import { isolatedKey } from "./isolatedFork.js"
 
 export interface ForkAtMessageInput {
   readonly sessionId: SessionId
   /** The final reply of a completed turn, carrying its pinned boundary. */
   readonly messageId: MessageId
   readonly commandId: CommandId
+  /** `shared` (the default) or `isolated`: the child gets its own tree, as it stood at the boundary. */
+  readonly workspace?: ForkWorkspace | undefined
 }
 
 /**
@@ -26,7 +29,7 @@ export interface ForkAtMessageInput {
 export const forkAtMessage = (input: ForkAtMessageInput) =>
   Effect.gen(function* () {
     yield* requireCommandId(input.commandId)
-    const requestKey = `fork_at_message:${input.messageId}`
+    const requestKey = `fork_at_message:${input.messageId}${isolatedKey(input.workspace)}`
     const replay = yield* replayedFork(input.sessionId, input.commandId, "fork_at_message", requestKey)
     if (Option.isSome(replay)) return replay.value
     const { state } = yield* readSessionStream(input.sessionId)
@@ -42,5 +45,13 @@ export const forkAtMessage = (input: ForkAtMessageInput) =>
       forkKind: "message",
       // The goals as they stood at the boundary, not as they are now.
       goals: check.boundary.goalBoundary ?? { goals: [], verificationIds: [] },
+      ...(input.workspace?.mode === "isolated"
+        ? {
+            isolated: {
+              workspace: input.workspace,
+              boundary: { after: "turn_end", messageId: input.messageId } as const,
+            },
+          }
+        : {}),
     })
   })

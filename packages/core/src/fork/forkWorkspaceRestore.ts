@@ -25,10 +25,13 @@ import {
 import { Effect, Either, Layer, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { OperationJournal } from "../ports/OperationJournal.js"
+import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
+import { Workspaces } from "../ports/Workspaces.js"
 import { runDurableRestore } from "../restore/durableRestore.js"
 import type { PlannedWrite } from "../restore/journaledWrites.js"
 import { loadFileVersion, versionHash } from "../restore/redo.js"
+import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { makeProtectionCheck } from "../workspace/protection.js"
 import { type ForkRestoreFile, ForkWorkspaceRestore } from "./forkWorkspaceRestoreService.js"
@@ -204,27 +207,40 @@ export const applyForkRestore = <A, E, R>(input: ForkRestoreApplyInput, commit: 
     return applied.committed
   })
 
-/** The ForkWorkspaceRestore service over the Workspace, ArtifactStore and OperationJournal in context. */
+/**
+ * The ForkWorkspaceRestore service over the Workspace, ArtifactStore and OperationJournal in
+ * context. A parent that works in a tree of its own (an isolated fork) is restored in that tree,
+ * opened through the host's `Workspaces` (read from the context the layer is built in).
+ */
 export const layerForkWorkspaceRestore: Layer.Layer<
   ForkWorkspaceRestore,
   never,
-  Workspace | ArtifactStore | OperationJournal
+  Workspace | ArtifactStore | OperationJournal | SessionStore
 > = Layer.effect(
   ForkWorkspaceRestore,
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const artifacts = yield* ArtifactStore
     const journal = yield* OperationJournal
+    const sessions = yield* SessionStore
+    const workspaces = yield* Effect.serviceOption(Workspaces)
     return {
-      restore: (request, commit) =>
-        applyForkRestore(
+      restore: (request, commit) => {
+        const restore = applyForkRestore(
           { sessionId: request.sessionId, operationId: request.operationId, files: request.files },
           commit,
+        )
+        const inTree = withSessionWorkspace(request.sessionId, restore).pipe(
+          Effect.provideService(SessionStore, sessions),
+        )
+        return (
+          Option.isSome(workspaces) ? Effect.provideService(inTree, Workspaces, workspaces.value) : inTree
         ).pipe(
           Effect.provideService(Workspace, workspace),
           Effect.provideService(ArtifactStore, artifacts),
           Effect.provideService(OperationJournal, journal),
-        ),
+        )
+      },
     }
   }),
 )

@@ -18,8 +18,10 @@ import {
 import { Clock, Effect } from "effect"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import type { SessionState } from "../session/sessionState.js"
+import type { ForkBoundaryAt } from "./forkBase.js"
 import { buildForkBundle, type CopySpec, type NoticeSpec, sealBundle } from "./forkBundle.js"
 import { commitFork } from "./forkCommit.js"
+import { buildIsolatedTree, type IsolatedWorkspace } from "./isolatedFork.js"
 import { planSubagentCarry } from "./subagentCarry.js"
 import { validateForkBundle } from "./validateForkBundle.js"
 
@@ -56,6 +58,8 @@ export interface ForkedChildInput<E, R> {
   readonly checkpointId?: CheckpointId | undefined
   readonly goals: CopySpec["goals"]
   readonly restoredFiles?: ReadonlyArray<PlannedFileRestore>
+  /** An isolated fork: the child's own tree, materialised from the state at `boundary`. */
+  readonly isolated?: { readonly workspace: IsolatedWorkspace; readonly boundary: ForkBoundaryAt }
   /** Runs the commit (given as an Effect) in a frame of the caller's, e.g. a workspace restore. */
   readonly wrapCommit?: <A, E2, R2>(
     childId: SessionId,
@@ -105,11 +109,27 @@ export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<
       createdAt: at,
       onlyIfCut: false,
     })
-    const events = sealBundle(built, carry.links)
-    const problems = validateForkBundle(events, {
+    const sealed = sealBundle(built, carry.links)
+    // An isolated child's tree is made before anything is committed; a failed commit removes it.
+    const tree =
+      input.isolated === undefined
+        ? undefined
+        : yield* buildIsolatedTree({
+            parentId: input.parentId,
+            parent: input.parent,
+            boundary: input.isolated.boundary,
+            workspace: input.isolated.workspace,
+            childId,
+            childTurnId: built.turnMap.get(input.parent.messages.get(origin)!.turnId)!,
+          })
+    // The bundle is the copy of the parent; the tree's records (its base point, its root) are the
+    // child's own and follow it.
+    const events = tree === undefined ? sealed : [...sealed, ...tree.events]
+    const problems = validateForkBundle(sealed, {
       sessionsInCommit: new Set(carry.links.map((l) => l.subagentSessionId)),
     })
     if (problems.length > 0) {
+      if (tree !== undefined) yield* tree.discard
       return yield* new ForkBundleInvalid({
         sessionId: childId,
         problems: problems.map((p) => `event ${p.eventIndex}: ${p.message}`),
@@ -128,9 +148,11 @@ export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<
         carried: carry.carried,
         warnings: carry.warnings,
         ...(input.restoredFiles === undefined ? {} : { restoredFiles: input.restoredFiles }),
+        ...(tree === undefined ? {} : { isolated: tree.report }),
       },
       streams: [{ sessionId: childId, events }, ...carry.streams],
       at,
     })
-    return yield* input.wrapCommit === undefined ? commit : input.wrapCommit(childId, commit)
+    const committed = input.wrapCommit === undefined ? commit : input.wrapCommit(childId, commit)
+    return yield* tree === undefined ? committed : Effect.tapErrorCause(committed, () => tree.discard)
   })

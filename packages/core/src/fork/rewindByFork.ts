@@ -22,6 +22,7 @@
 import {
   type CheckpointId,
   type CommandId,
+  type ForkWorkspace,
   type MessageId,
   type OperationId,
   type PlannedFileRestore,
@@ -57,6 +58,7 @@ import {
   type ForkRestoreUnsafeFile,
 } from "./forkWorkspaceRestore.js"
 import type { ForkRestoreFile } from "./forkWorkspaceRestoreService.js"
+import { isolatedKey } from "./isolatedFork.js"
 import { lastWrittenVersions } from "./planForkRestore.js"
 
 export interface RewindPoint {
@@ -246,6 +248,11 @@ export interface RewindByForkResult {
 export interface ConfirmRewindByForkInput extends RewindByForkInput {
   readonly token: string
   readonly commandId: CommandId
+  /**
+   * `shared` (the default): the parent's tree is put back. `isolated`: the parent's tree is left
+   * alone and the child gets a tree of its own, as it stood just before the message.
+   */
+  readonly workspace?: ForkWorkspace | undefined
 }
 
 /**
@@ -263,6 +270,28 @@ export const rewindByFork = (input: ConfirmRewindByForkInput) =>
     const state = yield* loadSession(input.sessionId)
     const plan = yield* requirePlan(state, input.messageId)
     const running = [...state.turns.values()].find((t) => t.status === "running")
+    if (input.workspace?.mode === "isolated") {
+      // Nothing of the parent's tree is touched: the child's own tree is the state before the message.
+      yield* redeemPreviewToken(input.sessionId, target, input.token)
+      const fork = yield* commitForkedChild({
+        parent: state,
+        parentId: input.sessionId,
+        prefix: plan.prefix,
+        commandId: input.commandId,
+        command: "rewind_by_fork",
+        requestKey: `rewind_by_fork:message:${input.messageId}${isolatedKey(input.workspace)}`,
+        forkKind: "message",
+        goals: goalsForPrefix(state, plan.prefix),
+        isolated: { workspace: input.workspace, boundary: { before: "message", messageId: input.messageId } },
+      })
+      return {
+        childSessionId: fork.childSessionId,
+        prompt: plan.prompt,
+        fork,
+        operationId: undefined,
+        files: [],
+      } satisfies RewindByForkResult
+    }
     if (
       plan.files.length > 0 &&
       running !== undefined &&

@@ -18,6 +18,7 @@ import {
   type OperationRecord,
   RedoApplied,
   type RedoConversation,
+  Refused,
   refuse,
   type SessionEvent,
   type SessionId,
@@ -32,6 +33,7 @@ import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import type { SessionState } from "../session/sessionState.js"
+import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { refuseProtected } from "./durableRestore.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
@@ -148,7 +150,28 @@ export const recover = () =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
     const scan = yield* journal.scan("incomplete")
-    const readable = yield* Effect.forEach(scan.records, inspect)
+    // Each operation's files are read in the tree of its session (an isolated fork's own); a tree
+    // that cannot be opened any more reads as unreadable files, not as a failure of the whole list.
+    const readable = yield* Effect.forEach(scan.records, (record) =>
+      withSessionWorkspace(record.intent.sessionId, inspect(record)).pipe(
+        Effect.catchIf(
+          (e): e is Refused => e instanceof Refused,
+          () =>
+            Effect.succeed<IncompleteOperation>({
+              record,
+              recorded: false,
+              files: record.intent.files.map((f) => ({
+                path: f.path,
+                state: "unreadable",
+                currentHash: null,
+                rescueHash: versionHash(f.rescue),
+                plannedHash: versionHash(f.planned),
+              })),
+              resolvable: false,
+            }),
+        ),
+      ),
+    )
     const damaged = scan.damaged.map(damagedOperation)
     const listed: ReadonlyArray<IncompleteOperation> = [...readable, ...damaged]
     return listed

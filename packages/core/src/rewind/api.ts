@@ -22,6 +22,7 @@ import type {
   EventDecodeError,
   FileRewindPreview,
   ForkBundleInvalid,
+  ForkWorkspace,
   MessageId,
   OperationId,
   Outcome,
@@ -44,6 +45,7 @@ import type { CaptureProgress } from "../snapshot/capturePoint.js"
 import type { GcRootUnreadable } from "../snapshot/pointGc.js"
 import type * as A from "./arguments.js"
 import type * as R from "./results.js"
+import type * as T from "./treeResults.js"
 
 /** The typed infrastructure errors an operation may fail with (refusals are values, not errors). */
 export type RewindError =
@@ -205,6 +207,7 @@ export interface RewindApi {
     sessionId: SessionId,
     messageId: MessageId,
     commandId?: CommandId,
+    workspace?: ForkWorkspace,
   ) => Answer<typeof R.ForkOutcome>
   /**
    * Forks and puts the shared workspace back: to before a checkpoint (or the latest), or to the
@@ -214,6 +217,7 @@ export interface RewindApi {
     sessionId: SessionId,
     target: In<typeof A.ForkRestoreTarget>,
     commandId?: CommandId,
+    workspace?: ForkWorkspace,
   ) => Answer<typeof R.ForkOutcome>
   /** Rewind by fork, step 1: the user messages that can be rewound to, with their prompts. */
   readonly listRewindPoints: (sessionId: SessionId) => Answer<Schema.Array$<typeof R.RewindPoint>>
@@ -228,6 +232,7 @@ export interface RewindApi {
     messageId: MessageId,
     token: string,
     commandId?: CommandId,
+    workspace?: ForkWorkspace,
   ) => Answer<typeof R.RewindByForkResult>
   /** Rewind by fork, cancelled: spends the token; nothing is forked or restored. */
   readonly cancelRewindByFork: (
@@ -291,6 +296,29 @@ export interface RewindApi {
   readonly cleanup: (options?: CleanupOptions) => Answer<typeof R.CleanupReport>
   /** Checks the store through the host's StoreDoctor; `unavailable` when the host supplies none. */
   readonly doctor: (options?: DoctorOptions) => Answer<typeof R.DoctorReport>
+
+  // --- isolated forks: compare and merge trees ------------------------------------------
+  /** What differs between the trees of two sessions now (a → b); writes nothing to either tree. */
+  readonly diffSessions: (
+    sessionId: SessionId,
+    otherSessionId: SessionId,
+    options?: In<typeof T.SessionsDiffOptions>,
+  ) => Answer<typeof T.SessionsDiff>
+  /**
+   * Plans a three-way merge of `sourceSessionId`'s tree into `sessionId`'s against their fork
+   * base; records it as a merge point and answers a token when it can be applied.
+   */
+  readonly previewMerge: (
+    sessionId: SessionId,
+    sourceSessionId: SessionId,
+    options?: In<typeof T.MergeOptions>,
+  ) => Answer<typeof T.MergePreview>
+  /** Applies a previewed merge (a point restore with rescue point and redo), redeeming its token. */
+  readonly applyMerge: (
+    sessionId: SessionId,
+    mergePointId: PointId,
+    token: string,
+  ) => Answer<typeof R.PointRestoreResult>
 }
 
 export class Rewind extends Context.Tag("@rewind/core/Rewind")<Rewind, RewindApi>() {}

@@ -15,9 +15,11 @@
  * context the layer is built in.
  */
 import {
+  type OperationId,
   type Refusal,
   type Refused,
   refuse,
+  type SessionId,
   toOutcome,
   VersionConflict,
   type WorkspacePath,
@@ -25,8 +27,9 @@ import {
 import { Effect, Either, Layer, Option } from "effect"
 import { evaluateRewindTarget } from "../conversation/evaluateRewindTarget.js"
 import { rewindConversation } from "../conversation/rewindConversation.js"
+import { applyFileRewind } from "../files/applyFileRewind.js"
 import { recordCheckpointFromIntent } from "../files/checkpointFromIntent.js"
-import { applyFileRewind, previewFileRewind } from "../files/fileRewindPreview.js"
+import { previewFileRewind } from "../files/fileRewindPreview.js"
 import { recordFileMutation } from "../files/recordFileMutation.js"
 import { rewindCascade, rewindCode, rewindToCheckpoint } from "../files/restoreCheckpoints.js"
 import { getTurnFileChanges } from "../files/turnFileChanges.js"
@@ -35,17 +38,19 @@ import { completeTurnWithBoundary } from "../fork/forkBoundary.js"
 import { forkFromCheckpoint } from "../fork/forkFromCheckpoint.js"
 import { layerForkWorkspaceRestore } from "../fork/forkWorkspaceRestore.js"
 import type { ForkWorkspaceRestore } from "../fork/forkWorkspaceRestoreService.js"
+import { applyMerge, previewMerge } from "../fork/mergeSessions.js"
 import {
   cancelRewindByFork,
   listRewindPoints,
   previewRewindByFork,
   rewindByFork,
 } from "../fork/rewindByFork.js"
+import { diffSessions } from "../fork/sessionTrees.js"
 import { createSideChat } from "../fork/sideChat.js"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import type { BackgroundTasks } from "../ports/BackgroundTasks.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
-import type { OperationJournal } from "../ports/OperationJournal.js"
+import { OperationJournal } from "../ports/OperationJournal.js"
 import type { SessionStore } from "../ports/SessionStore.js"
 import { StoreDoctor } from "../ports/StoreDoctor.js"
 import type { Workspace } from "../ports/Workspace.js"
@@ -65,6 +70,7 @@ import {
   startBackgroundTask,
 } from "../session/sessionCommands.js"
 import { recordVerification, updateGoal } from "../session/sessionRecords.js"
+import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { transcript } from "../session/transcript.js"
 import { capturePoint } from "../snapshot/capturePoint.js"
 import { layerPointArtifactCache, type PointArtifactCache } from "../snapshot/pointArtifactCache.js"
@@ -75,7 +81,7 @@ import { applyPointRestore, previewPointRestore } from "../snapshot/restoreToPoi
 import { declareWriteIntent } from "../snapshot/writeIntents.js"
 import { Rewind, type RewindApi, type RewindError } from "./api.js"
 import { decodeArguments } from "./arguments.js"
-import { RewindOperations, type SuccessOf } from "./operations.js"
+import { type OperationSpec, RewindOperations, type SuccessOf } from "./operations.js"
 
 /** What a host supplies: the ports. Everything else the engine builds itself. */
 export type RewindPorts =
@@ -130,6 +136,39 @@ const withWireConversation = <V extends { readonly conversation?: { readonly cur
 ) =>
   value.conversation === undefined ? value : { ...value, conversation: wireConversation(value.conversation) }
 
+/** The session an operation's arguments name (its `session` argument, or that object's `sessionId`). */
+const sessionArgument = (name: keyof RewindApi, args: ReadonlyArray<unknown>): SessionId | undefined => {
+  const spec: OperationSpec = RewindOperations[name]
+  if (spec.session === undefined) return undefined
+  const value = args[spec.args.findIndex((a) => a.name === spec.session)]
+  if (typeof value === "string") return value as SessionId
+  const inner =
+    typeof value === "object" && value !== null ? (value as { sessionId?: unknown }).sessionId : undefined
+  return typeof inner === "string" ? (inner as SessionId) : undefined
+}
+
+/**
+ * Runs an operation in the tree of the session it works on (`withSessionWorkspace`): an isolated
+ * fork's own, the host's otherwise. `resolveOperation` names no session: its journaled operation's.
+ */
+const inSessionTree = <A, E, R>(
+  name: keyof RewindApi,
+  args: ReadonlyArray<unknown>,
+  program: Effect.Effect<A, E, R>,
+) => {
+  if (name === "resolveOperation") {
+    return Effect.flatMap(
+      Effect.either(Effect.flatMap(OperationJournal, (j) => j.get(args[0] as OperationId))),
+      (found) =>
+        Either.isRight(found) && Option.isSome(found.right)
+          ? withSessionWorkspace(found.right.value.intent.sessionId, program)
+          : program,
+    )
+  }
+  const sessionId = sessionArgument(name, args)
+  return sessionId === undefined ? program : withSessionWorkspace(sessionId, program)
+}
+
 const makeRewind = Effect.gen(function* () {
   const context = yield* Effect.context<Engine>()
 
@@ -150,7 +189,11 @@ const makeRewind = Effect.gen(function* () {
         if (Either.isLeft(decoded)) {
           return Effect.succeed({ ok: false as const, refusal: invalidInput(decoded.left) })
         }
-        const program = body(...(decoded.right as Parameters<RewindApi[K]>))
+        const program = inSessionTree(
+          name,
+          decoded.right,
+          body(...(decoded.right as Parameters<RewindApi[K]>)),
+        )
         return toOutcome(
           Effect.catchIf(program, (e): e is VersionConflict => e instanceof VersionConflict, conflictRefusal),
         ).pipe(Effect.provide(context))
@@ -220,18 +263,20 @@ const makeRewind = Effect.gen(function* () {
     applyFileRewind: answer("applyFileRewind", (preview) =>
       Effect.map(applyFileRewind(preview), withWireConversation),
     ),
-    forkAtMessage: answer("forkAtMessage", (sessionId, messageId, commandId) =>
-      withCommandId(commandId, (id) => forkAtMessage({ sessionId, messageId, commandId: id })),
+    forkAtMessage: answer("forkAtMessage", (sessionId, messageId, commandId, workspace) =>
+      withCommandId(commandId, (id) => forkAtMessage({ sessionId, messageId, commandId: id, workspace })),
     ),
-    forkFromCheckpoint: answer("forkFromCheckpoint", (sessionId, target, commandId) =>
-      withCommandId(commandId, (id) => forkFromCheckpoint({ sessionId, target, commandId: id })),
+    forkFromCheckpoint: answer("forkFromCheckpoint", (sessionId, target, commandId, workspace) =>
+      withCommandId(commandId, (id) => forkFromCheckpoint({ sessionId, target, commandId: id, workspace })),
     ),
     listRewindPoints: answer("listRewindPoints", listRewindPoints),
     previewRewindByFork: answer("previewRewindByFork", (sessionId, messageId) =>
       previewRewindByFork({ sessionId, messageId }),
     ),
-    rewindByFork: answer("rewindByFork", (sessionId, messageId, token, commandId) =>
-      withCommandId(commandId, (id) => rewindByFork({ sessionId, messageId, token, commandId: id })),
+    rewindByFork: answer("rewindByFork", (sessionId, messageId, token, commandId, workspace) =>
+      withCommandId(commandId, (id) =>
+        rewindByFork({ sessionId, messageId, token, commandId: id, workspace }),
+      ),
     ),
     cancelRewindByFork: answer("cancelRewindByFork", (sessionId, messageId, token) =>
       cancelRewindByFork({ sessionId, messageId, token }),
@@ -257,6 +302,13 @@ const makeRewind = Effect.gen(function* () {
     snapshotStatus: answer("snapshotStatus", () => snapshotStatus),
     previewCleanup: answer("previewCleanup", (options) => previewCleanup(options ?? {})),
     cleanup: answer("cleanup", (options) => cleanup(options ?? {})),
+    diffSessions: answer("diffSessions", (sessionId, otherSessionId, options) =>
+      diffSessions(sessionId, otherSessionId, options ?? {}),
+    ),
+    previewMerge: answer("previewMerge", (sessionId, sourceSessionId, options) =>
+      previewMerge(sessionId, sourceSessionId, options ?? {}),
+    ),
+    applyMerge: answer("applyMerge", applyMerge),
     doctor: answer("doctor", (options) =>
       Effect.gen(function* () {
         const doctor = yield* Effect.serviceOption(StoreDoctor)

@@ -9,6 +9,7 @@ import {
   CheckpointId,
   CommandId,
   FileRewindPreview,
+  ForkWorkspace,
   MessageId,
   OperationId,
   type Outcome,
@@ -26,6 +27,7 @@ import type { RewindApi } from "./api.js"
 import type { OperationArgument } from "./arguments.js"
 import * as A from "./arguments.js"
 import * as R from "./results.js"
+import * as T from "./treeResults.js"
 
 export type { OperationArgument }
 
@@ -55,6 +57,8 @@ const sessionId = arg("sessionId", SessionId)
 const messageId = arg("messageId", MessageId)
 const token = arg("token", A.Token)
 const commandId = optional("commandId", CommandId)
+/** `shared` (default) or `isolated` with a root: where a fork's child works. */
+const forkWorkspace = optional("workspace", ForkWorkspace)
 
 /** The value an operation of `RewindApi` answers when it succeeds. */
 export type SuccessOf<F> = F extends (...args: never) => Effect.Effect<Outcome<infer A>, unknown> ? A : never
@@ -266,14 +270,14 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     "forkAtMessage",
     "write",
     "Fork a session at a completed turn's reply.",
-    [sessionId, messageId, commandId],
+    [sessionId, messageId, commandId, forkWorkspace],
     R.ForkOutcome,
   ),
   forkFromCheckpoint: op(
     "forkFromCheckpoint",
     "destructive",
     "Fork a session and put the shared workspace back to a checkpoint or a message's turn.",
-    [sessionId, arg("target", A.ForkRestoreTarget), commandId],
+    [sessionId, arg("target", A.ForkRestoreTarget), commandId, forkWorkspace],
     R.ForkOutcome,
   ),
   listRewindPoints: op(
@@ -294,7 +298,7 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     "rewindByFork",
     "destructive",
     "Confirm a previewed rewind by fork: fork, re-check and restore the workspace.",
-    [sessionId, messageId, token, commandId],
+    [sessionId, messageId, token, commandId, forkWorkspace],
     R.RewindByForkResult,
   ),
   cancelRewindByFork: op(
@@ -396,5 +400,27 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     [{ ...arg("options", A.DoctorOptions), optional: true }],
     R.DoctorReport,
     { progress: true },
+  ),
+  // --- isolated forks: compare and merge trees (issue 28) --------------------------------
+  diffSessions: op(
+    "diffSessions",
+    "read",
+    "Show what differs between the trees of two sessions now (each session's own tree).",
+    [sessionId, arg("otherSessionId", SessionId), optional("options", T.SessionsDiffOptions)],
+    T.SessionsDiff,
+  ),
+  previewMerge: op(
+    "previewMerge",
+    "write",
+    "Preview a three-way merge of another session's tree into this session's; answers a token when it can be applied.",
+    [sessionId, arg("sourceSessionId", SessionId), optional("options", T.MergeOptions)],
+    T.MergePreview,
+  ),
+  applyMerge: op(
+    "applyMerge",
+    "destructive",
+    "Apply a previewed merge, redeeming its token (a rescue point is taken first; redo takes it away).",
+    [sessionId, arg("mergePointId", PointId), token],
+    R.PointRestoreResult,
   ),
 }

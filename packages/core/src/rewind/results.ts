@@ -221,7 +221,7 @@ const ManifestEntry = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("tombstone") }),
 )
 
-const DiffSide = Schema.Union(
+export const DiffSide = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("file"), hash: ContentHash, mode: Count, size: Count }),
   Schema.Struct({ kind: Schema.Literal("link"), target: Schema.String }),
 )

@@ -25,6 +25,7 @@ import {
   type TurnId,
   type VerificationId,
   type VerificationRecord,
+  type WorkspaceAssigned,
   type WriteIntentDeclared,
 } from "@rewind/contracts"
 
@@ -90,6 +91,8 @@ export interface SessionState {
   /** The snapshot engine's point index: every point of the stream, in order (inherited ones too). */
   readonly points: ReadonlyArray<PointCaptured>
   readonly writeIntents: ReadonlyArray<WriteIntentDeclared>
+  /** The tree of an isolated fork (`WorkspaceAssigned`); undefined: the host's shared workspace. */
+  readonly workspace: WorkspaceAssigned | undefined
 }
 
 interface MutableState {
@@ -115,6 +118,7 @@ interface MutableState {
   forkedFrom: ForkedFrom | undefined
   points: Array<PointCaptured>
   writeIntents: Array<WriteIntentDeclared>
+  workspace: WorkspaceAssigned | undefined
 }
 
 export const emptySessionState: SessionState = Object.freeze<SessionState>({
@@ -140,6 +144,7 @@ export const emptySessionState: SessionState = Object.freeze<SessionState>({
   forkedFrom: undefined,
   points: [],
   writeIntents: [],
+  workspace: undefined,
 })
 
 const copy = (s: SessionState): MutableState => ({
@@ -165,6 +170,7 @@ const copy = (s: SessionState): MutableState => ({
   forkedFrom: s.forkedFrom,
   points: [...s.points],
   writeIntents: [...s.writeIntents],
+  workspace: s.workspace,
 })
 
 const apply = (s: MutableState, event: SessionEvent, at: number): void => {
@@ -285,6 +291,9 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
       s.writeIntents.push(event)
       return
     case "PointRestored":
+      return
+    case "WorkspaceAssigned":
+      s.workspace = event
       return
     case "SubagentSpawned":
       s.subagents.push({

@@ -557,8 +557,18 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         return yield* Effect.fail(`the restore could not be recorded: ${recorded.left.message}`)
       }
     })
+    // A merge (a partial point of kind `merge`, `mergeSessions.ts`) can be taken away again by
+    // `redo`: its files go back to the rescue versions; the conversation it leaves as it is.
+    const before = p.point.kind === "merge" ? yield* loadSession(sessionId) : undefined
+    const redoable =
+      before === undefined
+        ? {}
+        : { redo: { branchAtVersion: before.version, spentCheckpointIds: [...before.spentCheckpointIds] } }
     const applied = yield* Effect.either(
-      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes, rescued }, () => commit),
+      runDurableRestore(
+        { sessionId, operationId, kind: "point_restore", writes, rescued, ...redoable },
+        () => commit,
+      ),
     )
     if (Either.isLeft(applied)) {
       const error = applied.left

@@ -1,0 +1,164 @@
+/**
+ * Two sessions' trees side by side: what each holds now (`currentTree`: a scan and hash of the
+ * session's own tree, its content stored so a merge can write it, recorded nowhere), the fork base
+ * they share (`commonBase`: the base point of the isolated child among the two), and `diffSessions`,
+ * what differs between them. Every read goes through the session's own workspace
+ * (`withSessionWorkspace`), so comparing never writes either tree.
+ */
+import {
+  type ContentHash,
+  refuse,
+  type SessionId,
+  type SkippedPath,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { createTwoFilesPatch } from "diff"
+import { Clock, Effect, Either } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { loadSession } from "../session/loadSession.js"
+import { withSessionWorkspace } from "../session/sessionWorkspace.js"
+import { buildManifest, DEFAULT_CAPTURE_SETTINGS, loadStatCache } from "../snapshot/capturePoint.js"
+import { latestTurnPoint } from "../snapshot/pointIndex.js"
+import { loadManifest, type Manifest, type ManifestEntry } from "../snapshot/pointManifest.js"
+import { scanWorkspace } from "../snapshot/workspaceScan.js"
+
+/** One side of a difference: a file or a link; absent is null. */
+export type TreeSide =
+  | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
+  | { readonly kind: "link"; readonly target: string }
+
+export const sideOf = (entry: ManifestEntry | undefined): TreeSide | null =>
+  entry === undefined || entry.kind === "tombstone" ? null : entry
+
+export const sameSide = (a: TreeSide | null, b: TreeSide | null) =>
+  a === null || b === null
+    ? a === b
+    : a.kind === "file" && b.kind === "file"
+      ? a.hash === b.hash && a.mode === b.mode
+      : a.kind === "link" && b.kind === "link" && a.target === b.target
+
+/** A session's tree as it is now: scanned, hashed and stored, with what the scan left out. */
+export const currentTree = (sessionId: SessionId) =>
+  withSessionWorkspace(
+    sessionId,
+    Effect.gen(function* () {
+      const state = yield* loadSession(sessionId)
+      const startedAtMs = yield* Clock.currentTimeMillis
+      const settings = DEFAULT_CAPTURE_SETTINGS
+      const scan = yield* scanWorkspace({
+        maxFiles: settings.maxFiles,
+        deadlineMs: startedAtMs + settings.timeBudgetMs,
+      })
+      const cache = yield* loadStatCache(
+        latestTurnPoint({ points: state.points, writeIntents: [] })?.statCacheHash,
+      )
+      const built = yield* buildManifest({
+        scanned: scan.entries,
+        tracked: [],
+        previous: new Map(),
+        statCache: cache,
+        settings,
+        startedAtMs,
+      })
+      return {
+        manifest: built.manifest as Manifest,
+        skipped: [...scan.skipped, ...built.skipped] as ReadonlyArray<SkippedPath>,
+      }
+    }),
+  )
+
+/**
+ * The fork base two sessions share: the base point of whichever is an isolated fork of the other.
+ * Refuses `unavailable` when neither is.
+ */
+export const commonBase = (a: SessionId, b: SessionId) =>
+  Effect.gen(function* () {
+    const sa = yield* loadSession(a)
+    const sb = yield* loadSession(b)
+    const of =
+      sa.workspace?.sourceSessionId === b
+        ? sa.workspace
+        : sb.workspace?.sourceSessionId === a
+          ? sb.workspace
+          : undefined
+    if (of === undefined) {
+      return yield* refuse(
+        "unavailable",
+        `sessions ${a} and ${b} share no fork base: neither is an isolated fork of the other`,
+      )
+    }
+    const manifest = yield* Effect.catchAll(loadManifest(of.baseManifestHash), (e) =>
+      refuse("unavailable", `the fork base ${of.basePointId} cannot be read: ${e.message}`),
+    )
+    return { pointId: of.basePointId, manifest }
+  })
+
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** The text of bytes that look like text (valid UTF-8, no NUL byte); undefined for binary. */
+export const asText = (bytes: Uint8Array): string | undefined => {
+  if (bytes.includes(0)) return undefined
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+export interface SessionsDiffEntry {
+  readonly path: WorkspacePath
+  /** From `a` to `b`. */
+  readonly change: "added" | "modified" | "deleted"
+  readonly a: TreeSide | null
+  readonly b: TreeSide | null
+  readonly patch?: string
+}
+
+const MAX_PATCH_BYTES = 1024 * 1024
+
+/** What differs between the trees of two sessions now (a → b), with unified diffs of text files. */
+export const diffSessions = (a: SessionId, b: SessionId, options: { readonly patches?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const artifacts = yield* ArtifactStore
+    const ta = yield* currentTree(a)
+    const tb = yield* currentTree(b)
+    const paths = [...new Set([...ta.manifest.keys(), ...tb.manifest.keys()])].sort()
+    const entries: Array<SessionsDiffEntry> = []
+    let unchanged = 0
+    for (const path of paths) {
+      const sa = sideOf(ta.manifest.get(path))
+      const sb = sideOf(tb.manifest.get(path))
+      if (sameSide(sa, sb)) {
+        if (sa !== null) unchanged++
+        continue
+      }
+      const change = sa === null ? "added" : sb === null ? "deleted" : "modified"
+      let patch: string | undefined
+      const small = (s: TreeSide | null) => s === null || (s.kind === "file" && s.size <= MAX_PATCH_BYTES)
+      if (
+        options.patches !== false &&
+        small(sa) &&
+        small(sb) &&
+        !(sa?.kind === "file" && sb?.kind === "file" && sa.hash === sb.hash)
+      ) {
+        const load = (s: TreeSide | null) =>
+          s === null ? Effect.succeed(new Uint8Array()) : artifacts.get((s as { hash: ContentHash }).hash)
+        const before = yield* Effect.either(load(sa))
+        const after = yield* Effect.either(load(sb))
+        const x = Either.isRight(before) ? asText(before.right) : undefined
+        const y = Either.isRight(after) ? asText(after.right) : undefined
+        if (x !== undefined && y !== undefined) {
+          patch = createTwoFilesPatch(
+            sa === null ? "/dev/null" : `a/${path}`,
+            sb === null ? "/dev/null" : `b/${path}`,
+            x,
+            y,
+            `session ${a}`,
+            `session ${b}`,
+          )
+        }
+      }
+      entries.push({ path, change, a: sa, b: sb, ...(patch === undefined ? {} : { patch }) })
+    }
+    return { a, b, entries, unchanged, skipped: [...ta.skipped, ...tb.skipped] }
+  })
