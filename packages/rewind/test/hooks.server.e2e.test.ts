@@ -120,6 +120,27 @@ describe("rewind hook through the workspace's server (built binary)", { timeout:
     expect(timeline.map((t) => [t.prompt, t.status])).toEqual([["after", "completed"]])
   })
 
+  it("no socket directory can be made (neither the runtime dir nor the temp dir): the hook runs in its own process and says why", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    // XDG_RUNTIME_DIR and TMPDIR name a file: neither `<it>/rewind` nor `<it>/rewind-<uid>` can be made.
+    const notADir = join(root, "a.txt")
+    const run = await hookBin(
+      "claude-code",
+      root,
+      payload(root, "nodir", "UserPromptSubmit", { prompt: "p" }),
+      { XDG_RUNTIME_DIR: notADir, TMPDIR: notADir },
+    )
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(
+      /the socket directory cannot be made .*the hook ran in its own process instead/,
+    )
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.nodir", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => t.prompt)).toEqual(["p"])
+  })
+
   it("a server that never answers: the hook runs in its own process and says so, on stderr and in status", async () => {
     const root = tempDir()
     seedWorkspace(root)

@@ -38,6 +38,7 @@ import {
   messageOf,
   type ParsedHook,
   parseHookInput,
+  protocolOutput,
 } from "./hookInput.js"
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -187,7 +188,12 @@ export const runHookClient = async (options: HookRunOptions, binPath: string): P
   // Off by the user's choice, or a payload that is plainly not an agent's (the Schemas' own
   // explanation comes from runHook, and nothing starts or is created for it).
   if (options.env.REWIND_HOOK_SERVER === "off" || !hasCommonFields(parsed.json)) return inProcess(undefined)
-  const socketPath = workspaceSocketPath(parsed.workspaceRoot, parsed.storeDir, options.env)
+  let socketPath: string | undefined
+  try {
+    socketPath = workspaceSocketPath(parsed.workspaceRoot, parsed.storeDir, options.env)
+  } catch (error) {
+    return inProcess(`the socket directory cannot be made (${messageOf(error)})`)
+  }
   if (socketPath === undefined) {
     return inProcess("no socket path short enough for a unix socket could be made for this workspace")
   }
@@ -243,6 +249,14 @@ export const hookMain = async (argv: ReadonlyArray<string>): Promise<boolean> =>
   const result = await runHookClient(
     { ...parsed, stdin: await readStdin(), env: process.env, processCwd: process.cwd() },
     argv[1]!,
+  ).catch(
+    // Nothing above is meant to reject (the in-process path catches its own problems); if it
+    // does all the same, the agent still gets its answer and exit 0.
+    (error: unknown): HookRunResult => ({
+      stdout: protocolOutput(parsed.agent),
+      problems: [`rewind hook ${parsed.agent}: ${messageOf(error)}; nothing recorded`],
+      handled: false,
+    }),
   )
   process.stdout.write(result.stdout)
   for (const line of result.problems) process.stderr.write(`${line}\n`)

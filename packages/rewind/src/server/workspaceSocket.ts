@@ -9,8 +9,9 @@
  * when that is set (a per-user directory the system cleans at logout), else
  * `<os temp dir>/rewind-<uid>`; it is created mode 0700 (the server refuses a socket directory
  * others can write). A unix socket path holds at most 107 bytes (`sun_path`): a `<dir>` that
- * would make it longer falls back to the temp dir, and a path that is still too long is refused
- * (`undefined`): the hook then runs in its own process and says why.
+ * would make it longer (or that cannot be created) falls back to the temp dir, and a path that is
+ * still too long is refused (`undefined`), one that cannot be created throws: the hook then runs
+ * in its own process and says why.
  */
 import { createHash } from "node:crypto"
 import { mkdirSync, realpathSync } from "node:fs"
@@ -52,10 +53,17 @@ export const workspaceSocketPath = (
   env: Readonly<Record<string, string | undefined>>,
 ): string | undefined => {
   const name = socketName(workspaceRoot, storeDir)
-  for (const dir of candidateDirs(env)) {
+  const dirs = candidateDirs(env)
+  for (const [i, dir] of dirs.entries()) {
     const path = join(dir, name)
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) continue
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+    } catch (error) {
+      // The next candidate, if any; the last one's failure is the caller's to report.
+      if (i === dirs.length - 1) throw error
+      continue
+    }
     return path
   }
   return undefined
