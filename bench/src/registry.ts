@@ -6,6 +6,7 @@ import { checkpoints } from "./checkpoints.bench.js"
 import { conversationProjection, conversationRewind } from "./conversation.bench.js"
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
+import { hooks } from "./hooks.bench.js"
 import { langgraph } from "./langgraph.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
@@ -29,6 +30,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   shapeCli,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
+  // rewind hook claude-code as whole processes: latency with a running server, and a prompt's capture.
+  hooks,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
   ...(benchPostgresUrl() === "" ? [] : [postgresStore]),
 ]

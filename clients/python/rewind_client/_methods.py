@@ -84,6 +84,16 @@ class RecordFileMutationInput(TypedDict, total=False):
     afterMode: int
 
 
+class RecordCheckpointFromIntentInput(TypedDict, total=False):
+    """`input` of `recordCheckpointFromIntent`."""
+
+    sessionId: str  # required
+    turnId: str  # required
+    intentId: str  # required
+    path: str  # required
+    toolName: str  # required
+
+
 class ApplyFileRewindPreview(TypedDict, total=False):
     """`preview` of `applyFileRewind`."""
 
@@ -165,6 +175,12 @@ class Methods:
         """List the sessions in the store, newest first. (`listSessions`, read)"""
         params: Dict[str, Any] = {}
         return self._call("listSessions", params)
+
+    def running_turn(self, session_id: str) -> Outcome:
+        """Say which turn of a session is running on the active branch (none: undefined). (`runningTurn`, read)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        return self._call("runningTurn", params)
 
     def append_user_message(self, session_id: str, input: AppendUserMessageInput) -> Outcome:
         """Append a user message to a session and start its turn. (`appendUserMessage`, write)"""
@@ -248,6 +264,20 @@ class Methods:
         params: Dict[str, Any] = {}
         params["input"] = input
         return self._call("recordFileMutation", params)
+
+    def declare_write_intent(self, session_id: str, intent_id: str, paths: List[str]) -> Outcome:
+        """Before a tool writes files: store what they hold now, as a write intent a later checkpoint uses. (`declareWriteIntent`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["intentId"] = intent_id
+        params["paths"] = paths
+        return self._call("declareWriteIntent", params)
+
+    def record_checkpoint_from_intent(self, input: RecordCheckpointFromIntentInput) -> Outcome:
+        """After a tool wrote a file: record its checkpoint from the write intent declared before (a problem is a warning). (`recordCheckpointFromIntent`, write)"""
+        params: Dict[str, Any] = {}
+        params["input"] = input
+        return self._call("recordCheckpointFromIntent", params)
 
     def list_checkpoints(self, session_id: str) -> Outcome:
         """List the checkpoints of a session, oldest first (what a /rewind picker shows). (`listCheckpoints`, read)"""

@@ -4,8 +4,13 @@
  * payload on stdin), and reading back what the store holds.
  */
 import { execFile } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll } from "@effect/vitest"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
 import { runHook } from "../src/hooks/runHook.js"
+import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
 import { BIN } from "./cliHarness.js"
 import type { Step } from "./fixtures/hookPayloads.js"
 
@@ -23,13 +28,38 @@ const agentFreeEnv = () => {
   return env
 }
 
+/**
+ * The environment every hook run of these tests gets: its own runtime directory (so the servers
+ * the hooks start have sockets of their own, mode 0700 as `mkdtemp` makes it) and a short idle
+ * exit, so no server outlives the tests by more than a few seconds.
+ */
+export const HOOK_TEST_ENV = {
+  XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "rewind-run-")),
+  REWIND_HOOK_IDLE_EXIT: "5s",
+}
+// A server still idling there loses only its socket's directory, and stops on its own.
+afterAll(() => rmSync(HOOK_TEST_ENV.XDG_RUNTIME_DIR, { recursive: true, force: true }))
+
+/** The socket of the server the hooks of `root` (store `.rewind`) reach, under `HOOK_TEST_ENV`. */
+export const hookSocket = (root: string) => workspaceSocketPath(root, join(root, ".rewind"), HOOK_TEST_ENV)!
+
+/** How many servers were started for `root`'s hooks: each writes one `listening on` line to the log. */
+export const serversStarted = (root: string) => {
+  const log = hookSocket(root).replace(/\.sock$/, ".log")
+  return existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.includes("listening on")).length
+    : 0
+}
+
 /** One hook event through the built binary, as the agent runs it (cwd = the workspace). */
 export const hookBin = (agent: HookAgent, root: string, payload: string, env: Record<string, string> = {}) =>
   new Promise<HookRun>((resolve) => {
     const child = execFile(
       process.execPath,
       [BIN, "hook", agent],
-      { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...env } },
+      { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...HOOK_TEST_ENV, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
         resolve({ code, stdout, stderr })

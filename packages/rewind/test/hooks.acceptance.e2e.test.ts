@@ -19,7 +19,7 @@ import {
   type Step,
   seedWorkspace,
 } from "./fixtures/hookPayloads.js"
-import { feedBin, feedInProcess, hookBin } from "./hookHarness.js"
+import { feedBin, feedInProcess, hookBin, serversStarted } from "./hookHarness.js"
 
 const snapshot = (root: string, paths: ReadonlyArray<string>) =>
   Object.fromEntries(
@@ -41,6 +41,8 @@ describe("hook adapters end to end (built binary)", { timeout: 240_000 }, () => 
       expect(runs.filter((r) => r.stderr !== "").map((r) => r.stderr)).toEqual([
         expect.stringMatching(/not JSON/),
       ])
+      // Every event went through the one server the first hook started (none ran the slow path).
+      expect(serversStarted(root)).toBe(1)
       const paths = Object.keys(beforeTurn2)
       const end = snapshot(root, paths)
       const gitBefore = snapshot(root, [".git/HEAD", ".git/config"])

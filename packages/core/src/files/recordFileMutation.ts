@@ -57,6 +57,8 @@ export type FileMutationWarningReason =
   | "content_not_stored"
   | "checkpoint_not_stored"
   | "internal_error"
+  /** A checkpoint from a write intent (checkpointFromIntent.ts) found no intent naming the path. */
+  | "intent_not_found"
 
 export interface FileMutationWarning {
   readonly reason: FileMutationWarningReason

@@ -37,6 +37,7 @@ import type {
   TurnId,
   UnrecoverableRewindError,
   WorkspaceIoError,
+  WriteIntentDeclared,
 } from "@rewind/contracts"
 import { Context, type Effect, type Schema } from "effect"
 import type { FileMutationInput } from "../files/recordFileMutation.js"
@@ -87,6 +88,8 @@ export interface RewindApi {
   readonly createSession: (input: In<typeof A.CreateSessionInput>) => Answer<typeof R.Session>
   /** Sessions in the store, newest first. */
   readonly listSessions: () => Answer<Schema.Array$<typeof R.SessionSummary>>
+  /** The running turn on the active branch (the newest started), or undefined when none runs. */
+  readonly runningTurn: (sessionId: SessionId) => Answer<Schema.UndefinedOr<typeof TurnId>>
   /** Appends a user message and starts its turn. */
   readonly appendUserMessage: (
     sessionId: SessionId,
@@ -143,6 +146,25 @@ export interface RewindApi {
    * value (`recorded: false`), never an error: the tool's write already happened.
    */
   readonly recordFileMutation: (input: FileMutationInput) => Answer<typeof R.FileMutationResult>
+  /**
+   * Before a tool writes: stores what `paths` hold now (the pre-images) as write intent
+   * `intentId`, so the checkpoint can be recorded after the tool ran from another process.
+   * A protected path refuses the whole declaration (`unsafe_files`).
+   */
+  readonly declareWriteIntent: (
+    sessionId: SessionId,
+    intentId: TurnId,
+    paths: ReadonlyArray<string>,
+  ) => Answer<typeof WriteIntentDeclared>
+  /**
+   * After the tool wrote: records the checkpoint of a path with its write intent's pre-image as
+   * the before-content and the file now as the after-content. A problem is a warning, as for
+   * `recordFileMutation`.
+   */
+  readonly recordCheckpointFromIntent: (
+    // A host path (`./a.txt` is read as `a.txt`), like `recordFileMutation`'s.
+    input: Omit<In<typeof A.CheckpointFromIntentInput>, "path"> & { readonly path: string },
+  ) => Answer<typeof R.FileMutationResult>
   /** The session's checkpoints, oldest first: what a `/rewind` picker lists. */
   readonly listCheckpoints: (sessionId: SessionId) => Answer<Schema.Array$<typeof R.Checkpoint>>
   /** The file changes of a turn (default: the latest); `undefined` when the session has no turn. */

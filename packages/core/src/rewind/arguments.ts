@@ -193,6 +193,14 @@ export const FileMutationInput = Schema.Struct({
   afterMode: Schema.optional(FileMode),
 })
 
+export const CheckpointFromIntentInput = Schema.Struct({
+  sessionId: SessionId,
+  turnId: TurnId,
+  intentId: TurnId,
+  path: WorkspacePathFromHost,
+  toolName: Schema.String.pipe(Schema.minLength(1, { message: () => "a tool name must not be empty" })),
+})
+
 export const FileRewindTarget = Schema.Union(
   Schema.Struct({ sessionId: SessionId, messageId: MessageId }),
   Schema.Struct({ sessionId: SessionId, turnId: TurnId }),

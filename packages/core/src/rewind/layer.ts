@@ -22,11 +22,13 @@ import {
   type SessionId,
   toOutcome,
   VersionConflict,
+  type WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Either, Layer, Option } from "effect"
 import { evaluateRewindTarget } from "../conversation/evaluateRewindTarget.js"
 import { rewindConversation } from "../conversation/rewindConversation.js"
 import { applyFileRewind } from "../files/applyFileRewind.js"
+import { recordCheckpointFromIntent } from "../files/checkpointFromIntent.js"
 import { previewFileRewind } from "../files/fileRewindPreview.js"
 import { recordFileMutation } from "../files/recordFileMutation.js"
 import { rewindCascade, rewindCode, rewindToCheckpoint } from "../files/restoreCheckpoints.js"
@@ -54,6 +56,7 @@ import { StoreDoctor } from "../ports/StoreDoctor.js"
 import type { Workspace } from "../ports/Workspace.js"
 import { recover, resolveOperation } from "../restore/recover.js"
 import { redo } from "../restore/redo.js"
+import { runningTurn } from "../session/branchView.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
 import { layerSessionStateCache, type SessionStateCache } from "../session/SessionStateCache.js"
 import {
@@ -76,6 +79,7 @@ import { diffPoint } from "../snapshot/pointDiff.js"
 import { cleanup, previewCleanup, snapshotStatus } from "../snapshot/pointGc.js"
 import { readPointIndex } from "../snapshot/pointIndex.js"
 import { previewPointRestore } from "../snapshot/restoreToPoint.js"
+import { declareWriteIntent } from "../snapshot/writeIntents.js"
 import { Rewind, type RewindApi, type RewindError } from "./api.js"
 import { decodeArguments } from "./arguments.js"
 import { type OperationSpec, RewindOperations, type SuccessOf } from "./operations.js"
@@ -202,6 +206,7 @@ const makeRewind = Effect.gen(function* () {
   const api: RewindApi = {
     createSession: answer("createSession", createSession),
     listSessions: answer("listSessions", listSessions),
+    runningTurn: answer("runningTurn", (sessionId) => Effect.map(loadSession(sessionId), runningTurn)),
     appendUserMessage: answer("appendUserMessage", (sessionId, input) =>
       retryOnVersionConflict(appendUserMessage(sessionId, input)),
     ),
@@ -231,6 +236,11 @@ const makeRewind = Effect.gen(function* () {
       retryOnVersionConflict(finishBackgroundTask(sessionId, taskId, outcome)),
     ),
     recordFileMutation: answer("recordFileMutation", recordFileMutation),
+    declareWriteIntent: answer("declareWriteIntent", declareWriteIntent),
+    recordCheckpointFromIntent: answer("recordCheckpointFromIntent", (input) =>
+      // The door decoded it with `WorkspacePathFromHost`: the path is a normalised workspace path.
+      recordCheckpointFromIntent({ ...input, path: input.path as WorkspacePath }),
+    ),
     listCheckpoints: answer("listCheckpoints", (sessionId) =>
       Effect.map(loadSession(sessionId), (state) => state.checkpoints),
     ),

@@ -19,6 +19,8 @@ import {
   SessionId,
   TaskId,
   TurnId,
+  WorkspacePathFromHost,
+  WriteIntentDeclared,
 } from "@rewind/contracts"
 import { type Effect, Schema } from "effect"
 import type { RewindApi } from "./api.js"
@@ -99,6 +101,13 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     [],
     Schema.Array(R.SessionSummary),
   ),
+  runningTurn: op(
+    "runningTurn",
+    "read",
+    "Say which turn of a session is running on the active branch (none: undefined).",
+    [sessionId],
+    Schema.UndefinedOr(TurnId),
+  ),
   appendUserMessage: op(
     "appendUserMessage",
     "write",
@@ -174,6 +183,21 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     "write",
     "Record a checkpoint after a tool wrote a file (a problem is a warning, never an error).",
     [arg("input", A.FileMutationInput)],
+    R.FileMutationResult,
+    { session: "input" },
+  ),
+  declareWriteIntent: op(
+    "declareWriteIntent",
+    "write",
+    "Before a tool writes files: store what they hold now, as a write intent a later checkpoint uses.",
+    [sessionId, arg("intentId", TurnId), arg("paths", Schema.Array(WorkspacePathFromHost))],
+    WriteIntentDeclared,
+  ),
+  recordCheckpointFromIntent: op(
+    "recordCheckpointFromIntent",
+    "write",
+    "After a tool wrote a file: record its checkpoint from the write intent declared before (a problem is a warning).",
+    [arg("input", A.CheckpointFromIntentInput)],
     R.FileMutationResult,
     { session: "input" },
   ),

@@ -95,6 +95,7 @@ export const FileMutationResult = Schema.Union(
         "content_not_stored",
         "checkpoint_not_stored",
         "internal_error",
+        "intent_not_found",
       ),
       message: Schema.String,
     }),

@@ -66,3 +66,16 @@ const computeBranchView = (state: SessionState): BranchView => {
 
   return { messageIds, positions, coveredBy, activeCompactions, modelHistory, turnIds, lastUserMessageId }
 }
+
+/**
+ * The session's running turn on the active branch (the newest one started, when several are
+ * running), or undefined: what a host that sees turn boundaries one event at a time continues.
+ */
+export const runningTurn = (state: SessionState): TurnId | undefined => {
+  const view = branchView(state)
+  let open: TurnId | undefined
+  for (const turn of state.turns.values()) {
+    if (turn.status === "running" && view.positions.has(turn.userMessageId)) open = turn.id
+  }
+  return open
+}

@@ -11,14 +11,17 @@
  *   terminal, or `NO_COLOR` set, see `colourEnabled`) the codes are stripped from what it prints.
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
+// The module itself, not the package index: the index re-exports the HTTP and cluster modules,
+// which drag undici (1 MB) into the start of every command.
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Console, Effect, Exit } from "effect"
 import { mcp } from "../mcp/mcpCommand.js"
 import { serve } from "../server/serveCommand.js"
 import { commands } from "./commands.js"
 import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
+import { VERSION } from "./version.js"
 
-export const VERSION = "0.1.0"
+export { VERSION } from "./version.js"
 
 const root = Command.make("rewind").pipe(
   Command.withDescription("Checkpoints, rewind and fork for AI coding agents"),

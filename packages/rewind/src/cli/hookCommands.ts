@@ -1,6 +1,6 @@
 /**
  * The CLI's agent-hook commands: `hook <agent>` (what the agent's hook entry runs: one event on
- * stdin, always exit 0, see hooks/runHook.ts), and `install <agent> [--user]` / `uninstall <agent>
+ * stdin, always exit 0, sent to the workspace's server by hooks/hookClient.ts), and `install <agent> [--user]` / `uninstall <agent>
  * [--user]` (merge Rewind's entries into the agent's settings file, see hooks/hookInstall.ts).
  */
 import { resolve } from "node:path"
@@ -39,15 +39,20 @@ export const hook = Command.make(
   },
   (o) =>
     Effect.promise(async () => {
-      const { runHook } = await import("../hooks/runHook.js")
-      const result = await runHook({
-        agent: o.agent,
-        stdin: await readStdin(),
-        ...Option.match(o.workspace, { onNone: () => ({}), onSome: (workspace) => ({ workspace }) }),
-        ...Option.match(o.dir, { onNone: () => ({}), onSome: (dir) => ({ dir }) }),
-        env: process.env,
-        processCwd: process.cwd(),
-      })
+      // The bin sends `hook` to the client before this CLI loads (cli/bin.ts); this is the same
+      // client for a CLI started otherwise (the compiled main.js).
+      const { runHookClient } = await import("../hooks/hookClient.js")
+      const result = await runHookClient(
+        {
+          agent: o.agent,
+          stdin: await readStdin(),
+          ...Option.match(o.workspace, { onNone: () => ({}), onSome: (workspace) => ({ workspace }) }),
+          ...Option.match(o.dir, { onNone: () => ({}), onSome: (dir) => ({ dir }) }),
+          env: process.env,
+          processCwd: process.cwd(),
+        },
+        process.argv[1] ?? "rewind",
+      )
       process.stdout.write(result.stdout)
       for (const line of result.problems) process.stderr.write(`${line}\n`)
     }),

@@ -1,7 +1,10 @@
 /**
- * `HookEngine`: the handful of engine calls the hook adapters make, and nothing else, so the
- * hook can be served by an engine in this process (`inProcessHookEngine`, over the facade) or by
- * a running `rewind serve` without `runHook.ts` changing.
+ * `HookEngine`: the handful of engine calls the hook adapters make, and nothing else. Each is
+ * one or two operations of the declared `Rewind` service (`RewindOperations`: `createSession`,
+ * `runningTurn`, `appendUserMessage`, `appendReply`, `completeTurn(WithBoundary)`, `capturePoint`,
+ * `declareWriteIntent`, `recordCheckpointFromIntent`), called through the facade of an open
+ * Rewind — in the hook's own process, or in the `rewind serve` the hook client reached (the
+ * server runs the translation next to the engine, so a hook costs one round trip).
  *
  * Invariants:
  * - the pending before-content of a file tool is kept in the store, never in a temp file: the
@@ -13,25 +16,8 @@
  *   of them is retried here (the engine retries its own version conflicts).
  */
 import { createHash } from "node:crypto"
-import {
-  ID_PATTERN,
-  type PreImage,
-  type SessionId,
-  type TurnId,
-  type WorkspacePath,
-  type WriteIntentDeclared,
-} from "@rewind/contracts"
-import {
-  ArtifactStore,
-  branchView,
-  type CaptureOutcome,
-  declareWriteIntent,
-  type FileMutationResult,
-  loadSession,
-  recordFileMutation,
-  Workspace,
-} from "@rewind/core"
-import { Effect, Option } from "effect"
+import { ID_PATTERN, type SessionId, type TurnId, type WorkspacePath } from "@rewind/contracts"
+import type { CaptureOutcome, FileMutationResult } from "@rewind/core"
 import type { Rewind } from "../openRewind.js"
 import type { HookAgent } from "./hookEvent.js"
 
@@ -60,7 +46,7 @@ export interface HookEngine {
   /**
    * Records a checkpoint of `path` in `turnId`: before = the pre-image of intent `intentId` (or,
    * when that intent is missing, the newest intent of the turn naming the path), after = what the
-   * file holds now.
+   * file holds now (`recordCheckpointFromIntent`).
    */
   readonly recordAfter: (input: {
     readonly sessionId: SessionId
@@ -91,24 +77,6 @@ export const intentTurnId = (turnId: TurnId, pairKey: string): TurnId =>
 export const shellPointTurnId = (turnId: TurnId, pairKey: string): TurnId =>
   `${turnId}.shell.${digest(pairKey)}` as TurnId
 
-const INTENT_MARK = ".pre."
-
-/** The pre-image a write intent kept for `path`: the exact one, else the turn's newest naming it. */
-const findPreImage = (
-  intents: ReadonlyArray<WriteIntentDeclared>,
-  turnId: TurnId,
-  intentId: TurnId,
-  path: WorkspacePath,
-): PreImage | undefined => {
-  const entryOf = (intent: WriteIntentDeclared) => intent.entries.find((e) => e.path === path)?.preImage
-  const exact = intents.findLast((i) => i.turnId === intentId && entryOf(i) !== undefined)
-  if (exact !== undefined) return entryOf(exact)
-  const ofTurn = intents.findLast(
-    (i) => i.turnId.startsWith(`${turnId}${INTENT_MARK}`) && entryOf(i) !== undefined,
-  )
-  return ofTurn === undefined ? undefined : entryOf(ofTurn)
-}
-
 class HookEngineError extends Error {}
 
 const must = async <A>(
@@ -121,7 +89,7 @@ const must = async <A>(
 }
 
 /** The engine in this process: the facade of an open Rewind. */
-export const inProcessHookEngine = (rewind: Rewind): HookEngine => ({
+export const facadeHookEngine = (rewind: Rewind): HookEngine => ({
   ensureSession: async (sessionId, title, cwd) => {
     const created = await rewind.createSession({ sessionId, title, cwd })
     // `conflict`: it exists already (or another hook process created it a moment ago).
@@ -129,20 +97,7 @@ export const inProcessHookEngine = (rewind: Rewind): HookEngine => ({
       throw new HookEngineError(`the session could not be created: ${created.refusal.message}`)
     }
   },
-  openTurn: (sessionId) =>
-    must(
-      "reading the session",
-      rewind.outcome(
-        Effect.map(loadSession(sessionId), (state) => {
-          const view = branchView(state)
-          let open: TurnId | undefined
-          for (const turn of state.turns.values()) {
-            if (turn.status === "running" && view.positions.has(turn.userMessageId)) open = turn.id
-          }
-          return open
-        }),
-      ),
-    ),
+  openTurn: (sessionId) => must("reading the session", rewind.runningTurn(sessionId)),
   startTurn: async (sessionId, text, turnId) =>
     (
       await must(
@@ -170,53 +125,7 @@ export const inProcessHookEngine = (rewind: Rewind): HookEngine => ({
       : outcome.value
   },
   declareBefore: async (sessionId, intentId, paths) => {
-    await must("storing the before-content", rewind.outcome(declareWriteIntent(sessionId, intentId, paths)))
+    await must("storing the before-content", rewind.declareWriteIntent(sessionId, intentId, paths))
   },
-  recordAfter: ({ sessionId, turnId, intentId, path, toolName }) =>
-    rewind.run(
-      Effect.gen(function* () {
-        const state = yield* loadSession(sessionId)
-        const preImage = findPreImage(state.writeIntents, turnId, intentId, path)
-        if (preImage === undefined) {
-          return {
-            recorded: false,
-            warning: {
-              reason: "invalid_input",
-              message: `no before-content of ${path} was stored (its before-tool hook did not run); no checkpoint, the turn's point still covers the file`,
-            },
-          } satisfies FileMutationResult
-        }
-        if (preImage.state === "link" || preImage.state === "unreadable") {
-          return {
-            recorded: false,
-            warning: {
-              reason: "invalid_input",
-              message: `${path} was ${preImage.state === "link" ? "a symbolic link" : `unreadable (${preImage.detail})`} before the tool ran; no checkpoint`,
-            },
-          } satisfies FileMutationResult
-        }
-        const before =
-          preImage.state === "absent"
-            ? null
-            : yield* Effect.flatMap(ArtifactStore, (a) => a.get(preImage.hash))
-        const now = yield* Effect.flatMap(Workspace, (w) => w.read(path))
-        const after = Option.match(now, { onNone: () => null, onSome: (f) => f.content })
-        if (before === null && after === null) {
-          return {
-            recorded: false,
-            warning: { reason: "unchanged", message: `${path} did not exist before the tool ran, nor after` },
-          } satisfies FileMutationResult
-        }
-        return yield* recordFileMutation({
-          sessionId,
-          turnId,
-          path,
-          toolName,
-          before,
-          after,
-          ...(preImage.state === "file" ? { beforeMode: preImage.mode } : {}),
-          ...(Option.isSome(now) ? { afterMode: now.value.mode } : {}),
-        })
-      }),
-    ),
+  recordAfter: (input) => must("recording the checkpoint", rewind.recordCheckpointFromIntent(input)),
 })

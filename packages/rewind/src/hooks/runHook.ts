@@ -7,15 +7,15 @@
  *
  * It never blocks or fails the agent: whatever goes wrong (a payload that is not JSON, a store
  * that cannot be opened, a refused call) ends the run normally, with a line on stderr and an
- * entry in the problem log (hookProblems.ts) that `rewind status` shows. `runHook` itself never
- * rejects. A malformed payload records nothing.
+ * entry in the problem log (hookProblems.ts) that `rewind status` shows. `runHook` and
+ * `runParsedHook` never reject. A malformed payload records nothing.
  *
- * Where the workspace is: `--workspace`, else the agent's project directory
- * (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`), else the nearest directory at or above the
- * payload's `cwd` holding a `.rewind` store, else that `cwd`. The store is created on first use:
- * installing the hook is the consent.
+ * It runs where the engine is: in the `rewind serve` the hook client reached (hookClient.ts hands
+ * it the parsed payload, `runParsedHook` over the server's open Rewind), or in the hook's own
+ * process (`runHook`, the client's fallback). The workspace is found by hookInput.ts. The store is
+ * created on first use: installing the hook is the consent.
  */
-import { existsSync, realpathSync } from "node:fs"
+import { realpathSync } from "node:fs"
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import {
   normaliseWorkspacePath,
@@ -27,62 +27,29 @@ import {
 import { claudeCodeEvent } from "./claudeCode.js"
 import { geminiCliEvent } from "./geminiCli.js"
 import {
+  facadeHookEngine,
   type HookEngine,
   hookSessionId,
-  inProcessHookEngine,
   intentTurnId,
   shellPointTurnId,
 } from "./hookEngine.js"
 import type { HookAgent, HookEvent, Undecodable } from "./hookEvent.js"
-import { appendProblem } from "./hookProblems.js"
+import {
+  type HookRunOptions,
+  type HookRunResult,
+  logProblem,
+  messageOf,
+  type ParsedHook,
+  parseHookInput,
+  protocolOutput,
+} from "./hookInput.js"
 
-export interface HookRunOptions {
-  readonly agent: HookAgent
-  /** The payload exactly as read from stdin. */
-  readonly stdin: string
-  /** `--workspace`, when given. */
-  readonly workspace?: string
-  /** `--dir` (the store directory), when given. */
-  readonly dir?: string
-  readonly env: Readonly<Record<string, string | undefined>>
-  /** The hook process's own working directory (where the agent started it). */
-  readonly processCwd: string
-}
-
-export interface HookRunResult {
-  /** What the agent's hook protocol reads on stdout. */
-  readonly stdout: string
-  /** Lines for stderr: one per problem. */
-  readonly problems: ReadonlyArray<string>
-  /** Whether the event was acted on (false for a malformed payload or one with nothing to do). */
-  readonly handled: boolean
-}
+export type { HookRunOptions, HookRunResult, ParsedHook }
 
 const AGENT_NAMES: Record<HookAgent, string> = { "claude-code": "Claude Code", "gemini-cli": "Gemini CLI" }
 
 const translate = (agent: HookAgent, json: unknown): HookEvent | Undecodable =>
   agent === "claude-code" ? claudeCodeEvent(json) : geminiCliEvent(json)
-
-/** Gemini CLI parses stdout as JSON; Claude Code needs nothing for a hook that does not decide. */
-const protocolOutput = (agent: HookAgent) => (agent === "gemini-cli" ? "{}\n" : "")
-
-const projectDir = (agent: HookAgent, env: HookRunOptions["env"]) =>
-  agent === "claude-code" ? env.CLAUDE_PROJECT_DIR : (env.GEMINI_PROJECT_DIR ?? env.CLAUDE_PROJECT_DIR)
-
-export const resolveHookWorkspace = (
-  agent: HookAgent,
-  options: Pick<HookRunOptions, "workspace" | "env">,
-  cwd: string,
-): string => {
-  if (options.workspace !== undefined) return resolve(options.workspace)
-  const project = projectDir(agent, options.env)
-  if (project !== undefined && project.length > 0) return resolve(project)
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".rewind"))) return dir
-    if (dirname(dir) === dir) break
-  }
-  return resolve(cwd)
-}
 
 const real = (path: string) => {
   try {
@@ -204,85 +171,48 @@ export const handleHookEvent = async (
   }
 }
 
-const messageOf = (error: unknown) =>
-  error instanceof Error
-    ? error.message
-    : typeof error === "object" && error !== null && "message" in error
-      ? String(error.message)
-      : String(error)
+/** The engine a parsed hook runs against, opened for (workspace, store) and closed after. */
+export type OpenHookEngine = (
+  workspaceRoot: string,
+  dir: string | undefined,
+) => Promise<{ readonly engine: HookEngine; readonly close: () => Promise<void> }>
 
-/** Runs one hook event end to end. Never rejects; see the module header. */
-export const runHook = async (options: HookRunOptions): Promise<HookRunResult> => {
-  const { agent } = options
+/** Opens the store in this process (created on first use) for one event. */
+export const openInProcess: OpenHookEngine = async (workspaceRoot, dir) => {
+  const { openRewind } = await import("../openRewind.js")
+  const rewind = await openRewind({ workspaceRoot, create: true, ...(dir === undefined ? {} : { dir }) })
+  return { engine: facadeHookEngine(rewind), close: () => rewind.close() }
+}
+
+/** Acts on a payload already read as JSON (see hookInput.ts). Never rejects. */
+export const runParsedHook = async (parsed: ParsedHook, open: OpenHookEngine): Promise<HookRunResult> => {
+  const { agent, json, workspaceRoot, storeDir } = parsed
   const stdout = protocolOutput(agent)
-  const log = (
-    storeDir: string | undefined,
-    event: string,
-    hostSessionId: string | undefined,
-    message: string,
-  ) => {
-    if (storeDir === undefined || !existsSync(storeDir)) return
-    try {
-      appendProblem(storeDir, {
-        at: Date.now(),
-        agent,
-        event,
-        ...(hostSessionId === undefined ? {} : { hostSessionId }),
-        message,
-      })
-    } catch {
-      // The log is a diagnostic: a store that cannot take it is reported on stderr already.
-    }
-  }
-  const storeDirFor = (root: string) =>
-    options.dir === undefined ? join(root, ".rewind") : resolve(options.dir)
-
-  let json: unknown
-  try {
-    json = JSON.parse(options.stdin)
-  } catch (error) {
-    const why = messageOf(error).replace(/\s+/g, " ").trim()
-    const message = `rewind hook ${agent}: the payload is not JSON (${why}); nothing recorded`
-    log(
-      storeDirFor(resolveHookWorkspace(agent, options, options.processCwd)),
-      "(unparsed)",
-      undefined,
-      message,
-    )
-    return { stdout, problems: [message], handled: false }
-  }
   const event = translate(agent, json)
   if (event.kind === "undecodable") {
     const message = `rewind hook ${agent}: ${event.reason}; nothing recorded`
-    log(
-      storeDirFor(resolveHookWorkspace(agent, options, options.processCwd)),
-      "(undecodable)",
-      undefined,
-      message,
-    )
+    logProblem(parsed.fallbackStoreDir, agent, "(undecodable)", undefined, message)
     return { stdout, problems: [message], handled: false }
   }
   if (event.kind === "ignored") return { stdout, problems: [], handled: false }
-
-  const workspaceRoot = resolveHookWorkspace(agent, options, event.cwd || options.processCwd)
-  const storeDir = storeDirFor(workspaceRoot)
   const problems: Array<string> = []
   try {
-    const { openRewind } = await import("../openRewind.js")
-    const rewind = await openRewind({
-      workspaceRoot,
-      create: true,
-      ...(options.dir === undefined ? {} : { dir: resolve(options.dir) }),
-    })
+    const { engine, close } = await open(workspaceRoot, parsed.dir)
     try {
-      problems.push(...(await handleHookEvent(inProcessHookEngine(rewind), event, workspaceRoot)))
+      problems.push(...(await handleHookEvent(engine, event, workspaceRoot)))
     } finally {
-      await rewind.close()
+      await close()
     }
   } catch (error) {
     problems.push(messageOf(error))
   }
   const worded = problems.map((p) => `rewind hook ${agent} ${event.hostEvent}: ${p}`)
-  for (const line of worded) log(storeDir, event.hostEvent, event.hostSessionId, line)
+  for (const line of worded) logProblem(storeDir, agent, event.hostEvent, event.hostSessionId, line)
   return { stdout, problems: worded, handled: true }
+}
+
+/** Runs one hook event end to end in this process. Never rejects; see the module header. */
+export const runHook = async (options: HookRunOptions): Promise<HookRunResult> => {
+  const parsed = parseHookInput(options)
+  return "json" in parsed ? runParsedHook(parsed, openInProcess) : parsed
 }

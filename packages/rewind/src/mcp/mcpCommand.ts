@@ -5,8 +5,8 @@
  */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
-import { VERSION } from "../cli/app.js"
 import { common, withRewind } from "../cli/store.js"
+import { VERSION } from "../cli/version.js"
 import { untilSignal } from "../server/serveCommand.js"
 
 export const mcp = Command.make("mcp", { workspace: common.workspace, dir: common.dir }, (o) =>

@@ -4,14 +4,21 @@
  *
  * Lifecycle: the store is opened once (an existing store only, like every command but `init`)
  * and closed when the server stops: at end of stdin (stdio, after every call has answered), or
- * on SIGTERM / SIGINT (calls in flight are interrupted and answer `-32800`). In stdio mode stdout
- * carries only protocol lines; anything for people goes to stderr.
+ * on SIGTERM / SIGINT (calls in flight are interrupted and answer `-32800`), or, on a socket with
+ * `--idle-exit`, once no client has been connected for that long. `--create` creates the store on
+ * first use (what the hook client's auto-started server runs with: installing the hook is the
+ * consent). In stdio mode stdout carries only protocol lines; anything for people goes to stderr.
+ *
+ * Beside the operations of `RewindOperations`, the server answers the hook client's `hook`
+ * method (hooks/hookMethod.ts); `--schema` documents the engine's operations only.
  */
+import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { RewindOperations } from "@rewind/core"
-import { Effect, Option } from "effect"
-import { VERSION } from "../cli/app.js"
+import { Effect, Option, Schema } from "effect"
 import { common, withRewind } from "../cli/store.js"
+import { VERSION } from "../cli/version.js"
+import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
 import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
@@ -29,6 +36,22 @@ export const untilSignal = Effect.async<NodeJS.Signals>((resume) => {
   })
 })
 
+/** A duration written `<n>ms|s|m|h` (`30s`, `10m`), as milliseconds. */
+const IdleExit = Schema.String.pipe(
+  Schema.pattern(/^\d+(\.\d+)?\s*(ms|s|m|h)$/, {
+    message: () => "a duration such as 500ms, 30s, 10m or 1h",
+  }),
+  Schema.transform(Schema.Number, {
+    strict: true,
+    decode: (text) => {
+      const [, n, unit] = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/.exec(text)!
+      const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
+      return Math.round(Number(n) * factor[unit as keyof typeof factor])
+    },
+    encode: (ms) => `${ms}ms`,
+  }),
+)
+
 const options = {
   workspace: common.workspace,
   dir: common.dir,
@@ -37,6 +60,16 @@ const options = {
       "Listen on this Unix domain socket instead of stdio (created mode 0600; its directory must be writable by you only)",
     ),
     Options.optional,
+  ),
+  idleExit: Options.text("idle-exit").pipe(
+    Options.withSchema(IdleExit),
+    Options.withDescription(
+      "With --socket: stop once no client has been connected for this long (e.g. 500ms, 30s, 10m)",
+    ),
+    Options.optional,
+  ),
+  create: Options.boolean("create").pipe(
+    Options.withDescription("Create the store when there is none (the hook client's auto-started server)"),
   ),
   schema: Options.boolean("schema").pipe(
     Options.withDescription("Print the OpenRPC document of every method (derived from the Schemas) and exit"),
@@ -61,17 +94,25 @@ export const serve = Command.make("serve", options, (o) =>
       })
     : withRewind(
         { json: false, workspace: o.workspace, dir: o.dir },
-        false,
+        o.create,
         (rewind) =>
           Effect.gen(function* () {
-            const server = makeRpcServer(RewindOperations, serviceImplementation(rewind), {
+            const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
+            const table = { ...RewindOperations, [hookOperation.name]: hookOperation }
+            const implementation = {
+              ...serviceImplementation(rewind),
+              [hookOperation.name]: hookImplementation(rewind, storeDir),
+            }
+            const server = makeRpcServer(table, implementation, {
               ...Option.match(o.maxLineBytes, {
                 onNone: () => ({}),
                 onSome: (maxLineBytes) => ({ maxLineBytes }),
               }),
             })
             if (Option.isSome(o.socket)) {
-              yield* serveSocket(server, o.socket.value, untilSignal)
+              yield* serveSocket(server, o.socket.value, untilSignal, {
+                ...Option.match(o.idleExit, { onNone: () => ({}), onSome: (idleExitMs) => ({ idleExitMs }) }),
+              })
               return
             }
             yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)

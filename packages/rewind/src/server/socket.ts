@@ -14,6 +14,9 @@
  *   (their answers dropped), so no session stays reserved.
  *   The check-then-listen on a stale path has a window in which two servers starting at the same
  *   instant could both replace it; `listen` itself refuses an address already bound.
+ * - with `idleExitMs`, the server stops once no connection has been open (none served, none with
+ *   a call still running) for that long, counted from the start and from each last connection's
+ *   end: an auto-started server (the hook's) does not outlive its agent session for long.
  */
 import { chmod, lstat, stat, unlink } from "node:fs/promises"
 import { createConnection, createServer, type Server, type Socket } from "node:net"
@@ -117,8 +120,51 @@ const listen = (path: string) =>
       ),
   })
 
-/** Serves `server` on the socket at `path` until `stop` completes. */
-export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effect.Effect<A>) =>
+/**
+ * Counts the connections being served and completes once none has been for `idleMs`
+ * (never, without `idleMs`).
+ */
+const makeIdleWatch = (idleMs: number | undefined) => {
+  let open = 0
+  let timer: NodeJS.Timeout | undefined
+  let fire: (() => void) | undefined
+  const arm = () => {
+    if (idleMs === undefined || fire === undefined) return
+    clearTimeout(timer)
+    timer = setTimeout(fire, idleMs)
+  }
+  return {
+    opened: () => {
+      open++
+      clearTimeout(timer)
+    },
+    closed: () => {
+      open--
+      if (open === 0) arm()
+    },
+    idle:
+      idleMs === undefined
+        ? Effect.never
+        : Effect.async<void>((resume) => {
+            fire = () => resume(Effect.void)
+            if (open === 0) arm()
+            return Effect.sync(() => clearTimeout(timer))
+          }),
+  }
+}
+
+export interface ServeSocketOptions {
+  /** Stop after this long without a connection (see the module comment). */
+  readonly idleExitMs?: number
+}
+
+/** Serves `server` on the socket at `path` until `stop` completes (or the server is idle). */
+export const serveSocket = <A>(
+  server: RpcServer,
+  socketPath: string,
+  stop: Effect.Effect<A>,
+  options: ServeSocketOptions = {},
+) =>
   Effect.gen(function* () {
     const path = resolve(socketPath)
     yield* prepareSocketPath(path)
@@ -133,13 +179,16 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
       Effect.gen(function* () {
         const connections = yield* FiberSet.make()
         const run = yield* FiberSet.runtime(connections)<never>()
+        const watch = makeIdleWatch(options.idleExitMs)
         const accept = (socket: Socket) => {
           socket.on("error", () => socket.destroy())
+          watch.opened()
           run(
             server.serveConnection(socket, socket).pipe(
               Effect.ensuring(
                 Effect.sync(() => {
                   if (!socket.destroyed) socket.end()
+                  watch.closed()
                 }),
               ),
             ),
@@ -148,7 +197,7 @@ export const serveSocket = <A>(server: RpcServer, socketPath: string, stop: Effe
         listener.off("connection", hold)
         listener.on("connection", accept)
         for (const socket of early.splice(0)) accept(socket)
-        yield* stop
+        yield* Effect.raceFirst(Effect.asVoid(stop), watch.idle)
         // Stop accepting; closing the scope then interrupts every connection's calls.
         listener.close()
       }),

@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+/**
+ * The `rewind` bin (bundled to dist/cli/rewind.mjs with code splitting): it looks at the command
+ * before loading anything, so what runs on every agent hook and the cheapest commands do not pay
+ * for the whole CLI. `hook <agent>` goes to the hook client (hooks/hookClient.ts: Node built-ins
+ * only); a lone `--version` is answered here; everything else (and a `hook` with arguments the
+ * client does not take, such as `--help`) loads the full CLI (main.ts), whose commands load their
+ * own heavy parts on first use.
+ */
+const argv = process.argv
+if (argv[2] === "--version" && argv.length === 3) {
+  const { VERSION } = await import("./version.js")
+  process.stdout.write(`${VERSION}\n`)
+} else if (argv[2] !== "hook" || !(await import("../hooks/hookClient.js").then((m) => m.hookMain(argv)))) {
+  await import("./main.js")
+}

@@ -1,0 +1,264 @@
+/**
+ * The hook client: what `rewind hook <agent>` runs (the bin dispatches here before loading
+ * anything else, see cli/bin.ts). It reads the event, finds the workspace's server on its socket
+ * (server/workspaceSocket.ts), starting one when none answers, and sends the event as one `hook`
+ * request; the server acts on it next to its open engine (hookMethod.ts). It loads only Node
+ * built-ins and the small hook-input modules, so a hook costs a small process start plus one
+ * round trip.
+ *
+ * Invariants:
+ * - it never blocks or fails the agent: it always exits 0 with the agent's protocol output, and
+ *   every problem is a line on stderr and an entry in the problem log (`rewind status`);
+ * - the slow path is never silent: when no server can be reached (no socket path fits, the server
+ *   did not start or did not answer in time, it refused the call), the hook runs in this process
+ *   (runHook.ts, loaded only then) and a problem says so;
+ * - a payload without the fields every agent sends (`hasCommonFields`) is refused in this process
+ *   with the Schemas' own explanation: no server is started and no store created for it;
+ * - at most one client starts a server at a time (an exclusive `<socket>.start` file, taken over
+ *   when older than the start timeout); a second server started all the same finds the socket
+ *   taken and exits (socket.ts), and every client retries connecting until the start timeout;
+ * - the server it starts is detached (`rewind serve --socket … --idle-exit … --create`), so it
+ *   outlives the hook and exits by itself once idle.
+ *
+ * Settings (environment): `REWIND_HOOK_SERVER=off` runs every hook in its own process, quietly
+ * (the user chose it); `REWIND_HOOK_IDLE_EXIT` (default `10m`) is the started server's
+ * `--idle-exit`; `REWIND_HOOK_TIMEOUT_MS` (default 30000) bounds one hook's round trip;
+ * `REWIND_HOOK_START_TIMEOUT_MS` (default 10000) bounds waiting for a server to start.
+ */
+import { spawn } from "node:child_process"
+import { closeSync, openSync, statSync, unlinkSync } from "node:fs"
+import { createConnection, type Socket } from "node:net"
+import { workspaceSocketPath } from "../server/workspaceSocket.js"
+import type { HookAgent } from "./hookEvent.js"
+import {
+  type HookRunOptions,
+  type HookRunResult,
+  hasCommonFields,
+  logProblem,
+  messageOf,
+  type ParsedHook,
+  parseHookInput,
+  protocolOutput,
+} from "./hookInput.js"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const numberSetting = (env: Env, name: string, fallback: number) => {
+  const value = Number(env[name])
+  return Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+/** Why the server path was not taken: worded for the problem line. */
+class Unreachable extends Error {}
+
+const connect = (path: string) =>
+  new Promise<Socket>((done, fail) => {
+    const socket = createConnection(path)
+    socket.once("connect", () => {
+      socket.off("error", fail)
+      done(socket)
+    })
+    socket.once("error", fail)
+  })
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+/** Sends one request and resolves with its answer's `result` (an Outcome), or rejects. */
+const request = (socket: Socket, method: string, params: unknown, timeoutMs: number) =>
+  new Promise<{ ok: boolean; value?: HookRunResult; refusal?: { message: string } }>((done, fail) => {
+    let buffered = ""
+    let settled = false
+    const timer = setTimeout(() => {
+      finish(new Unreachable(`the server did not answer within ${timeoutMs} ms`))
+      socket.destroy()
+    }, timeoutMs)
+    const finish = (error: Error | undefined, value?: never) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      socket.end()
+      if (error === undefined) done(value!)
+      else fail(error)
+    }
+    socket.setEncoding("utf8")
+    socket.on("data", (chunk: string) => {
+      buffered += chunk
+      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, nl)
+        buffered = buffered.slice(nl + 1)
+        let message: { id?: unknown; result?: never; error?: { message: string } }
+        try {
+          message = JSON.parse(line)
+        } catch {
+          finish(new Unreachable(`the server answered a line that is not JSON: ${line.slice(0, 200)}`))
+          return
+        }
+        if (message.id !== 1) continue
+        if (message.error !== undefined)
+          finish(new Unreachable(`the server answered an error: ${message.error.message}`))
+        else finish(undefined, message.result)
+        return
+      }
+    })
+    socket.once("error", (error) => finish(new Unreachable(`the connection failed: ${error.message}`)))
+    socket.once("close", () => finish(new Unreachable("the server closed the connection without answering")))
+    socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [params] })}\n`)
+  })
+
+/** Starts a detached server for `parsed` on `socketPath` unless another client is starting one. */
+const startServer = (parsed: ParsedHook, socketPath: string, binPath: string, env: Env, startMs: number) => {
+  const lock = `${socketPath}.start`
+  try {
+    closeSync(openSync(lock, "wx", 0o600))
+  } catch {
+    // Another client is starting it; a start lock older than a start is a crashed client's.
+    try {
+      if (Date.now() - statSync(lock).mtimeMs < startMs) return
+      unlinkSync(lock)
+      closeSync(openSync(lock, "wx", 0o600))
+    } catch {
+      return
+    }
+  }
+  const log = openSync(socketPath.replace(/\.sock$/, ".log"), "a", 0o600)
+  const child = spawn(
+    process.execPath,
+    [
+      binPath,
+      "serve",
+      "--workspace",
+      parsed.workspaceRoot,
+      ...(parsed.dir === undefined ? [] : ["--dir", parsed.dir]),
+      "--socket",
+      socketPath,
+      "--idle-exit",
+      env.REWIND_HOOK_IDLE_EXIT ?? "10m",
+      "--create",
+    ],
+    { detached: true, stdio: ["ignore", log, log], cwd: parsed.workspaceRoot, env: { ...process.env } },
+  )
+  child.unref()
+  closeSync(log)
+}
+
+/** Connects to the workspace's server, starting one when none answers; rejects with `Unreachable`. */
+const reachServer = async (parsed: ParsedHook, socketPath: string, binPath: string, env: Env) => {
+  try {
+    return await connect(socketPath)
+  } catch {
+    // Not running (no socket, or a killed server's leftover): start one and wait for it.
+  }
+  const startMs = numberSetting(env, "REWIND_HOOK_START_TIMEOUT_MS", 10_000)
+  startServer(parsed, socketPath, binPath, env, startMs)
+  const deadline = Date.now() + startMs
+  try {
+    for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
+      await sleep(wait)
+      try {
+        return await connect(socketPath)
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new Unreachable(
+            `no server answered on ${socketPath} within ${startMs} ms of starting one (${messageOf(error)}; see ${socketPath.replace(/\.sock$/, ".log")})`,
+          )
+        }
+      }
+    }
+  } finally {
+    try {
+      unlinkSync(`${socketPath}.start`)
+    } catch {
+      // Not ours, or already gone.
+    }
+  }
+}
+
+/** Runs one hook event through the workspace's server, or in this process when it cannot. */
+export const runHookClient = async (options: HookRunOptions, binPath: string): Promise<HookRunResult> => {
+  const parsed = parseHookInput(options)
+  if (!("json" in parsed)) return parsed
+  const inProcess = async (why: string | undefined) => {
+    const { openInProcess, runParsedHook } = await import("./runHook.js")
+    const result = await runParsedHook(parsed, openInProcess)
+    if (why === undefined) return result
+    const line = `rewind hook ${options.agent}: ${why}; the hook ran in its own process instead (the slow path)`
+    logProblem(parsed.storeDir, options.agent, "(server)", undefined, line)
+    return { ...result, problems: [line, ...result.problems] }
+  }
+  // Off by the user's choice, or a payload that is plainly not an agent's (the Schemas' own
+  // explanation comes from runHook, and nothing starts or is created for it).
+  if (options.env.REWIND_HOOK_SERVER === "off" || !hasCommonFields(parsed.json)) return inProcess(undefined)
+  let socketPath: string | undefined
+  try {
+    socketPath = workspaceSocketPath(parsed.workspaceRoot, parsed.storeDir, options.env)
+  } catch (error) {
+    return inProcess(`the socket directory cannot be made (${messageOf(error)})`)
+  }
+  if (socketPath === undefined) {
+    return inProcess("no socket path short enough for a unix socket could be made for this workspace")
+  }
+  try {
+    const socket = await reachServer(parsed, socketPath, binPath, options.env)
+    const timeoutMs = numberSetting(options.env, "REWIND_HOOK_TIMEOUT_MS", 30_000)
+    const { dir, ...call } = parsed
+    const answer = await request(socket, "hook", dir === undefined ? call : { ...call, dir }, timeoutMs)
+    if (!answer.ok || answer.value === undefined) {
+      return inProcess(
+        `the server on ${socketPath} refused the event (${answer.refusal?.message ?? "no answer"})`,
+      )
+    }
+    return answer.value
+  } catch (error) {
+    return inProcess(
+      error instanceof Unreachable ? error.message : `the server path failed: ${messageOf(error)}`,
+    )
+  }
+}
+
+/** The options of `hook <agent> [--workspace W] [--dir D]`, or undefined for anything else. */
+export const hookArguments = (
+  args: ReadonlyArray<string>,
+): Omit<HookRunOptions, "stdin" | "env" | "processCwd"> | undefined => {
+  const [agent, ...rest] = args
+  if (agent !== "claude-code" && agent !== "gemini-cli") return undefined
+  const out: { agent: HookAgent; workspace?: string; dir?: string } = { agent }
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!
+    const eq = arg.indexOf("=")
+    const name = eq > 0 ? arg.slice(0, eq) : arg
+    if (name !== "--workspace" && name !== "--dir") return undefined
+    const value = eq > 0 ? arg.slice(eq + 1) : rest[++i]
+    if (value === undefined) return undefined
+    out[name === "--workspace" ? "workspace" : "dir"] = value
+  }
+  return out
+}
+
+const readStdin = () =>
+  new Promise<string>((done) => {
+    const chunks: Array<Buffer> = []
+    process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+    process.stdin.on("end", () => done(Buffer.concat(chunks).toString("utf8")))
+    process.stdin.on("error", () => done(Buffer.concat(chunks).toString("utf8")))
+  })
+
+/** The bin's `hook` entry: false when the arguments are not the hook's (the full CLI answers them). */
+export const hookMain = async (argv: ReadonlyArray<string>): Promise<boolean> => {
+  const parsed = hookArguments(argv.slice(3))
+  if (parsed === undefined) return false
+  const result = await runHookClient(
+    { ...parsed, stdin: await readStdin(), env: process.env, processCwd: process.cwd() },
+    argv[1]!,
+  ).catch(
+    // Nothing above is meant to reject (the in-process path catches its own problems); if it
+    // does all the same, the agent still gets its answer and exit 0.
+    (error: unknown): HookRunResult => ({
+      stdout: protocolOutput(parsed.agent),
+      problems: [`rewind hook ${parsed.agent}: ${messageOf(error)}; nothing recorded`],
+      handled: false,
+    }),
+  )
+  process.stdout.write(result.stdout)
+  for (const line of result.problems) process.stderr.write(`${line}\n`)
+  return true
+}

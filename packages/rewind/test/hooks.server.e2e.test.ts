@@ -1,0 +1,174 @@
+/**
+ * The hook client and the server it reaches, through the BUILT binary: the first hook of a
+ * workspace starts a server on the workspace's socket and later hooks reuse it; the server exits
+ * once idle; a killed server's socket is replaced; two hooks starting at once share one server;
+ * and a server that never answers makes the hook run in its own process, said on stderr and kept
+ * for `rewind status` (never a silent slow path). Idle exits are short here (see HOOK_TEST_ENV).
+ */
+import { spawn } from "node:child_process"
+import { existsSync, lstatSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { seedWorkspace } from "./fixtures/hookPayloads.js"
+import { hookBin, hookSocket, serversStarted } from "./hookHarness.js"
+
+const payload = (root: string, sessionId: string, event: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ session_id: sessionId, cwd: root, hook_event_name: event, ...extra })
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+/** Waits (polling, bounded) until `check` holds; fails the test with `what` otherwise. */
+const eventually = async (what: string, check: () => boolean, limitMs = 30_000) => {
+  const deadline = Date.now() + limitMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${limitMs} ms: ${what}`)
+    await sleep(100)
+  }
+}
+
+const sessionIds = async (root: string) =>
+  jsonLines((await cli(["sessions", "--json"], root)).stdout)
+    .map((l) => l.sessionId)
+    .sort()
+
+describe("rewind hook through the workspace's server (built binary)", { timeout: 120_000 }, () => {
+  it("the first hook starts the server, the next ones reuse it, and it exits once idle", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    expect(existsSync(socket)).toBe(false)
+    const env = { REWIND_HOOK_IDLE_EXIT: "1s" }
+    const first = await hookBin("claude-code", root, payload(root, "s1", "SessionStart"), env)
+    expect(first).toEqual({ code: 0, stdout: "", stderr: "" })
+    expect(lstatSync(socket).isSocket()).toBe(true)
+    const inode = lstatSync(socket).ino
+    // Back to back (well within the idle period): the same server answers.
+    const prompt = await hookBin(
+      "claude-code",
+      root,
+      payload(root, "s1", "UserPromptSubmit", { prompt: "hi" }),
+      env,
+    )
+    expect(prompt).toEqual({ code: 0, stdout: "", stderr: "" })
+    expect(serversStarted(root)).toBe(1)
+    expect(lstatSync(socket).ino).toBe(inode)
+    // Idle: the server stops and removes its socket.
+    await eventually("the idle server removes its socket", () => !existsSync(socket))
+    // The next hook starts a new one, and what the first recorded is there.
+    const stop = await hookBin("claude-code", root, payload(root, "s1", "Stop"), env)
+    expect(stop).toEqual({ code: 0, stdout: "", stderr: "" })
+    expect(serversStarted(root)).toBe(2)
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.s1", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => [t.n, t.prompt, t.status])).toEqual([[1, "hi", "completed"]])
+  })
+
+  it("a killed server's socket is replaced; two hooks starting at once share one server", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    // A server killed with SIGKILL leaves its socket file behind, with nobody answering on it.
+    const leftover = spawn(
+      process.execPath,
+      ["-e", `require("node:net").createServer().listen(${JSON.stringify(socket)}, () => console.log("up"))`],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    )
+    await new Promise((done) => leftover.stdout!.once("data", done))
+    leftover.kill("SIGKILL")
+    await new Promise((done) => leftover.once("exit", done))
+    expect(lstatSync(socket).isSocket()).toBe(true)
+
+    const [a, b] = await Promise.all([
+      hookBin("claude-code", root, payload(root, "left", "UserPromptSubmit", { prompt: "one" })),
+      hookBin("gemini-cli", root, payload(root, "right", "BeforeAgent", { prompt: "two" })),
+    ])
+    expect(a).toEqual({ code: 0, stdout: "", stderr: "" })
+    expect(b).toEqual({ code: 0, stdout: "{}\n", stderr: "" })
+    expect(serversStarted(root)).toBe(1)
+    expect(await sessionIds(root)).toEqual(["claude-code.left", "gemini-cli.right"])
+  })
+
+  it("a store removed under a running server: the event is recorded in a new store, and the old server stops", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    expect((await hookBin("claude-code", root, payload(root, "gone", "SessionStart"))).stderr).toBe("")
+    rmSync(join(root, ".rewind"), { recursive: true, force: true })
+    const prompt = await hookBin(
+      "claude-code",
+      root,
+      payload(root, "gone", "UserPromptSubmit", { prompt: "after" }),
+    )
+    expect(prompt.code).toBe(0)
+    expect(prompt.stderr).toMatch(
+      /was removed or replaced; the server stops\); the hook ran in its own process instead/,
+    )
+    await eventually("the old server stops and removes its socket", () => !existsSync(socket))
+    // The next hook starts a server on the store as it is now.
+    expect(await hookBin("claude-code", root, payload(root, "gone", "Stop"))).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "",
+    })
+    expect(serversStarted(root)).toBe(2)
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.gone", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => [t.prompt, t.status])).toEqual([["after", "completed"]])
+  })
+
+  it("no socket directory can be made (neither the runtime dir nor the temp dir): the hook runs in its own process and says why", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    // XDG_RUNTIME_DIR and TMPDIR name a file: neither `<it>/rewind` nor `<it>/rewind-<uid>` can be made.
+    const notADir = join(root, "a.txt")
+    const run = await hookBin(
+      "claude-code",
+      root,
+      payload(root, "nodir", "UserPromptSubmit", { prompt: "p" }),
+      { XDG_RUNTIME_DIR: notADir, TMPDIR: notADir },
+    )
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(
+      /the socket directory cannot be made .*the hook ran in its own process instead/,
+    )
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.nodir", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => t.prompt)).toEqual(["p"])
+  })
+
+  it("a server that never answers: the hook runs in its own process and says so, on stderr and in status", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    // Accepts connections and reads them, never answering: a hung server.
+    const hung: Server = createServer((connection) => connection.resume())
+    await new Promise<void>((done) => hung.listen(socket, done))
+    try {
+      const run = await hookBin(
+        "claude-code",
+        root,
+        payload(root, "slow", "UserPromptSubmit", { prompt: "still recorded" }),
+        { REWIND_HOOK_TIMEOUT_MS: "500" },
+      )
+      expect(run.code).toBe(0)
+      expect(run.stderr).toMatch(/did not answer within 500 ms; the hook ran in its own process instead/)
+      expect(serversStarted(root)).toBe(0)
+    } finally {
+      await new Promise((done) => hung.close(done))
+    }
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", "claude-code.slow", "--json"], root)).stdout,
+    )
+    expect(timeline.map((t) => t.prompt)).toEqual(["still recorded"])
+    const status = jsonLines((await cli(["status", "--json"], root)).stdout)
+    expect(status.find((l) => l.type === "hook_problems")).toMatchObject({
+      count: 1,
+      recent: [{ event: "(server)", message: expect.stringMatching(/did not answer within 500 ms/) }],
+    })
+  })
+})
