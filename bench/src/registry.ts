@@ -6,6 +6,7 @@ import { checkpoints } from "./checkpoints.bench.js"
 import { conversationProjection, conversationRewind } from "./conversation.bench.js"
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
+import { isolatedForks } from "./isolatedForks.bench.js"
 import { langgraph } from "./langgraph.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
@@ -27,6 +28,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
   shapeFacade,
   shapeCli,
+  // Isolated forks at the babel shape: materialising a tree vs git worktree add; a 100-file merge.
+  isolatedForks,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
