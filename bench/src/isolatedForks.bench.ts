@@ -21,6 +21,7 @@ import type { BenchCase } from "./harness/types.js"
 
 const WHOLE_TREE = { maxFiles: 10_000_000, timeBudgetMs: 30 * 60_000 } as const
 const MERGE_FILES = 100
+const QUICK_FILES = 1_000
 
 const must = <A>(
   o: { ok: true; value: A } | { ok: false; refusal: { message: string } },
@@ -34,12 +35,18 @@ export const isolatedForks: BenchCase = {
   name: "isolated-fork",
   group: "real shapes",
   description:
-    "babel shape: materialise an isolated fork's tree against git worktree add of the same tree; merge 100 changed files back",
+    "babel shape (a generated 1,000-file tree in quick mode): materialise an isolated fork's tree against git worktree add of the same tree; merge 100 changed files back",
   sizes: () => [1],
   sizeUnit: "× babel",
   run: async (ctx) => {
-    const ws = ctx.shapeWorkspace("babel", 1)
-    const size = { value: 1, unit: `× babel shape (${ws.tally.files.toLocaleString("en-US")} files)` }
+    // Quick mode (and `npm test`'s run of it) checks the plumbing on a small generated tree, once
+    // per figure; a full run measures the babel shape.
+    const quick = ctx.mode === "quick"
+    const ws = quick ? ctx.workspace(QUICK_FILES) : ctx.shapeWorkspace("babel", 1)
+    const size = quick
+      ? { value: QUICK_FILES, unit: "generated files" }
+      : { value: 1, unit: `× babel shape (${ws.files.length.toLocaleString("en-US")} files)` }
+    const budget = quick ? { singleRunAboveMs: 0 } : {}
     const rewind = await openRewind({ workspaceRoot: ws.root, dir: ctx.tempDir("store") })
     try {
       const session = must(await rewind.createSession({ title: "bench", cwd: ws.root }), "createSession")
@@ -78,7 +85,7 @@ export const isolatedForks: BenchCase = {
       const targets = ctx.tempDir("trees")
       const made: Array<string> = []
       await ctx.compare({
-        series: "babel shape: materialise an isolated fork's tree (facade)",
+        series: "materialise an isolated fork's tree (facade)",
         size,
         subject: {
           kind: "in-process",
@@ -115,8 +122,9 @@ export const isolatedForks: BenchCase = {
         },
         bytes: ws.totalBytes,
         expectedGrowth: "whole",
+        budget,
         notes: [
-          `babel shape: ${ws.tally.files} files (${ws.tally.ignored} ignored by its .gitignore files)`,
+          `${quick ? "generated tree" : "babel shape"}: ${ws.files.length} files`,
           "Rewind: openRewind (embedded default), store outside the tree; git: a bare shadow repository",
         ],
       })
@@ -138,7 +146,7 @@ export const isolatedForks: BenchCase = {
         .slice(0, MERGE_FILES)
       let round = 0
       await ctx.compare({
-        series: `babel shape: merge ${MERGE_FILES} changed files back (previewMerge + applyMerge)`,
+        series: `merge ${MERGE_FILES} changed files back (previewMerge + applyMerge)`,
         size,
         subject: {
           kind: "in-process",
@@ -165,6 +173,7 @@ export const isolatedForks: BenchCase = {
         },
         items: { count: MERGE_FILES, unit: "files merged" },
         expectedGrowth: "whole",
+        budget,
         notes: ["both trees are scanned and hashed each time (stat caches vouch for unchanged files)"],
       })
     } finally {
