@@ -7,6 +7,7 @@ import { conversationProjection, conversationRewind } from "./conversation.bench
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
 import { hooks } from "./hooks.bench.js"
+import { isolatedForks } from "./isolatedForks.bench.js"
 import { langgraph } from "./langgraph.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
@@ -28,6 +29,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
   shapeFacade,
   shapeCli,
+  // Isolated forks at the babel shape: materialising a tree vs git worktree add; a 100-file merge.
+  isolatedForks,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
   // rewind hook claude-code as whole processes: latency with a running server, and a prompt's capture.

@@ -45,6 +45,7 @@ const WRITES_FILES = new Set<FacadeMethod>([
   "restorePoint",
   "redo",
   "resolveOperation",
+  "applyMerge",
 ])
 /** Methods that never write the store, whatever they answer. */
 const READS_ONLY = new Set<FacadeMethod>([

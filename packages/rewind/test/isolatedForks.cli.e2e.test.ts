@@ -26,10 +26,10 @@ const editAndCapture = (tree: string, edits: Record<string, string>, root: strin
     )
   })
 
-const record = (stdout: string, type: string) => {
+const record = <T>(stdout: string, type: string): T => {
   const found = jsonLines(stdout).find((l) => l.type === type)
   expect(found, `a ${type} record in ${stdout}`).toBeDefined()
-  return found as unknown
+  return found as never
 }
 
 describe("isolated forks on the built bin", () => {
@@ -110,12 +110,12 @@ describe("isolated forks on the built bin", () => {
     // One merges cleanly.
     const p1 = await cli(["merge", childOne, "--json", "--workspace", root])
     expect(p1.code, p1.stderr).toBe(0)
-    const m1 = record(p1.stdout, "merge_preview") as {
+    const m1 = record<{
       canApply: boolean
       token: string
       mergePointId: string
       conflicts: []
-    }
+    }>(p1.stdout, "merge_preview")
     expect(m1.canApply).toBe(true)
     expect(m1.conflicts).toEqual([])
     const a1 = await cli([
@@ -149,11 +149,11 @@ describe("isolated forks on the built bin", () => {
     // Resolved in the second tree (it takes the parent's line 1), the merge is clean.
     writeFileSync(join(two, "a.txt"), BASE.replace("alpha", "ALPHA").replace("epsilon", "EPSILON"))
     const p3 = await cli(["merge", childTwo, "--json", "--workspace", root])
-    const m3 = record(p3.stdout, "merge_preview") as {
+    const m3 = record<{
       canApply: boolean
       token: string
       mergePointId: string
-    }
+    }>(p3.stdout, "merge_preview")
     expect(m3.canApply).toBe(true)
     const a3 = await cli([
       "merge",

@@ -112,6 +112,14 @@ export const previewMerge = (target: SessionId, source: SessionId, options: Merg
     const base = yield* commonBase(source, target)
     const ts = yield* currentTree(source)
     const tt = yield* currentTree(target)
+    // A tree the scan did not reach whole would read as deletions: refuse rather than merge those.
+    const cut = [...ts.skipped, ...tt.skipped].find((k) => k.reason === "budget")
+    if (cut !== undefined) {
+      return yield* refuse(
+        "unavailable",
+        `the scan of a tree stopped at its budget (${cut.path}), so the merge cannot tell what was deleted; nothing was planned`,
+      )
+    }
     const text = (side: TreeSide | null) =>
       side === null
         ? Effect.succeed("" as string | undefined)

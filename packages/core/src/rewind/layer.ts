@@ -15,11 +15,9 @@
  * context the layer is built in.
  */
 import {
-  type OperationId,
   type Refusal,
   type Refused,
   refuse,
-  type SessionId,
   toOutcome,
   VersionConflict,
   type WorkspacePath,
@@ -50,7 +48,7 @@ import { createSideChat } from "../fork/sideChat.js"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import type { BackgroundTasks } from "../ports/BackgroundTasks.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
-import { OperationJournal } from "../ports/OperationJournal.js"
+import type { OperationJournal } from "../ports/OperationJournal.js"
 import type { SessionStore } from "../ports/SessionStore.js"
 import { StoreDoctor } from "../ports/StoreDoctor.js"
 import type { Workspace } from "../ports/Workspace.js"
@@ -70,7 +68,6 @@ import {
   startBackgroundTask,
 } from "../session/sessionCommands.js"
 import { recordVerification, updateGoal } from "../session/sessionRecords.js"
-import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { transcript } from "../session/transcript.js"
 import { applyPointRestore } from "../snapshot/applyPointRestore.js"
 import { capturePoint } from "../snapshot/capturePoint.js"
@@ -82,7 +79,8 @@ import { previewPointRestore } from "../snapshot/restoreToPoint.js"
 import { declareWriteIntent } from "../snapshot/writeIntents.js"
 import { Rewind, type RewindApi, type RewindError } from "./api.js"
 import { decodeArguments } from "./arguments.js"
-import { type OperationSpec, RewindOperations, type SuccessOf } from "./operations.js"
+import { RewindOperations, type SuccessOf } from "./operations.js"
+import { inSessionTree } from "./sessionTree.js"
 
 /** What a host supplies: the ports. Everything else the engine builds itself. */
 export type RewindPorts =
@@ -136,39 +134,6 @@ const withWireConversation = <V extends { readonly conversation?: { readonly cur
   value: V,
 ) =>
   value.conversation === undefined ? value : { ...value, conversation: wireConversation(value.conversation) }
-
-/** The session an operation's arguments name (its `session` argument, or that object's `sessionId`). */
-const sessionArgument = (name: keyof RewindApi, args: ReadonlyArray<unknown>): SessionId | undefined => {
-  const spec: OperationSpec = RewindOperations[name]
-  if (spec.session === undefined) return undefined
-  const value = args[spec.args.findIndex((a) => a.name === spec.session)]
-  if (typeof value === "string") return value as SessionId
-  const inner =
-    typeof value === "object" && value !== null ? (value as { sessionId?: unknown }).sessionId : undefined
-  return typeof inner === "string" ? (inner as SessionId) : undefined
-}
-
-/**
- * Runs an operation in the tree of the session it works on (`withSessionWorkspace`): an isolated
- * fork's own, the host's otherwise. `resolveOperation` names no session: its journaled operation's.
- */
-const inSessionTree = <A, E, R>(
-  name: keyof RewindApi,
-  args: ReadonlyArray<unknown>,
-  program: Effect.Effect<A, E, R>,
-) => {
-  if (name === "resolveOperation") {
-    return Effect.flatMap(
-      Effect.either(Effect.flatMap(OperationJournal, (j) => j.get(args[0] as OperationId))),
-      (found) =>
-        Either.isRight(found) && Option.isSome(found.right)
-          ? withSessionWorkspace(found.right.value.intent.sessionId, program)
-          : program,
-    )
-  }
-  const sessionId = sessionArgument(name, args)
-  return sessionId === undefined ? program : withSessionWorkspace(sessionId, program)
-}
 
 const makeRewind = Effect.gen(function* () {
   const context = yield* Effect.context<Engine>()
