@@ -90,6 +90,8 @@ export interface SessionState {
   /** The snapshot engine's point index: every point of the stream, in order (inherited ones too). */
   readonly points: ReadonlyArray<PointCaptured>
   readonly writeIntents: ReadonlyArray<WriteIntentDeclared>
+  /** The last message of the stream when each conversation rewind happened, in order (an inspector's branch boundaries). */
+  readonly rewoundAfter: ReadonlyArray<MessageId>
 }
 
 interface MutableState {
@@ -115,6 +117,7 @@ interface MutableState {
   forkedFrom: ForkedFrom | undefined
   points: Array<PointCaptured>
   writeIntents: Array<WriteIntentDeclared>
+  rewoundAfter: Array<MessageId>
 }
 
 export const emptySessionState: SessionState = Object.freeze<SessionState>({
@@ -140,6 +143,7 @@ export const emptySessionState: SessionState = Object.freeze<SessionState>({
   forkedFrom: undefined,
   points: [],
   writeIntents: [],
+  rewoundAfter: [],
 })
 
 const copy = (s: SessionState): MutableState => ({
@@ -165,6 +169,7 @@ const copy = (s: SessionState): MutableState => ({
   forkedFrom: s.forkedFrom,
   points: [...s.points],
   writeIntents: [...s.writeIntents],
+  rewoundAfter: [...s.rewoundAfter],
 })
 
 const apply = (s: MutableState, event: SessionEvent, at: number): void => {
@@ -210,10 +215,13 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
       }
       return
     }
-    case "ConversationRewound":
+    case "ConversationRewound": {
+      const last = s.messageOrder[s.messageOrder.length - 1]
+      if (last !== undefined) s.rewoundAfter.push(last)
       s.cursor = event.cursor
       s.branchGeneration = event.cursor.branchGeneration
       return
+    }
     case "CompactionApplied":
       s.compactions.push({
         summaryMessageId: event.summaryMessageId,
