@@ -15,6 +15,7 @@ import { NodeContext } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit } from "effect"
 import { mcp } from "../mcp/mcpCommand.js"
 import { serve } from "../server/serveCommand.js"
+import { ui } from "../ui/uiCommand.js"
 import { commands } from "./commands.js"
 import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
 
@@ -22,7 +23,7 @@ export const VERSION = "0.1.0"
 
 const root = Command.make("rewind").pipe(
   Command.withDescription("Checkpoints, rewind and fork for AI coding agents"),
-  Command.withSubcommands([...commands, serve, mcp]),
+  Command.withSubcommands([...commands, serve, mcp, ui]),
 )
 
 const cli = Command.run(root, { name: "rewind", version: VERSION })
