@@ -13,6 +13,7 @@ import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
 import { shapeCli, shapeFacade } from "./shapes.bench.js"
 import { snapshots } from "./snapshots.bench.js"
 import { sqliteStore } from "./sqliteStore.bench.js"
+import { ui } from "./ui.bench.js"
 
 export const CASES: ReadonlyArray<BenchCase> = [
   shadowGitWorkspace,
@@ -29,6 +30,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   shapeCli,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
+  // rewind ui in headless chromium: a 10,000-message timeline's load and render.
+  ui,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
   ...(benchPostgresUrl() === "" ? [] : [postgresStore]),
 ]

@@ -6,12 +6,27 @@
  * Screenshots of the main pages are written to docs/ui/ (referenced from docs/ui.md).
  */
 import { mkdirSync, readFileSync } from "node:fs"
+import { request } from "node:http"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { chromium } from "playwright-core"
 import { tempDir } from "./cliHarness.js"
 import { CHROMIUM, chromiumMissing, scriptedWorkspace, skipBrowser, startUi, stopUi } from "./uiHarness.js"
+
+/** A GET with a Host header of our choosing (fetch always sends the URL's own). */
+const getWithHost = (port: number, host: string, cookie: string) =>
+  new Promise<number>((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path: "/", headers: { Host: host, Cookie: cookie } },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on("error", reject)
+    req.end()
+  })
 
 const SHOTS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "ui")
 
@@ -37,6 +52,10 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       expect((await rpc({})).status).toBe(403)
       expect((await rpc({ "X-Rewind-Token": ui.token, Origin: "http://evil.example" })).status).toBe(403)
       expect((await rpc({ Cookie: `rewind_ui_${ui.port}=${ui.token}` })).status).toBe(403)
+      // DNS rebinding: the right cookie, a foreign host name.
+      const cookie = `rewind_ui_${ui.port}=${ui.token}`
+      expect(await getWithHost(ui.port, `evil.example:${ui.port}`, cookie)).toBe(421)
+      expect(await getWithHost(ui.port, `localhost:${ui.port}`, cookie)).toBe(200)
       const allowed = await rpc({ "X-Rewind-Token": ui.token, Origin: base })
       expect(allowed.status).toBe(200)
       expect(allowed.headers.get("access-control-allow-origin")).toBeNull()
@@ -45,6 +64,8 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
 
       mkdirSync(SHOTS, { recursive: true })
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+      // A margin for a loaded machine (2 cores shared); no assertion is about time.
+      page.setDefaultTimeout(90_000)
       const errors: Array<string> = []
       page.on("pageerror", (e) => errors.push(String(e)))
       page.on("dialog", (d) => {
@@ -131,10 +152,11 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
 
       // The phone size: one column, still readable.
       const phone = await browser.newPage({ viewport: { width: 390, height: 844 } })
+      phone.setDefaultTimeout(90_000)
       await phone.context().addCookies([{ name: `rewind_ui_${ui.port}`, value: ui.token, url: base }])
       await phone.goto(`${base}/#/s/${script.sessionId}`)
       await phone.locator(".cut-header").first().waitFor()
-      const width = await phone.evaluate(() => document.documentElement.scrollWidth)
+      const width = await phone.evaluate("document.documentElement.scrollWidth")
       expect(width).toBeLessThanOrEqual(390)
       await phone.screenshot({ path: join(SHOTS, "timeline-phone.png") })
       expect(errors).toEqual([])

@@ -45,49 +45,59 @@ const load = async (sessionId: string, turnId?: string, pointId?: string): Promi
   return { changes, preview, pointId: point?.pointId, ...(diff === undefined ? {} : { diff }) }
 }
 
-const FileRewind = ({ preview }: { preview: FileRewindPreview }) => {
+/**
+ * Stays mounted while the page reloads (the preview after an apply may be a refusal), so the
+ * answer of an apply and the redo it offers are not lost to a live update.
+ */
+const FileRewind = ({ sessionId, outcome }: { sessionId: string; outcome: Outcome<FileRewindPreview> }) => {
   const apply = useAction<AppliedFileRewind>()
+  const preview = outcome.ok ? outcome.value : undefined
   return (
     <div class="panel">
       <h2>Undo this turn's file changes</h2>
-      <ul class="files">
-        {preview.files.map((f) => (
-          <li key={f.path}>
-            <span class="flag flag-safe">{f.action}</span> <code>{f.path}</code>
-          </li>
-        ))}
-        {preview.unsafe.map((f) => (
-          <li key={`u${f.path}`}>
-            <span class="flag flag-unsafe">unsafe: {f.reason}</span> <code>{f.path}</code> — {f.message}
-          </li>
-        ))}
-        {preview.ignored.map((f) => (
-          <li key={`i${f.path}`}>
-            <span class="flag flag-ignored">ignored ({f.reason ?? "shell_like_tool"})</span>{" "}
-            <code>{f.path}</code> <span class="muted">{f.toolName}</span>
-          </li>
-        ))}
-      </ul>
-      {preview.canApply ? (
-        <button
-          type="button"
-          class="danger"
-          disabled={apply.busy}
-          onClick={() => apply.run("applyFileRewind", [preview])}
-        >
-          Apply file rewind
-        </button>
-      ) : (
-        <p class="muted">
-          Cannot apply: {preview.unsafe.length > 0 ? "some files are unsafe" : "nothing to undo"}.
-        </p>
+      {!outcome.ok && <RefusalView refusal={outcome.refusal} />}
+      {preview !== undefined && (
+        <>
+          <ul class="files">
+            {preview.files.map((f) => (
+              <li key={f.path}>
+                <span class="flag flag-safe">{f.action}</span> <code>{f.path}</code>
+              </li>
+            ))}
+            {preview.unsafe.map((f) => (
+              <li key={`u${f.path}`}>
+                <span class="flag flag-unsafe">unsafe: {f.reason}</span> <code>{f.path}</code> — {f.message}
+              </li>
+            ))}
+            {preview.ignored.map((f) => (
+              <li key={`i${f.path}`}>
+                <span class="flag flag-ignored">ignored ({f.reason ?? "shell_like_tool"})</span>{" "}
+                <code>{f.path}</code> <span class="muted">{f.toolName}</span>
+              </li>
+            ))}
+          </ul>
+          {preview.canApply ? (
+            <button
+              type="button"
+              class="danger"
+              disabled={apply.busy}
+              onClick={() => apply.run("applyFileRewind", [preview])}
+            >
+              Apply file rewind
+            </button>
+          ) : (
+            <p class="muted">
+              Cannot apply: {preview.unsafe.length > 0 ? "some files are unsafe" : "nothing to undo"}.
+            </p>
+          )}
+        </>
       )}
       {apply.error !== undefined && <p class="error">{apply.error}</p>}
       {apply.outcome?.ok === false && <RefusalView refusal={apply.outcome.refusal} />}
       {apply.outcome?.ok === true && (
         <div class="done" data-testid="file-rewind-done">
           Applied: {apply.outcome.value.files.map((f) => `${f.path} ${f.action}`).join(", ")}.
-          <RedoButton sessionId={preview.sessionId} label="Redo (undo this file rewind)" />
+          <RedoButton sessionId={sessionId} label="Redo (undo this file rewind)" />
         </div>
       )}
     </div>
@@ -135,7 +145,7 @@ export const ChangesPage = ({
   turnId?: string
   pointId?: string
 }) => {
-  const state = useLoad(() => load(sessionId, turnId, pointId), [sessionId, turnId, pointId])
+  const state = useLoad(() => load(sessionId, turnId, pointId), [sessionId, turnId, pointId], sessionId)
   return (
     <section>
       <p>
@@ -178,8 +188,7 @@ export const ChangesPage = ({
                   </ul>
                 </div>
               )}
-              {d.preview?.ok === true && <FileRewind preview={d.preview.value} />}
-              {d.preview?.ok === false && <RefusalView refusal={d.preview.refusal} />}
+              {d.preview !== undefined && <FileRewind sessionId={sessionId} outcome={d.preview} />}
               {d.pointId !== undefined && (
                 <RestoreFlow
                   sessionId={sessionId}

@@ -221,7 +221,7 @@ const Selected = ({
 }
 
 export const TimelinePage = ({ sessionId }: { sessionId: string }) => {
-  const state = useLoad(() => load(sessionId), [sessionId])
+  const state = useLoad(() => load(sessionId), [sessionId], sessionId)
   return (
     <section>
       <h1>

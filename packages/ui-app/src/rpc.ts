@@ -66,32 +66,42 @@ export const call = async <A>(method: string, params: ReadonlyArray<unknown>): P
   return answer.result!
 }
 
-let liveVersion = 0
-const subscribers = new Set<(n: number) => void>()
+let changes = 0
+let versions = new Map<string, number>()
+const subscribers = new Set<() => void>()
 let source: EventSource | undefined
 
-/** Moves each time the server reports a change in the store (it polls the session versions). */
-export const useLiveVersion = (): number => {
-  const [version, setVersion] = useState(liveVersion)
+/**
+ * What moves when the store changed: with a session, that session's version (so a page reloads
+ * only for its own session's writes); without, a count of every change.
+ */
+export const useLiveVersion = (sessionId?: string): string => {
+  const read = () =>
+    sessionId === undefined ? `all:${changes}` : `${sessionId}:${versions.get(sessionId) ?? -1}`
+  const [version, setVersion] = useState(read)
   useEffect(() => {
     if (source === undefined) {
       source = new EventSource("/events")
-      source.addEventListener("change", () => {
-        liveVersion++
-        for (const s of subscribers) s(liveVersion)
-      })
+      const update = (event: MessageEvent<string>) => {
+        versions = new Map(JSON.parse(event.data) as Array<[string, number]>)
+        changes++
+        for (const s of subscribers) s()
+      }
+      source.addEventListener("hello", update)
+      source.addEventListener("change", update)
     }
-    subscribers.add(setVersion)
+    const subscriber = () => setVersion(read())
+    subscribers.add(subscriber)
     return () => {
-      subscribers.delete(setVersion)
+      subscribers.delete(subscriber)
     }
-  }, [])
+  }, [sessionId])
   return version
 }
 
-/** Loads `load()` again whenever `deps` or the live version change; the last answer wins. */
-export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>) => {
-  const live = useLiveVersion()
+/** Loads `load()` again whenever `deps` or the live version (of `sessionId`, if given) change; the last answer wins. */
+export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>, sessionId?: string) => {
+  const live = useLiveVersion(sessionId)
   const [state, setState] = useState<{ value?: A; error?: string; loading: boolean }>({ loading: true })
   useEffect(() => {
     let current = true
