@@ -15,6 +15,7 @@ import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
 import { shapeCli, shapeFacade } from "./shapes.bench.js"
 import { snapshots } from "./snapshots.bench.js"
 import { sqliteStore } from "./sqliteStore.bench.js"
+import { ui } from "./ui.bench.js"
 
 export const CASES: ReadonlyArray<BenchCase> = [
   shadowGitWorkspace,
@@ -35,6 +36,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   serve,
   // rewind hook claude-code as whole processes: latency with a running server, and a prompt's capture.
   hooks,
+  // rewind ui in headless chromium: a 10,000-message timeline's load and render.
+  ui,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
   ...(benchPostgresUrl() === "" ? [] : [postgresStore]),
 ]

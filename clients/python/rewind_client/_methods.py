@@ -227,6 +227,12 @@ class Methods:
         params["sessionId"] = session_id
         return self._call("transcript", params)
 
+    def session_history(self, session_id: str) -> Outcome:
+        """Read every message of a session, the branches rewinds cut included, with compactions and background tasks. (`sessionHistory`, read)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        return self._call("sessionHistory", params)
+
     def update_goal(self, session_id: str, input: UpdateGoalInput) -> Outcome:
         """Create or update a goal of a session. (`updateGoal`, write)"""
         params: Dict[str, Any] = {}

@@ -67,6 +67,7 @@ import {
   listSessions,
   startBackgroundTask,
 } from "../session/sessionCommands.js"
+import { sessionHistory } from "../session/sessionHistory.js"
 import { recordVerification, updateGoal } from "../session/sessionRecords.js"
 import { transcript } from "../session/transcript.js"
 import { applyPointRestore } from "../snapshot/applyPointRestore.js"
@@ -188,6 +189,9 @@ const makeRewind = Effect.gen(function* () {
       retryOnVersionConflict(applyCompaction(sessionId, input)),
     ),
     transcript: answer("transcript", (sessionId) => Effect.map(loadSession(sessionId), transcript)),
+    sessionHistory: answer("sessionHistory", (sessionId) =>
+      Effect.map(loadSession(sessionId), sessionHistory),
+    ),
     updateGoal: answer("updateGoal", (sessionId, input) =>
       retryOnVersionConflict(updateGoal(sessionId, input)),
     ),

@@ -150,6 +150,13 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     [sessionId],
     Schema.Array(R.TranscriptEntry),
   ),
+  sessionHistory: op(
+    "sessionHistory",
+    "read",
+    "Read every message of a session, the branches rewinds cut included, with compactions and background tasks.",
+    [sessionId],
+    R.SessionHistory,
+  ),
   updateGoal: op(
     "updateGoal",
     "write",

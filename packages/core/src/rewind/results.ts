@@ -80,6 +80,38 @@ export const TranscriptEntry = Schema.Struct({
   compacted: Schema.Boolean,
 })
 
+/** Every message of the stream, cut branches included (see session/sessionHistory.ts). */
+export const SessionHistory = Schema.Struct({
+  version: Count,
+  branchGeneration: Count,
+  entries: Schema.Array(
+    Schema.Struct({
+      message: Message,
+      parts: Schema.Array(Part),
+      active: Schema.Boolean,
+      segment: Count,
+      compactedBy: Schema.UndefinedOr(MessageId),
+    }),
+  ),
+  compactions: Schema.Array(
+    Schema.Struct({
+      summaryMessageId: MessageId,
+      fromMessageId: MessageId,
+      toMessageId: MessageId,
+      active: Schema.Boolean,
+    }),
+  ),
+  backgroundTasks: Schema.Array(
+    Schema.Struct({
+      taskId: TaskId,
+      turnId: TurnId,
+      description: Schema.String,
+      branchGeneration: Count,
+      status: Schema.Literal("running", "completed", "failed", "stopped"),
+    }),
+  ),
+})
+
 export const FileMutationResult = Schema.Union(
   Schema.Struct({ recorded: Schema.Literal(true), checkpoint: Checkpoint }),
   Schema.Struct({

@@ -93,6 +93,8 @@ export interface SessionState {
   readonly writeIntents: ReadonlyArray<WriteIntentDeclared>
   /** The tree of an isolated fork (`WorkspaceAssigned`); undefined: the host's shared workspace. */
   readonly workspace: WorkspaceAssigned | undefined
+  /** The last message of the stream when each conversation rewind happened, in order (an inspector's branch boundaries). */
+  readonly rewoundAfter: ReadonlyArray<MessageId>
 }
 
 interface MutableState {
@@ -119,6 +121,7 @@ interface MutableState {
   points: Array<PointCaptured>
   writeIntents: Array<WriteIntentDeclared>
   workspace: WorkspaceAssigned | undefined
+  rewoundAfter: Array<MessageId>
 }
 
 export const emptySessionState: SessionState = Object.freeze<SessionState>({
@@ -145,6 +148,7 @@ export const emptySessionState: SessionState = Object.freeze<SessionState>({
   points: [],
   writeIntents: [],
   workspace: undefined,
+  rewoundAfter: [],
 })
 
 const copy = (s: SessionState): MutableState => ({
@@ -171,6 +175,7 @@ const copy = (s: SessionState): MutableState => ({
   points: [...s.points],
   writeIntents: [...s.writeIntents],
   workspace: s.workspace,
+  rewoundAfter: [...s.rewoundAfter],
 })
 
 const apply = (s: MutableState, event: SessionEvent, at: number): void => {
@@ -216,10 +221,13 @@ const apply = (s: MutableState, event: SessionEvent, at: number): void => {
       }
       return
     }
-    case "ConversationRewound":
+    case "ConversationRewound": {
+      const last = s.messageOrder[s.messageOrder.length - 1]
+      if (last !== undefined) s.rewoundAfter.push(last)
       s.cursor = event.cursor
       s.branchGeneration = event.cursor.branchGeneration
       return
+    }
     case "CompactionApplied":
       s.compactions.push({
         summaryMessageId: event.summaryMessageId,

@@ -17,6 +17,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Console, Effect, Exit } from "effect"
 import { mcp } from "../mcp/mcpCommand.js"
 import { serve } from "../server/serveCommand.js"
+import { ui } from "../ui/uiCommand.js"
 import { commands } from "./commands.js"
 import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
 import { VERSION } from "./version.js"
@@ -25,7 +26,7 @@ export { VERSION } from "./version.js"
 
 const root = Command.make("rewind").pipe(
   Command.withDescription("Checkpoints, rewind and fork for AI coding agents"),
-  Command.withSubcommands([...commands, serve, mcp]),
+  Command.withSubcommands([...commands, serve, mcp, ui]),
 )
 
 const cli = Command.run(root, { name: "rewind", version: VERSION })

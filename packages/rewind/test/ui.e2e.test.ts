@@ -1,0 +1,168 @@
+/**
+ * `rewind ui` end to end, in a real browser (Debian's chromium via playwright-core) against the
+ * BUILT bin: the sessions tree, the timeline with both cut branches, keyboard navigation, a diff
+ * (unified and side by side), a restore previewed, confirmed and checked on disk, its redo, the
+ * status page; and plain HTTP requests without the token or from a foreign origin refused.
+ * Screenshots of the main pages are written to docs/ui/ (referenced from docs/ui.md).
+ */
+import { mkdirSync, readFileSync } from "node:fs"
+import { request } from "node:http"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { chromium } from "playwright-core"
+import { tempDir } from "./cliHarness.js"
+import { CHROMIUM, chromiumMissing, scriptedWorkspace, skipBrowser, startUi, stopUi } from "./uiHarness.js"
+
+/** A GET with a Host header of our choosing (fetch always sends the URL's own). */
+const getWithHost = (port: number, host: string, cookie: string) =>
+  new Promise<number>((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path: "/", headers: { Host: host, Cookie: cookie } },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on("error", reject)
+    req.end()
+  })
+
+const SHOTS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "ui")
+
+describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
+  it("shows the branches, a diff, restores and redoes, and refuses foreign requests", async () => {
+    const missing = chromiumMissing()
+    if (missing !== undefined) throw new Error(missing)
+    const root = tempDir()
+    const script = await scriptedWorkspace(root)
+    const ui = await startUi(root)
+    const base = `http://127.0.0.1:${ui.port}`
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox"] })
+    try {
+      // Plain HTTP first: no token, a foreign Origin, a POST with only the cookie.
+      const noToken = await fetch(`${base}/`)
+      expect(noToken.status).toBe(403)
+      const rpc = (headers: Record<string, string>) =>
+        fetch(`${base}/rpc`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", ...headers },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "listSessions", params: [] }),
+        })
+      expect((await rpc({})).status).toBe(403)
+      expect((await rpc({ "X-Rewind-Token": ui.token, Origin: "http://evil.example" })).status).toBe(403)
+      expect((await rpc({ Cookie: `rewind_ui_${ui.port}=${ui.token}` })).status).toBe(403)
+      // DNS rebinding: the right cookie, a foreign host name.
+      const cookie = `rewind_ui_${ui.port}=${ui.token}`
+      expect(await getWithHost(ui.port, `evil.example:${ui.port}`, cookie)).toBe(421)
+      expect(await getWithHost(ui.port, `localhost:${ui.port}`, cookie)).toBe(200)
+      const allowed = await rpc({ "X-Rewind-Token": ui.token, Origin: base })
+      expect(allowed.status).toBe(200)
+      expect(allowed.headers.get("access-control-allow-origin")).toBeNull()
+      expect(allowed.headers.get("content-security-policy")).toContain("default-src 'self'")
+      expect(((await allowed.json()) as { result: { value: Array<unknown> } }).result.value).toHaveLength(3)
+
+      mkdirSync(SHOTS, { recursive: true })
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+      // A margin for a loaded machine (2 cores shared); no assertion is about time.
+      page.setDefaultTimeout(90_000)
+      const errors: Array<string> = []
+      page.on("pageerror", (e) => errors.push(String(e)))
+      page.on("dialog", (d) => {
+        errors.push(`a dialog opened: ${d.message()}`)
+        void d.dismiss()
+      })
+
+      // Sessions tree: the fork and the side chat under the main session.
+      await page.goto(ui.url)
+      expect(new URL(page.url()).search).toBe("") // the token moved into the cookie
+      await page.locator(".tree .tree .session").first().waitFor()
+      expect(await page.locator(".tree .tree .session").count()).toBe(2)
+      expect(await page.locator(".kind-fork").count()).toBe(1)
+      expect(await page.locator(".kind-selection_side_chat").count()).toBe(1)
+      await page.screenshot({ path: join(SHOTS, "sessions.png") })
+
+      // Timeline: both cut branches, greyed rows, the hostile prompt shown as text.
+      await page.locator(`a[href="#/s/${script.sessionId}"]`).first().click()
+      await page.locator(".cut-header").first().waitFor()
+      const headers = await page.locator(".cut-header").allTextContents()
+      expect(headers.map((h) => h.slice(0, 12))).toEqual(["cut branch 1", "cut branch 2"])
+      expect(await page.locator(".row.cut").count()).toBe(4)
+      expect(await page.locator(".badge.compaction").count()).toBeGreaterThan(0)
+      expect(await page.locator("img").count()).toBe(0)
+      await page.getByText("<img src=x onerror=alert(1)> try b.txt instead").first().waitFor()
+      await page.getByText("run the test watcher").waitFor()
+
+      // Keyboard: j/ArrowDown move the selection; Enter opens the selected message's turn.
+      await page.locator('[data-testid="timeline"]').focus()
+      const selectedText = () => page.locator('.row[aria-selected="true"] .text').textContent()
+      expect(await selectedText()).toBe("write the first version of a.txt")
+      await page.keyboard.press("j")
+      await page.keyboard.press("ArrowDown")
+      await page.keyboard.press("k")
+      expect(await selectedText()).toBe("wrote a.txt")
+      await page.screenshot({ path: join(SHOTS, "timeline.png") })
+      const last = page.locator(`[data-message="${script.t4.messageId}"]`)
+      await last.click()
+      await page.locator('[data-testid="timeline"]').press("Enter")
+      await page.waitForURL(`**/#/s/${script.sessionId}/turn/${script.t4.turnId}`)
+
+      // The turn's changes and a diff of a.txt since before the turn.
+      await page.locator('[data-testid="diff"] .hunk').first().waitFor()
+      expect(await page.locator(".hunk .ldel").first().textContent()).toContain("two")
+      expect(await page.locator(".hunk .ladd").first().textContent()).toContain("four")
+      await page.screenshot({ path: join(SHOTS, "diff.png"), fullPage: true })
+      await page.getByRole("button", { name: "Side by side" }).click()
+      expect(await page.locator(".hunk.split").count()).toBe(1)
+      await page.screenshot({ path: join(SHOTS, "diff-side-by-side.png"), fullPage: true })
+
+      // Restore: preview, confirm with the token, the file on disk, then redo.
+      await page.getByRole("button", { name: "Restore files to before this turn…" }).click()
+      await page.locator('[data-testid="restore-plan"]').waitFor()
+      expect(await page.locator('[data-testid="restore-plan"] code').allTextContents()).toEqual(["a.txt"])
+      await page.screenshot({ path: join(SHOTS, "restore-preview.png"), fullPage: true })
+      await page.getByRole("button", { name: "Confirm restore" }).click()
+      await page.locator('[data-testid="restore-done"]').waitFor()
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
+      // Its redo: the rescue point, previewed and confirmed the same way.
+      await page.getByRole("button", { name: "Undo this restore (back to the rescue point)…" }).click()
+      await page.getByRole("button", { name: "Confirm restore" }).click()
+      await page.locator('[data-testid="restore-done"] [data-testid="restore-done"]').waitFor()
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
+
+      // The turn's file rewind (the engine's preview, safe), then the engine's redo of it.
+      await page.getByRole("button", { name: "Apply file rewind" }).click()
+      await page.locator('[data-testid="file-rewind-done"]').waitFor()
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
+      await page.getByRole("button", { name: "Redo (undo this file rewind)" }).click()
+      await page.locator('[data-testid="redo-done"]').waitFor()
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
+
+      // A refusal is shown with its reason: nothing left to redo.
+      await page.goto(`${base}/#/s/${script.sessionId}`)
+      await page.getByRole("button", { name: "Redo last rewind" }).click()
+      await page.locator(".refusal").first().waitFor()
+
+      // Status page.
+      await page.goto(`${base}/#/status`)
+      await page.locator('[data-testid="store-bytes"]').waitFor()
+      await page.getByRole("button", { name: "Preview cleanup" }).click()
+      await page.locator('[data-testid="gc-report"]').waitFor()
+      await page.screenshot({ path: join(SHOTS, "status.png"), fullPage: true })
+
+      // The phone size: one column, still readable.
+      const phone = await browser.newPage({ viewport: { width: 390, height: 844 } })
+      phone.setDefaultTimeout(90_000)
+      await phone.context().addCookies([{ name: `rewind_ui_${ui.port}`, value: ui.token, url: base }])
+      await phone.goto(`${base}/#/s/${script.sessionId}`)
+      await phone.locator(".cut-header").first().waitFor()
+      const width = await phone.evaluate("document.documentElement.scrollWidth")
+      expect(width).toBeLessThanOrEqual(390)
+      await phone.screenshot({ path: join(SHOTS, "timeline-phone.png") })
+      expect(errors).toEqual([])
+    } finally {
+      await browser.close()
+      expect(await stopUi(ui.child)).toBe(0)
+    }
+  })
+})

@@ -1,0 +1,182 @@
+/**
+ * The actions that change something, each with the engine's own safety: a restore is previewed
+ * first (the plan, protected paths, conflicts), confirmed with the preview's token, and answered
+ * with its rescue point, which a second restore (previewed the same way) puts back; the engine's
+ * redo undoes the last file rewind or rewind that wrote files; a fork is made at a reply
+ * whose boundary is pinned. The engine decides; every refusal is shown with its reason and files.
+ */
+import { useState } from "preact/hooks"
+import { useLocation } from "wouter-preact"
+import { RefusalView } from "./common.js"
+import {
+  call,
+  type ForkOutcome,
+  type Outcome,
+  type PointRestorePreview,
+  type PointRestoreResult,
+  type RedoResult,
+} from "./rpc.js"
+
+/** Runs one call at a time and keeps its last outcome (or error). */
+export const useAction = <A,>() => {
+  const [busy, setBusy] = useState(false)
+  const [outcome, setOutcome] = useState<Outcome<A> | undefined>()
+  const [error, setError] = useState<string | undefined>()
+  const run = async (method: string, params: ReadonlyArray<unknown>) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      const answer = await call<A>(method, params)
+      setOutcome(answer)
+      return answer
+    } catch (e) {
+      setError(String(e))
+      return undefined
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, outcome, error, run, reset: () => setOutcome(undefined) }
+}
+
+const Failure = ({ error }: { error: string | undefined }) =>
+  error === undefined ? null : (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  )
+
+export const RedoButton = ({
+  sessionId,
+  label = "Redo last rewind",
+}: {
+  sessionId: string
+  label?: string
+}) => {
+  const redo = useAction<RedoResult>()
+  return (
+    <div class="action">
+      <button type="button" disabled={redo.busy} onClick={() => redo.run("redo", [sessionId])}>
+        {label}
+      </button>
+      <Failure error={redo.error} />
+      {redo.outcome?.ok === false && <RefusalView refusal={redo.outcome.refusal} />}
+      {redo.outcome?.ok === true && (
+        <div class="done" data-testid="redo-done">
+          Redone (operation <code>{redo.outcome.value.operationId}</code>):{" "}
+          {redo.outcome.value.files.map((f) => `${f.path} ${f.action}`).join(", ") || "no file"}
+        </div>
+      )}
+    </div>
+  )
+}
+
+export const ForkButton = ({ sessionId, messageId }: { sessionId: string; messageId: string }) => {
+  const fork = useAction<ForkOutcome>()
+  const [, navigate] = useLocation()
+  return (
+    <div class="action">
+      <button
+        type="button"
+        disabled={fork.busy}
+        onClick={async () => {
+          const answer = await fork.run("forkAtMessage", [sessionId, messageId])
+          if (answer?.ok) navigate(`/s/${answer.value.childSessionId}`)
+        }}
+      >
+        Fork at this reply
+      </button>
+      <Failure error={fork.error} />
+      {fork.outcome?.ok === false && <RefusalView refusal={fork.outcome.refusal} />}
+    </div>
+  )
+}
+
+/** Preview → confirm with the token → restore (a rescue point first) → offer redo. */
+export const RestoreFlow = ({
+  sessionId,
+  pointId,
+  label,
+}: {
+  sessionId: string
+  pointId: string
+  label: string
+}) => {
+  const preview = useAction<PointRestorePreview>()
+  const restore = useAction<PointRestoreResult>()
+  const plan = preview.outcome?.ok === true ? preview.outcome.value : undefined
+  return (
+    <div class="action restore">
+      <button
+        type="button"
+        disabled={preview.busy}
+        onClick={() => {
+          restore.reset()
+          void preview.run("previewPointRestore", [sessionId, pointId])
+        }}
+      >
+        {label}
+      </button>
+      <Failure error={preview.error ?? restore.error} />
+      {preview.outcome?.ok === false && <RefusalView refusal={preview.outcome.refusal} />}
+      {plan !== undefined && restore.outcome === undefined && (
+        <div class="plan" data-testid="restore-plan">
+          <p>
+            {plan.changes.length} file(s) would change, {plan.unchanged} unchanged.
+          </p>
+          <ul class="files">
+            {plan.changes.map((c) => (
+              <li key={c.path}>
+                <span class={`flag flag-${c.action}`}>{c.action}</span> <code>{c.path}</code>
+              </li>
+            ))}
+          </ul>
+          {plan.protected.length > 0 && (
+            <p class="muted">
+              Protected, left alone: {plan.protected.map((p) => `${p.path} (${p.kind})`).join(", ")}
+            </p>
+          )}
+          {plan.conflicts.length > 0 && (
+            <div class="refusal">
+              <strong>Cannot apply:</strong>
+              <ul class="files">
+                {plan.conflicts.map((c) => (
+                  <li key={c.path}>
+                    <code>{c.path}</code>: {c.reason} — {c.detail}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          {plan.canApply && plan.token !== undefined ? (
+            <button
+              type="button"
+              class="danger"
+              disabled={restore.busy}
+              onClick={() => restore.run("restorePoint", [sessionId, pointId, plan.token])}
+            >
+              Confirm restore
+            </button>
+          ) : (
+            <p class="muted">Nothing to apply.</p>
+          )}
+        </div>
+      )}
+      {restore.outcome?.ok === false && <RefusalView refusal={restore.outcome.refusal} />}
+      {restore.outcome?.ok === true && (
+        <div class="done" data-testid="restore-done">
+          <p>
+            Restored (operation <code>{restore.outcome.value.operationId}</code>). Rescue point:{" "}
+            <code>{restore.outcome.value.rescuePointId}</code>.
+          </p>
+          {/* A point restore is undone by restoring its rescue point, previewed and confirmed like any restore. */}
+          <RestoreFlow
+            sessionId={sessionId}
+            pointId={restore.outcome.value.rescuePointId}
+            label="Undo this restore (back to the rescue point)…"
+          />
+        </div>
+      )}
+    </div>
+  )
+}
