@@ -7,6 +7,7 @@ import { conversationProjection, conversationRewind } from "./conversation.bench
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
 import { langgraph } from "./langgraph.bench.js"
+import { shapeLive } from "./live.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
 import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
@@ -27,6 +28,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
   shapeFacade,
   shapeCli,
+  // The live engine (the workspace watcher) at the same shape, in-process and through rewind serve.
+  shapeLive,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
   // Needs a PostgreSQL server (REWIND_PG_URL; `source .ci/postgres.sh` starts one).
