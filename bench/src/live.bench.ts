@@ -130,7 +130,10 @@ export const shapeLive: BenchCase = {
   group: "real shapes",
   description:
     "babel shape, the live engine (workspace watcher) in-process and through rewind serve against shadow git: start, repeat capture with 0 / 1 / 100 files changed, per-edit checkpoint",
-  sizes: (_sizes, mode) => shapeCopies(mode),
+  // Full runs only: a quick run (and `npm test` through bench/test/quick.test.ts) already spends its
+  // time budget on the babel cases of shapes.bench.ts; the live engine's correctness is tested in
+  // packages/adapters/fs/test/liveCapture.test.ts and the built server's in serveLive.e2e.test.ts.
+  sizes: (_sizes, mode) => (mode === "quick" ? [] : shapeCopies(mode)),
   sizeUnit: "× babel",
   run: async (ctx) => {
     const ws = await prepared(ctx)
