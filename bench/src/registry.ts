@@ -9,6 +9,7 @@ import type { BenchCase } from "./harness/types.js"
 import { hooks } from "./hooks.bench.js"
 import { isolatedForks } from "./isolatedForks.bench.js"
 import { langgraph } from "./langgraph.bench.js"
+import { shapeLive } from "./live.bench.js"
 import { benchPostgresUrl, postgresStore } from "./postgresStore.bench.js"
 import { serve } from "./server.bench.js"
 import { shadowGitChanges, shadowGitWorkspace } from "./shadowGit.bench.js"
@@ -32,6 +33,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   shapeCli,
   // Isolated forks at the babel shape: materialising a tree vs git worktree add; a 100-file merge.
   isolatedForks,
+  // The live engine (the workspace watcher) at the same shape, in-process and through rewind serve.
+  shapeLive,
   // rewind serve over stdio (the built bin): round trip, and a repeat capture at the babel shape.
   serve,
   // rewind hook claude-code as whole processes: latency with a running server, and a prompt's capture.

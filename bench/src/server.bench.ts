@@ -27,10 +27,10 @@ interface Answer {
 }
 
 /** The server over stdio: one request at a time or pipelined, answers matched by id. */
-const startServer = (workspace: string, dir: string) => {
+export const startServer = (workspace: string, dir: string, extra: ReadonlyArray<string> = []) => {
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
-    [REWIND_BIN, "serve", "--workspace", workspace, "--dir", dir],
+    [REWIND_BIN, "serve", "--workspace", workspace, "--dir", dir, ...extra],
     { stdio: ["pipe", "pipe", "pipe"] },
   )
   const pending = new Map<number, (a: Answer) => void>()
@@ -72,7 +72,7 @@ const startServer = (workspace: string, dir: string) => {
   }
 }
 
-const initStore = (workspace: string, dir: string) => {
+export const initStore = (workspace: string, dir: string) => {
   const r = spawnSync(process.execPath, [REWIND_BIN, "init", "--workspace", workspace, "--dir", dir], {
     encoding: "utf8",
   })

@@ -36,10 +36,10 @@ import type { BenchCase, BenchContext, Budget, FigureSize, Mode, RatioTarget } f
 import type { BenchWorkspace } from "./workspace/benchWorkspace.js"
 import type { ShapeWorkspace } from "./workspace/shapeWorkspace.js"
 
-const SHAPE = "babel"
+export const SHAPE = "babel"
 /** Files changed before the "k files changed" captures and the restore. */
-const MANY_CHANGES = 100
-const RACY_WAIT_MS = 2_100
+export const MANY_CHANGES = 100
+export const RACY_WAIT_MS = 2_100
 /** The built CLI, as `packages/rewind/package.json` "bin" names it. */
 export const REWIND_BIN = join(REPO_DIR, "packages", "rewind", "dist", "cli", "rewind.mjs")
 
@@ -49,16 +49,16 @@ export const REWIND_BIN = join(REPO_DIR, "packages", "rewind", "dist", "cli", "r
  * 4× tree). The CLI runs with its defaults, so its points are what a user gets; its case reports
  * how many files they hold.
  */
-const WHOLE_TREE = { maxFiles: 10_000_000, timeBudgetMs: 30 * 60_000 } as const
+export const WHOLE_TREE = { maxFiles: 10_000_000, timeBudgetMs: 30 * 60_000 } as const
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** 1× babel only in quick mode (the plumbing); 1× and 4× in a full run. */
 export const shapeCopies = (mode: Mode): Array<number> => (mode === "quick" ? [1] : [1, 4])
 
-type Shape = BenchWorkspace & ShapeWorkspace
+export type Shape = BenchWorkspace & ShapeWorkspace
 
-const describeShape = (ws: Shape) =>
+export const describeShape = (ws: Shape) =>
   `${SHAPE} shape ×${ws.spec.copies}${ws.spec.include === undefined ? "" : ` (only ${ws.spec.include.join(", ")})`}: ${ws.tally.files} files (${ws.tally.ignored} ignored by its .gitignore files), ${ws.tally.directories} directories, ${(ws.tally.bytes / 1e6).toFixed(1)} MB`
 
 /**
@@ -66,7 +66,7 @@ const describeShape = (ws: Shape) =>
  * size is re-run (it matches figures by the run's size); the unit names the files per copy, and
  * since 4× has exactly 4 times the files, the 1× → 4× exponent is the file-count curve's.
  */
-const sizeOf = (ws: Shape): FigureSize => ({
+export const sizeOf = (ws: Shape): FigureSize => ({
   value: ws.spec.copies,
   unit: `× babel shape (${Math.round(ws.tally.files / ws.spec.copies).toLocaleString("en-US")} files each)`,
 })
@@ -74,7 +74,7 @@ const sizeOf = (ws: Shape): FigureSize => ({
 const MB = 1_000_000
 
 /** The issue's target, as a ratio against git in the same rounds (and a peak RSS for the CLI). */
-const target = (description: string, maxRatio: number, maxProcessRssBytes?: number): RatioTarget => ({
+export const target = (description: string, maxRatio: number, maxProcessRssBytes?: number): RatioTarget => ({
   description: `issue 23: ${description}`,
   maxRatio,
   ...(maxProcessRssBytes === undefined ? {} : { maxProcessRssBytes }),
@@ -84,20 +84,20 @@ const target = (description: string, maxRatio: number, maxProcessRssBytes?: numb
  * Quick mode only checks the plumbing: each figure is its calibration run alone (a first capture of
  * babel is tens of seconds on each side); a full run keeps the harness's rounds.
  */
-const budgetFor = (ctx: BenchContext): Partial<Budget> =>
+export const budgetFor = (ctx: BenchContext): Partial<Budget> =>
   ctx.mode === "quick" ? { singleRunAboveMs: 0 } : {}
 
 /** The workspace, ready for a timed capture: built, and out of the racy window in a full run. */
-const prepared = async (ctx: BenchContext): Promise<Shape> => {
+export const prepared = async (ctx: BenchContext): Promise<Shape> => {
   const ws = ctx.shapeWorkspace(SHAPE, ctx.size!)
   if (ctx.mode === "full") await sleep(RACY_WAIT_MS)
   return ws
 }
 
 /** One facade instance over a fresh store in the case's temp dir, with a session to capture into. */
-const facade = async (ctx: BenchContext, ws: Shape, label: string) => {
+export const facade = async (ctx: BenchContext, ws: Shape, label: string, live = false) => {
   const dir = ctx.tempDir(label)
-  const rewind: Rewind = await openRewind({ workspaceRoot: ws.root, dir })
+  const rewind: Rewind = await openRewind({ workspaceRoot: ws.root, dir, live })
   const session = await rewind.createSession({ title: "bench", cwd: ws.root })
   if (!session.ok) throw new Error(`createSession refused: ${session.refusal.message}`)
   const sessionId = session.value.id as SessionId

@@ -35,6 +35,7 @@ import { storeDirectories } from "../workspace/protection.js"
 import type { CaptureOptions, CaptureSettings } from "./capturePoint.js"
 import { makeTracker } from "./captureTracking.js"
 import { applyChanges, type LiveTree, outOfScopeIn, seedTree, unseedable } from "./liveTree.js"
+import { overlaid } from "./overlayMap.js"
 import { type Built, buildManifest, recordPoint } from "./pointBuild.js"
 import type { PointIndex } from "./pointIndex.js"
 import {
@@ -158,13 +159,10 @@ const patched = <V>(
   }
   // Unchanged: the very map, so nothing per path is copied or compared again.
   if (!differs) return map
-  const out = new Map(map)
-  for (const path of affected) {
-    const now = next.get(path)
-    if (now === undefined) out.delete(path)
-    else out.set(path, now)
-  }
-  return out
+  // An overlay of the changes, not a copy of the tree (`overlayMap.ts`).
+  const updates = new Map<WorkspacePath, V | undefined>()
+  for (const path of affected) updates.set(path, next.get(path))
+  return overlaid(map, updates)
 }
 
 export interface WatchedCaptureInput {

@@ -9,7 +9,7 @@ import { resolve as resolvePath } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { CheckpointId, MessageId, PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { nativeStatus } from "../internal/doctor.js"
+import { liveEngineStatus, nativeStatus } from "../internal/doctor.js"
 import type { Rewind } from "../openRewind.js"
 import { hook, install, uninstall } from "./hookCommands.js"
 import {
@@ -587,7 +587,9 @@ const doctor = Command.make(
           problems: report.problems,
           repaired: report.repaired,
           native: report.native,
+          liveEngine: liveEngineStatus(),
         })
+        const live = liveEngineStatus()
         const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
         const has = (...kinds: ReadonlyArray<string>) => report.problems.some((p) => kinds.includes(p.kind))
         yield* out.human(
@@ -632,6 +634,7 @@ const doctor = Command.make(
                   ? `${report.native.scanner} scanner, ${report.native.fileOperations} file operations`
                   : (report.native.warning ?? ""),
               ],
+              ["live engine", live.available ? green("ok") : yellow("warning"), live.detail],
             ],
           ),
         )

@@ -53,6 +53,7 @@ export {
   type DoctorProblem,
   type DoctorProblemKind,
   type DoctorReport,
+  liveEngineStatus,
   nativeStatus,
 } from "./doctor/report.js"
 

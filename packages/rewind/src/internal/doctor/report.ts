@@ -3,7 +3,7 @@
  * shape (part of the public API through `openRewind`), and the fs adapter's native-module status
  * that `doctor` and `status` both show. No checking happens here; see `../doctor.ts` for the steps.
  */
-import { NodeWorkspace } from "@rewind/adapter-fs"
+import { NodeWorkspace, WorkspaceWatcher } from "@rewind/adapter-fs"
 import type {
   DoctorProblemKind as CoreDoctorProblemKind,
   DoctorReport as CoreDoctorReport,
@@ -52,5 +52,22 @@ export const nativeStatus = (): DoctorNative => {
         scanner,
         fileOperations,
         warning: `the native module (@rewind/adapter-fs dirscan.node) did not load: ${nativeModule.reason}. Scans use the slower JavaScript scanner, and file operations are re-checked before each system call rather than confined by the kernel (reinstall with a C compiler, python3 and make to build it)`,
+      }
+}
+
+/**
+ * Whether the live engine's watcher can run on this machine (doctor shows it; a one-shot command
+ * never runs it, `rewind serve` and `openRewind({ live: true })` do).
+ */
+export const liveEngineStatus = (): { readonly available: boolean; readonly detail: string } => {
+  const backend = WorkspaceWatcher.inotifyBackend
+  return "unavailable" in backend
+    ? {
+        available: false,
+        detail: `no workspace watcher here: ${backend.unavailable}; rewind serve and live hosts scan the whole tree on every capture`,
+      }
+    : {
+        available: true,
+        detail: `${backend.name} watcher available (rewind serve and openRewind({ live: true }) run it; not this one-shot command)`,
       }
 }
