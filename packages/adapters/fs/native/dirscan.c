@@ -43,6 +43,9 @@
  *   mkdirAt(dirfd, name, mode) (0 when a directory is already there), symlinkAt(target, dirfd, name).
  *   Every `name` is one component: a `/`, `.` or `..` is -EINVAL, so these can only act inside
  *   the directory the descriptor names, which the kernel opened beneath the root.
+ *
+ * The workspace watcher (watchOpen, watchDrain, watchClose) lives in `watch.c`, built into the
+ * same module.
  */
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -766,8 +769,12 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
   return napi_set_named_property(env, exports, name, value) == napi_ok ? 0 : -1;
 }
 
+/* The workspace watcher (`watch.c`). */
+int export_watch(napi_env env, napi_value exports);
+
 NAPI_MODULE_INIT() {
   if (export_function(env, exports, "scan", scan) != 0) return NULL;
+  if (export_watch(env, exports) != 0) return NULL;
   if (export_function(env, exports, "openDirBeneath", open_dir_beneath) != 0 ||
       export_function(env, exports, "openAt", open_at) != 0 ||
       export_function(env, exports, "renameAt", rename_at) != 0 ||

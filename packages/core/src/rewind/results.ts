@@ -327,6 +327,16 @@ export const SnapshotStatus = Schema.Struct({
   indexBytes: Count,
   pointsPerSession: Schema.Array(Schema.Struct({ sessionId: SessionId, points: Count })),
   unprotected: Schema.Array(Schema.Struct({ sessionId: SessionId, ...SkippedPath.fields })),
+  /** The live engine's workspace watcher: running or not and why, and how the last capture went. */
+  watcher: Schema.Struct({
+    active: Schema.Boolean,
+    reason: Schema.optional(Schema.String),
+    backend: Schema.optional(Schema.String),
+    watchedDirectories: Schema.optional(Count),
+    lastCapture: Schema.optional(
+      Schema.Struct({ mode: Schema.Literal("watched", "full"), reason: Schema.optional(Schema.String) }),
+    ),
+  }),
 })
 
 export const CleanupReport = Schema.Struct({

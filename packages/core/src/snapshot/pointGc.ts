@@ -26,9 +26,10 @@ import {
   type SkippedPath,
   WriteIntentDeclared,
 } from "@rewind/contracts"
-import { Effect, Either, Schema, Stream } from "effect"
+import { Effect, Either, Option, Schema, Stream } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
+import { type WatcherStatus, WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import { journalRoots } from "../restore/journalRoots.js"
 import { loadManifestLayers, loadStatCacheLayers, manifestBlobs } from "./pointManifest.js"
 
@@ -74,7 +75,23 @@ export interface SnapshotStatus {
   readonly pointsPerSession: ReadonlyArray<{ readonly sessionId: SessionId; readonly points: number }>
   /** Paths the latest point of each session left out, with why. */
   readonly unprotected: ReadonlyArray<{ readonly sessionId: SessionId } & SkippedPath>
+  /** The live engine's watcher (inactive, with the reason, where this process runs none). */
+  readonly watcher: WatcherStatus
 }
+
+/** The watcher's status, or why this process has none. */
+const watcherStatus = Effect.flatMap(
+  Effect.serviceOption(WorkspaceChanges),
+  Option.match({
+    onNone: (): Effect.Effect<WatcherStatus> =>
+      Effect.succeed({
+        active: false,
+        reason:
+          "no live engine in this process: every capture scans the workspace (`rewind serve` and openRewind({ live: true }) watch it)",
+      }),
+    onSome: (changes) => changes.status,
+  }),
+)
 
 interface PointRoots {
   readonly sessionId: SessionId
@@ -290,6 +307,7 @@ export const snapshotStatus = Effect.gen(function* () {
     indexBytes,
     pointsPerSession: [...perSession].map(([sessionId, points]) => ({ sessionId, points })),
     unprotected: [...latest].flatMap(([sessionId, p]) => p.skipped.map((s) => ({ sessionId, ...s }))),
+    watcher: yield* watcherStatus,
   }
   return status
 })

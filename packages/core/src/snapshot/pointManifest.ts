@@ -284,17 +284,30 @@ const encodeLayered = <V>(
   map: ReadonlyMap<WorkspacePath, V>,
   base: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
   rules?: string,
+  /** When known, the only paths where `map` may differ from the base's (a live engine's delta). */
+  differsAt?: ReadonlySet<WorkspacePath>,
 ): { readonly bytes: Uint8Array; readonly depth: number } | "unchanged" => {
   const full = () => ({ bytes: codec.encodeFull(map, rules), depth: 0 })
-  if (base === undefined || base.value.depth >= MAX_DEPTH) return full()
   const changed: Array<WorkspacePath> = []
   const removed: Array<WorkspacePath> = []
   const limit = map.size >> 2
-  for (const [path, entry] of map) {
-    if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
-    if (changed.length > limit) return full()
+  if (base !== undefined && differsAt !== undefined) {
+    for (const path of differsAt) {
+      const entry = map.get(path)
+      if (entry === undefined) {
+        if (base.value.map.has(path)) removed.push(path)
+      } else if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
+    }
+    if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
   }
-  for (const path of base.value.map.keys()) if (!map.has(path)) removed.push(path)
+  if (base === undefined || base.value.depth >= MAX_DEPTH) return full()
+  if (differsAt === undefined) {
+    for (const [path, entry] of map) {
+      if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
+      if (changed.length > limit) return full()
+    }
+    for (const path of base.value.map.keys()) if (!map.has(path)) removed.push(path)
+  }
   if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
   if (changed.length + removed.length > limit) return full()
   const depth = base.value.depth + 1
@@ -400,12 +413,14 @@ export const storeManifestAndStatCache = (
         readonly statCache?: { readonly hash: ContentHash; readonly value: Layered<StatCacheEntry> }
       }
     | undefined,
+  /** When known, the only paths where the maps may differ from the base's (see `encodeLayered`). */
+  differsAt?: ReadonlySet<WorkspacePath>,
 ) =>
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
     const cache = yield* pointArtifactCache
-    const m = encodeLayered(manifestCodec, manifest, base?.manifest)
-    const c = encodeLayered(statCacheCodec, statCache, base?.statCache, rules)
+    const m = encodeLayered(manifestCodec, manifest, base?.manifest, undefined, differsAt)
+    const c = encodeLayered(statCacheCodec, statCache, base?.statCache, rules, differsAt)
     const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
     const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
     let next = 0

@@ -82,6 +82,24 @@ export interface ScanResult {
   readonly rules: string
   /** How many ignore decisions were reused rather than asked of the rules. */
   readonly reusedDecisions: number
+  /** The shape of what was listed, for a live engine to patch (`liveTree.ts`). */
+  readonly tree: ScanTree
+}
+
+/** What a scan decided about directories, kept so a later scan of one subtree can fit in. */
+export interface ScanTree {
+  /** Every directory listed and in scope ("" the root), with the rules in force for its entries. */
+  readonly scopes: Map<string, RuleStack>
+  /** Paths decided out of scope in a listed directory (ignored, protected, skipped directories). */
+  readonly excluded: Set<string>
+  /** How many ignore files the scan read (the lines of `rules`). */
+  readonly ignoreFiles: number
+}
+
+/** Where a scan starts: the root, or (a live engine) directories whose parents were listed before. */
+export interface ScanStart {
+  readonly dir: string
+  readonly rules: RuleStack
 }
 
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
@@ -134,10 +152,21 @@ export const scanWorkspace = (
     return again.scan
   })
 
+/**
+ * Scans below the given directories only (each with the rules in force for its entries' parent),
+ * deciding everything afresh: what a live engine runs for a directory that appeared.
+ */
+export const scanSubtrees = (
+  budget: ScanBudget,
+  start: ReadonlyArray<ScanStart>,
+): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
+  Effect.map(scanOnce(budget, undefined, undefined, start), ({ scan }) => scan)
+
 const scanOnce = (
   budget: ScanBudget,
   onProgress: ((p: ScanProgress) => void) | undefined,
   reuse?: ScanReuse,
+  start: ReadonlyArray<ScanStart> = [{ dir: "", rules: [] }],
 ) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
@@ -153,7 +182,8 @@ const scanOnce = (
     const identity: Array<string> = []
     // Decisions taken from `reuse`, with the rule stack in force where they were taken.
     const provisional: Array<{ rules: RuleStack; path: string; isDirectory: boolean }> = []
-    let queue: Array<{ dir: string; rules: RuleStack }> = [{ dir: "", rules: [] }]
+    const scopes = new Map<string, RuleStack>()
+    let queue: Array<{ dir: string; rules: RuleStack }> = [...start]
     const outOfBudget = (dir: string, detail: string) =>
       skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
     // Directories are listed a wave at a time through the bulk `scanDirectories` (one call per
@@ -209,6 +239,7 @@ const scanOnce = (
             skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
           scope = pushRules(rules, own.rules)
         }
+        scopes.set(dir, scope)
         const paths = pathsOf(dir, children)
         for (let c = 0; c < children.length; c++) {
           const child = children[c]!
@@ -274,6 +305,7 @@ const scanOnce = (
     }
     identity.sort()
     const rules = hashContent(identity.join("\n"))
-    const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions }
+    const tree: ScanTree = { scopes, excluded, ignoreFiles: identity.length }
+    const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }
     return { scan, provisional }
   })

@@ -153,6 +153,12 @@ const status = Command.make("status", { ...common, session: sessionOption }, (o)
         yield* out.human(
           `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
         )
+        const w = st.watcher
+        yield* out.human(
+          w.active
+            ? `watcher   ${w.backend}, ${w.watchedDirectories} directories watched${w.lastCapture === undefined ? "" : `; last capture ${w.lastCapture.mode === "watched" ? "from the change set" : `a full scan (${w.lastCapture.reason ?? "no reason given"})`}`}`
+            : `watcher   not running: ${w.reason}`,
+        )
         for (const u of st.unprotected) {
           yield* out.human(
             `${yellow("unprotected")} ${u.path}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`,

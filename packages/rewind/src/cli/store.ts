@@ -73,6 +73,8 @@ export const withRewind = <A, E, R>(
   options: CommonOptions,
   create: boolean,
   body: (rewind: Rewind, out: Output) => Effect.Effect<A, E, R>,
+  /** `live`: run the live engine (the workspace watcher) for as long as the body runs. */
+  open: { readonly live?: boolean } = {},
 ) => {
   const out = makeOutput(options.json)
   const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
@@ -83,6 +85,7 @@ export const withRewind = <A, E, R>(
         openRewind({
           workspaceRoot,
           create,
+          ...(open.live === true ? { live: true } : {}),
           ...Option.match(options.dir, { onNone: () => ({}), onSome: (dir) => ({ dir: resolve(dir) }) }),
         }),
       ),

@@ -74,6 +74,11 @@ const options = {
   schema: Options.boolean("schema").pipe(
     Options.withDescription("Print the OpenRPC document of every method (derived from the Schemas) and exit"),
   ),
+  noWatch: Options.boolean("no-watch").pipe(
+    Options.withDescription(
+      "Do not watch the workspace: every capture scans the whole tree (by default the server runs the live engine, see docs/server.md)",
+    ),
+  ),
   maxLineBytes: Options.integer("max-line-bytes").pipe(
     Options.withDescription(
       "Longest request line accepted (default 32 MiB); a longer one is answered -32600 unread",
@@ -87,30 +92,34 @@ export const serve = Command.make("serve", options, (o) =>
     ? Effect.sync(() => {
         process.stdout.write(`${JSON.stringify(openRpcDocument(RewindOperations, VERSION), null, 2)}\n`)
       })
-    : withRewind({ json: false, workspace: o.workspace, dir: o.dir }, o.create, (rewind) =>
-        Effect.gen(function* () {
-          const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
-          const table = { ...RewindOperations, [hookOperation.name]: hookOperation }
-          const implementation = {
-            ...serviceImplementation(rewind),
-            [hookOperation.name]: hookImplementation(rewind, storeDir),
-          }
-          const server = makeRpcServer(table, implementation, {
-            ...Option.match(o.maxLineBytes, {
-              onNone: () => ({}),
-              onSome: (maxLineBytes) => ({ maxLineBytes }),
-            }),
-          })
-          if (Option.isSome(o.socket)) {
-            yield* serveSocket(server, o.socket.value, untilSignal, {
-              ...Option.match(o.idleExit, { onNone: () => ({}), onSome: (idleExitMs) => ({ idleExitMs }) }),
+    : withRewind(
+        { json: false, workspace: o.workspace, dir: o.dir },
+        o.create,
+        (rewind) =>
+          Effect.gen(function* () {
+            const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
+            const table = { ...RewindOperations, [hookOperation.name]: hookOperation }
+            const implementation = {
+              ...serviceImplementation(rewind),
+              [hookOperation.name]: hookImplementation(rewind, storeDir),
+            }
+            const server = makeRpcServer(table, implementation, {
+              ...Option.match(o.maxLineBytes, {
+                onNone: () => ({}),
+                onSome: (maxLineBytes) => ({ maxLineBytes }),
+              }),
             })
-            return
-          }
-          yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
-          // The input may still hold the event loop open after a signal.
-          process.stdin.destroy()
-        }),
+            if (Option.isSome(o.socket)) {
+              yield* serveSocket(server, o.socket.value, untilSignal, {
+                ...Option.match(o.idleExit, { onNone: () => ({}), onSome: (idleExitMs) => ({ idleExitMs }) }),
+              })
+              return
+            }
+            yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+            // The input may still hold the event loop open after a signal.
+            process.stdin.destroy()
+          }),
+        { live: !o.noWatch },
       ),
 ).pipe(
   Command.withDescription(

@@ -1,0 +1,319 @@
+/**
+ * The workspace watcher: core's `WorkspaceChanges` port over Linux inotify, through the native
+ * module (`native/watch.c`). It keeps a log of the paths that changed, a batch per drain of the
+ * inotify queue, and answers a capture with the batches after its cursor.
+ *
+ * Why inotify through our own module, not `@parcel/watcher` or `fs.watch`: the kernel queues an
+ * inotify event inside the system call that made the change, so draining the queue is a complete
+ * flush with no delay (a library that debounces waits 50 ms or more on every capture, when the
+ * whole capture must take a few); overflow, the watch limit and an unwatchable filesystem are
+ * reported to us rather than swallowed; and the module is already built at install time. Node's
+ * `fs.watch({ recursive: true })` on Linux walks the tree in JavaScript, one watcher object per
+ * directory, and reports no overflow. Linux only: elsewhere the port answers `Unknown` (full scans)
+ * and status says why.
+ *
+ * The flush: before answering, the watcher creates and removes a cookie file in its cookie
+ * directory (inside the store) and drains the queue until the cookie's event is in: proof that the
+ * instance is alive and everything queued before it has been read. Any doubt makes the answer
+ * `Unknown` and the watcher restarts: overflow (`IN_Q_OVERFLOW`), a watch that could not be
+ * added, a root moved away, an error of the module, a cookie that does not come back, a change log
+ * trimmed past the cursor. The queue is also drained every `drainIntervalMs` between captures so
+ * a busy tree does not overflow the kernel's queue while the agent thinks.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, realpathSync, unlinkSync } from "node:fs"
+import { join } from "node:path"
+import {
+  type ChangeCursor,
+  type WatcherStatus,
+  Workspace,
+  type WorkspaceChangeSet,
+  WorkspaceChanges,
+  type WorkspaceChangesService,
+} from "@rewind/core"
+import { Clock, Duration, Effect, Layer } from "effect"
+import { nativeModule, nativeModuleStatus } from "./internal/nativeModule.js"
+
+/** What the native module answers (`native/watch.c`). */
+export interface WatchDrain {
+  readonly paths: ReadonlyArray<string>
+  readonly cookies: ReadonlyArray<string>
+  readonly overflow: boolean
+  readonly lost?: string
+  readonly watched: number
+}
+
+/** The inotify calls, as an interface so tests can inject overflow and errors. */
+export interface WatchBackend {
+  readonly name: string
+  readonly open: (
+    root: string,
+    skipNames: ReadonlyArray<string>,
+    skipRelatives: ReadonlyArray<string>,
+    cookieDirectory: string,
+  ) => { readonly handle: unknown; readonly watched: number } | { readonly reason: string }
+  readonly drain: (handle: unknown) => WatchDrain
+  readonly close: (handle: unknown) => void
+}
+
+interface NativeWatch {
+  readonly watchOpen?: (
+    root: string,
+    skipNames: ReadonlyArray<string>,
+    skipRelatives: ReadonlyArray<string>,
+    cookieDirectory: string,
+  ) => { readonly handle: unknown; readonly watched: number } | { readonly reason: string }
+  readonly watchDrain?: (handle: unknown) => WatchDrain
+  readonly watchClose?: (handle: unknown) => void
+}
+
+const native = nativeModule as NativeWatch | undefined
+
+/** The native inotify backend, or why there is none on this machine. */
+export const inotifyBackend: WatchBackend | { readonly unavailable: string } =
+  native?.watchOpen !== undefined && native.watchDrain !== undefined && native.watchClose !== undefined
+    ? { name: "inotify", open: native.watchOpen, drain: native.watchDrain, close: native.watchClose }
+    : {
+        unavailable: !nativeModuleStatus.loaded
+          ? `the native module did not load (${nativeModuleStatus.reason})`
+          : "no inotify watcher on this platform (Linux only)",
+      }
+
+/** Names never watched: never in scope either (protected by name at any depth). */
+const UNWATCHED_NAMES: ReadonlySet<string> = new Set([".git", ".rewind"])
+
+export interface WorkspaceWatcherOptions {
+  /** The workspace root (resolved through symlinks, as the Node Workspace resolves it). */
+  readonly root: string
+  /** Where flush cookies are made: a directory of the store (created if missing, its parent must exist). */
+  readonly cookieDirectory: string
+  /** Store directories inside the root, relative to it: not watched. */
+  readonly storeDirectories?: ReadonlyArray<string>
+  /** How often the queue is drained between captures. Default 200 ms. */
+  readonly drainIntervalMs?: number
+  /** How long a flush waits for its cookie. Default 500 ms. */
+  readonly flushTimeoutMs?: number
+  /** After a failed start, how long before the next attempt. Default 30 s. */
+  readonly retryAfterMs?: number
+  /** Paths kept in the change log before its oldest batches are dropped. Default 200,000. */
+  readonly maxLoggedPaths?: number
+  /** The backend (tests inject failures); default the native inotify one. */
+  readonly backend?: WatchBackend
+}
+
+type State =
+  | { readonly kind: "active"; readonly handle: unknown; watched: number }
+  | { readonly kind: "inactive"; readonly reason: string; readonly retryAtMs: number }
+
+/** Real time: the flush waits on the kernel, whatever clock the caller's program runs on (tests). */
+const liveClock = Clock.make()
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+/** The watcher service; `close` stops it (the layer calls it when its scope closes). */
+export const makeWorkspaceWatcher = (
+  options: WorkspaceWatcherOptions,
+): WorkspaceChangesService & { readonly close: () => void } => {
+  const backend: WatchBackend | { readonly unavailable: string } = options.backend ?? inotifyBackend
+  const drainEvery = options.drainIntervalMs ?? 200
+  const flushTimeout = options.flushTimeoutMs ?? 500
+  const retryAfter = options.retryAfterMs ?? 30_000
+  const maxLogged = options.maxLoggedPaths ?? 200_000
+  let root = options.root
+  try {
+    root = realpathSync(options.root)
+  } catch {
+    // Left as given: the open below reports what is wrong with it.
+  }
+  let state: State = { kind: "inactive", reason: "not started", retryAtMs: 0 }
+  // The change log: a batch per drain that saw changes, each with its sequence number.
+  let seq = 0
+  let validFrom = 0
+  let batches: Array<{ readonly seq: number; readonly paths: ReadonlyArray<string> }> = []
+  let logged = 0
+  let cookies = 0
+  let lastCapture: { mode: "watched" | "full"; reason?: string } | undefined
+
+  const stop = (reason: string, retryAtMs: number) => {
+    if (state.kind === "active") {
+      try {
+        ;(backend as WatchBackend).close(state.handle)
+      } catch {
+        // Closing is best effort: the handle is dropped either way.
+      }
+    }
+    state = { kind: "inactive", reason, retryAtMs }
+    batches = []
+    logged = 0
+  }
+
+  const start = (nowMs: number) => {
+    if ("unavailable" in backend) {
+      state = { kind: "inactive", reason: backend.unavailable, retryAtMs: Number.POSITIVE_INFINITY }
+      return
+    }
+    try {
+      // Only the last component: the store directory itself is the store's to create.
+      if (!existsSync(options.cookieDirectory)) mkdirSync(options.cookieDirectory)
+      const opened = backend.open(
+        root,
+        [...UNWATCHED_NAMES],
+        options.storeDirectories ?? [],
+        options.cookieDirectory,
+      )
+      if ("reason" in opened) {
+        state = { kind: "inactive", reason: opened.reason, retryAtMs: nowMs + retryAfter }
+        return
+      }
+      state = { kind: "active", handle: opened.handle, watched: opened.watched }
+      // Nothing before this moment is in the log: earlier cursors are unknown.
+      seq++
+      validFrom = seq
+    } catch (e) {
+      state = {
+        kind: "inactive",
+        reason: `the watcher failed to start: ${messageOf(e)}`,
+        retryAtMs: nowMs + retryAfter,
+      }
+    }
+  }
+
+  /** Drains the queue into the log; the names of cookies seen. */
+  const drain = (): ReadonlyArray<string> => {
+    if (state.kind !== "active") return []
+    let answer: WatchDrain
+    try {
+      answer = (backend as WatchBackend).drain(state.handle)
+    } catch (e) {
+      stop(`the watcher failed: ${messageOf(e)}`, 0)
+      return []
+    }
+    if (answer.overflow) {
+      stop("the inotify queue overflowed (fs.inotify.max_queued_events): events were lost", 0)
+      return []
+    }
+    if (answer.lost !== undefined) {
+      stop(answer.lost, 0)
+      return []
+    }
+    state.watched = answer.watched
+    if (answer.paths.length > 0) {
+      seq++
+      batches.push({ seq, paths: answer.paths })
+      logged += answer.paths.length
+      while (logged > maxLogged && batches.length > 0) {
+        const dropped = batches.shift()!
+        logged -= dropped.paths.length
+        validFrom = dropped.seq
+      }
+    }
+    return answer.cookies
+  }
+
+  const timer = setInterval(drain, drainEvery)
+  timer.unref()
+
+  /** Makes a cookie and drains until it is seen; false when it did not come back in time. */
+  const flush = Effect.withClock(
+    Effect.gen(function* () {
+      const name = `cookie-${process.pid}-${++cookies}`
+      const path = join(options.cookieDirectory, name)
+      try {
+        closeSync(openSync(path, "w"))
+        unlinkSync(path)
+      } catch (e) {
+        stop(`the flush cookie could not be written: ${messageOf(e)}`, 0)
+        return false
+      }
+      const deadline = (yield* Clock.currentTimeMillis) + flushTimeout
+      for (;;) {
+        if (drain().includes(name)) return true
+        if (state.kind !== "active") return false
+        if ((yield* Clock.currentTimeMillis) > deadline) {
+          stop("the watcher did not report its flush cookie in time", 0)
+          return false
+        }
+        yield* Effect.sleep(Duration.millis(1))
+      }
+    }),
+    liveClock,
+  )
+
+  const unknown = (reason: string, cursor: ChangeCursor | undefined): WorkspaceChangeSet => ({
+    _tag: "Unknown",
+    cursor,
+    reason,
+  })
+
+  const changesSince = (since: ChangeCursor | undefined) =>
+    Effect.gen(function* () {
+      const now = yield* liveClock.currentTimeMillis
+      let restarted: string | undefined
+      if (state.kind === "inactive") {
+        if (now < state.retryAtMs) return unknown(`the watcher is not running: ${state.reason}`, undefined)
+        const why = state.reason
+        start(now)
+        const started = state as State
+        if (started.kind === "inactive")
+          return unknown(`the watcher is not running: ${started.reason}`, undefined)
+        restarted = why
+      }
+      if (!(yield* flush)) {
+        return unknown(
+          state.kind === "inactive" ? state.reason : "the watcher could not be flushed",
+          undefined,
+        )
+      }
+      if (restarted !== undefined) return unknown(`the watcher (re)started (${restarted})`, seq)
+      if (since === undefined) return unknown("no earlier sync to compare with", seq)
+      if (since < validFrom) return unknown("the change log no longer reaches back to the last capture", seq)
+      const paths: Array<string> = []
+      for (let i = batches.length - 1; i >= 0 && batches[i]!.seq > since; i--)
+        for (const p of batches[i]!.paths) paths.push(p)
+      return { _tag: "Changed", cursor: seq, paths } satisfies WorkspaceChangeSet
+    })
+
+  const status = Effect.sync(
+    (): WatcherStatus =>
+      state.kind === "active"
+        ? {
+            active: true,
+            backend: (backend as WatchBackend).name,
+            watchedDirectories: state.watched,
+            ...(lastCapture === undefined ? {} : { lastCapture }),
+          }
+        : { active: false, reason: state.reason, ...(lastCapture === undefined ? {} : { lastCapture }) },
+  )
+
+  start(0)
+  return {
+    changesSince,
+    status,
+    unwatchedNames: UNWATCHED_NAMES,
+    noteCapture: (mode, reason) =>
+      Effect.sync(() => {
+        lastCapture = reason === undefined ? { mode } : { mode, reason }
+      }),
+    close: () => {
+      clearInterval(timer)
+      stop("stopped", Number.POSITIVE_INFINITY)
+    },
+  }
+}
+
+/**
+ * The watcher as the `WorkspaceChanges` layer of the Workspace it is given (its root), stopped when
+ * the layer's scope closes. Built after the Workspace and store layers, so the store directory
+ * exists when the cookie directory is made in it.
+ */
+export const layer = (
+  options: Omit<WorkspaceWatcherOptions, "root">,
+): Layer.Layer<WorkspaceChanges, never, Workspace> =>
+  Layer.scoped(
+    WorkspaceChanges,
+    Effect.flatMap(Workspace, (workspace) =>
+      Effect.acquireRelease(
+        Effect.sync(() => makeWorkspaceWatcher({ ...options, root: workspace.root })),
+        (watcher) => Effect.sync(watcher.close),
+      ),
+    ),
+  )

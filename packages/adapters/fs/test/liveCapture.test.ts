@@ -1,0 +1,377 @@
+// The live engine against the full scan, on a real temp directory watched by inotify: after every
+// random step (edit, create, rename, delete, mkdir, rmdir, symlink, chmod, .gitignore edit) one
+// session captures through the watcher and another by a full scan of the same tree; their points
+// must be the same manifest (paths, hashes, modes, link targets, tombstones: the same address).
+// Steps that touch no ignore file must have been captured from the change set, so the test proves
+// the fast path, not only the fallback. Then the fallbacks: overflow, a watcher error, a lost
+// flush cookie, a watcher that cannot start — each makes the next capture a full scan and its
+// point still right.
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { MemoryArtifactStore, MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
+import type { SessionId } from "@rewind/contracts"
+import {
+  appendUserMessage,
+  type CaptureOutcome,
+  capturePoint,
+  createSession,
+  IdGenerators,
+  layerPointArtifactCache,
+  loadManifest,
+  snapshotStatus,
+  WorkspaceChanges,
+} from "@rewind/core"
+import { Context, Effect, FastCheck as fc, Layer } from "effect"
+import { NodeWorkspace, WorkspaceWatcher } from "../src/index.js"
+
+const available = !("unavailable" in WorkspaceWatcher.inotifyBackend)
+
+interface Sandbox {
+  readonly root: string
+  readonly store: string
+  readonly base: string
+}
+
+const sandbox = (): Sandbox => {
+  const base = mkdtempSync(join(tmpdir(), "rewind-live-"))
+  const root = join(base, "ws")
+  const store = join(base, "store")
+  mkdirSync(root)
+  mkdirSync(store)
+  return { root, store, base }
+}
+
+/** The ports over the sandbox, and the watcher over its root when a backend is given. */
+const layers = (box: Sandbox, backend?: WorkspaceWatcher.WatchBackend) => {
+  const ports = Layer.mergeAll(
+    Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" })),
+    MemoryArtifactStore.layer,
+    MemorySessionStore.layer,
+    MemoryOperationJournal.layer,
+    IdGenerators.layerSequential("l"),
+    layerPointArtifactCache(),
+  )
+  const watcher = WorkspaceWatcher.layer({
+    cookieDirectory: join(box.store, "watch"),
+    drainIntervalMs: 50,
+    flushTimeoutMs: 100,
+    ...(backend === undefined ? {} : { backend }),
+  })
+  return { ports, live: Layer.provideMerge(watcher, ports) }
+}
+
+const captured = (outcome: CaptureOutcome) => {
+  if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+  return outcome.point
+}
+
+/** A turn and its point. */
+const turnPoint = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const { turnId } = yield* appendUserMessage(sessionId, { text: "turn" })
+    return captured(yield* capturePoint(sessionId, turnId))
+  })
+
+/** The effect without the watcher in its context: its captures scan the whole tree. */
+const withoutWatcher = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.mapInputContext(
+    effect as Effect.Effect<A, E, Exclude<R, WorkspaceChanges>>,
+    Context.omit(WorkspaceChanges),
+  ) as Effect.Effect<A, E, R>
+
+const lastMode = Effect.map(snapshotStatus, (s) => s.watcher.lastCapture?.mode)
+
+type Op =
+  | { readonly op: "write"; readonly path: string; readonly content: string }
+  | { readonly op: "remove"; readonly path: string }
+  | { readonly op: "rename"; readonly from: string; readonly to: string }
+  | { readonly op: "mkdir"; readonly path: string }
+  | { readonly op: "rmdir"; readonly path: string }
+  | { readonly op: "symlink"; readonly path: string; readonly target: string }
+  | { readonly op: "chmod"; readonly path: string; readonly mode: number }
+  | { readonly op: "ignore"; readonly dir: string; readonly rules: string }
+
+const DIRS = ["", "a", "b", "a/c", "a/c/d", "node_modules"]
+const NAMES = ["x.txt", "y.js", "z.log", "w"]
+const file = fc
+  .tuple(fc.constantFrom(...DIRS), fc.constantFrom(...NAMES))
+  .map(([d, n]) => (d === "" ? n : `${d}/${n}`))
+const dir = fc.constantFrom(...DIRS.filter((d) => d !== ""))
+const anyPath = fc.oneof(file, dir)
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant("write" as const),
+      path: file,
+      content: fc.string({ maxLength: 12 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("remove" as const), path: file }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("rename" as const), from: anyPath, to: anyPath }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("mkdir" as const), path: dir }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("rmdir" as const), path: dir }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("symlink" as const),
+      path: file,
+      target: fc.constantFrom("x.txt", "../a", "gone"),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("chmod" as const),
+      path: file,
+      mode: fc.constantFrom(0o644, 0o755),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("ignore" as const),
+      dir: fc.constantFrom("", "a"),
+      rules: fc.constantFrom("*.log\n", "c/\n", "!node_modules\n", "w\n", ""),
+    }),
+  },
+)
+
+/** Applies one operation; one the tree does not allow (a missing source, a file in the way) does nothing. */
+const apply = (root: string, op: Op) => {
+  const at = (p: string) => join(root, p)
+  try {
+    switch (op.op) {
+      case "write":
+        mkdirSync(dirname(at(op.path)), { recursive: true })
+        writeFileSync(at(op.path), op.content)
+        break
+      case "remove":
+        rmSync(at(op.path), { force: true })
+        break
+      case "rename":
+        mkdirSync(dirname(at(op.to)), { recursive: true })
+        renameSync(at(op.from), at(op.to))
+        break
+      case "mkdir":
+        mkdirSync(at(op.path), { recursive: true })
+        break
+      case "rmdir":
+        rmSync(at(op.path), { recursive: true, force: true })
+        break
+      case "symlink":
+        mkdirSync(dirname(at(op.path)), { recursive: true })
+        symlinkSync(op.target, at(op.path))
+        break
+      case "chmod":
+        chmodSync(at(op.path), op.mode)
+        break
+      case "ignore":
+        mkdirSync(at(op.dir), { recursive: true })
+        writeFileSync(join(at(op.dir), ".gitignore"), op.rules)
+        break
+    }
+  } catch {
+    // Not applicable to this tree: the step goes on with the others.
+  }
+}
+
+/** Whether an ignore file lies at or below `path` (a directory removed or renamed takes it along). */
+const holdsIgnoreFile = (root: string, path: string): boolean => {
+  try {
+    const s = lstatSync(join(root, path))
+    if (!s.isDirectory()) return path.endsWith(".gitignore")
+    return readdirSync(join(root, path)).some((name) =>
+      holdsIgnoreFile(root, path === "" ? name : `${path}/${name}`),
+    )
+  } catch {
+    return false
+  }
+}
+
+/** Whether the operation changes an ignore file (then the capture rightly scans in full). */
+const touchesIgnoreFile = (root: string, op: Op) =>
+  op.op === "ignore" ||
+  (op.op === "rename" && (holdsIgnoreFile(root, op.from) || holdsIgnoreFile(root, op.to))) ||
+  (op.op === "rmdir" && holdsIgnoreFile(root, op.path))
+
+const manifestText = (hash: Parameters<typeof loadManifest>[0]) =>
+  Effect.map(loadManifest(hash), (m) => JSON.stringify([...m].sort(([a], [b]) => (a < b ? -1 : 1))))
+
+describe.skipIf(!available)("the live engine", () => {
+  it.live("captures what a full scan captures, after every random step, from the change set", () =>
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(opArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 }),
+          (steps) => {
+            const box = sandbox()
+            apply(box.root, { op: "write", path: "a/x.txt", content: "seed" })
+            apply(box.root, { op: "write", path: "b/y.js", content: "seed" })
+            const { live } = layers(box)
+            const program = Effect.gen(function* () {
+              const watched = yield* createSession({ title: "live", cwd: box.root })
+              const scanned = yield* createSession({ title: "full", cwd: box.root })
+              yield* turnPoint(watched.id)
+              yield* withoutWatcher(turnPoint(scanned.id))
+              for (const ops of steps) {
+                let ignoreFileTouched = false
+                for (const op of ops) {
+                  ignoreFileTouched ||= touchesIgnoreFile(box.root, op)
+                  apply(box.root, op)
+                }
+                // The workspace re-reads a file stamped in the last 100 ms (a write may be under way):
+                // one pause per step instead of one per fresh file per capture keeps the test fast.
+                yield* Effect.sleep("120 millis")
+                const a = yield* turnPoint(watched.id)
+                const mode = yield* lastMode
+                const b = yield* withoutWatcher(turnPoint(scanned.id))
+                if (a.manifestHash !== b.manifestHash) {
+                  const [ma, mb] = [yield* manifestText(a.manifestHash), yield* manifestText(b.manifestHash)]
+                  expect({ steps, live: ma }).toEqual({ steps, live: mb })
+                }
+                expect(a.files).toBe(b.files)
+                expect(a.tombstones).toBe(b.tombstones)
+                expect(a.links).toBe(b.links)
+                expect(a.bytes).toBe(b.bytes)
+                if (!ignoreFileTouched) expect({ ops, mode }).toEqual({ ops, mode: "watched" })
+              }
+            })
+            return Effect.runPromise(Effect.scoped(Effect.provide(program, live))).finally(() =>
+              rmSync(box.base, { recursive: true, force: true }),
+            )
+          },
+        ),
+        { numRuns: 10, seed: 23 },
+      ),
+    ),
+  )
+
+  /** The real backend with faults to inject, each for one drain (or, for cookies, until cleared). */
+  const faulty = () => {
+    const real = WorkspaceWatcher.inotifyBackend as WorkspaceWatcher.WatchBackend
+    const faults = { overflow: false, error: false, lost: false, dropCookies: false, refuseStart: false }
+    const backend: WorkspaceWatcher.WatchBackend = {
+      name: "faulty",
+      open: (...args) =>
+        faults.refuseStart ? { reason: "injected: the watch limit is reached" } : real.open(...args),
+      close: real.close,
+      drain: (handle) => {
+        const drained = real.drain(handle)
+        if (faults.error) {
+          faults.error = false
+          throw new Error("injected read failure")
+        }
+        if (faults.overflow) {
+          faults.overflow = false
+          return { ...drained, overflow: true }
+        }
+        if (faults.lost) {
+          faults.lost = false
+          return { ...drained, lost: "injected: a watch could not be added" }
+        }
+        return faults.dropCookies ? { ...drained, cookies: [] } : drained
+      },
+    }
+    return { backend, faults }
+  }
+
+  type Faults = ReturnType<typeof faulty>["faults"]
+
+  /** Full, watched, then a change with a fault: that capture and the restart scan in full, and match a full scan. */
+  const fallsBack = (inject: (faults: Faults) => void, expectedReason: RegExp) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const box = sandbox()
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => rmSync(box.base, { recursive: true, force: true })),
+        )
+        const { backend, faults } = faulty()
+        apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
+        const { live } = layers(box, backend)
+        yield* Effect.gen(function* () {
+          const watched = yield* createSession({ title: "live", cwd: box.root })
+          const scanned = yield* createSession({ title: "full", cwd: box.root })
+          yield* turnPoint(watched.id)
+          yield* turnPoint(watched.id)
+          expect(yield* lastMode).toBe("watched")
+          apply(box.root, { op: "write", path: "a/x.txt", content: "two, longer" })
+          apply(box.root, { op: "write", path: "b/new.txt", content: "new" })
+          yield* Effect.sleep("120 millis")
+          inject(faults)
+          const a = yield* turnPoint(watched.id)
+          const status = yield* snapshotStatus
+          expect(status.watcher.lastCapture?.mode).toBe("full")
+          expect(status.watcher.lastCapture?.reason ?? "").toMatch(expectedReason)
+          const b = yield* withoutWatcher(turnPoint(scanned.id))
+          expect(a.manifestHash).toBe(b.manifestHash)
+          expect(a.files).toBe(2)
+          faults.dropCookies = false
+          // Running again: the capture after the restart is full (no cursor yet), the next watched.
+          yield* turnPoint(watched.id)
+          apply(box.root, { op: "remove", path: "b/new.txt" })
+          const c = yield* turnPoint(watched.id)
+          expect(yield* lastMode).toBe("watched")
+          expect(c.tombstones).toBe(1)
+        }).pipe(Effect.provide(live))
+      }),
+    )
+
+  it.live("an inotify overflow makes the next capture a full scan", () =>
+    fallsBack((f) => {
+      f.overflow = true
+    }, /overflow/),
+  )
+  it.live("a watcher error makes the next capture a full scan", () =>
+    fallsBack((f) => {
+      f.error = true
+    }, /injected read failure/),
+  )
+  it.live("a watch that could not be added makes the next capture a full scan", () =>
+    fallsBack((f) => {
+      f.lost = true
+    }, /could not be added/),
+  )
+  it.live("a flush cookie that does not come back makes the capture a full scan", () =>
+    fallsBack((f) => {
+      f.dropCookies = true
+    }, /flush cookie/),
+  )
+
+  it.live("a watcher that cannot start leaves every capture a full scan, and status says why", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const box = sandbox()
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => rmSync(box.base, { recursive: true, force: true })),
+        )
+        const { backend, faults } = faulty()
+        faults.refuseStart = true
+        apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
+        const { live } = layers(box, backend)
+        yield* Effect.gen(function* () {
+          const session = yield* createSession({ title: "live", cwd: box.root })
+          yield* turnPoint(session.id)
+          apply(box.root, { op: "write", path: "a/y.txt", content: "two" })
+          const point = yield* turnPoint(session.id)
+          expect(point.files).toBe(2)
+          const status = yield* snapshotStatus
+          expect(status.watcher).toMatchObject({ active: false, lastCapture: { mode: "full" } })
+          expect(status.watcher.active ? "" : status.watcher.reason).toMatch(/watch limit/)
+        }).pipe(Effect.provide(live))
+      }),
+    ),
+  )
+})

@@ -1,0 +1,256 @@
+/**
+ * Restoring the workspace to a point, the apply half. `applyPointRestore` redeems the preview's
+ * token, plans again and refuses if the workspace changed since the preview, saves a rescue point
+ * of every path it will touch, then applies in three steps, each undone when a later one fails:
+ * symlinks in the way are removed; files are written and deleted as one durable operation
+ * (`runDurableRestore`: the intent is in the OperationJournal before the first write, each write
+ * checks the file still hashes as previewed, and `recover()` lists a restore a crash interrupted);
+ * links are created and the session record appended. Symlink changes are outside the journal (it
+ * holds file versions); the rescue point records the links, so an interrupted restore can still be
+ * undone by restoring the rescue point.
+ */
+import {
+  type FileVersion,
+  type OperationId,
+  type PointId,
+  PointRestored,
+  refuse,
+  type SessionId,
+  type TurnId,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace } from "../ports/Workspace.js"
+import { runDurableRestore } from "../restore/durableRestore.js"
+import type { PlannedWrite } from "../restore/journaledWrites.js"
+import { redeemPreviewToken } from "../restore/previewTokens.js"
+import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
+import { buildManifest, DEFAULT_CAPTURE_SETTINGS, recordPoint, summarise } from "./capturePoint.js"
+import { pointIdFor } from "./pointIndex.js"
+import type { KeptContents } from "./pointInspection.js"
+import { encodeManifest, type ManifestEntry } from "./pointManifest.js"
+import { type PointRestorePlan, planPointRestore } from "./pointRestorePlan.js"
+
+export interface PointRestoreResult {
+  readonly operationId: OperationId
+  readonly rescuePointId: PointId
+  readonly event: PointRestored
+}
+
+/** Undo steps for what is outside the file journal (symlinks), run in reverse on failure. */
+type Undo = Effect.Effect<void, unknown, Workspace>
+
+const runUndo = (undo: ReadonlyArray<Undo>) =>
+  Effect.forEach([...undo].reverse(), (u) => Effect.either(u), { discard: true })
+
+/**
+ * The rescue point: the current state of every path the restore will touch, recorded before the
+ * first write. The plan has just looked at each: links and absent paths are known, and the files
+ * it read are stored from what it kept. The rest (vouched for by the stat cache, or beyond the keep
+ * budget) are captured. Refuses when some current state cannot be saved: the restore could not be
+ * undone then.
+ */
+const saveRescuePoint = (
+  sessionId: SessionId,
+  operationId: OperationId,
+  p: PointRestorePlan,
+  keep: KeptContents,
+) =>
+  Effect.gen(function* () {
+    const artifacts = yield* ArtifactStore
+    const startedAtMs = yield* Clock.currentTimeMillis
+    const fromPlan = new Map<WorkspacePath, ManifestEntry>()
+    const kept: Array<{ readonly path: WorkspacePath; readonly content: Uint8Array; readonly mode: number }> =
+      []
+    const captured = new Set<WorkspacePath>()
+    for (const c of p.changes) {
+      if (c.current.kind === "absent") fromPlan.set(c.path, { kind: "tombstone" })
+      else if (c.current.kind === "link") fromPlan.set(c.path, { kind: "link", target: c.current.target })
+      else {
+        const content = keep.contents.get(c.path)
+        if (content === undefined) captured.add(c.path)
+        else kept.push({ path: c.path, content, mode: c.current.mode })
+      }
+    }
+    const keptHashes = kept.length === 0 ? [] : yield* artifacts.putMany(kept.map((k) => k.content))
+    kept.forEach(({ path, content, mode }, i) => {
+      fromPlan.set(path, { kind: "file", hash: keptHashes[i]!, mode, size: content.byteLength })
+    })
+    const rescue = yield* buildManifest({
+      scanned: new Map(),
+      tracked: captured,
+      previous: new Map(),
+      // The stat cache vouches for unchanged files here as in the plan; changed ones are read.
+      statCache: p.cache,
+      settings: { ...DEFAULT_CAPTURE_SETTINGS, maxFileBytes: Number.MAX_SAFE_INTEGER },
+      startedAtMs,
+    })
+    if (rescue.skipped.length > 0) {
+      return yield* refuse(
+        "unsafe_files",
+        "the current state of some files cannot be saved, so the restore could not be undone; nothing was written",
+        rescue.skipped,
+      )
+    }
+    const rescueManifest = new Map([...fromPlan, ...rescue.manifest])
+    const rescuePointId = pointIdFor(sessionId, operationId as string as TurnId, "rescue")
+    const rescueManifestHash = yield* artifacts.put(encodeManifest(rescueManifest))
+    // The rescue point's id is this operation's own, so appending it again after a conflict
+    // cannot record it twice.
+    yield* retryOnVersionConflict(
+      recordPoint(sessionId, {
+        pointId: rescuePointId,
+        kind: "rescue",
+        turnId: p.point.turnId,
+        manifestHash: rescueManifestHash,
+        reusedManifest: false,
+        ...summarise(rescueManifest),
+        skipped: [],
+      }),
+    )
+    return { rescuePointId, rescueManifest }
+  })
+
+/**
+ * The file half as journaled writes (every blob was read and verified by the plan, before anything
+ * is touched), and what each written or deleted path holds when the files are written: its rescue
+ * version (a link in the way has been removed by then), already stored.
+ */
+const fileWrites = (p: PointRestorePlan, rescueManifest: ReadonlyMap<WorkspacePath, ManifestEntry>) => {
+  const writes: Array<PlannedWrite> = []
+  for (const c of p.changes) {
+    const expectedCurrentHash = c.current.kind === "file" ? c.current.hash : null
+    if (c.wanted.kind === "file") {
+      writes.push({
+        path: c.path,
+        content: p.contents.get(c.wanted.hash)!,
+        mode: c.wanted.mode,
+        expectedCurrentHash,
+        storedHash: c.wanted.hash,
+      })
+    } else if (c.current.kind === "file") {
+      writes.push({ path: c.path, content: null, expectedCurrentHash })
+    }
+  }
+  const rescued = new Map<WorkspacePath, FileVersion>(
+    writes.map(({ path }) => {
+      const entry = rescueManifest.get(path)
+      return [
+        path,
+        entry?.kind === "file" ? { _tag: "present", hash: entry.hash, mode: entry.mode } : { _tag: "absent" },
+      ]
+    }),
+  )
+  return { writes, rescued }
+}
+
+/**
+ * Step 3, run by the durable restore as its commit: links, then the session record. A failure
+ * undoes the links made so far and fails the commit, so the files are put back too: files and
+ * history must agree.
+ */
+const linkAndRecord = (sessionId: SessionId, p: PointRestorePlan, event: PointRestored) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const linked: Array<WorkspacePath> = []
+    const unlink = Effect.suspend(() =>
+      Effect.forEach([...linked].reverse(), (path) => Effect.either(workspace.delete(path)), {
+        discard: true,
+      }),
+    )
+    for (const c of p.changes) {
+      if (c.wanted.kind !== "link") continue
+      const made = yield* Effect.either(workspace.symlink(c.path, c.wanted.target))
+      if (Either.isLeft(made)) {
+        yield* unlink
+        return yield* Effect.fail(made.left.message)
+      }
+      linked.push(c.path)
+    }
+    // Another writer (a capture, a checkpoint) may append meanwhile: re-read and append again.
+    const recorded = yield* Effect.either(
+      retryOnVersionConflict(
+        Effect.gen(function* () {
+          const state = yield* loadSession(sessionId)
+          const store = yield* SessionStore
+          const at = yield* Clock.currentTimeMillis
+          return yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+        }),
+      ),
+    )
+    if (Either.isLeft(recorded)) {
+      yield* unlink
+      return yield* Effect.fail(`the restore could not be recorded: ${recorded.left.message}`)
+    }
+  })
+
+/**
+ * Applies a previewed restore. Refuses when the token is not valid for this point, when the
+ * workspace no longer matches the preview (`conflict`: preview again), or on conflicts.
+ */
+export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token: string) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const record = yield* redeemPreviewToken(sessionId, pointId, token)
+    const keep: KeptContents = { contents: new Map(), bytes: 0 }
+    const p = yield* planPointRestore(sessionId, pointId, keep)
+    if (p.conflicts.length > 0) {
+      return yield* refuse("unsafe_files", "the restore has conflicts; nothing was written", p.conflicts)
+    }
+    if (p.planDigest !== record.planDigest) {
+      return yield* refuse(
+        "conflict",
+        "the workspace changed since the preview; nothing was written, preview again",
+      )
+    }
+    const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+    const { rescuePointId, rescueManifest } = yield* saveRescuePoint(sessionId, operationId, p, keep)
+
+    const undo: Array<Undo> = []
+    const failed = (message: string) =>
+      Effect.gen(function* () {
+        yield* runUndo(undo)
+        return yield* refuse("unavailable", `the restore failed and was undone: ${message}`)
+      })
+    // 1. Symlinks in the way of anything else are removed (and put back on failure).
+    for (const c of p.changes) {
+      if (c.current.kind !== "link") continue
+      const target = c.current.target
+      const removed = yield* Effect.either(workspace.delete(c.path))
+      if (Either.isLeft(removed)) return yield* failed(removed.left.message)
+      undo.push(Effect.asVoid(workspace.symlink(c.path, target)))
+    }
+    // 2. Files, as one durable operation: journaled before the first write, rolled back by the
+    //    writer itself when a step fails, and by runDurableRestore when the commit (3) fails.
+    const { writes, rescued } = fileWrites(p, rescueManifest)
+    const event = new PointRestored({
+      operationId,
+      pointId,
+      rescuePointId,
+      files: p.changes.map((c) => ({
+        path: c.path,
+        action: c.action === "write" ? "written" : c.action === "link" ? "linked" : "deleted",
+      })),
+    })
+    // A merge (a partial point of kind `merge`, `mergeSessions.ts`) can be taken away again by
+    // `redo`: its files go back to the rescue versions; the conversation it leaves as it is.
+    const before = p.point.kind === "merge" ? yield* loadSession(sessionId) : undefined
+    const redoable =
+      before === undefined
+        ? {}
+        : { redo: { branchAtVersion: before.version, spentCheckpointIds: [...before.spentCheckpointIds] } }
+    const applied = yield* Effect.either(
+      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes, rescued, ...redoable }, () =>
+        linkAndRecord(sessionId, p, event),
+      ),
+    )
+    if (Either.isLeft(applied)) {
+      const error = applied.left
+      return yield* failed(typeof error === "string" ? error : error.message)
+    }
+    if (applied.right._tag === "RolledBack") return yield* failed(applied.right.message)
+    return { operationId, rescuePointId, event } satisfies PointRestoreResult
+  })

@@ -1,0 +1,290 @@
+/**
+ * Building a point's manifest from what a scan (or a live engine's change set) found, and
+ * recording it: shared by turn captures, the live engine's captures and rescue points. A file
+ * whose stat (size, mtime ns, ctime ns, inode, mode) matches the stat cache keeps its hash without
+ * being read; a file modified within `racyWindowMs` of the capture is hashed but not cached, so it
+ * is re-read next time. A tracked path that is gone becomes a tombstone; one that cannot be read
+ * keeps its previous entry and is reported as unreadable: unreadable is never absent.
+ */
+import {
+  type ArtifactStoreError,
+  type ContentHash,
+  type FileStat,
+  PointCaptured,
+  type SessionId,
+  type SkippedPath,
+  type WorkspacePath,
+} from "@rewind/contracts"
+import { Clock, Effect, Either, Fiber, Option } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { loadSession } from "../session/loadSession.js"
+import type { CaptureSettings } from "./capturePoint.js"
+import {
+  loadStatCacheLayers,
+  type Manifest,
+  type ManifestEntry,
+  type StatCache,
+  type StatCacheEntry,
+} from "./pointManifest.js"
+import type { ScannedPath } from "./workspaceScan.js"
+
+/** A capture stores what it read in batches of at most this many bytes or files. */
+const BATCH_BYTES = 8 * 1024 * 1024
+const BATCH_FILES = 1_024
+/** Files read by one `readMany`. */
+const READ_GROUP_FILES = 256
+/** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
+const STORES_IN_FLIGHT = 3
+
+/**
+ * Whether the stat cache vouches for the file: size, mtime, ctime, inode and mode all as cached.
+ * ctime is what catches an edit whose mtime was put back (`touch -m -d`): a process cannot set it.
+ */
+export const sameStat = (
+  cached: StatCacheEntry,
+  stat: Pick<FileStat, "size" | "mtimeNs" | "ctimeNs" | "inode" | "mode">,
+) =>
+  cached.size === stat.size &&
+  cached.mtimeNs === stat.mtimeNs &&
+  cached.ctimeNs === stat.ctimeNs &&
+  cached.inode === stat.inode &&
+  cached.mode === stat.mode
+
+/** Whether a stat failure means nothing is at the path: a directory on the way is a file or a link. */
+const isNotThere = (error: WorkspaceError) =>
+  (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
+  (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
+
+const kindDetail = (kind: FileStat["kind"]) =>
+  kind === "other" ? "a FIFO, socket or device, not a regular file" : `a ${kind}, not a regular file`
+
+/** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
+export const loadBaseStatCache = (hash: ContentHash | undefined) =>
+  hash === undefined
+    ? Effect.succeed(undefined)
+    : // A lost or damaged cache only costs re-hashing.
+      Effect.orElseSucceed(
+        Effect.map(loadStatCacheLayers(hash), (value) => ({ hash, value })),
+        () => undefined,
+      )
+
+/** The stat cache of a point; empty when there is none or it cannot be read. */
+export const loadStatCache = (hash: ContentHash | undefined) =>
+  Effect.map(loadBaseStatCache(hash), (loaded) => loaded?.value.map ?? (new Map() as StatCache))
+
+export interface Built {
+  readonly manifest: Map<WorkspacePath, ManifestEntry>
+  readonly statCache: Map<WorkspacePath, StatCacheEntry>
+  readonly skipped: Array<SkippedPath>
+}
+
+/**
+ * Builds a manifest of `paths` (or of the whole scan) against a previous manifest and stat cache.
+ * Shared by turn captures and rescue points.
+ */
+export const buildManifest = (input: {
+  readonly scanned: ReadonlyMap<WorkspacePath, ScannedPath>
+  /** Paths to include even where the scan did not reach them; repeats and scanned paths are fine. */
+  readonly tracked: Iterable<WorkspacePath>
+  readonly previous: Manifest
+  readonly statCache: StatCache
+  readonly settings: CaptureSettings
+  readonly startedAtMs: number
+  readonly onHashed?: (hashed: number, toHash: number) => void
+}) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const artifacts = yield* ArtifactStore
+    const manifest = new Map<WorkspacePath, ManifestEntry>()
+    const statCache = new Map<WorkspacePath, StatCacheEntry>()
+    const skipped: Array<SkippedPath> = []
+    const racyFromNs = BigInt(input.startedAtMs - input.settings.racyWindowMs) * 1_000_000n
+    const keepPrevious = (path: WorkspacePath) => {
+      const before = input.previous.get(path)
+      if (before !== undefined) manifest.set(path, before)
+    }
+
+    // Tracked paths the scan did not see: stat each one (it may be gone, ignored or out of budget).
+    // Kept apart from the scan's map, which is the bulk of the candidates and is not copied.
+    const unscanned = new Map<WorkspacePath, ScannedPath>()
+    const statted = new Set<WorkspacePath>()
+    for (const path of input.tracked) {
+      if (input.scanned.has(path) || statted.has(path)) continue
+      statted.add(path)
+      const stat = yield* Effect.either(workspace.stat(path))
+      if (Either.isLeft(stat)) {
+        // A directory on the way is now a file or a link: nothing is at this path in the tree (a
+        // link is recorded as a link by the scan, never followed), so it is absent, not unreadable.
+        if (isNotThere(stat.left)) {
+          manifest.set(path, { kind: "tombstone" })
+          continue
+        }
+        skipped.push({ path, reason: "unreadable", detail: stat.left.message })
+        keepPrevious(path)
+        continue
+      }
+      if (Option.isNone(stat.right)) {
+        manifest.set(path, { kind: "tombstone" })
+        continue
+      }
+      if (stat.right.value.kind === "symlink") {
+        const target = yield* Effect.either(workspace.readLink(path))
+        if (Either.isLeft(target)) {
+          skipped.push({ path, reason: "unreadable", detail: target.left.message })
+          keepPrevious(path)
+        } else unscanned.set(path, { stat: stat.right.value, target: target.right })
+        continue
+      }
+      unscanned.set(path, { stat: stat.right.value })
+    }
+
+    const toRead: Array<[WorkspacePath, FileStat]> = []
+    const consider = (path: WorkspacePath, { stat, target }: ScannedPath) => {
+      if (stat.kind === "symlink" && target !== undefined) {
+        manifest.set(path, { kind: "link", target })
+      } else if (stat.kind !== "file") {
+        skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })
+      } else if (stat.size > input.settings.maxFileBytes) {
+        skipped.push({
+          path,
+          reason: "over_size_limit",
+          detail: `${stat.size} bytes > ${input.settings.maxFileBytes}`,
+        })
+        keepPrevious(path)
+      } else {
+        const cached = input.statCache.get(path)
+        if (cached !== undefined && sameStat(cached, stat)) {
+          // The previous entry object when it says the same: an unchanged tree allocates nothing
+          // per file, and the delta against the previous manifest is found by identity.
+          const before = input.previous.get(path)
+          manifest.set(
+            path,
+            before?.kind === "file" &&
+              before.hash === cached.hash &&
+              before.mode === stat.mode &&
+              before.size === stat.size
+              ? before
+              : { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size },
+          )
+          statCache.set(path, cached)
+        } else toRead.push([path, stat])
+      }
+    }
+    for (const [path, scanned] of input.scanned) consider(path, scanned)
+    for (const [path, scanned] of unscanned) consider(path, scanned)
+
+    // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
+    // the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored while
+    // the next one is read: a store that compresses off the main thread takes longer per batch than
+    // the read of one, and with a single batch in flight the reads stood waiting for it.
+    let hashed = 0
+    const storing: Array<Fiber.RuntimeFiber<void, ArtifactStoreError>> = []
+    let batch: Array<{
+      readonly path: WorkspacePath
+      readonly stat: FileStat
+      readonly mode: number
+      readonly content: Uint8Array
+    }> = []
+    let batchBytes = 0
+    const store = (stored: typeof batch) =>
+      Effect.gen(function* () {
+        const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
+        stored.forEach(({ path, stat, mode, content }, i) => {
+          const hash = hashes[i]!
+          manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
+          // The racy rule: an mtime this close to now may not change on the next edit, so the stat
+          // cannot vouch for the content next time; such a file is read again.
+          if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
+            statCache.set(path, {
+              size: stat.size,
+              mtimeNs: stat.mtimeNs,
+              ctimeNs: stat.ctimeNs,
+              inode: stat.inode,
+              mode: stat.mode,
+              hash,
+            })
+          }
+        })
+      })
+    const finishStoring = Effect.suspend(() =>
+      Effect.forEach(storing.splice(0), Fiber.join, { discard: true }),
+    )
+    const flush = Effect.gen(function* () {
+      if (batch.length === 0) return
+      const stored = batch
+      batch = []
+      batchBytes = 0
+      if (storing.length >= STORES_IN_FLIGHT) yield* Fiber.join(storing.shift()!)
+      storing.push(yield* Effect.fork(store(stored)))
+    })
+    // Read in groups (`readMany` checks the directories they share once), each at most
+    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES.
+    for (let start = 0; start < toRead.length; ) {
+      let end = start
+      let expected = 0
+      while (end < toRead.length && end - start < READ_GROUP_FILES && expected < BATCH_BYTES) {
+        expected += toRead[end]![1].size
+        end++
+      }
+      const group = toRead.slice(start, end)
+      start = end
+      const reads = yield* workspace.readMany(group.map(([path]) => path))
+      for (let i = 0; i < group.length; i++) {
+        const [path, stat] = group[i]!
+        const read = reads[i]!
+        hashed++
+        if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
+        if (Either.isLeft(read)) {
+          const changing = read.left._tag === "WorkspaceIoError" && read.left.code === "ECHANGED"
+          skipped.push({
+            path,
+            reason: changing ? "changed_during_read" : "unreadable",
+            detail: read.left.message,
+          })
+          keepPrevious(path)
+          continue
+        }
+        if (Option.isNone(read.right)) {
+          // Gone between the scan and the read: absent now.
+          manifest.set(path, { kind: "tombstone" })
+          continue
+        }
+        const file = read.right.value
+        batch.push({ path, stat, mode: file.mode, content: file.content })
+        batchBytes += file.content.byteLength
+        if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
+      }
+    }
+    yield* flush
+    yield* finishStoring
+    input.onHashed?.(hashed, toRead.length)
+    return { manifest, statCache, skipped } satisfies Built
+  })
+
+/** Records a manifest as a point of the session (used by turn captures and rescue points). */
+export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>
+  Effect.gen(function* () {
+    const state = yield* loadSession(sessionId)
+    const store = yield* SessionStore
+    const at = yield* Clock.currentTimeMillis
+    const event = new PointCaptured({ ...point, capturedAt: at })
+    yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+    return event
+  })
+
+export const summarise = (manifest: Manifest) => {
+  let files = 0
+  let links = 0
+  let tombstones = 0
+  let bytes = 0
+  for (const e of manifest.values()) {
+    if (e.kind === "file") {
+      files++
+      bytes += e.size
+    } else if (e.kind === "link") links++
+    else tombstones++
+  }
+  return { files, links, tombstones, bytes }
+}
