@@ -6,6 +6,7 @@
  * The HTTP server is loaded inside the handler, so other commands do not pay for it.
  */
 import { spawn } from "node:child_process"
+import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
@@ -13,8 +14,21 @@ import { CliFailure, ExitCode } from "../cli/output.js"
 import { common, withRewind } from "../cli/store.js"
 import { untilSignal } from "../server/serveCommand.js"
 
-/** Both the bundled bin (dist/cli/rewind.mjs) and dist/cli/main.js sit beside dist/ui/. */
-const appDir = () => fileURLToPath(new URL("../ui/app/", import.meta.url))
+/**
+ * The app ships in this package's `dist/ui/app/`. This module runs from `dist/ui/` (tsc), from the
+ * bundled bin's `dist/cli/` or from one of its code-split chunks in `dist/cli/chunks/`, so the
+ * directory is found by walking up to `dist/`, not by a fixed relative path (a fixed one broke
+ * when the bin was split into chunks).
+ */
+const appDir = () => {
+  let at = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (basename(at) === "dist") return join(at, "ui", "app")
+    const up = dirname(at)
+    if (up === at) return fileURLToPath(new URL("../ui/app/", import.meta.url))
+    at = up
+  }
+}
 
 const openCommand = () =>
   process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open"
