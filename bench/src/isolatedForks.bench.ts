@@ -145,6 +145,7 @@ export const isolatedForks: BenchCase = {
         .filter((p) => existsSync(join(into, p)))
         .slice(0, MERGE_FILES)
       let round = 0
+      const scratch = ctx.tempDir("merge-limit")
       await ctx.compare({
         series: `merge ${MERGE_FILES} changed files back (previewMerge + applyMerge)`,
         size,
@@ -169,6 +170,16 @@ export const isolatedForks: BenchCase = {
               await rewind.applyMerge(sessionId, preview.mergePointId!, preview.restore.token),
               "applyMerge",
             )
+          },
+        },
+        // The floor of any merge of these files: read each changed file of the child and write it
+        // into the parent's place (here a scratch directory), in the same rounds.
+        limit: {
+          kind: "in-process",
+          label: `read + write ${MERGE_FILES} files`,
+          fn: () => {
+            for (const [i, p] of paths.entries())
+              writeFileSync(join(scratch, `${i}`), readFileSync(join(into, p)))
           },
         },
         items: { count: MERGE_FILES, unit: "files merged" },
