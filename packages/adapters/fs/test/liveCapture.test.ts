@@ -210,6 +210,17 @@ const touchesIgnoreFile = (root: string, op: Op) =>
 const manifestText = (hash: Parameters<typeof loadManifest>[0]) =>
   Effect.map(loadManifest(hash), (m) => JSON.stringify([...m].sort(([a], [b]) => (a < b ? -1 : 1))))
 
+// On Linux the watcher is built into the native module by `npm ci`: its absence there is a broken
+// install, not a reason to skip, so it fails here rather than letting the property below vanish.
+describe("the inotify watcher", () => {
+  it.skipIf(process.platform !== "linux")("is built on Linux by the install step", () => {
+    expect(
+      available,
+      "unavailable" in WorkspaceWatcher.inotifyBackend ? WorkspaceWatcher.inotifyBackend.unavailable : "",
+    ).toBe(true)
+  })
+})
+
 describe.skipIf(!available)("the live engine", () => {
   it.live("captures what a full scan captures, after every random step, from the change set", () =>
     Effect.promise(() =>

@@ -2,11 +2,37 @@
  * The files capability: recording a file mutation and its checkpoint content, the changes of a turn,
  * checkpoints from write intents, file-rewind preview and apply, and direct and cascade checkpoint restores.
  */
-export * from "./applyFileRewind.js"
-export * from "./checkpointContent.js"
-export * from "./checkpointFromIntent.js"
-export * from "./fileRewindPreview.js"
-export * from "./fileRewindSettings.js"
-export * from "./recordFileMutation.js"
-export * from "./restoreCheckpoints.js"
-export * from "./turnFileChanges.js"
+export {
+  type ApplyFileRewindOptions,
+  applyFileRewind,
+  type FileRewindApplyResult,
+} from "./applyFileRewind.js"
+export { StoredPatch } from "./checkpointContent.js"
+export type { CheckpointFromIntentInput } from "./checkpointFromIntent.js"
+export { previewFileRewind } from "./fileRewindPreview.js"
+export {
+  DEFAULT_SHELL_LIKE_TOOLS,
+  defaultFileRewindSettings,
+  FileRewindSettings,
+} from "./fileRewindSettings.js"
+export {
+  type FileMutationInput,
+  type FileMutationResult,
+  type FileMutationWarning,
+  type FileMutationWarningReason,
+  recordFileMutation,
+} from "./recordFileMutation.js"
+export {
+  type FileRestoreResult,
+  type RewindCascadeInput,
+  type RewindCodeInput,
+  type RewindToCheckpointInput,
+  rewindCascade,
+  rewindCode,
+  rewindToCheckpoint,
+} from "./restoreCheckpoints.js"
+export {
+  getTurnFileChanges,
+  type TurnFileChanges,
+  turnFileChanges,
+} from "./turnFileChanges.js"

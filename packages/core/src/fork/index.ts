@@ -3,18 +3,63 @@
  * plan), side chats, subagent carry, rewind by fork, the fork bundle with its validation and commit,
  * and the fork workspace restore.
  */
-export * from "./forkAtMessage.js"
+export {
+  type ForkAtMessageInput,
+  forkAtMessage,
+} from "./forkAtMessage.js"
 export { type ForkBoundaryAt, planForkBase } from "./forkBase.js"
-export * from "./forkBoundary.js"
+export {
+  completeTurnWithBoundary,
+  type NoBoundaryReason,
+} from "./forkBoundary.js"
 export type { ForkOutcome } from "./forkCommit.js"
 export { forkNotices } from "./forkedChild.js"
-export * from "./forkFromCheckpoint.js"
-export * from "./forkWorkspaceRestore.js"
-export * from "./forkWorkspaceRestoreService.js"
+export {
+  type ForkFromCheckpointInput,
+  forkFromCheckpoint,
+} from "./forkFromCheckpoint.js"
+export {
+  type ForkRestoreApplyInput,
+  type ForkRestoreUnsafeReason,
+  layerForkWorkspaceRestore,
+} from "./forkWorkspaceRestore.js"
+export {
+  type ForkRestoreError,
+  type ForkRestoreRequest,
+  ForkWorkspaceRestore,
+  type ForkWorkspaceRestoreService,
+} from "./forkWorkspaceRestoreService.js"
 export { applyMerge, type MergeConflict, type MergeOptions, previewMerge } from "./mergeSessions.js"
-export * from "./planForkRestore.js"
-export * from "./rewindByFork.js"
+export {
+  type ForkRestorePlan,
+  NO_CHECKPOINT_MESSAGE,
+} from "./planForkRestore.js"
+export {
+  type ConfirmRewindByForkInput,
+  cancelRewindByFork,
+  listRewindPoints,
+  previewRewindByFork,
+  type RewindByForkInput,
+  type RewindByForkPlan,
+  type RewindByForkPreview,
+  type RewindByForkResult,
+  rewindByFork,
+} from "./rewindByFork.js"
 export { commonBase, currentTree, diffSessions } from "./sessionTrees.js"
-export * from "./sideChat.js"
-export * from "./subagentCarry.js"
-export * from "./validateForkBundle.js"
+export {
+  type CreateSideChatInput,
+  createSideChat,
+  SIDE_CHAT_REMINDER,
+  SIDE_CHAT_TITLE,
+  sideChatPrefix,
+} from "./sideChat.js"
+export {
+  type CarryAfterRewindInput,
+  type CarryInput,
+  type CarryPlan,
+  carryLineageOf,
+  carrySubagentsAfterRewind,
+  currentSubagents,
+  isCarryId,
+} from "./subagentCarry.js"
+export { validateForkBundle } from "./validateForkBundle.js"

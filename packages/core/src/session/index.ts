@@ -3,14 +3,55 @@
  * loading, the commands that append to a stream, the records a session keeps, transcripts, subagents,
  * and the optional state cache.
  */
-export * from "./activeBranch.js"
-export * from "./branchView.js"
-export * from "./loadSession.js"
-export * from "./SessionStateCache.js"
-export * from "./sessionCommands.js"
-export * from "./sessionHistory.js"
-export * from "./sessionRecords.js"
-export * from "./sessionState.js"
-export * from "./sessionWorkspace.js"
-export * from "./subagents.js"
-export * from "./transcript.js"
+export { activeBranch } from "./activeBranch.js"
+export { branchView } from "./branchView.js"
+export {
+  appendDecided,
+  loadSession,
+  retryOnVersionConflict,
+} from "./loadSession.js"
+export {
+  layerSessionStateCache,
+  SessionStateCache,
+  type SessionStateCacheService,
+} from "./SessionStateCache.js"
+export {
+  appendReply,
+  appendUserMessage,
+  applyCompaction,
+  type CompactionInput,
+  type CreateSessionInput,
+  completeTurn,
+  createSession,
+  finishBackgroundTask,
+  type PartInput,
+  type ReplyInput,
+  startBackgroundTask,
+  type UserMessageInput,
+} from "./sessionCommands.js"
+export {
+  type SessionHistory,
+  type SessionHistoryEntry,
+  sessionHistory,
+} from "./sessionHistory.js"
+export {
+  type GoalInput,
+  recordExecutionState,
+  recordModelSelection,
+  recordVerification,
+  updateGoal,
+  type VerificationInput,
+} from "./sessionRecords.js"
+export {
+  projectSession,
+  type SessionState,
+} from "./sessionState.js"
+export {
+  type SpawnSubagentInput,
+  spawnSubagent,
+} from "./subagents.js"
+export {
+  messageText,
+  type TranscriptEntry,
+  transcript,
+} from "./transcript.js"

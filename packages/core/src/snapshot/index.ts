@@ -2,13 +2,63 @@
  * The snapshot capability: capturing a workspace point (scan, manifest, artifact cache), the point
  * index, write intents, restoring to a point, and GC.
  */
-export * from "./applyPointRestore.js"
-export * from "./capturePoint.js"
-export * from "./pointArtifactCache.js"
-export * from "./pointDiff.js"
-export * from "./pointGc.js"
-export * from "./pointIndex.js"
-export * from "./pointManifest.js"
-export * from "./restoreToPoint.js"
-export * from "./workspaceScan.js"
-export * from "./writeIntents.js"
+export {
+  applyPointRestore,
+  type PointRestoreResult,
+} from "./applyPointRestore.js"
+export {
+  type CaptureOptions,
+  type CaptureOutcome,
+  type CaptureProgress,
+  type CaptureSettings,
+  capturePoint,
+  DEFAULT_CAPTURE_SETTINGS,
+  recordPoint,
+  reusableDecisions,
+  summarise,
+} from "./capturePoint.js"
+export {
+  layerPointArtifactCache,
+  PointArtifactCache,
+  type PointArtifactCacheService,
+} from "./pointArtifactCache.js"
+export type {
+  DiffSide,
+  NoPatchReason,
+  PointDiff,
+  PointDiffEntry,
+  PointDiffOptions,
+} from "./pointDiff.js"
+export {
+  type CleanupOptions,
+  type CleanupReport,
+  cleanup,
+  GcRootUnreadable,
+  previewCleanup,
+  type SnapshotStatus,
+  snapshotStatus,
+} from "./pointGc.js"
+export {
+  pointIdFor,
+  readPointIndex,
+} from "./pointIndex.js"
+export {
+  encodeManifest,
+  loadManifest,
+  loadStatCacheLayers,
+  type Manifest,
+  type ManifestEntry,
+  ManifestUnreadable,
+  manifestBlobs,
+  type StatCacheEntry,
+  sameManifestEntry,
+} from "./pointManifest.js"
+export {
+  type PointRestorePreview,
+  previewPointRestore,
+} from "./restoreToPoint.js"
+export {
+  type ScanResult,
+  scanWorkspace,
+} from "./workspaceScan.js"
+export { declareWriteIntent } from "./writeIntents.js"

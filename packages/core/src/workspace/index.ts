@@ -2,8 +2,23 @@
  * The workspace capability: path confinement, the confined workspace kit, the protection policy and
  * ignore rules, and content hashing.
  */
-export * from "./confinedWorkspace.js"
-export * from "./contentHash.js"
-export * from "./ignoreRules.js"
-export * from "./protection.js"
-export * from "./workspaceConfinement.js"
+export {
+  type FileSystemPrimitives,
+  makeConfinedWorkspace,
+  type PrimitiveFailure,
+} from "./confinedWorkspace.js"
+export {
+  hashContent,
+  toBytes,
+} from "./contentHash.js"
+export { compileIgnoreFile } from "./ignoreRules.js"
+export {
+  checkProtection,
+  makeProtectionCheck,
+  StoreLocation,
+} from "./protection.js"
+export {
+  type ConfinementOptions,
+  type ProbedEntry,
+  resolveConfined,
+} from "./workspaceConfinement.js"
