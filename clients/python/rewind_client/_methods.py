@@ -50,6 +50,13 @@ class ApplyCompactionInput(TypedDict, total=False):
     turnId: str
 
 
+class SessionHistoryWindow(TypedDict, total=False):
+    """`window` of `sessionHistory`."""
+
+    offset: int
+    limit: int  # required
+
+
 class UpdateGoalInput(TypedDict, total=False):
     """`input` of `updateGoal`."""
 
@@ -227,10 +234,12 @@ class Methods:
         params["sessionId"] = session_id
         return self._call("transcript", params)
 
-    def session_history(self, session_id: str) -> Outcome:
-        """Read every message of a session, the branches rewinds cut included, with compactions and background tasks. (`sessionHistory`, read)"""
+    def session_history(self, session_id: str, window: Optional[SessionHistoryWindow] = None) -> Outcome:
+        """Read every message of a session (or a window of them), the branches rewinds cut included, with the totals, the cut segments, compactions and background tasks. (`sessionHistory`, read)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
+        if window is not None:
+            params["window"] = window
         return self._call("sessionHistory", params)
 
     def update_goal(self, session_id: str, input: UpdateGoalInput) -> Outcome:

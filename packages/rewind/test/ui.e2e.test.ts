@@ -3,7 +3,9 @@
  * BUILT bin: the sessions tree, the timeline with both cut branches, keyboard navigation, a diff
  * (unified and side by side), a restore previewed, confirmed and checked on disk, its redo, the
  * status page; and plain HTTP requests without the token or from a foreign origin refused.
- * Screenshots of the main pages are written to docs/ui/ (referenced from docs/ui.md).
+ * Screenshots of the main pages are taken on every run. With REWIND_UI_SCREENSHOTS=1 they are
+ * written to docs/ui/ (referenced from docs/ui.md); otherwise to a temporary directory, so a normal
+ * run leaves the tree clean. Either way each is checked to be a non-empty PNG.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { request } from "node:http"
@@ -28,7 +30,17 @@ const getWithHost = (port: number, host: string, cookie: string) =>
     req.end()
   })
 
-const SHOTS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "ui")
+const DOCS_SHOTS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "ui")
+const SHOT_NAMES = [
+  "sessions.png",
+  "timeline.png",
+  "diff.png",
+  "diff-side-by-side.png",
+  "restore-preview.png",
+  "status.png",
+  "timeline-phone.png",
+]
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
 describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
   it("shows the branches, a diff, restores and redoes, and refuses foreign requests", async () => {
@@ -62,6 +74,7 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       expect(allowed.headers.get("content-security-policy")).toContain("default-src 'self'")
       expect(((await allowed.json()) as { result: { value: Array<unknown> } }).result.value).toHaveLength(3)
 
+      const SHOTS = process.env.REWIND_UI_SCREENSHOTS === "1" ? DOCS_SHOTS : tempDir()
       mkdirSync(SHOTS, { recursive: true })
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
       // A margin for a loaded machine (2 cores shared); no assertion is about time.
@@ -160,6 +173,11 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       expect(width).toBeLessThanOrEqual(390)
       await phone.screenshot({ path: join(SHOTS, "timeline-phone.png") })
       expect(errors).toEqual([])
+      for (const name of SHOT_NAMES) {
+        const png = readFileSync(join(SHOTS, name))
+        expect(png.length, name).toBeGreaterThan(PNG_SIGNATURE.length)
+        expect(png.subarray(0, 8).equals(PNG_SIGNATURE), name).toBe(true)
+      }
     } finally {
       await browser.close()
       expect(await stopUi(ui.child)).toBe(0)

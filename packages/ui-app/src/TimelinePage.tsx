@@ -4,7 +4,7 @@
  * turn's checkpoints and points, the session's background tasks, and the actions on the selected
  * message. The list is virtualised; ↑/↓ or j/k move the selection, Enter opens the turn's changes.
  */
-import { useRef, useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import { Link, useLocation } from "wouter-preact"
 import { ForkButton, RedoButton, RestoreFlow } from "./actions.js"
 import { Loading, RefusalView, when } from "./common.js"
@@ -21,26 +21,31 @@ import { useVirtualList } from "./useVirtualList.js"
 
 const ROW = 52
 
+/** Entries per `sessionHistory` window: the first screenful comes with the first answer. */
+const PAGE = 200
+
 type Row =
   | { readonly kind: "cut"; readonly segment: number; readonly count: number }
-  | { readonly kind: "message"; readonly entry: HistoryEntry }
+  | { readonly kind: "message"; readonly index: number }
 
 const textOf = (entry: HistoryEntry) =>
   entry.parts
     .map((p) => (p.kind === "text" ? (p.text ?? "") : `[${p.kind}${p.toolName ? ` ${p.toolName}` : ""}]`))
     .join(" ")
 
+/**
+ * The rows of the whole history from its structure alone (totals and cut segments), so the list is
+ * sized before most entries arrived: a "cut branch" header before each segment, then one row per
+ * entry index.
+ */
 const rowsOf = (history: SessionHistory): ReadonlyArray<Row> => {
-  const counts = new Map<number, number>()
-  for (const e of history.entries) if (e.segment > 0) counts.set(e.segment, (counts.get(e.segment) ?? 0) + 1)
   const rows: Array<Row> = []
-  let last = 0
-  for (const entry of history.entries) {
-    if (entry.segment > 0 && entry.segment !== last)
-      rows.push({ kind: "cut", segment: entry.segment, count: counts.get(entry.segment) ?? 0 })
-    last = entry.segment
-    rows.push({ kind: "message", entry })
+  let next = 0
+  for (const s of history.segments) {
+    for (; next < s.start; next++) rows.push({ kind: "message", index: next })
+    rows.push({ kind: "cut", segment: s.segment, count: s.count })
   }
+  for (; next < history.total; next++) rows.push({ kind: "message", index: next })
   return rows
 }
 
@@ -52,7 +57,7 @@ interface Data {
 
 const load = async (sessionId: string): Promise<Data> => {
   const [history, checkpoints, points] = await Promise.all([
-    call<SessionHistory>("sessionHistory", [sessionId]),
+    call<SessionHistory>("sessionHistory", [sessionId, { offset: 0, limit: PAGE }]),
     call<ReadonlyArray<Checkpoint>>("listCheckpoints", [sessionId]),
     call<ReadonlyArray<Point>>("listPoints", [sessionId]),
   ])
@@ -61,6 +66,35 @@ const load = async (sessionId: string): Promise<Data> => {
     checkpoints: checkpoints.ok ? checkpoints.value : [],
     points: points.ok ? points.value : [],
   }
+}
+
+/**
+ * The entries of the history by index, fetched a window at a time as rows come into view; the
+ * first window came with the page's load. Starts again when the history's version moves.
+ */
+const useEntries = (sessionId: string, first: SessionHistory) => {
+  const [pages, setPages] = useState(() => new Map<number, ReadonlyArray<HistoryEntry>>([[0, first.entries]]))
+  const asked = useRef(new Set<number>([0]))
+  useEffect(() => {
+    asked.current = new Set([0])
+    setPages(new Map([[0, first.entries]]))
+  }, [first])
+  const want = (index: number) => {
+    const page = Math.floor(index / PAGE)
+    if (asked.current.has(page)) return
+    asked.current.add(page)
+    void call<SessionHistory>("sessionHistory", [sessionId, { offset: page * PAGE, limit: PAGE }]).then(
+      (answer) => {
+        if (answer.ok && answer.value.version === first.version)
+          setPages((old) => new Map(old).set(page, answer.value.entries))
+        else asked.current.delete(page)
+      },
+      () => asked.current.delete(page),
+    )
+  }
+  const entryAt = (index: number): HistoryEntry | undefined =>
+    pages.get(Math.floor(index / PAGE))?.[index % PAGE]
+  return { want, entryAt }
 }
 
 /** The row a click landed on (each slot carries its index). */
@@ -109,8 +143,9 @@ const Timeline = ({ sessionId, data }: { sessionId: string; data: Data & { histo
   for (const c of data.checkpoints)
     checkpointsByTurn.set(c.turnId, (checkpointsByTurn.get(c.turnId) ?? 0) + 1)
   const pointByTurn = new Map(data.points.filter((p) => p.kind === "turn").map((p) => [p.turnId, p]))
+  const entries = useEntries(sessionId, history)
   const current = rows[Math.min(selected, rows.length - 1)]
-  const entry = current?.kind === "message" ? current.entry : undefined
+  const entry = current?.kind === "message" ? entries.entryAt(current.index) : undefined
 
   const move = (to: number) => {
     const next = Math.max(0, Math.min(rows.length - 1, to))
@@ -144,13 +179,16 @@ const Timeline = ({ sessionId, data }: { sessionId: string; data: Data & { histo
         }}
         onDblClick={(event) => {
           const row = rows[indexAt(event) ?? -1]
-          if (row?.kind === "message") navigate(`/s/${sessionId}/turn/${row.entry.message.turnId}`)
+          const e = row?.kind === "message" ? entries.entryAt(row.index) : undefined
+          if (e !== undefined) navigate(`/s/${sessionId}/turn/${e.message.turnId}`)
         }}
         data-testid="timeline"
       >
         <div style={{ height: `${list.getTotalSize()}px`, position: "relative" }}>
           {list.getVirtualItems().map((item) => {
             const row = rows[item.index]!
+            const e = row.kind === "message" ? entries.entryAt(row.index) : undefined
+            if (row.kind === "message" && e === undefined) entries.want(row.index)
             return (
               <div
                 key={item.key}
@@ -162,12 +200,14 @@ const Timeline = ({ sessionId, data }: { sessionId: string; data: Data & { histo
                   <div class={`row cut-header ${item.index === selected ? "selected" : ""}`}>
                     cut branch {row.segment}: {row.count} message(s) a rewind left behind
                   </div>
+                ) : e === undefined ? (
+                  <div class="row-loading muted">loading…</div>
                 ) : (
                   <MessageRow
-                    entry={row.entry}
+                    entry={e}
                     selected={item.index === selected}
-                    checkpoints={checkpointsByTurn.get(row.entry.message.turnId) ?? 0}
-                    point={pointByTurn.get(row.entry.message.turnId)}
+                    checkpoints={checkpointsByTurn.get(e.message.turnId) ?? 0}
+                    point={pointByTurn.get(e.message.turnId)}
                   />
                 )}
               </div>
@@ -235,8 +275,8 @@ export const TimelinePage = ({ sessionId }: { sessionId: string }) => {
           return (
             <>
               <div class="summary">
-                <span>{h.entries.filter((e) => e.active).length} active messages</span>
-                <span>{h.entries.filter((e) => !e.active).length} cut</span>
+                <span>{h.activeCount} active messages</span>
+                <span>{h.total - h.activeCount} cut</span>
                 <span>{h.branchGeneration} rewind(s)</span>
                 <span>{h.compactions.length} compaction(s)</span>
                 <span>{data.points.length} point(s)</span>

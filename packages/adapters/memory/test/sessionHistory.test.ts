@@ -69,9 +69,29 @@ describe("sessionHistory", () => {
         expect(history.backgroundTasks.map((t) => [t.description, t.status])).toEqual([
           ["watch tests", "stopped"],
         ])
+        expect([history.total, history.activeCount, history.offset]).toEqual([11, 5, 0])
+        expect(history.segments).toEqual([
+          { segment: 1, start: 2, count: 2 },
+          { segment: 2, start: 4, count: 4 },
+        ])
         // What the operation answers fits its declared Schema.
         const encoded = Schema.encodeUnknownEither(RewindOperations.sessionHistory.success)(history)
         expect(encoded._tag).toBe("Right")
+
+        // Windows of every size tile the whole history, each with the whole history's structure.
+        for (const limit of [1, 3, 4, 11, 50]) {
+          const tiled = []
+          for (let offset = 0; offset < history.total; offset += limit) {
+            const page = sessionHistory(state, { offset, limit })
+            expect([page.total, page.activeCount, page.offset]).toEqual([11, 5, offset])
+            expect(page.segments).toEqual(history.segments)
+            expect(page.entries.length).toBe(Math.min(limit, history.total - offset))
+            tiled.push(...page.entries)
+          }
+          expect(tiled).toEqual(history.entries)
+        }
+        const past = sessionHistory(state, { offset: 40, limit: 5 })
+        expect([past.offset, past.entries.length, past.total]).toEqual([11, 0, 11])
       }),
     )
   })

@@ -119,8 +119,14 @@ export interface RewindApi {
   ) => Answer<typeof R.AppliedCompaction>
   /** The active branch as a person reads it. */
   readonly transcript: (sessionId: SessionId) => Answer<Schema.Array$<typeof R.TranscriptEntry>>
-  /** Every message of the stream, cut branches included, with compactions and background tasks. */
-  readonly sessionHistory: (sessionId: SessionId) => Answer<typeof R.SessionHistory>
+  /**
+   * Every message of the stream, cut branches included, with compactions and background tasks; a
+   * window answers `limit` entries from `offset`, with the whole history's totals and cut segments.
+   */
+  readonly sessionHistory: (
+    sessionId: SessionId,
+    window?: In<typeof A.HistoryWindow>,
+  ) => Answer<typeof R.SessionHistory>
   /** Creates or updates a goal of the session. */
   readonly updateGoal: (sessionId: SessionId, input: In<typeof A.GoalInput>) => Answer<typeof R.Goal>
   /** Records a completed verification tied to a message on the active branch. */

@@ -135,6 +135,14 @@ export const DoctorOptions = Schema.UndefinedOr(
   }),
 )
 
+/** A window of a session's history: `limit` entries from `offset` (default 0). */
+export const HistoryWindow = Schema.UndefinedOr(
+  Schema.Struct({
+    offset: exact(NonNegativeInt),
+    limit: PositiveInt,
+  }).annotations(strict),
+)
+
 export const PointDiffOptions = Schema.UndefinedOr(
   Schema.Struct({
     patches: exact(Schema.Boolean),

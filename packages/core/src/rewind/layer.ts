@@ -189,8 +189,8 @@ const makeRewind = Effect.gen(function* () {
       retryOnVersionConflict(applyCompaction(sessionId, input)),
     ),
     transcript: answer("transcript", (sessionId) => Effect.map(loadSession(sessionId), transcript)),
-    sessionHistory: answer("sessionHistory", (sessionId) =>
-      Effect.map(loadSession(sessionId), sessionHistory),
+    sessionHistory: answer("sessionHistory", (sessionId, window) =>
+      Effect.map(loadSession(sessionId), (state) => sessionHistory(state, window)),
     ),
     updateGoal: answer("updateGoal", (sessionId, input) =>
       retryOnVersionConflict(updateGoal(sessionId, input)),

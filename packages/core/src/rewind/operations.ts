@@ -153,8 +153,8 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
   sessionHistory: op(
     "sessionHistory",
     "read",
-    "Read every message of a session, the branches rewinds cut included, with compactions and background tasks.",
-    [sessionId],
+    "Read every message of a session (or a window of them), the branches rewinds cut included, with the totals, the cut segments, compactions and background tasks.",
+    [sessionId, optional("window", A.HistoryWindow)],
     R.SessionHistory,
   ),
   updateGoal: op(

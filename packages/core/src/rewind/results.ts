@@ -84,6 +84,10 @@ export const TranscriptEntry = Schema.Struct({
 export const SessionHistory = Schema.Struct({
   version: Count,
   branchGeneration: Count,
+  total: Count,
+  activeCount: Count,
+  offset: Count,
+  segments: Schema.Array(Schema.Struct({ segment: Count, start: Count, count: Count })),
   entries: Schema.Array(
     Schema.Struct({
       message: Message,
