@@ -2,25 +2,15 @@
 // not reach would read as deletions, so the preview refuses (`unavailable`, naming the budget) and
 // plans, records and writes nothing. The time budget is spent by a clock that jumps 20 s on every
 // read (the scan's deadline is 30 s after its start), run through the facade's `run`.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "@effect/vitest"
-import type { SessionId, TurnId } from "@rewind/contracts"
+import { describe, expect, it } from "@effect/vitest"
 import { previewMerge } from "@rewind/core"
 import { Clock, Effect, Either } from "effect"
-import { openRewind } from "../src/index.js"
+import { parentAndFork, tempDirs } from "./isolatedForkKit.js"
 import { okValue } from "./okValue.js"
 
-const temps: Array<string> = []
-const temp = () => {
-  const dir = mkdtempSync(join(tmpdir(), "rewind-isolated-budget-"))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+const temp = tempDirs("budget")
 
 /** A clock whose every read is 20 s after the last: any scan runs out of its 30 s time budget. */
 const jumpingClock = (startMs: number): Clock.Clock => {
@@ -42,31 +32,20 @@ describe("previewMerge budget guard", () => {
   it("refuses when a tree's scan stops at its budget; nothing is planned or recorded", async () => {
     const root = temp()
     for (const d of ["one", "two", "three"]) writeFileSync(join(root, `${d}.txt`), `${d}\n`)
-    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+    const into = join(temp(), "tree")
+    const { rewind, parent, child } = await parentAndFork(root, into)
     try {
-      const session = okValue(await rewind.createSession({ title: "p", cwd: root }))
-      const { turnId } = okValue(await rewind.appendUserMessage(session.id, { text: "go" }))
-      okValue(await rewind.capturePoint(session.id, turnId as TurnId))
-      const reply = okValue(
-        await rewind.appendReply(session.id, { turnId, parts: [{ kind: "text", text: "ok" }] }),
-      )
-      okValue(await rewind.completeTurnWithBoundary(session.id, turnId))
-      const into = join(temp(), "tree")
-      const fork = okValue(
-        await rewind.forkAtMessage(session.id, reply.messageId, undefined, { mode: "isolated", root: into }),
-      )
-      const child = fork.childSessionId as SessionId
       writeFileSync(join(into, "one.txt"), "changed in the child\n")
-      const pointsBefore = okValue(await rewind.listPoints(session.id)).length
+      const pointsBefore = okValue(await rewind.listPoints(parent)).length
       const treeBefore = readdirSync(root).sort()
 
       // The same merge with the ordinary clock plans a write: the guard is what refuses below.
-      const plain = await rewind.run(Effect.either(previewMerge(session.id, child)))
+      const plain = await rewind.run(Effect.either(previewMerge(parent, child)))
       expect(Either.isRight(plain) && plain.right.files.map((f) => f.path)).toEqual(["one.txt"])
-      const pointsPlanned = okValue(await rewind.listPoints(session.id)).length
+      const pointsPlanned = okValue(await rewind.listPoints(parent)).length
 
       const cut = await rewind.run(
-        Effect.either(previewMerge(session.id, child).pipe(Effect.withClock(jumpingClock(1_800_000_000_000)))),
+        Effect.either(previewMerge(parent, child).pipe(Effect.withClock(jumpingClock(1_800_000_000_000)))),
       )
       expect(Either.isLeft(cut)).toBe(true)
       if (Either.isLeft(cut)) {
@@ -74,7 +53,7 @@ describe("previewMerge budget guard", () => {
         expect(String((cut.left as { message: string }).message)).toMatch(/budget/)
       }
       // No merge point recorded by the refused preview, nothing written in either tree.
-      expect(okValue(await rewind.listPoints(session.id)).length).toBe(pointsPlanned)
+      expect(okValue(await rewind.listPoints(parent)).length).toBe(pointsPlanned)
       expect(pointsPlanned).toBe(pointsBefore + 1)
       expect(readdirSync(root).sort()).toEqual(treeBefore)
       expect(readFileSync(join(root, "one.txt"), "utf8")).toBe("one\n")

@@ -2,37 +2,18 @@
 // both descend from (`commonBase`): disjoint changes merged equal applying both sides; a path both
 // changed differently is reported and left as the target has it; sessions with no common fork
 // base are refused with `no_common_base`. Seeded FastCheck on the embedded default (SQLite + files).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "@effect/vitest"
-import type { SessionId, TurnId } from "@rewind/contracts"
+import { describe, expect, it } from "@effect/vitest"
+import type { SessionId } from "@rewind/contracts"
 import { FastCheck as fc } from "effect"
-import { openRewind, type Rewind } from "../src/index.js"
+import { openRewind } from "../src/index.js"
+import { tempDirs, completedTurn as turn } from "./isolatedForkKit.js"
 import { okValue } from "./okValue.js"
 
-const temps: Array<string> = []
-const temp = () => {
-  const dir = mkdtempSync(join(tmpdir(), "rewind-isolated-sib-"))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+const temp = tempDirs("sib")
 
 const FILES = ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "f.txt"]
-
-/** One completed turn with a point and a pinned boundary; answers the reply. */
-const turn = async (rewind: Rewind, sessionId: SessionId, text: string) => {
-  const { turnId } = okValue(await rewind.appendUserMessage(sessionId, { text }))
-  okValue(await rewind.capturePoint(sessionId, turnId as TurnId))
-  const reply = okValue(
-    await rewind.appendReply(sessionId, { turnId, parts: [{ kind: "text", text: "ok" }] }),
-  )
-  okValue(await rewind.completeTurnWithBoundary(sessionId, turnId))
-  return reply.messageId
-}
 
 const siblings = async (later: boolean) => {
   const root = temp()
