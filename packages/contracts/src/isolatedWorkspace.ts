@@ -58,4 +58,10 @@ export class WorkspaceAssigned extends Schema.TaggedClass<WorkspaceAssigned>()("
   sourceSessionId: SessionId,
   basePointId: PointId,
   baseManifestHash: ContentHash,
+  /**
+   * How many of the source session's events the base covers (the fork boundary's place in its
+   * stream): of two forks of one session, the one with the smaller value was made from the older
+   * state, the base both descend from. Absent on forks made before it was recorded.
+   */
+  sourceAt: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
 }) {}

@@ -29,6 +29,18 @@ export const JournaledFile = Schema.Struct({
 })
 export type JournaledFile = typeof JournaledFile.Type
 
+/**
+ * One symlink an operation removes, creates or retargets: its target before (`rescue`) and after
+ * (`planned`), null where no link is. File versions cannot say "a link was here", so without this a
+ * redo or a recovery would leave a link the restore made, or lose one it removed.
+ */
+export const JournaledLink = Schema.Struct({
+  path: WorkspacePath,
+  rescue: Schema.NullOr(Schema.String),
+  planned: Schema.NullOr(Schema.String),
+})
+export type JournaledLink = typeof JournaledLink.Type
+
 /** What a redo needs besides the files: the conversation as it was before the restore. */
 export const RedoConversation = Schema.Struct({
   /**
@@ -49,6 +61,8 @@ export const OperationIntent = Schema.Struct({
   sessionId: SessionId,
   kind: OperationKind,
   files: Schema.Array(JournaledFile),
+  /** The symlinks the operation changes (absent on intents that change none). */
+  links: Schema.optional(Schema.Array(JournaledLink)),
   startedAt: Schema.Number,
   /** Present when the operation, once complete, can be redone (undone back to the rescue state). */
   redo: Schema.optional(RedoConversation),

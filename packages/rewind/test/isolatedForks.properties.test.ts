@@ -5,24 +5,14 @@
 // - a merge of disjoint changes equals applying both sides;
 // - a merge never overwrites a file both sides changed in conflict;
 // - nothing done in an isolated child (edits, captures, a point restore) changes the parent's tree.
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId } from "@rewind/contracts"
 import { FastCheck as fc } from "effect"
 import { openRewind, type Rewind } from "../src/index.js"
+import { snapshot } from "./isolatedForkKit.js"
 import { okValue } from "./okValue.js"
 
 const temps: Array<string> = []
@@ -36,24 +26,6 @@ afterEach(() => {
 })
 
 type Entry = { kind: "file"; content: Uint8Array; mode: number } | { kind: "link"; target: string }
-
-/** Everything in a tree but the store, as path → entry. */
-const snapshot = (root: string): Map<string, string> => {
-  const out = new Map<string, string>()
-  const walk = (dir: string, rel: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      if (rel === "" && name === ".rewind") continue
-      const path = join(dir, name)
-      const r = rel === "" ? name : `${rel}/${name}`
-      const s = lstatSync(path)
-      if (s.isSymbolicLink()) out.set(r, `link:${readlinkSync(path)}`)
-      else if (s.isDirectory()) walk(path, r)
-      else out.set(r, `file:${(s.mode & 0o777).toString(8)}:${readFileSync(path).toString("base64")}`)
-    }
-  }
-  walk(root, "")
-  return out
-}
 
 const writeTree = (root: string, tree: ReadonlyMap<string, Entry>) => {
   for (const [path, e] of tree) {

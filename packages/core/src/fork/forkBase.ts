@@ -38,6 +38,8 @@ export type ForkBasePlan =
       readonly point: PointCaptured
       /** Checkpoint versions laid over the point's manifest: path → entry, or null for deleted. */
       readonly overlay: ReadonlyMap<WorkspacePath, BaseEntry | null>
+      /** How many of the source's events the base covers: orders two forks' bases in its history. */
+      readonly boundary: number
     }
   | { readonly ok: false; readonly kind: RefusalKind; readonly message: string }
 
@@ -115,5 +117,5 @@ export const planForkBase = (events: ReadonlyArray<StoredEvent>, at: ForkBoundar
       }
     }
   }
-  return { ok: true, point: events[pointAt]!.event as PointCaptured, overlay }
+  return { ok: true, point: events[pointAt]!.event as PointCaptured, overlay, boundary: end }
 }

@@ -164,6 +164,7 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
           sourceSessionId: input.parentId,
           basePointId,
           baseManifestHash: manifestHash,
+          sourceAt: plan.boundary,
         }),
       ],
       report,

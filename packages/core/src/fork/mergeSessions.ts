@@ -1,5 +1,6 @@
 /**
- * Merging one session's tree into another's (a child into its parent, or a parent into its child):
+ * Merging one session's tree into another's (a child into its parent, a parent into its child, or
+ * two forks of one session into each other):
  * a three-way merge per file against the fork base they share (`commonBase`). A path changed on one
  * side only takes that side; the same change on both sides is taken once; two different changes of
  * a text file are merged line-wise by `node-diff3` where their hunks do not overlap, and otherwise

@@ -1,7 +1,7 @@
 /**
  * Two sessions' trees side by side: what each holds now (`currentTree`: a scan and hash of the
  * session's own tree, its content stored so a merge can write it, recorded nowhere), the fork base
- * they share (`commonBase`: the base point of the isolated child among the two), and `diffSessions`,
+ * they share (`commonBase`: through their chains of isolated forks, parent and child or siblings), and `diffSessions`,
  * what differs between them. Every read goes through the session's own workspace
  * (`withSessionWorkspace`), so comparing never writes either tree.
  */
@@ -10,6 +10,7 @@ import {
   refuse,
   type SessionId,
   type SkippedPath,
+  type WorkspaceAssigned,
   type WorkspacePath,
 } from "@rewind/contracts"
 import { createTwoFilesPatch } from "diff"
@@ -67,30 +68,61 @@ export const currentTree = (sessionId: SessionId) =>
     }),
   )
 
+/** A session's isolated-fork ancestry: itself, then each source, with the fork that left it. */
+const MAX_FORK_DEPTH = 64
+
+const forkChain = (sessionId: SessionId) =>
+  Effect.gen(function* () {
+    const chain: Array<{ readonly sessionId: SessionId; readonly forkedBy: WorkspaceAssigned | undefined }> =
+      []
+    let at: SessionId | undefined = sessionId
+    while (at !== undefined && chain.length < MAX_FORK_DEPTH && !chain.some((c) => c.sessionId === at)) {
+      const workspace: WorkspaceAssigned | undefined = (yield* loadSession(at)).workspace
+      chain.push({ sessionId: at, forkedBy: workspace })
+      at = workspace?.sourceSessionId
+    }
+    return chain
+  })
+
+const noBase = (a: SessionId, b: SessionId, why: string) =>
+  refuse("unavailable", `sessions ${a} and ${b} share no fork base: ${why}`, {
+    reason: "no_common_base",
+    sessions: [a, b],
+  })
+
 /**
- * The fork base two sessions share: the base point of whichever is an isolated fork of the other.
- * Refuses `unavailable` when neither is.
+ * The fork base two sessions share: the state both trees descend from. Walking each one's chain of
+ * isolated forks up to the nearest session N both descend from (or are):
+ * - one is N (an ancestor of the other): the base of the other's fork out of N;
+ * - both descend from N by different forks (siblings, cousins): of those two forks' bases, the one
+ *   made from N's older state (`sourceAt`, its place in N's stream); the newer one descends from it
+ *   through N's own work, which the merge then sees as that side's change.
+ * Refuses `unavailable` (`details.reason: "no_common_base"`) when there is no such N, or when two
+ * forks' order cannot be told (made before `sourceAt` was recorded, with different bases).
  */
 export const commonBase = (a: SessionId, b: SessionId) =>
   Effect.gen(function* () {
-    const sa = yield* loadSession(a)
-    const sb = yield* loadSession(b)
-    const of =
-      sa.workspace?.sourceSessionId === b
-        ? sa.workspace
-        : sb.workspace?.sourceSessionId === a
-          ? sb.workspace
-          : undefined
-    if (of === undefined) {
-      return yield* refuse(
-        "unavailable",
-        `sessions ${a} and ${b} share no fork base: neither is an isolated fork of the other`,
-      )
-    }
-    const manifest = yield* Effect.catchAll(loadManifest(of.baseManifestHash), (e) =>
-      refuse("unavailable", `the fork base ${of.basePointId} cannot be read: ${e.message}`),
+    const ca = yield* forkChain(a)
+    const cb = yield* forkChain(b)
+    const ia = ca.findIndex((x) => cb.some((y) => y.sessionId === x.sessionId))
+    if (ia < 0)
+      return yield* noBase(a, b, "neither descends from the other or from a session both were forked from")
+    const ib = cb.findIndex((y) => y.sessionId === ca[ia]!.sessionId)
+    // The forks out of N on each side (undefined on the side that is N itself).
+    const fa = ia === 0 ? undefined : ca[ia - 1]!.forkedBy
+    const fb = ib === 0 ? undefined : cb[ib - 1]!.forkedBy
+    let of: WorkspaceAssigned | undefined
+    if (fa === undefined || fb === undefined) of = fa ?? fb
+    else if (fa.baseManifestHash === fb.baseManifestHash) of = fa
+    else if (fa.sourceAt !== undefined && fb.sourceAt !== undefined) of = fa.sourceAt <= fb.sourceAt ? fa : fb
+    else
+      return yield* noBase(a, b, "they were forked from one session at points whose order was not recorded")
+    if (of === undefined) return yield* noBase(a, b, "they are the same session")
+    const base = of
+    const manifest = yield* Effect.catchAll(loadManifest(base.baseManifestHash), (e) =>
+      refuse("unavailable", `the fork base ${base.basePointId} cannot be read: ${e.message}`),
     )
-    return { pointId: of.basePointId, manifest }
+    return { pointId: base.basePointId, manifest }
   })
 
 const decoder = new TextDecoder("utf-8", { fatal: true })

@@ -21,6 +21,7 @@ import {
   describeError,
   type FileVersion,
   type JournaledFile,
+  type JournaledLink,
   type MessageId,
   type OperationId,
   type OperationKind,
@@ -74,6 +75,11 @@ export interface DurableRestoreInput {
    * again here.
    */
   readonly rescued?: ReadonlyMap<WorkspacePath, FileVersion>
+  /**
+   * The symlinks the caller removes before the writes and creates in `commit` (`journaledLinks.ts`),
+   * journaled with the files so a redo or a recovery can put them back too.
+   */
+  readonly links?: ReadonlyArray<JournaledLink>
 }
 
 export type DurableRestoreResult<A> =
@@ -213,6 +219,7 @@ export const runDurableRestore = <A, E, R>(
       sessionId: input.sessionId,
       kind: input.kind,
       files,
+      ...(input.links === undefined || input.links.length === 0 ? {} : { links: input.links }),
       startedAt: yield* Clock.currentTimeMillis,
       ...(input.redo === undefined ? {} : { redo: input.redo }),
       ...(input.redoes === undefined ? {} : { redoes: input.redoes }),

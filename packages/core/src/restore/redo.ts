@@ -3,7 +3,8 @@
  * available redo entry of the session is used. Every file must still hold what the rewind wrote
  * (its planned version); a file changed since is listed in a `conflict` refusal and nothing is
  * written. Otherwise the rescue versions are written back as an operation of their own (durable,
- * compensating), and `RedoApplied` restores the active branch exactly as it was before the rewind
+ * compensating), the symlinks the rewind changed (journaled beside the files) are put back as they
+ * were, and `RedoApplied` restores the active branch exactly as it was before the rewind
  * and makes the rewind's checkpoints undoable again; the journal consumes the redo entry in the
  * same write that completes the redo.
  */
@@ -29,6 +30,7 @@ import { loadSession } from "../session/loadSession.js"
 import { projectSession, type SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { runDurableRestore } from "./durableRestore.js"
+import { createLinksFor, type LinkUndo, linksNotAt, removeLinksFor, runLinkUndo } from "./journaledLinks.js"
 import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { appendFresh } from "./restoreRecords.js"
 
@@ -97,8 +99,13 @@ export const redo = (sessionId: SessionId) =>
     const conversation = intent.redo!
     const branch = yield* redoBranch(sessionId, conversation)
 
+    const links = intent.links ?? []
     const changed: Array<ChangedSince> = []
+    // A path the rewind made a link holds no file now (its planned file version is absent): the
+    // link check below stands for it.
+    const linkedNow = new Set(links.flatMap((l) => (l.planned === null ? [] : [l.path])))
     for (const file of intent.files) {
+      if (linkedNow.has(file.path) && file.planned._tag === "absent") continue
       const current = yield* Effect.either(workspace.read(file.path))
       const currentHash = Either.isLeft(current)
         ? null
@@ -108,11 +115,13 @@ export const redo = (sessionId: SessionId) =>
         changed.push({ path: file.path, expectedHash, currentHash })
       }
     }
-    if (changed.length > 0) {
+    const relinked = yield* linksNotAt(links, "planned")
+    if (changed.length > 0 || relinked.length > 0) {
+      const paths = [...changed.map((c) => c.path), ...relinked.map((l) => l.path)]
       return yield* refuse(
         "conflict",
-        `cannot redo: ${changed.map((c) => c.path).join(", ")} changed since the rewind; nothing was written`,
-        { operationId: intent.operationId, changed },
+        `cannot redo: ${paths.join(", ")} changed since the rewind; nothing was written`,
+        { operationId: intent.operationId, changed, ...(relinked.length === 0 ? {} : { links: relinked }) },
       )
     }
 
@@ -138,27 +147,56 @@ export const redo = (sessionId: SessionId) =>
     }
 
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
-    const applied = yield* runDurableRestore(
-      { sessionId, operationId, kind: "redo", writes, redoes: intent.operationId },
-      (files) =>
-        appendFresh(
-          sessionId,
-          (fresh) => {
-            const cursor = restoreBranch(fresh, branch)
-            return Effect.succeed([
-              new RedoApplied({
-                operationId,
-                redoneOperationId: intent.operationId,
-                ...(cursor === undefined ? {} : { cursor }),
-                unspentCheckpointIds: [...conversation.spentCheckpointIds],
-                files: files.map((f) => f.path),
-              }),
-            ])
-          },
-          state,
-        ),
+    // The links the rewind made go first (the files are written where they were), the ones it
+    // removed come back with the record; a failure puts every link step back as it was.
+    const undo: Array<LinkUndo> = []
+    const unlinked = yield* Effect.either(removeLinksFor(links, "rescue", undo))
+    if (Either.isLeft(unlinked)) {
+      yield* runLinkUndo(undo)
+      return yield* refuse("unavailable", `the redo failed: ${unlinked.left}; nothing was written`, {
+        operationId,
+      })
+    }
+    // The commit: links, then the record; a failed record takes its links away again before the
+    // files are put back (a file cannot be written back under a link).
+    const linkAndRecord = (files: ReadonlyArray<FileOutcome>) =>
+      Effect.gen(function* () {
+        const made: Array<LinkUndo> = []
+        const linked = yield* Effect.either(createLinksFor(links, "rescue", made))
+        if (Either.isLeft(linked)) {
+          yield* runLinkUndo(made)
+          return yield* refuse("unavailable", `the redo could not put a link back: ${linked.left}`)
+        }
+        return yield* Effect.tapError(
+          appendFresh(
+            sessionId,
+            (fresh) => {
+              const cursor = restoreBranch(fresh, branch)
+              return Effect.succeed([
+                new RedoApplied({
+                  operationId,
+                  redoneOperationId: intent.operationId,
+                  ...(cursor === undefined ? {} : { cursor }),
+                  unspentCheckpointIds: [...conversation.spentCheckpointIds],
+                  files: files.map((f) => f.path),
+                }),
+              ])
+            },
+            state,
+          ),
+          () => runLinkUndo(made),
+        )
+      })
+    const reverse = links.map((l) => ({ path: l.path, rescue: l.planned, planned: l.rescue }))
+    const applied = yield* Effect.tapError(
+      runDurableRestore(
+        { sessionId, operationId, kind: "redo", writes, redoes: intent.operationId, links: reverse },
+        linkAndRecord,
+      ),
+      () => runLinkUndo(undo),
     )
     if (applied._tag === "RolledBack") {
+      yield* runLinkUndo(undo)
       return yield* refuse(
         "unavailable",
         `the redo failed: ${applied.message}; every file already written was put back`,

@@ -5,12 +5,13 @@
  * symlinks in the way are removed; files are written and deleted as one durable operation
  * (`runDurableRestore`: the intent is in the OperationJournal before the first write, each write
  * checks the file still hashes as previewed, and `recover()` lists a restore a crash interrupted);
- * links are created and the session record appended. Symlink changes are outside the journal (it
- * holds file versions); the rescue point records the links, so an interrupted restore can still be
- * undone by restoring the rescue point.
+ * links are created and the session record appended. The link changes are journaled with the
+ * files (`JournaledLink`, `journaledLinks.ts`), so a redo takes away a link a restore made and puts
+ * back one it removed, exactly.
  */
 import {
   type FileVersion,
+  type JournaledLink,
   type OperationId,
   type PointId,
   PointRestored,
@@ -23,8 +24,8 @@ import { Clock, Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace } from "../ports/Workspace.js"
 import { runDurableRestore } from "../restore/durableRestore.js"
+import { createLinksFor, type LinkUndo, removeLinksFor, runLinkUndo } from "../restore/journaledLinks.js"
 import type { PlannedWrite } from "../restore/journaledWrites.js"
 import { redeemPreviewToken } from "../restore/previewTokens.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
@@ -40,11 +41,19 @@ export interface PointRestoreResult {
   readonly event: PointRestored
 }
 
-/** Undo steps for what is outside the file journal (symlinks), run in reverse on failure. */
-type Undo = Effect.Effect<void, unknown, Workspace>
-
-const runUndo = (undo: ReadonlyArray<Undo>) =>
-  Effect.forEach([...undo].reverse(), (u) => Effect.either(u), { discard: true })
+/** The plan's symlink changes, as the journal records them. */
+const linkChanges = (p: PointRestorePlan): ReadonlyArray<JournaledLink> =>
+  p.changes.flatMap((c) =>
+    c.current.kind === "link" || c.wanted.kind === "link"
+      ? [
+          {
+            path: c.path,
+            rescue: c.current.kind === "link" ? c.current.target : null,
+            planned: c.wanted.kind === "link" ? c.wanted.target : null,
+          },
+        ]
+      : [],
+  )
 
 /**
  * The rescue point: the current state of every path the restore will touch, recorded before the
@@ -152,23 +161,13 @@ const fileWrites = (p: PointRestorePlan, rescueManifest: ReadonlyMap<WorkspacePa
  * undoes the links made so far and fails the commit, so the files are put back too: files and
  * history must agree.
  */
-const linkAndRecord = (sessionId: SessionId, p: PointRestorePlan, event: PointRestored) =>
+const linkAndRecord = (sessionId: SessionId, links: ReadonlyArray<JournaledLink>, event: PointRestored) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const linked: Array<WorkspacePath> = []
-    const unlink = Effect.suspend(() =>
-      Effect.forEach([...linked].reverse(), (path) => Effect.either(workspace.delete(path)), {
-        discard: true,
-      }),
-    )
-    for (const c of p.changes) {
-      if (c.wanted.kind !== "link") continue
-      const made = yield* Effect.either(workspace.symlink(c.path, c.wanted.target))
-      if (Either.isLeft(made)) {
-        yield* unlink
-        return yield* Effect.fail(made.left.message)
-      }
-      linked.push(c.path)
+    const linked: Array<LinkUndo> = []
+    const made = yield* Effect.either(createLinksFor(links, "planned", linked))
+    if (Either.isLeft(made)) {
+      yield* runLinkUndo(linked)
+      return yield* Effect.fail(made.left)
     }
     // Another writer (a capture, a checkpoint) may append meanwhile: re-read and append again.
     const recorded = yield* Effect.either(
@@ -182,7 +181,7 @@ const linkAndRecord = (sessionId: SessionId, p: PointRestorePlan, event: PointRe
       ),
     )
     if (Either.isLeft(recorded)) {
-      yield* unlink
+      yield* runLinkUndo(linked)
       return yield* Effect.fail(`the restore could not be recorded: ${recorded.left.message}`)
     }
   })
@@ -193,7 +192,6 @@ const linkAndRecord = (sessionId: SessionId, p: PointRestorePlan, event: PointRe
  */
 export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token: string) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
     const record = yield* redeemPreviewToken(sessionId, pointId, token)
     const keep: KeptContents = { contents: new Map(), bytes: 0 }
     const p = yield* planPointRestore(sessionId, pointId, keep)
@@ -209,20 +207,16 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
     const { rescuePointId, rescueManifest } = yield* saveRescuePoint(sessionId, operationId, p, keep)
 
-    const undo: Array<Undo> = []
+    const undo: Array<LinkUndo> = []
     const failed = (message: string) =>
       Effect.gen(function* () {
-        yield* runUndo(undo)
+        yield* runLinkUndo(undo)
         return yield* refuse("unavailable", `the restore failed and was undone: ${message}`)
       })
     // 1. Symlinks in the way of anything else are removed (and put back on failure).
-    for (const c of p.changes) {
-      if (c.current.kind !== "link") continue
-      const target = c.current.target
-      const removed = yield* Effect.either(workspace.delete(c.path))
-      if (Either.isLeft(removed)) return yield* failed(removed.left.message)
-      undo.push(Effect.asVoid(workspace.symlink(c.path, target)))
-    }
+    const links = linkChanges(p)
+    const removed = yield* Effect.either(removeLinksFor(links, "planned", undo))
+    if (Either.isLeft(removed)) return yield* failed(removed.left)
     // 2. Files, as one durable operation: journaled before the first write, rolled back by the
     //    writer itself when a step fails, and by runDurableRestore when the commit (3) fails.
     const { writes, rescued } = fileWrites(p, rescueManifest)
@@ -243,8 +237,9 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         ? {}
         : { redo: { branchAtVersion: before.version, spentCheckpointIds: [...before.spentCheckpointIds] } }
     const applied = yield* Effect.either(
-      runDurableRestore({ sessionId, operationId, kind: "point_restore", writes, rescued, ...redoable }, () =>
-        linkAndRecord(sessionId, p, event),
+      runDurableRestore(
+        { sessionId, operationId, kind: "point_restore", writes, rescued, links, ...redoable },
+        () => linkAndRecord(sessionId, links, event),
       ),
     )
     if (Either.isLeft(applied)) {

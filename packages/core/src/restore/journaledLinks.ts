@@ -1,0 +1,85 @@
+/**
+ * The symlink half of a journaled restore. File versions (`JournaledFile`) name contents, so a link
+ * a restore removes, creates or retargets is journaled beside them as a `JournaledLink` (its target
+ * before and after, null where there is none), and whoever undoes the operation (a redo, a
+ * recovery) puts the links back from it exactly.
+ *
+ * Order, for either direction (`to` = "planned" applies, "rescue" undoes): links that are in the
+ * way of the new state are removed first (so the file writes never meet a link), the files are
+ * written, then the new state's links are created. Each removal checks that the link still points
+ * where the journal says; the steps done are returned as undo effects so a caller can put them
+ * back when a later step fails.
+ */
+import type { JournaledLink, WorkspacePath } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { Workspace } from "../ports/Workspace.js"
+
+type Side = "rescue" | "planned"
+
+const other = (side: Side): Side => (side === "rescue" ? "planned" : "rescue")
+
+/** The link target at a path now: a string for a symlink, null for anything else or nothing. */
+export const linkAt = (path: WorkspacePath) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const stat = yield* workspace.stat(path)
+    if (Option.isNone(stat) || stat.value.kind !== "symlink") return null
+    return yield* workspace.readLink(path)
+  })
+
+/** The links whose state now is not the journaled `side` (a link where none should be counts). */
+export const linksNotAt = (links: ReadonlyArray<JournaledLink>, side: Side) =>
+  Effect.gen(function* () {
+    const wrong: Array<{
+      readonly path: WorkspacePath
+      readonly expected: string | null
+      readonly actual: string | null
+    }> = []
+    for (const link of links) {
+      const actual = yield* Effect.either(linkAt(link.path))
+      const now = Either.isRight(actual) ? actual.right : undefined
+      // A path that is expected to hold no link may hold a file (the file journal checks that).
+      if (now === link[side] || (link[side] === null && now === null)) continue
+      wrong.push({ path: link.path, expected: link[side], actual: now ?? null })
+    }
+    return wrong
+  })
+
+export type LinkUndo = Effect.Effect<void, unknown, Workspace>
+
+/**
+ * Step one of moving to `to`: removes every link of the other side that `to` does not keep as it
+ * is. Fails with a message on the first removal that does not go; what was removed is in `undo`.
+ */
+export const removeLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const from = other(to)
+    for (const link of links) {
+      const target = link[from]
+      if (target === null || target === link[to]) continue
+      const removed = yield* Effect.either(workspace.delete(link.path))
+      if (Either.isLeft(removed)) return yield* Effect.fail(removed.left.message)
+      undo.push(Effect.asVoid(workspace.symlink(link.path, target)))
+    }
+  })
+
+/** Last step of moving to `to`: creates its links (after the files are written). */
+export const createLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    for (const link of links) {
+      const target = link[to]
+      if (target === null || target === link[other(to)]) continue
+      const made = yield* Effect.either(workspace.symlink(link.path, target))
+      if (Either.isLeft(made)) return yield* Effect.fail(made.left.message)
+      undo.push(Effect.asVoid(workspace.delete(link.path)))
+    }
+  })
+
+/** Runs undo steps newest first, each at most once, ignoring failures (best effort compensation). */
+export const runLinkUndo = (undo: Array<LinkUndo>) =>
+  Effect.suspend(() => {
+    const steps = undo.splice(0).reverse()
+    return Effect.forEach(steps, (u) => Effect.either(u), { discard: true })
+  })
