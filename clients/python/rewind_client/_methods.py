@@ -164,6 +164,17 @@ class PreviewMergeOptions(TypedDict, total=False):
     markers: bool
 
 
+class HookCall(TypedDict, total=False):
+    """`call` of `hook`."""
+
+    agent: Literal["claude-code", "gemini-cli"]  # required
+    json: Any  # required
+    workspaceRoot: str  # required
+    storeDir: str  # required
+    dir: str
+    fallbackStoreDir: str  # required
+
+
 class Methods:
     """The server's methods over `_call` (the client supplies it)."""
 
@@ -528,3 +539,9 @@ class Methods:
         params["mergePointId"] = merge_point_id
         params["token"] = token
         return self._call("applyMerge", params)
+
+    def hook(self, call: HookCall) -> Outcome:
+        """Act on one agent hook event (the hook client's request; see docs/hooks.md). (`hook`, write)"""
+        params: Dict[str, Any] = {}
+        params["call"] = call
+        return self._call("hook", params)

@@ -3,11 +3,18 @@
  * agent's settings file that already has the user's own hooks — which survive byte for byte —
  * idempotently, and removed again exactly.
  */
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { installHooks, isRewindHookCommand, settingsPath, uninstallHooks } from "../src/hooks/hookInstall.js"
+import { serverEnv } from "../src/hooks/hookClient.js"
+import {
+  HOOK_ENV_PREFIX,
+  installHooks,
+  isRewindHookCommand,
+  settingsPath,
+  uninstallHooks,
+} from "../src/hooks/hookInstall.js"
 import { BIN, jsonLines, tempDir } from "./cliHarness.js"
 
 // A project settings file as a Claude Code user may have it (https://code.claude.com/docs/en/settings):
@@ -94,10 +101,13 @@ describe("rewind install / uninstall", () => {
     const installed = readFileSync(path, "utf8")
     for (const entry of CLAUDE_USER_ENTRIES) expect(installed).toContain(entry)
     const parsed = JSON.parse(installed)
-    expect(commandsOf(parsed, "PreToolUse")).toEqual(["./scripts/guard.sh", "rewind hook claude-code"])
+    expect(commandsOf(parsed, "PreToolUse")).toEqual([
+      "./scripts/guard.sh",
+      `${HOOK_ENV_PREFIX}rewind hook claude-code`,
+    ])
     expect(parsed.hooks.PreToolUse[1].matcher).toBe("Write|Edit|MultiEdit|NotebookEdit")
     expect(parsed.hooks.PostToolUse[0].matcher).toBe("Write|Edit|MultiEdit|NotebookEdit|Bash")
-    expect(commandsOf(parsed, "Stop")).toEqual(["rewind hook claude-code"])
+    expect(commandsOf(parsed, "Stop")).toEqual([`${HOOK_ENV_PREFIX}rewind hook claude-code`])
     expect(parsed.model).toBe("opus")
 
     // Again: nothing to add, the file is untouched.
@@ -120,7 +130,9 @@ describe("rewind install / uninstall", () => {
     expect(installed).toContain(
       `{ "name": "audit", "type": "command", "command": "~/.gemini/hooks/audit.sh", "timeout": 3000 }`,
     )
-    expect(installed).toContain(`"command": "node /opt/rewind/dist/cli/rewind.mjs hook gemini-cli"`)
+    expect(installed).toContain(
+      `"command": ${JSON.stringify(`${HOOK_ENV_PREFIX}node /opt/rewind/dist/cli/rewind.mjs hook gemini-cli`)}`,
+    )
     expect(installed).toContain(`"name": "rewind"`)
     expect(installed).toContain(`"matcher": "write_file|replace"`)
     uninstallHooks("gemini-cli", path)
@@ -134,8 +146,8 @@ describe("rewind install / uninstall", () => {
     expect(JSON.parse(readFileSync(path, "utf8")).hooks.SessionEnd).toHaveLength(1)
     // The user adds a hook of their own to the group Rewind made.
     const shared = readFileSync(path, "utf8").replace(
-      `"command": "rewind hook claude-code"\n          }\n        ]\n      }\n    ],\n    "SessionEnd"`,
-      `"command": "rewind hook claude-code"\n          },\n          { "type": "command", "command": "./mine.sh" }\n        ]\n      }\n    ],\n    "SessionEnd"`,
+      `"command": ${JSON.stringify(`${HOOK_ENV_PREFIX}rewind hook claude-code`)}\n          }\n        ]\n      }\n    ],\n    "SessionEnd"`,
+      `"command": ${JSON.stringify(`${HOOK_ENV_PREFIX}rewind hook claude-code`)}\n          },\n          { "type": "command", "command": "./mine.sh" }\n        ]\n      }\n    ],\n    "SessionEnd"`,
     )
     expect(shared).not.toBe(readFileSync(path, "utf8"))
     writeFileSync(path, shared)
@@ -150,6 +162,31 @@ describe("rewind install / uninstall", () => {
     expect(readFileSync(path, "utf8")).toBe('{ "hooks": [ }')
     writeFileSync(path, '{ "hooks": [] }')
     expect(() => installHooks("claude-code", path, "rewind")).toThrow(/"hooks" is not an object/)
+  })
+
+  it("the installed command runs the hook without the CA bundle and hands its path on to the server it starts", () => {
+    const probe = `node -e 'process.stdout.write(JSON.stringify([process.env.NODE_EXTRA_CA_CERTS ?? null, process.env.REWIND_HOOK_CA_CERTS]))'`
+    const run = (env: Record<string, string>) => {
+      const base = { ...process.env }
+      delete base.NODE_EXTRA_CA_CERTS
+      return JSON.parse(
+        execFileSync("/bin/sh", ["-c", `${HOOK_ENV_PREFIX}${probe}`], {
+          encoding: "utf8",
+          env: { ...base, ...env },
+        }),
+      )
+    }
+    expect(run({ NODE_EXTRA_CA_CERTS: "/certs/my bundle.pem" })).toEqual([null, "/certs/my bundle.pem"])
+    expect(run({})).toEqual([null, ""])
+    // The server the client starts gets the bundle back; an explicit value is left alone.
+    expect(serverEnv({ REWIND_HOOK_CA_CERTS: "/certs/a.pem", PATH: "/bin" })).toEqual({
+      NODE_EXTRA_CA_CERTS: "/certs/a.pem",
+      PATH: "/bin",
+    })
+    expect(serverEnv({ REWIND_HOOK_CA_CERTS: "" })).toEqual({})
+    expect(serverEnv({ REWIND_HOOK_CA_CERTS: "/a", NODE_EXTRA_CA_CERTS: "/b" })).toEqual({
+      NODE_EXTRA_CA_CERTS: "/b",
+    })
   })
 
   it("recognises Rewind's command however it is invoked, and nothing else", () => {
@@ -178,7 +215,14 @@ describe("rewind install / uninstall", () => {
       JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8")),
       "Stop",
     )[0]!
-    expect(command).toBe(`${process.execPath} ${BIN} hook claude-code`)
+    expect(command).toBe(`${HOOK_ENV_PREFIX}${process.execPath} ${BIN} hook claude-code`)
+    // The installed command, run as the agent runs it (a POSIX shell): the hook answers, exit 0.
+    const ran = execFileSync("/bin/sh", ["-c", `${command} --workspace ${root}`], {
+      encoding: "utf8",
+      input: JSON.stringify({ session_id: "installed", cwd: root, hook_event_name: "Stop" }),
+      env: { ...process.env, REWIND_HOOK_SERVER: "off" },
+    })
+    expect(ran).toBe("")
 
     const user = await cliEnv(["install", "gemini-cli", "--user", "--command", "rewind"], root, {
       HOME: home,

@@ -2,22 +2,33 @@
  * The hook client and the server it reaches, through the BUILT binary: the first hook of a
  * workspace starts a server on the workspace's socket and later hooks reuse it; the server exits
  * once idle; a killed server's socket is replaced; two hooks starting at once share one server;
- * and a server that never answers makes the hook run in its own process, said on stderr and kept
- * for `rewind status` (never a silent slow path). Idle exits are short here (see HOOK_TEST_ENV).
+ * and a server slower than the client's timeout applies the event once: the client, having sent
+ * it, reports the missing answer (stderr and `rewind status`) and does not run it again itself. Idle exits are short here (see HOOK_TEST_ENV).
  */
-import { spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { existsSync, lstatSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:net"
+import { createConnection, createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
 import { seedWorkspace } from "./fixtures/hookPayloads.js"
-import { hookBin, hookSocket, serversStarted } from "./hookHarness.js"
+import { HOOK_TEST_ENV, hookBin, hookSocket, serversStarted } from "./hookHarness.js"
 
 const payload = (root: string, sessionId: string, event: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ session_id: sessionId, cwd: root, hook_event_name: event, ...extra })
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+/** `rewind status --json` in the hooks' environment (their runtime dir decides the socket path). */
+const statusWithHookEnv = (root: string) =>
+  new Promise<{ stdout: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, "status", "--json"],
+      { cwd: root, encoding: "utf8", env: { ...process.env, ...HOOK_TEST_ENV, NO_COLOR: "1" } },
+      (_error, stdout) => resolve({ stdout }),
+    )
+  })
 
 /** Waits (polling, bounded) until `check` holds; fails the test with `what` otherwise. */
 const eventually = async (what: string, check: () => boolean, limitMs = 30_000) => {
@@ -54,8 +65,22 @@ describe("rewind hook through the workspace's server (built binary)", { timeout:
     expect(prompt).toEqual({ code: 0, stdout: "", stderr: "" })
     expect(serversStarted(root)).toBe(1)
     expect(lstatSync(socket).ino).toBe(inode)
+    // `rewind status` names the server the hooks reach, and says it is running.
+    const serverRecord = async () =>
+      jsonLines((await statusWithHookEnv(root)).stdout).find((l) => l.type === "hook_server")
+    // An open connection keeps the 1 s idle exit from stopping the server while status starts.
+    const held = createConnection(socket)
+    await new Promise((done) => held.once("connect", done))
+    expect(await serverRecord()).toMatchObject({
+      socket,
+      running: true,
+      pid: expect.any(Number),
+      idleExitMs: 1000,
+    })
+    held.destroy()
     // Idle: the server stops and removes its socket.
     await eventually("the idle server removes its socket", () => !existsSync(socket))
+    expect(await serverRecord()).toMatchObject({ socket, running: false })
     // The next hook starts a new one, and what the first recorded is there.
     const stop = await hookBin("claude-code", root, payload(root, "s1", "Stop"), env)
     expect(stop).toEqual({ code: 0, stdout: "", stderr: "" })
@@ -141,34 +166,88 @@ describe("rewind hook through the workspace's server (built binary)", { timeout:
     expect(timeline.map((t) => t.prompt)).toEqual(["p"])
   })
 
-  it("a server that never answers: the hook runs in its own process and says so, on stderr and in status", async () => {
+  it("a server slower than the timeout: the event is applied once, by the server, never again in the hook's process", async () => {
     const root = tempDir()
     seedWorkspace(root)
     const socket = hookSocket(root)
-    // Accepts connections and reads them, never answering: a hung server.
-    const hung: Server = createServer((connection) => connection.resume())
-    await new Promise<void>((done) => hung.listen(socket, done))
+    // The real server listens elsewhere; on the workspace's socket a relay holds each request
+    // for 1.5 s before passing it on, so the client gives up (300 ms) while the server has yet
+    // to apply the event.
+    const upstream = `${socket}.real.sock`
+    const server = spawn(
+      process.execPath,
+      [BIN, "serve", "--workspace", root, "--socket", upstream, "--idle-exit", "30s", "--create"],
+      { cwd: root, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...HOOK_TEST_ENV } },
+    )
+    // It says so on stderr once it listens.
+    await new Promise<void>((done) => {
+      let said = ""
+      server.stderr!.on("data", (chunk: Buffer) => {
+        said += chunk.toString("utf8")
+        if (said.includes("listening on")) done()
+      })
+    })
+    let applied!: () => void
+    const answered = new Promise<void>((done) => {
+      applied = done
+    })
+    const relay: Server = createServer((connection) => {
+      connection.on("error", () => {})
+      connection.once("data", (request) => {
+        setTimeout(() => {
+          const forward = createConnection(upstream, () => forward.write(request))
+          forward.once("data", () => {
+            forward.end()
+            applied()
+          })
+        }, 1_500)
+      })
+    })
+    await new Promise<void>((done) => relay.listen(socket, done))
     try {
       const run = await hookBin(
         "claude-code",
         root,
-        payload(root, "slow", "UserPromptSubmit", { prompt: "still recorded" }),
-        { REWIND_HOOK_TIMEOUT_MS: "500" },
+        payload(root, "slow", "UserPromptSubmit", { prompt: "once" }),
+        { REWIND_HOOK_TIMEOUT_MS: "300" },
       )
       expect(run.code).toBe(0)
-      expect(run.stderr).toMatch(/did not answer within 500 ms; the hook ran in its own process instead/)
-      expect(serversStarted(root)).toBe(0)
+      expect(run.stderr).toMatch(
+        /was sent to the server .* did not answer within 300 ms; it was not run again/,
+      )
+      await answered
     } finally {
-      await new Promise((done) => hung.close(done))
+      await new Promise((done) => relay.close(done))
+      server.kill("SIGTERM")
+      await new Promise((done) => server.once("exit", done))
     }
+    expect(serversStarted(root)).toBe(0)
     const timeline = jsonLines(
       (await cli(["timeline", "--session", "claude-code.slow", "--json"], root)).stdout,
     )
-    expect(timeline.map((t) => t.prompt)).toEqual(["still recorded"])
+    // Once: the server's turn. The in-process fallback used to add a second one.
+    expect(timeline.map((t) => t.prompt)).toEqual(["once"])
     const status = jsonLines((await cli(["status", "--json"], root)).stdout)
     expect(status.find((l) => l.type === "hook_problems")).toMatchObject({
       count: 1,
-      recent: [{ event: "(server)", message: expect.stringMatching(/did not answer within 500 ms/) }],
+      recent: [{ event: "(server)", message: expect.stringMatching(/did not answer within 300 ms/) }],
     })
+  })
+
+  it("a server that refuses to talk (closes before reading): the event was sent, so it is not run again", async () => {
+    const root = tempDir()
+    seedWorkspace(root)
+    const socket = hookSocket(root)
+    const hung: Server = createServer((connection) => connection.destroy())
+    await new Promise<void>((done) => hung.listen(socket, done))
+    try {
+      const run = await hookBin("claude-code", root, payload(root, "gone", "SessionStart"), {
+        REWIND_HOOK_TIMEOUT_MS: "500",
+      })
+      expect(run.code).toBe(0)
+      expect(run.stderr).toMatch(/it was not run again in this process/)
+    } finally {
+      await new Promise((done) => hung.close(done))
+    }
   })
 })

@@ -116,10 +116,26 @@ const log = Command.make(
     ),
 ).pipe(Command.withDescription("Print a session's transcript (its active branch)"))
 
-/** What agent hooks could not do (kept by `rewind hook`, which never fails the agent): only when there is any. */
+/**
+ * The workspace's hook server (the socket the hook client reaches, whether it answers, its pid
+ * and idle exit), then what agent hooks could not do (kept by `rewind hook`, which never fails
+ * the agent): the problems only when there are any.
+ */
 const reportHookProblems = (rewind: Rewind, out: Output) =>
   Effect.gen(function* () {
     if (rewind.dir === undefined) return
+    const { hookServerStatus } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
+    const server = yield* Effect.promise(() =>
+      hookServerStatus(rewind.workspaceRoot, rewind.dir!, process.env),
+    )
+    yield* out.record("hook_server", { ...server })
+    yield* out.human(
+      server.socket === null
+        ? `${dim("hook server")} no socket path fits this workspace (hooks run in their own process)`
+        : server.running
+          ? `${dim("hook server")} running on ${server.socket} (pid ${server.pid ?? "?"}, idle exit ${server.idleExitMs === null ? "none" : `${Math.round(server.idleExitMs / 1000)} s`})`
+          : `${dim("hook server")} not running (the next hook starts one on ${server.socket})`,
+    )
     const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
     const problems = readProblems(rewind.dir)
     if (problems.length === 0) return

@@ -10,8 +10,11 @@
  * - it never blocks or fails the agent: it always exits 0 with the agent's protocol output, and
  *   every problem is a line on stderr and an entry in the problem log (`rewind status`);
  * - the slow path is never silent: when no server can be reached (no socket path fits, the server
- *   did not start or did not answer in time, it refused the call), the hook runs in this process
- *   (runHook.ts, loaded only then) and a problem says so;
+ *   did not start in time, it refused the call or answered an error), the hook runs in this
+ *   process (runHook.ts, loaded only then) and a problem says so;
+ * - an event is applied at most once: once it was sent, a missing answer (timeout, lost
+ *   connection) is reported as a problem and never followed by the in-process run, because the
+ *   server may still apply it (`Unanswered`);
  * - a payload without the fields every agent sends (`hasCommonFields`) is refused in this process
  *   with the Schemas' own explanation: no server is started and no store created for it;
  * - at most one client starts a server at a time (an exclusive `<socket>.start` file, taken over
@@ -51,6 +54,13 @@ const numberSetting = (env: Env, name: string, fallback: number) => {
 /** Why the server path was not taken: worded for the problem line. */
 class Unreachable extends Error {}
 
+/**
+ * The event reached the server but no answer came back (timeout, connection lost, garbled line):
+ * the server may have applied it or may still. Running it here as well could record it twice
+ * (a second checkpoint, a second turn), so the client reports it and stops there.
+ */
+class Unanswered extends Error {}
+
 const connect = (path: string) =>
   new Promise<Socket>((done, fail) => {
     const socket = createConnection(path)
@@ -69,7 +79,7 @@ const request = (socket: Socket, method: string, params: unknown, timeoutMs: num
     let buffered = ""
     let settled = false
     const timer = setTimeout(() => {
-      finish(new Unreachable(`the server did not answer within ${timeoutMs} ms`))
+      finish(new Unanswered(`the server did not answer within ${timeoutMs} ms`))
       socket.destroy()
     }, timeoutMs)
     const finish = (error: Error | undefined, value?: never) => {
@@ -90,7 +100,7 @@ const request = (socket: Socket, method: string, params: unknown, timeoutMs: num
         try {
           message = JSON.parse(line)
         } catch {
-          finish(new Unreachable(`the server answered a line that is not JSON: ${line.slice(0, 200)}`))
+          finish(new Unanswered(`the server answered a line that is not JSON: ${line.slice(0, 200)}`))
           return
         }
         if (message.id !== 1) continue
@@ -100,10 +110,22 @@ const request = (socket: Socket, method: string, params: unknown, timeoutMs: num
         return
       }
     })
-    socket.once("error", (error) => finish(new Unreachable(`the connection failed: ${error.message}`)))
-    socket.once("close", () => finish(new Unreachable("the server closed the connection without answering")))
+    socket.once("error", (error) => finish(new Unanswered(`the connection failed: ${error.message}`)))
+    socket.once("close", () => finish(new Unanswered("the server closed the connection without answering")))
     socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [params] })}\n`)
   })
+
+/**
+ * The started server's environment: the hook's, with the CA bundle the installed hook command
+ * kept from this process (`REWIND_HOOK_CA_CERTS`, see hookInstall.ts) put back as
+ * `NODE_EXTRA_CA_CERTS`, since the server may open TLS connections (a PostgreSQL store).
+ */
+export const serverEnv = (env: Env): Record<string, string | undefined> => {
+  const { REWIND_HOOK_CA_CERTS: kept, ...rest } = env
+  return kept === undefined || kept === "" || rest.NODE_EXTRA_CA_CERTS !== undefined
+    ? rest
+    : { ...rest, NODE_EXTRA_CA_CERTS: kept }
+}
 
 /** Starts a detached server for `parsed` on `socketPath` unless another client is starting one. */
 const startServer = (parsed: ParsedHook, socketPath: string, binPath: string, env: Env, startMs: number) => {
@@ -135,7 +157,7 @@ const startServer = (parsed: ParsedHook, socketPath: string, binPath: string, en
       env.REWIND_HOOK_IDLE_EXIT ?? "10m",
       "--create",
     ],
-    { detached: true, stdio: ["ignore", log, log], cwd: parsed.workspaceRoot, env: { ...process.env } },
+    { detached: true, stdio: ["ignore", log, log], cwd: parsed.workspaceRoot, env: serverEnv(env) },
   )
   child.unref()
   closeSync(log)
@@ -209,6 +231,11 @@ export const runHookClient = async (options: HookRunOptions, binPath: string): P
     }
     return answer.value
   } catch (error) {
+    if (error instanceof Unanswered) {
+      const line = `rewind hook ${options.agent}: the event was sent to the server on ${socketPath} but ${error.message}; it was not run again in this process, since the server may still apply it (see ${socketPath.replace(/\.sock$/, ".log")})`
+      logProblem(parsed.storeDir, options.agent, "(server)", undefined, line)
+      return { stdout: protocolOutput(options.agent), problems: [line], handled: false }
+    }
     return inProcess(
       error instanceof Unreachable ? error.message : `the server path failed: ${messageOf(error)}`,
     )

@@ -10,7 +10,9 @@
  * - uninstall removes exactly Rewind's entries — a hook whose command runs `… rewind… hook <agent>`
  *   — and the event arrays and `hooks` object it leaves empty (install created those), nothing else;
  * - a settings file that does not parse, or whose `hooks` is not an object, is refused whole,
- *   nothing written; the file is replaced atomically (temp file + rename).
+ *   nothing written; the file is replaced atomically (temp file + rename);
+ * - every entry starts with `HOOK_ENV_PREFIX`, which keeps Node from parsing a CA bundle at the
+ *   start of every hook and hands the bundle's path on for the server the hook may start.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
@@ -48,6 +50,16 @@ const ENTRIES: Record<HookAgent, ReadonlyArray<Entry>> = {
     { event: "SessionEnd" },
   ],
 }
+
+/**
+ * The start of every hook command. Node 20 reads and parses the whole `NODE_EXTRA_CA_CERTS`
+ * bundle before any script runs (about 80 ms of a 120 ms start on the lead's machine, where every
+ * shell sets it), and the hook client opens no TLS connection. The hook runs without it; the
+ * original value rides along as `REWIND_HOOK_CA_CERTS`, and the client puts it back for the
+ * `rewind serve` it starts (hookClient.ts), which may need it (a TLS PostgreSQL store). The agents
+ * run hook commands through a POSIX shell; `env -u` is in GNU, BSD and busybox `env`.
+ */
+export const HOOK_ENV_PREFIX = `env -u NODE_EXTRA_CA_CERTS REWIND_HOOK_CA_CERTS="\${NODE_EXTRA_CA_CERTS-}" `
 
 const SETTINGS_DIR: Record<HookAgent, string> = { "claude-code": ".claude", "gemini-cli": ".gemini" }
 
@@ -160,7 +172,7 @@ export const installHooks = (agent: HookAgent, path: string, command: string): S
         {
           ...(agent === "gemini-cli" ? { name: "rewind" } : {}),
           type: "command",
-          command: `${command} hook ${agent}`,
+          command: `${HOOK_ENV_PREFIX}${command} hook ${agent}`,
         },
       ],
     }

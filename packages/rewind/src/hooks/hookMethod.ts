@@ -12,8 +12,9 @@
  *   removed or replaced (another inode), the call is refused and the server stops (SIGTERM to
  *   itself: the usual graceful stop), so the next hook starts a server on the store as it is now;
  * - it answers a `HookRunResult` (never an error for the hook's own problems, which are in it and
- *   already in the problem log); it is not an operation of `RewindOperations` and not in
- *   `serve --schema`: it is the hook protocol's translation, served beside the engine's methods.
+ *   already in the problem log). It is declared beside `RewindOperations` in the server's table
+ *   (serveCommand.ts), so `serve --schema` lists it, rather than in the core service: it needs the
+ *   server's own store directory (the checks above) and acts through the open Rewind's facade.
  */
 import { realpathSync, statSync } from "node:fs"
 import { resolve } from "node:path"

@@ -9,8 +9,9 @@
  * first use (what the hook client's auto-started server runs with: installing the hook is the
  * consent). In stdio mode stdout carries only protocol lines; anything for people goes to stderr.
  *
- * Beside the operations of `RewindOperations`, the server answers the hook client's `hook`
- * method (hooks/hookMethod.ts); `--schema` documents the engine's operations only.
+ * Beside the operations of `RewindOperations`, the server declares and answers the hook client's
+ * `hook` method (hooks/hookMethod.ts, with Schemas for its call and answer); `--schema` lists it
+ * with the rest, so generated clients (clients/python) have it too.
  */
 import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
@@ -87,10 +88,16 @@ const options = {
   ),
 }
 
+/**
+ * What the server declares and serves: the engine's operations and the hook protocol's `hook`
+ * (hooks/hookMethod.ts), one table, so `--schema` lists exactly what a connection can call.
+ */
+const servedTable = { ...RewindOperations, [hookOperation.name]: hookOperation }
+
 export const serve = Command.make("serve", options, (o) =>
   o.schema
     ? Effect.sync(() => {
-        process.stdout.write(`${JSON.stringify(openRpcDocument(RewindOperations, VERSION), null, 2)}\n`)
+        process.stdout.write(`${JSON.stringify(openRpcDocument(servedTable, VERSION), null, 2)}\n`)
       })
     : withRewind(
         { json: false, workspace: o.workspace, dir: o.dir },
@@ -98,12 +105,11 @@ export const serve = Command.make("serve", options, (o) =>
         (rewind) =>
           Effect.gen(function* () {
             const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
-            const table = { ...RewindOperations, [hookOperation.name]: hookOperation }
             const implementation = {
               ...serviceImplementation(rewind),
               [hookOperation.name]: hookImplementation(rewind, storeDir),
             }
-            const server = makeRpcServer(table, implementation, {
+            const server = makeRpcServer(servedTable, implementation, {
               ...Option.match(o.maxLineBytes, {
                 onNone: () => ({}),
                 onSome: (maxLineBytes) => ({ maxLineBytes }),

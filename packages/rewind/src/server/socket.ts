@@ -18,12 +18,13 @@
  *   a call still running) for that long, counted from the start and from each last connection's
  *   end: an auto-started server (the hook's) does not outlive its agent session for long.
  */
-import { chmod, lstat, stat, unlink } from "node:fs/promises"
+import { chmod, lstat, readFile, stat, unlink, writeFile } from "node:fs/promises"
 import { createConnection, createServer, type Server, type Socket } from "node:net"
 import { dirname, resolve } from "node:path"
 import { Effect, FiberSet } from "effect"
 import { CliFailure, ExitCode } from "../cli/output.js"
 import type { RpcServer } from "./rpcServer.js"
+import { serverInfoPath } from "./workspaceSocket.js"
 
 const refused = (message: string) =>
   new CliFailure({ code: ExitCode.failed, message: `rewind serve: ${message}`, reason: "socket_refused" })
@@ -173,6 +174,20 @@ export const serveSocket = <A>(
       await chmod(path, 0o600)
       return (await lstat(path)).ino
     })
+    // Who listens, for `rewind status` (read by hooks/hookServerStatus.ts); removed at stop.
+    const info = serverInfoPath(path)
+    yield* Effect.promise(() =>
+      writeFile(
+        info,
+        JSON.stringify({
+          pid: process.pid,
+          socket: path,
+          idleExitMs: options.idleExitMs ?? null,
+          startedAt: Date.now(),
+        }),
+        { mode: 0o600 },
+      ).catch(() => undefined),
+    )
     // For people and for scripts waiting for the server to be ready.
     process.stderr.write(`rewind serve: listening on ${path}\n`)
     yield* Effect.scoped(
@@ -205,5 +220,7 @@ export const serveSocket = <A>(
     yield* Effect.promise(async () => {
       const now = await lstat(path).catch(() => undefined)
       if (now !== undefined && now.ino === created) await unlink(path).catch(() => undefined)
+      const written = await readFile(info, "utf8").catch(() => "")
+      if (written.includes(`"pid":${process.pid},`)) await unlink(info).catch(() => undefined)
     })
   })

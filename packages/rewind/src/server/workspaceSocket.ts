@@ -14,7 +14,7 @@
  * in its own process and says why.
  */
 import { createHash } from "node:crypto"
-import { mkdirSync, realpathSync } from "node:fs"
+import { existsSync, mkdirSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -36,6 +36,9 @@ const candidateDirs = (env: Readonly<Record<string, string | undefined>>): Reado
   return runtime !== undefined && runtime.length > 0 ? [join(runtime, "rewind"), fallback] : [fallback]
 }
 
+/** The file beside a socket that names the server listening on it (pid, idle exit, start time). */
+export const serverInfoPath = (socketPath: string) => `${socketPath.replace(/\.sock$/, "")}.server.json`
+
 /** The socket file name of (workspace, store), the same from every process. */
 export const socketName = (workspaceRoot: string, storeDir: string): string =>
   `${createHash("sha256")
@@ -51,12 +54,20 @@ export const workspaceSocketPath = (
   workspaceRoot: string,
   storeDir: string,
   env: Readonly<Record<string, string | undefined>>,
+  create = true,
 ): string | undefined => {
   const name = socketName(workspaceRoot, storeDir)
   const dirs = candidateDirs(env)
+  let firstFitting: string | undefined
   for (const [i, dir] of dirs.entries()) {
     const path = join(dir, name)
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) continue
+    // Looking only (`rewind status`): the directory a server already uses, else the first that fits.
+    if (!create) {
+      if (existsSync(path)) return path
+      firstFitting ??= path
+      continue
+    }
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
     } catch (error) {
@@ -66,5 +77,5 @@ export const workspaceSocketPath = (
     }
     return path
   }
-  return undefined
+  return create ? undefined : firstFitting
 }
