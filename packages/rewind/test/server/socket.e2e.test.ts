@@ -82,7 +82,16 @@ describe("rewind serve --socket (the built bin)", () => {
         // start used to connect before anyone served connections and wait forever.
         for (let i = 0; i < 6000 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 1))
         expect(existsSync(path)).toBe(true)
-        const c = await client(path)
+        // The kernel refuses a connection in the instant between the server's bind (the file
+        // appears) and its listen: a refusal is immediate and explicit, so a client retries it (the
+        // hook client does); what must never happen is an accepted connection left unserved.
+        let c: Awaited<ReturnType<typeof client>> | undefined
+        for (let attempt = 0; c === undefined; attempt++) {
+          c = await client(path).catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== "ECONNREFUSED" || attempt >= 100) throw error
+            return new Promise<undefined>((r) => setTimeout(() => r(undefined), 10))
+          })
+        }
         const answer = await c.call(1, "listSessions")
         expect(answer.result).toMatchObject({ ok: true })
         c.socket.end()
