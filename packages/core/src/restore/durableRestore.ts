@@ -8,6 +8,11 @@
  * the commit undoes the files and completes the operation as rolled back; a crash anywhere leaves a
  * pending operation for `recover()`.
  *
+ * Symlinks are journaled beside the files (`input.links`) and changed here too, for every caller:
+ * the links in the way of the new state are removed before the targets are read (a read or write
+ * never meets a link), the new state's links are made at the commit, before the caller's record,
+ * and every link step is put back when anything after it fails (`journaledLinks.ts`).
+ *
  * Every restore passes the protection policy here (`refuseProtected`): a plan that would write or
  * delete Rewind's store, a `.git` path or an ignored path is refused whole, before the journal.
  *
@@ -30,12 +35,13 @@ import {
   type SessionId,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
 import { checkProtection } from "../workspace/protection.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
+import { createLinksFor, type LinkUndo, removeLinksFor, runLinkUndo } from "./journaledLinks.js"
 import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
 
 /**
@@ -149,13 +155,78 @@ export const runDurableRestore = <A, E, R>(
   commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
 ) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const journal = yield* OperationJournal
     const writes = finalWrites(input.writes)
     const paths = writes.map((w) => w.path)
     // The protection policy, once more, where every restore passes: whatever a caller planned,
     // the store, `.git` and ignored paths are never written. Refused before anything is journaled.
     yield* refuseProtected(paths)
+
+    const links = input.links ?? []
+    const removed: Array<LinkUndo> = []
+    const unlinked = yield* Effect.either(removeLinksFor(links, "planned", removed))
+    if (Either.isLeft(unlinked)) {
+      yield* runLinkUndo(removed)
+      return {
+        _tag: "RolledBack",
+        step: 0,
+        path: unlinked.left.path,
+        message: unlinked.left.message,
+      } satisfies DurableRestoreResult<A>
+    }
+    const result = yield* journalAndWrite(input, writes, paths, linkThenCommit(links, commit)).pipe(
+      Effect.tapError(() => runLinkUndo(removed)),
+      Effect.catchIf(
+        (error): error is LinkNotMade => error instanceof LinkNotMade,
+        (error): Effect.Effect<DurableRestoreResult<A>> =>
+          Effect.succeed({
+            _tag: "RolledBack",
+            step: writes.length,
+            path: error.path as WorkspacePath,
+            message: `the link ${error.path} could not be made: ${error.message}`,
+          }),
+      ),
+    )
+    if (result._tag === "RolledBack") yield* runLinkUndo(removed)
+    return result
+  })
+
+/**
+ * A link of the new state could not be made at the commit: the commit fails with it (files rolled
+ * back, operation completed as rolled back) and `runDurableRestore` answers `RolledBack`, so it
+ * never reaches a caller.
+ */
+export class LinkNotMade extends Schema.TaggedError<LinkNotMade>()("LinkNotMade", {
+  path: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** The commit with the new state's links made first; a failure takes them away again. */
+const linkThenCommit =
+  <A, E, R>(
+    links: ReadonlyArray<JournaledLink>,
+    commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
+  ) =>
+  (files: ReadonlyArray<FileOutcome>) =>
+    Effect.gen(function* () {
+      const made: Array<LinkUndo> = []
+      const linked = yield* Effect.either(createLinksFor(links, "planned", made))
+      if (Either.isLeft(linked)) {
+        yield* runLinkUndo(made)
+        return yield* Effect.fail(new LinkNotMade(linked.left))
+      }
+      return yield* Effect.tapError(commit(files), () => runLinkUndo(made))
+    })
+
+/** Rescue versions, the journal's intent, the journaled writes and the commit (see the header). */
+const journalAndWrite = <A, E, R>(
+  input: DurableRestoreInput,
+  writes: ReadonlyArray<PlannedWrite>,
+  paths: ReadonlyArray<WorkspacePath>,
+  commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const journal = yield* OperationJournal
 
     // The rescue point: every target's current content, read once (unless the caller already has)
     // and stored by content.

@@ -49,7 +49,8 @@ export type LinkUndo = Effect.Effect<void, unknown, Workspace>
 
 /**
  * Step one of moving to `to`: removes every link of the other side that `to` does not keep as it
- * is. Fails with a message on the first removal that does not go; what was removed is in `undo`.
+ * is. Fails with the path and why on the first removal that does not go; what was removed is in
+ * `undo`.
  */
 export const removeLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
   Effect.gen(function* () {
@@ -59,12 +60,16 @@ export const removeLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, un
       const target = link[from]
       if (target === null || target === link[to]) continue
       const removed = yield* Effect.either(workspace.delete(link.path))
-      if (Either.isLeft(removed)) return yield* Effect.fail(removed.left.message)
+      if (Either.isLeft(removed))
+        return yield* Effect.fail({ path: link.path, message: removed.left.message })
       undo.push(Effect.asVoid(workspace.symlink(link.path, target)))
     }
   })
 
-/** Last step of moving to `to`: creates its links (after the files are written). */
+/**
+ * Last step of moving to `to`: creates its links (after the files are written). Fails with the path
+ * and why on the first link that cannot be made; what was made is in `undo`.
+ */
 export const createLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
@@ -72,7 +77,7 @@ export const createLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, un
       const target = link[to]
       if (target === null || target === link[other(to)]) continue
       const made = yield* Effect.either(workspace.symlink(link.path, target))
-      if (Either.isLeft(made)) return yield* Effect.fail(made.left.message)
+      if (Either.isLeft(made)) return yield* Effect.fail({ path: link.path, message: made.left.message })
       undo.push(Effect.asVoid(workspace.delete(link.path)))
     }
   })

@@ -30,7 +30,7 @@ import { loadSession } from "../session/loadSession.js"
 import { projectSession, type SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { runDurableRestore } from "./durableRestore.js"
-import { createLinksFor, type LinkUndo, linksNotAt, removeLinksFor, runLinkUndo } from "./journaledLinks.js"
+import { linksNotAt } from "./journaledLinks.js"
 import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { appendFresh } from "./restoreRecords.js"
 
@@ -147,56 +147,31 @@ export const redo = (sessionId: SessionId) =>
     }
 
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
-    // The links the rewind made go first (the files are written where they were), the ones it
-    // removed come back with the record; a failure puts every link step back as it was.
-    const undo: Array<LinkUndo> = []
-    const unlinked = yield* Effect.either(removeLinksFor(links, "rescue", undo))
-    if (Either.isLeft(unlinked)) {
-      yield* runLinkUndo(undo)
-      return yield* refuse("unavailable", `the redo failed: ${unlinked.left}; nothing was written`, {
-        operationId,
-      })
-    }
-    // The commit: links, then the record; a failed record takes its links away again before the
-    // files are put back (a file cannot be written back under a link).
-    const linkAndRecord = (files: ReadonlyArray<FileOutcome>) =>
-      Effect.gen(function* () {
-        const made: Array<LinkUndo> = []
-        const linked = yield* Effect.either(createLinksFor(links, "rescue", made))
-        if (Either.isLeft(linked)) {
-          yield* runLinkUndo(made)
-          return yield* refuse("unavailable", `the redo could not put a link back: ${linked.left}`)
-        }
-        return yield* Effect.tapError(
-          appendFresh(
-            sessionId,
-            (fresh) => {
-              const cursor = restoreBranch(fresh, branch)
-              return Effect.succeed([
-                new RedoApplied({
-                  operationId,
-                  redoneOperationId: intent.operationId,
-                  ...(cursor === undefined ? {} : { cursor }),
-                  unspentCheckpointIds: [...conversation.spentCheckpointIds],
-                  files: files.map((f) => f.path),
-                }),
-              ])
-            },
-            state,
-          ),
-          () => runLinkUndo(made),
-        )
-      })
+    // The journaled links run the other way: the rewind's are taken away before the files are
+    // written back, the ones it removed come back at the commit (runDurableRestore does both).
     const reverse = links.map((l) => ({ path: l.path, rescue: l.planned, planned: l.rescue }))
-    const applied = yield* Effect.tapError(
-      runDurableRestore(
-        { sessionId, operationId, kind: "redo", writes, redoes: intent.operationId, links: reverse },
-        linkAndRecord,
-      ),
-      () => runLinkUndo(undo),
+    const record = (files: ReadonlyArray<FileOutcome>) =>
+      appendFresh(
+        sessionId,
+        (fresh) => {
+          const cursor = restoreBranch(fresh, branch)
+          return Effect.succeed([
+            new RedoApplied({
+              operationId,
+              redoneOperationId: intent.operationId,
+              ...(cursor === undefined ? {} : { cursor }),
+              unspentCheckpointIds: [...conversation.spentCheckpointIds],
+              files: files.map((f) => f.path),
+            }),
+          ])
+        },
+        state,
+      )
+    const applied = yield* runDurableRestore(
+      { sessionId, operationId, kind: "redo", writes, redoes: intent.operationId, links: reverse },
+      record,
     )
     if (applied._tag === "RolledBack") {
-      yield* runLinkUndo(undo)
       return yield* refuse(
         "unavailable",
         `the redo failed: ${applied.message}; every file already written was put back`,

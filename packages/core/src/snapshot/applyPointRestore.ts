@@ -1,13 +1,13 @@
 /**
  * Restoring the workspace to a point, the apply half. `applyPointRestore` redeems the preview's
  * token, plans again and refuses if the workspace changed since the preview, saves a rescue point
- * of every path it will touch, then applies in three steps, each undone when a later one fails:
- * symlinks in the way are removed; files are written and deleted as one durable operation
- * (`runDurableRestore`: the intent is in the OperationJournal before the first write, each write
- * checks the file still hashes as previewed, and `recover()` lists a restore a crash interrupted);
- * links are created and the session record appended. The link changes are journaled with the
- * files (`JournaledLink`, `journaledLinks.ts`), so a redo takes away a link a restore made and puts
- * back one it removed, exactly.
+ * of every path it will touch, then hands the files and the symlink changes to one durable
+ * operation (`runDurableRestore`: links in the way removed, the intent in the OperationJournal
+ * before the first write, each write checking the file still hashes as previewed, the new links
+ * made at the commit, everything undone when a later step fails, and `recover()` listing a restore
+ * a crash interrupted), whose commit appends the session record. The link changes are journaled
+ * with the files (`JournaledLink`), so a redo takes away a link a restore made and puts back one
+ * it removed, exactly.
  */
 import {
   type FileVersion,
@@ -25,7 +25,6 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { runDurableRestore } from "../restore/durableRestore.js"
-import { createLinksFor, type LinkUndo, removeLinksFor, runLinkUndo } from "../restore/journaledLinks.js"
 import type { PlannedWrite } from "../restore/journaledWrites.js"
 import { redeemPreviewToken } from "../restore/previewTokens.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
@@ -157,34 +156,23 @@ const fileWrites = (p: PointRestorePlan, rescueManifest: ReadonlyMap<WorkspacePa
 }
 
 /**
- * Step 3, run by the durable restore as its commit: links, then the session record. A failure
- * undoes the links made so far and fails the commit, so the files are put back too: files and
- * history must agree.
+ * Step 2, run by the durable restore as its commit once the files are written and the new links
+ * made: the session record. A failure fails the commit, so files and links are put back too:
+ * files and history must agree.
  */
-const linkAndRecord = (sessionId: SessionId, links: ReadonlyArray<JournaledLink>, event: PointRestored) =>
-  Effect.gen(function* () {
-    const linked: Array<LinkUndo> = []
-    const made = yield* Effect.either(createLinksFor(links, "planned", linked))
-    if (Either.isLeft(made)) {
-      yield* runLinkUndo(linked)
-      return yield* Effect.fail(made.left)
-    }
+const appendRestored = (sessionId: SessionId, event: PointRestored) =>
+  Effect.mapError(
     // Another writer (a capture, a checkpoint) may append meanwhile: re-read and append again.
-    const recorded = yield* Effect.either(
-      retryOnVersionConflict(
-        Effect.gen(function* () {
-          const state = yield* loadSession(sessionId)
-          const store = yield* SessionStore
-          const at = yield* Clock.currentTimeMillis
-          return yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
-        }),
-      ),
-    )
-    if (Either.isLeft(recorded)) {
-      yield* runLinkUndo(linked)
-      return yield* Effect.fail(`the restore could not be recorded: ${recorded.left.message}`)
-    }
-  })
+    retryOnVersionConflict(
+      Effect.gen(function* () {
+        const state = yield* loadSession(sessionId)
+        const store = yield* SessionStore
+        const at = yield* Clock.currentTimeMillis
+        return yield* store.append({ sessionId, expectedVersion: state.version, events: [event], at })
+      }),
+    ),
+    (error) => `the restore could not be recorded: ${error.message}`,
+  )
 
 /**
  * Applies a previewed restore. Refuses when the token is not valid for this point, when the
@@ -207,18 +195,9 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
     const { rescuePointId, rescueManifest } = yield* saveRescuePoint(sessionId, operationId, p, keep)
 
-    const undo: Array<LinkUndo> = []
-    const failed = (message: string) =>
-      Effect.gen(function* () {
-        yield* runLinkUndo(undo)
-        return yield* refuse("unavailable", `the restore failed and was undone: ${message}`)
-      })
-    // 1. Symlinks in the way of anything else are removed (and put back on failure).
-    const links = linkChanges(p)
-    const removed = yield* Effect.either(removeLinksFor(links, "planned", undo))
-    if (Either.isLeft(removed)) return yield* failed(removed.left)
-    // 2. Files, as one durable operation: journaled before the first write, rolled back by the
-    //    writer itself when a step fails, and by runDurableRestore when the commit (3) fails.
+    const failed = (message: string) => refuse("unavailable", `the restore failed and was undone: ${message}`)
+    // 1. Files and links, as one durable operation: journaled before the first write, rolled back
+    //    by the writer itself when a step fails, and by runDurableRestore when the commit (2) fails.
     const { writes, rescued } = fileWrites(p, rescueManifest)
     const event = new PointRestored({
       operationId,
@@ -238,8 +217,16 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         : { redo: { branchAtVersion: before.version, spentCheckpointIds: [...before.spentCheckpointIds] } }
     const applied = yield* Effect.either(
       runDurableRestore(
-        { sessionId, operationId, kind: "point_restore", writes, rescued, links, ...redoable },
-        () => linkAndRecord(sessionId, links, event),
+        {
+          sessionId,
+          operationId,
+          kind: "point_restore",
+          writes,
+          rescued,
+          links: linkChanges(p),
+          ...redoable,
+        },
+        () => appendRestored(sessionId, event),
       ),
     )
     if (Either.isLeft(applied)) {
