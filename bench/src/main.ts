@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
+import { bundleCaseRunner } from "./harness/caseBundle.js"
 import type { CaseRunResult } from "./harness/caseRun.js"
 import type { CaseRunConfig } from "./harness/context.js"
 import { machineInfo } from "./harness/machine.js"
@@ -44,6 +45,7 @@ const runChild = (
   options: RunOptions,
   runRoot: string,
   workspaceRoot: string,
+  caseRunner: string,
 ): Promise<CaseRunResult> =>
   new Promise((resolve) => {
     const id = `${benchCase.name}${size === undefined ? "" : `-${size}`}`
@@ -58,15 +60,11 @@ const runChild = (
       resultFile,
     }
     const started = performance.now()
-    const child = spawn(
-      process.execPath,
-      ["--expose-gc", "--import", "tsx", join(BENCH_DIR, "src", "runCase.ts")],
-      {
-        cwd: BENCH_DIR,
-        env: { ...process.env, BENCH_CASE_RUN: JSON.stringify(config) },
-        stdio: ["ignore", "inherit", "inherit"],
-      },
-    )
+    const child = spawn(process.execPath, ["--expose-gc", caseRunner], {
+      cwd: BENCH_DIR,
+      env: { ...process.env, BENCH_CASE_RUN: JSON.stringify(config) },
+      stdio: ["ignore", "inherit", "inherit"],
+    })
     const timer = setTimeout(() => child.kill("SIGKILL"), CHILD_TIMEOUT_MS)
     const failed = (error: string): CaseRunResult => ({
       case: benchCase.name,
@@ -141,7 +139,11 @@ const main = async (): Promise<number> => {
 
   const runRoot = mkdtempSync(join(tmpdir(), "rewind-bench-"))
   const workspaceRoot = options.cacheDir ?? join(runRoot, "workspaces")
-  const cleanUp = () => rmSync(runRoot, { recursive: true, force: true })
+  const bundle = await bundleCaseRunner()
+  const cleanUp = () => {
+    rmSync(runRoot, { recursive: true, force: true })
+    bundle.remove()
+  }
   const onSignal = () => {
     cleanUp()
     process.exit(130)
@@ -154,7 +156,7 @@ const main = async (): Promise<number> => {
     for (const benchCase of cases) {
       const sizes = benchCase.sizes?.(SIZES[options.mode], options.mode) ?? [undefined]
       for (const size of sizes) {
-        const result = await runChild(benchCase, size, options, runRoot, workspaceRoot)
+        const result = await runChild(benchCase, size, options, runRoot, workspaceRoot, bundle.file)
         runs.push(result)
         const label = `${benchCase.name}${size === undefined ? "" : `@${size}`}`
         if (result.error === undefined)
