@@ -4,9 +4,9 @@
  * own peak RSS and starts with a clean heap.
  */
 import { writeFileSync } from "node:fs"
+import { CASE_LOADERS } from "./caseLoaders.js"
 import { runCase } from "./harness/caseRun.js"
 import type { CaseRunConfig } from "./harness/context.js"
-import { CASES } from "./registry.js"
 
 interface ChildConfig extends CaseRunConfig {
   readonly resultFile: string
@@ -18,11 +18,11 @@ if (raw === undefined) {
   process.exit(2)
 }
 const config = JSON.parse(raw) as ChildConfig
-const benchCase = CASES.find((c) => c.name === config.caseName)
-if (benchCase === undefined) {
+const load = CASE_LOADERS[config.caseName]
+if (load === undefined) {
   console.error(`no case named ${config.caseName}`)
   process.exit(2)
 }
 const tag = `[${config.caseName}${config.size === undefined ? "" : `@${config.size}`}]`
-const result = await runCase(benchCase, config, (message) => console.error(`${tag} ${message}`))
+const result = await runCase(await load(), config, (message) => console.error(`${tag} ${message}`))
 writeFileSync(config.resultFile, JSON.stringify(result))

@@ -31,16 +31,21 @@ export interface CaseBundle {
 }
 
 /**
- * Bundles `src/runCase.ts`. The file is written under `bench/node_modules/.cache` so that the
- * external packages resolve exactly as they do for the sources.
+ * Bundles `src/runCase.ts` (its entry file and one chunk per case). The files are written under
+ * `bench/node_modules/.cache` so that the external packages resolve exactly as they do for the
+ * sources.
  */
 export const bundleCaseRunner = async (): Promise<CaseBundle> => {
-  const dir = join(BENCH_DIR, "node_modules", ".cache", "rewind-bench")
+  const dir = join(BENCH_DIR, "node_modules", ".cache", "rewind-bench", String(process.pid))
   mkdirSync(dir, { recursive: true })
-  const file = join(dir, `runCase-${process.pid}.mjs`)
   await build({
-    entryPoints: [join(BENCH_DIR, "src", "runCase.ts")],
-    outfile: file,
+    entryPoints: { runCase: join(BENCH_DIR, "src", "runCase.ts") },
+    outdir: dir,
+    outExtension: { ".js": ".mjs" },
+    // One chunk per case module (caseLoaders.ts imports each lazily), so a case process loads
+    // only its own case's dependencies: without splitting, esbuild hoists every external import
+    // of every case to the top of the one file.
+    splitting: true,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -49,5 +54,5 @@ export const bundleCaseRunner = async (): Promise<CaseBundle> => {
     plugins: [ownImportMetaUrl],
     logLevel: "error",
   })
-  return { file, remove: () => rmSync(file, { force: true }) }
+  return { file: join(dir, "runCase.mjs"), remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
