@@ -1,0 +1,244 @@
+// Manifests and stat caches stored as deltas over the previous point's, and the decoded cache
+// that lets a repeat capture start from memory: what is stored, how far a chain goes, what GC
+// keeps, and that a forged or broken chain is unreadable rather than an empty tree.
+import { describe, expect, it } from "@effect/vitest"
+import type { ContentHash, PointCaptured, SessionId, TurnId } from "@rewind/contracts"
+import {
+  ArtifactStore,
+  applyPointRestore,
+  capturePoint,
+  cleanup,
+  encodeManifest,
+  layerPointArtifactCache,
+  layerSessionStateCache,
+  loadManifest,
+  previewPointRestore,
+  readPointIndex,
+  SessionStore,
+} from "@rewind/core"
+import { Effect, Layer, TestClock } from "effect"
+import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
+
+const turn = (n: number) => `turn-${n}` as TurnId
+
+const capture = (sessionId: SessionId, n: number) =>
+  Effect.gen(function* () {
+    const outcome = yield* capturePoint(sessionId, turn(n))
+    if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+    return outcome.point
+  })
+
+/** The stored form of an artifact, parsed. */
+const stored = (hash: ContentHash) =>
+  Effect.gen(function* () {
+    const bytes = yield* (yield* ArtifactStore).get(hash)
+    return JSON.parse(new TextDecoder().decode(bytes)) as {
+      format: string
+      base?: string
+      depth?: number
+      entries: Array<Array<unknown>>
+      removed?: Array<string>
+    }
+  })
+
+const FILES = 40
+
+const seed = (env: Env) => {
+  for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `file ${i}`)
+}
+
+/** Captures after each step; files older than the racy window are cached, as in a long session. */
+const later = TestClock.adjust("10 seconds")
+
+/** A new session over the seeded tree and its first point, taken once the racy window passed. */
+const firstPoint = Effect.gen(function* () {
+  const sessionId = yield* newSession
+  yield* later
+  return { sessionId, first: yield* capture(sessionId, 1) }
+})
+
+/** Turn `n`'s point, captured once the racy window has passed since the last change. */
+const captureLater = (sessionId: SessionId, n: number) => Effect.zipRight(later, capture(sessionId, n))
+
+describe("manifest deltas", () => {
+  it.effect("a capture that changed a few files stores only them over the previous manifest", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      expect((yield* stored(first.manifestHash)).format).toBe("rewind-manifest/1")
+
+      env.fs.writeFile(`${ROOT}/src/f3.txt`, "changed")
+      env.fs.writeFile(`${ROOT}/src/new.txt`, "created")
+      env.fs.remove(`${ROOT}/src/f7.txt`)
+      const second = yield* captureLater(sessionId, 2)
+      const delta = yield* stored(second.manifestHash)
+      expect(delta.format).toBe("rewind-manifest-delta/1")
+      expect(delta.base).toBe(first.manifestHash)
+      expect(delta.depth).toBe(1)
+      expect(delta.entries.map((e) => [e[0], e[1]])).toEqual([
+        ["src/f3.txt", "f"],
+        ["src/f7.txt", "t"],
+        ["src/new.txt", "f"],
+      ])
+      // Loaded, it is the whole tree, byte-equal to a full manifest of that tree.
+      const whole = yield* loadManifest(second.manifestHash)
+      expect(whole.size).toBe(FILES + 1)
+      expect(whole.get("src/f7.txt" as never)).toEqual({ kind: "tombstone" })
+      const full = yield* (yield* ArtifactStore).put(encodeManifest(whole))
+      expect(yield* loadManifest(full)).toEqual(whole)
+      // The stat cache is a delta as well.
+      const cache = yield* stored(second.statCacheHash!)
+      expect(cache.format).toBe("rewind-stat-cache-delta/1")
+      expect(cache.removed).toEqual(["src/f7.txt"])
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a chain is cut after 16 deltas, and when a delta would hold over a quarter of the tree", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      const points: Array<PointCaptured> = [first]
+      for (let n = 2; n <= 19; n++) {
+        env.fs.writeFile(`${ROOT}/src/f${n}.txt`, `edit ${n}`)
+        points.push(yield* captureLater(sessionId, n))
+      }
+      const depths: Array<number> = []
+      for (const point of points) depths.push((yield* stored(point.manifestHash)).depth ?? 0)
+      expect(depths).toEqual([0, ...Array.from({ length: 16 }, (_, i) => i + 1), 0, 1])
+
+      // Half the tree changes at once: stored whole.
+      for (let i = 0; i < FILES / 2; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `rewritten ${i}`)
+      const big = yield* captureLater(sessionId, 20)
+      expect((yield* stored(big.manifestHash)).format).toBe("rewind-manifest/1")
+      // Every point still loads, each to its own tree.
+      for (const [i, point] of points.entries()) {
+        const manifest = yield* loadManifest(point.manifestHash)
+        expect(manifest.size).toBe(FILES)
+        if (i > 0) expect(manifest.get(`src/f${i + 1}.txt` as never)).not.toEqual(undefined)
+      }
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("GC keeps every layer below a kept point, and a released point stays readable", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      for (let n = 2; n <= 5; n++) {
+        env.fs.writeFile(`${ROOT}/src/f${n}.txt`, `edit ${n}`)
+        yield* captureLater(sessionId, n)
+      }
+      env.fs.writeFile(`${ROOT}/src/f9.txt`, "before the restore")
+      yield* TestClock.adjust("1 hour")
+      const report = yield* cleanup({ retention: { keepLastPoints: 1 }, graceMs: 0 })
+      expect(report.swept).toBe(true)
+      expect(report.releasedPoints).toHaveLength(4)
+      // The newest point is a delta four deep: its base (the first point's manifest) survives.
+      const artifacts = yield* ArtifactStore
+      expect(yield* artifacts.has(first.manifestHash)).toBe(true)
+      // A second collection can read every root again.
+      expect((yield* cleanup({ graceMs: 0 })).swept).toBe(true)
+      // And the newest point restores (capturing turn 5 again finds its point).
+      const preview = yield* previewPointRestore(sessionId, (yield* capture(sessionId, 5)).pointId)
+      expect(preview.conflicts).toEqual([])
+      expect(preview.changes.map((c) => c.path)).toEqual(["src/f9.txt"])
+      yield* applyPointRestore(sessionId, preview.pointId, preview.token!)
+      expect(env.text("src/f9.txt")).toBe("file 9")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a forged or broken chain is unreadable, never an empty or partial tree", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      const artifacts = yield* ArtifactStore
+      const put = (value: unknown) => artifacts.put(new TextEncoder().encode(JSON.stringify(value)))
+      const delta = (fields: Record<string, unknown>) =>
+        put({ format: "rewind-manifest-delta/1", entries: [], removed: [], ...fields })
+      const forged = [
+        yield* delta({ base: first.manifestHash, depth: 2 }),
+        yield* delta({ base: first.manifestHash, depth: 0 }),
+        yield* delta({ base: first.manifestHash, depth: 99 }),
+        yield* delta({ base: "0".repeat(64), depth: 1 }),
+        yield* delta({ base: first.manifestHash, depth: 1, removed: ["../escape"] }),
+        yield* delta({ base: first.manifestHash, depth: 1, entries: [["a.txt", "f", "nothex", 420, 1]] }),
+        yield* delta({ base: "not a hash", depth: 1 }),
+      ]
+      for (const hash of forged) {
+        const error = yield* Effect.flip(loadManifest(hash))
+        expect(["ManifestUnreadable", "ArtifactNotFound"]).toContain(error._tag)
+      }
+      // A chain whose base went missing cannot be read either.
+      env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
+      const second = yield* captureLater(sessionId, 2)
+      env.artifacts.control.inject({ operation: "get", target: first.manifestHash, persistent: true })
+      expect((yield* Effect.flip(loadManifest(second.manifestHash)))._tag).toBe("ArtifactStoreError")
+    }).pipe(Effect.provide(env.layer()))
+  })
+})
+
+describe("decoded manifest cache", () => {
+  it.effect("a repeat capture starts from memory and stores the same artifacts as without it", () => {
+    const withCache = makeEnv()
+    const without = makeEnv()
+    seed(withCache)
+    seed(without)
+    const run = (env: Env) =>
+      Effect.gen(function* () {
+        const { sessionId, first } = yield* firstPoint
+        const hashes: Array<string> = [first.manifestHash]
+        env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
+        const second = yield* captureLater(sessionId, 2)
+        hashes.push(second.manifestHash)
+        // The store can no longer give the base manifest back: only the cache can.
+        env.artifacts.control.inject({ operation: "get", target: second.manifestHash, persistent: true })
+        env.fs.writeFile(`${ROOT}/src/f2.txt`, "edit")
+        yield* later
+        const third = yield* capturePoint(sessionId, turn(3))
+        env.artifacts.control.clear()
+        return { hashes, third }
+      })
+    return Effect.gen(function* () {
+      const cached = yield* run(withCache).pipe(
+        Effect.provide(Layer.merge(withCache.layer(), layerPointArtifactCache())),
+      )
+      const plain = yield* run(without).pipe(Effect.provide(without.layer()))
+      expect(cached.hashes).toEqual(plain.hashes)
+      expect(cached.third._tag).toBe("Captured")
+      expect(plain.third._tag).toBe("NotCaptured")
+    })
+  })
+})
+
+describe("point index", () => {
+  it.effect("is projected with the session, so a repeat capture does not re-read the stream", () => {
+    const env = makeEnv()
+    seed(env)
+    const reads: Array<number> = []
+    const counting = Layer.effect(
+      SessionStore,
+      Effect.map(SessionStore, (inner) => ({
+        ...inner,
+        read: (sessionId: SessionId, options?: { readonly afterSequence?: number }) => {
+          reads.push(options?.afterSequence ?? 0)
+          return inner.read(sessionId, options)
+        },
+      })),
+    ).pipe(Layer.provide(env.layer()))
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      reads.length = 0
+      env.fs.writeFile(`${ROOT}/src/f1.txt`, "edit")
+      const second = yield* captureLater(sessionId, 2)
+      // Only the events after the cached state are read: never the stream from its start.
+      expect(reads.length).toBeGreaterThan(0)
+      expect(reads.every((after) => after > 0)).toBe(true)
+      const index = yield* readPointIndex(sessionId)
+      expect(index.points.map((p) => p.pointId)).toEqual([first.pointId, second.pointId])
+      expect((yield* readPointIndex("nobody" as SessionId)).points).toEqual([])
+    }).pipe(Effect.provide(Layer.mergeAll(env.layer(), layerSessionStateCache(), counting)))
+  })
+})
