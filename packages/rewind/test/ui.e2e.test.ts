@@ -137,10 +137,9 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       await page.getByRole("button", { name: "Confirm restore" }).click()
       await page.locator('[data-testid="restore-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
-      // Its redo: the rescue point, previewed and confirmed the same way.
-      await page.getByRole("button", { name: "Undo this restore (back to the rescue point)…" }).click()
-      await page.getByRole("button", { name: "Confirm restore" }).click()
-      await page.locator('[data-testid="restore-done"] [data-testid="restore-done"]').waitFor()
+      // Its redo: the engine's one redo takes the restore away again.
+      await page.getByRole("button", { name: "Undo this restore (redo)" }).click()
+      await page.locator('[data-testid="restore-done"] [data-testid="redo-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
 
       // The turn's file rewind (the engine's preview, safe), then the engine's redo of it.
@@ -148,12 +147,12 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       await page.locator('[data-testid="file-rewind-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
       await page.getByRole("button", { name: "Redo (undo this file rewind)" }).click()
-      await page.locator('[data-testid="redo-done"]').waitFor()
+      await page.locator('[data-testid="file-rewind-done"] [data-testid="redo-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
 
       // A refusal is shown with its reason: nothing left to redo.
       await page.goto(`${base}/#/s/${script.sessionId}`)
-      await page.getByRole("button", { name: "Redo last rewind" }).click()
+      await page.getByRole("button", { name: "Redo: undo the last restore" }).click()
       await page.locator(".refusal").first().waitFor()
 
       // Status page.
