@@ -83,6 +83,29 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       expect(allowed.headers.get("access-control-allow-origin")).toBeNull()
       expect(allowed.headers.get("content-security-policy")).toContain("default-src 'self'")
       expect(((await allowed.json()) as { result: { value: Array<unknown> } }).result.value).toHaveLength(3)
+      // A bad history window is refused by the declared operation's schema, through the same layer.
+      const history = async (window: unknown) => {
+        const answer = await fetch(`${base}/rpc`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Rewind-Token": ui.token, Origin: base },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "sessionHistory",
+            params: [script.sessionId, window],
+          }),
+        })
+        return (await answer.json()) as {
+          error?: { code: number; message: string }
+          result?: { ok: boolean }
+        }
+      }
+      for (const window of [{ limit: -1 }, { limit: 0 }, { limit: 1001 }, { limit: 10, extra: 1 }]) {
+        const answer = await history(window)
+        expect(answer.error?.code, JSON.stringify(window)).toBe(-32602)
+        expect(answer.error?.message).toContain("window")
+      }
+      expect((await history({ offset: 0, limit: 1000 })).result?.ok).toBe(true)
 
       const SHOTS = process.env.REWIND_UI_SCREENSHOTS === "1" ? DOCS_SHOTS : tempDir()
       mkdirSync(SHOTS, { recursive: true })
