@@ -471,7 +471,7 @@ class Methods:
         return self._call("restorePoint", params)
 
     def redo(self, session_id: str) -> Outcome:
-        """Undo the session's last rewind that wrote files (files and conversation come back). (`redo`, destructive)"""
+        """Undo the session's last restore: a point restore (files come back, the conversation stays) or a rewind that wrote files (files and conversation come back). (`redo`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         return self._call("redo", params)

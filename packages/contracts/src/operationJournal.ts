@@ -41,7 +41,11 @@ export const JournaledLink = Schema.Struct({
 })
 export type JournaledLink = typeof JournaledLink.Type
 
-/** What a redo needs besides the files: the conversation as it was before the restore. */
+/**
+ * What a redo needs besides the files: the conversation as it was before the restore. An entry
+ * with neither `branchAtVersion` nor `activeBranch` (a point restore's: it never moves the
+ * conversation) brings back no branch: the redo leaves the conversation as it is.
+ */
 export const RedoConversation = Schema.Struct({
   /**
    * The session's version before the restore: the active branch a redo brings back is the one its

@@ -67,6 +67,12 @@ describe("facade input validation (issue 21 item 12)", () => {
     expectInvalid(await r.applyFileRewind(undefined), /applyFileRewind: preview/)
     expectInvalid(await r.forkFromCheckpoint(sessionId, { latest: "yes" }), /forkFromCheckpoint: target/)
     expectInvalid(await r.resolveOperation("op_1", "undo"), /resolveOperation: resolution/)
+    // A history window: 1 to 1,000 entries, no other key.
+    expectInvalid(await r.sessionHistory(sessionId, { limit: -1 }), /sessionHistory: window\.limit/)
+    expectInvalid(await r.sessionHistory(sessionId, { limit: 0 }), /sessionHistory: window\.limit/)
+    expectInvalid(await r.sessionHistory(sessionId, { limit: 1001 }), /at most 1000 entries/)
+    expectInvalid(await r.sessionHistory(sessionId, { limit: 5, from: 2 }), /sessionHistory: window/)
+    expect((await r.sessionHistory(sessionId, { offset: 0, limit: 1000 })).ok).toBe(true)
     // Nothing was appended by any of them.
     const transcript = await rewind.transcript(sessionId)
     expect(transcript.ok && transcript.value.length).toBe(1)

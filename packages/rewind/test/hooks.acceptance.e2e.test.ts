@@ -102,13 +102,27 @@ describe("hook adapters end to end (built binary)", { timeout: 240_000 }, () => 
       )
       expect(again.code).toBe(2)
 
-      // Redo: the restore undone, the workspace as it was at the end of the session.
+      // Redo: the restore undone, the workspace as it was at the end of the session, the
+      // conversation left as it was (a point restore never moved it).
       const redo = await cli(["redo", "--session", sessionId, "--json"], root)
       expect(redo.code).toBe(0)
-      expect(jsonLines(redo.stdout).find((l) => l.type === "redo")).toMatchObject({
-        redoneOperationId: done.operationId,
-      })
+      const redoLine = jsonLines(redo.stdout).find((l) => l.type === "redo")!
+      expect(redoLine).toMatchObject({ sessionId, redoneOperationId: done.operationId })
+      expect(redoLine.operationId).toMatch(/^op/)
+      expect((redoLine.files as Array<{ path: string }>).map((f) => f.path).sort()).toEqual(
+        paths.filter((p) => beforeTurn2[p] !== end[p]).sort(),
+      )
       expect(snapshot(root, paths)).toEqual(end)
+      const after = jsonLines((await cli(["timeline", "--session", sessionId, "--json"], root)).stdout)
+      expect(after.map((t) => t.n)).toEqual([1, 2, 3])
+      expect(redoLine.activeBranch).toHaveLength(
+        (jsonLines((await cli(["log", sessionId, "--json"], root)).stdout) as Array<unknown>).length,
+      )
+      // Nothing left to undo: the stack is empty.
+      const empty = await cli(["redo", "--session", sessionId, "--json"], root)
+      expect(jsonLines(empty.stdout).find((l) => l.type === "error")).toMatchObject({
+        reason: "nothing_to_undo",
+      })
     })
   }
 

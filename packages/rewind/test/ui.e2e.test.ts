@@ -13,8 +13,18 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { chromium } from "playwright-core"
+import { openRewind } from "../src/index.js"
 import { tempDir } from "./cliHarness.js"
-import { CHROMIUM, chromiumMissing, scriptedWorkspace, skipBrowser, startUi, stopUi } from "./uiHarness.js"
+import {
+  appendTurn,
+  CHROMIUM,
+  chromiumMissing,
+  longSession,
+  scriptedWorkspace,
+  skipBrowser,
+  startUi,
+  stopUi,
+} from "./uiHarness.js"
 
 /** A GET with a Host header of our choosing (fetch always sends the URL's own). */
 const getWithHost = (port: number, host: string, cookie: string) =>
@@ -73,6 +83,29 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       expect(allowed.headers.get("access-control-allow-origin")).toBeNull()
       expect(allowed.headers.get("content-security-policy")).toContain("default-src 'self'")
       expect(((await allowed.json()) as { result: { value: Array<unknown> } }).result.value).toHaveLength(3)
+      // A bad history window is refused by the declared operation's schema, through the same layer.
+      const history = async (window: unknown) => {
+        const answer = await fetch(`${base}/rpc`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Rewind-Token": ui.token, Origin: base },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "sessionHistory",
+            params: [script.sessionId, window],
+          }),
+        })
+        return (await answer.json()) as {
+          error?: { code: number; message: string }
+          result?: { ok: boolean }
+        }
+      }
+      for (const window of [{ limit: -1 }, { limit: 0 }, { limit: 1001 }, { limit: 10, extra: 1 }]) {
+        const answer = await history(window)
+        expect(answer.error?.code, JSON.stringify(window)).toBe(-32602)
+        expect(answer.error?.message).toContain("window")
+      }
+      expect((await history({ offset: 0, limit: 1000 })).result?.ok).toBe(true)
 
       const SHOTS = process.env.REWIND_UI_SCREENSHOTS === "1" ? DOCS_SHOTS : tempDir()
       mkdirSync(SHOTS, { recursive: true })
@@ -137,10 +170,9 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       await page.getByRole("button", { name: "Confirm restore" }).click()
       await page.locator('[data-testid="restore-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
-      // Its redo: the rescue point, previewed and confirmed the same way.
-      await page.getByRole("button", { name: "Undo this restore (back to the rescue point)…" }).click()
-      await page.getByRole("button", { name: "Confirm restore" }).click()
-      await page.locator('[data-testid="restore-done"] [data-testid="restore-done"]').waitFor()
+      // Its redo: the engine's one redo takes the restore away again.
+      await page.getByRole("button", { name: "Undo this restore (redo)" }).click()
+      await page.locator('[data-testid="restore-done"] [data-testid="redo-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
 
       // The turn's file rewind (the engine's preview, safe), then the engine's redo of it.
@@ -148,12 +180,12 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       await page.locator('[data-testid="file-rewind-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
       await page.getByRole("button", { name: "Redo (undo this file rewind)" }).click()
-      await page.locator('[data-testid="redo-done"]').waitFor()
+      await page.locator('[data-testid="file-rewind-done"] [data-testid="redo-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
 
       // A refusal is shown with its reason: nothing left to redo.
       await page.goto(`${base}/#/s/${script.sessionId}`)
-      await page.getByRole("button", { name: "Redo last rewind" }).click()
+      await page.getByRole("button", { name: "Redo: undo the last restore" }).click()
       await page.locator(".refusal").first().waitFor()
 
       // Status page.
@@ -178,6 +210,62 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
         expect(png.length, name).toBeGreaterThan(PNG_SIGNATURE.length)
         expect(png.subarray(0, 8).equals(PNG_SIGNATURE), name).toBe(true)
       }
+    } finally {
+      await browser.close()
+      expect(await stopUi(ui.child)).toBe(0)
+    }
+  })
+
+  it("fetches the windows a long timeline scrolls to, and the visible ones again on a live update", async () => {
+    const missing = chromiumMissing()
+    if (missing !== undefined) throw new Error(missing)
+    const root = tempDir()
+    // 130 turns: 260 history entries, more than the first window of 200.
+    const { sessionId, lastReplyId } = await longSession(root, 130)
+    const ui = await startUi(root)
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox"] })
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+      page.setDefaultTimeout(90_000)
+      const errors: Array<string> = []
+      page.on("pageerror", (e) => errors.push(String(e)))
+      const rpcCalls: Array<string> = []
+      page.on("request", (r) => {
+        if (r.url().endsWith("/rpc")) rpcCalls.push(r.postData() ?? "")
+      })
+      await page.goto(ui.url)
+      await page.goto(`http://127.0.0.1:${ui.port}/#/s/${sessionId}`)
+      await page.locator(".row .text").first().waitFor()
+      expect(await page.locator(".row .text").first().textContent()).toBe("prompt 1")
+      // The keyboard to the end: the last reply's row is rendered, not a "loading…" placeholder.
+      await page.locator('[data-testid="timeline"]').focus()
+      await page.keyboard.press("End")
+      await page.locator(`[data-message="${lastReplyId}"]`).waitFor()
+      expect(await page.locator(`[data-message="${lastReplyId}"] .text`).textContent()).toBe(
+        "reply to prompt 130",
+      )
+      await page.locator(".row-loading").waitFor({ state: "detached" })
+      const windows = () =>
+        rpcCalls
+          .filter((body) => body.includes('"sessionHistory"'))
+          .map((body) => JSON.stringify((JSON.parse(body) as { params: Array<unknown> }).params[1]))
+      // The second window was asked for once, however many renders scrolling took.
+      expect(windows().filter((w) => w === '{"offset":200,"limit":200}')).toHaveLength(1)
+
+      // A live update: a turn appended by another process shows up at the end, its window read again.
+      const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+      const added = await appendTurn(rewind, sessionId as never, "one more prompt").finally(() =>
+        rewind.close(),
+      )
+      await page.locator(".summary").getByText("262 active messages").waitFor()
+      await page.locator('[data-testid="timeline"]').focus()
+      await page.keyboard.press("End")
+      await page.locator(`[data-message="${added.replyId}"]`).waitFor()
+      expect(await page.locator(`[data-message="${added.replyId}"] .text`).textContent()).toBe(
+        "reply to one more prompt",
+      )
+      expect(windows().filter((w) => w === '{"offset":200,"limit":200}')).toHaveLength(2)
+      expect(errors).toEqual([])
     } finally {
       await browser.close()
       expect(await stopUi(ui.child)).toBe(0)

@@ -83,6 +83,36 @@ export const scriptedWorkspace = async (root: string) => {
   }
 }
 
+/**
+ * A session of `turns` completed turns (a prompt and a reply each: 2 × turns history entries),
+ * written through the facade; answers the last reply's id. Opens and closes its own Rewind.
+ */
+export const longSession = async (root: string, turns: number) => {
+  const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+  try {
+    const sid = must(await rewind.createSession({ title: "a long session", cwd: root })).id
+    let last = ""
+    for (let i = 1; i <= turns; i++) last = (await appendTurn(rewind, sid, `prompt ${i}`)).replyId
+    return { sessionId: sid as string, lastReplyId: last }
+  } finally {
+    await rewind.close()
+  }
+}
+
+/** One completed turn (prompt, reply `reply to <prompt>`) appended to `sessionId`. */
+export const appendTurn = async (
+  rewind: Awaited<ReturnType<typeof openRewind>>,
+  sessionId: Parameters<Awaited<ReturnType<typeof openRewind>>["appendUserMessage"]>[0],
+  prompt: string,
+) => {
+  const { messageId, turnId } = must(await rewind.appendUserMessage(sessionId, { text: prompt }))
+  const reply = must(
+    await rewind.appendReply(sessionId, { turnId, parts: [{ kind: "text", text: `reply to ${prompt}` }] }),
+  )
+  must(await rewind.completeTurn(sessionId, turnId))
+  return { messageId, replyId: reply.messageId as string }
+}
+
 /** `rewind ui` of the built bin on `root`; resolves with its printed URL once it listens. */
 export const startUi = (root: string) =>
   new Promise<{ url: string; port: number; token: string; child: ChildProcess }>((resolve, reject) => {

@@ -68,33 +68,56 @@ const load = async (sessionId: string): Promise<Data> => {
   }
 }
 
+interface Window {
+  /** The history version the window was read at. */
+  readonly version: number
+  readonly entries: ReadonlyArray<HistoryEntry>
+}
+
 /**
- * The entries of the history by index, fetched a window at a time as rows come into view; the
- * first window came with the page's load. Starts again when the history's version moves.
+ * The entries of the history by index, a window of PAGE entries at a time. Fetching is an effect
+ * keyed by the visible windows and the history's version, never a side effect of rendering: each
+ * window not yet read at the current version is asked for once (in-flight requests are deduped by
+ * version and window). The first window comes with the page's load. On a live update (a new
+ * version) the visible windows are read again; until the new answer arrives the older one stays
+ * on screen (a session mostly grows at its end, so it is almost always still right).
  */
-const useEntries = (sessionId: string, first: SessionHistory) => {
-  const [pages, setPages] = useState(() => new Map<number, ReadonlyArray<HistoryEntry>>([[0, first.entries]]))
-  const asked = useRef(new Set<number>([0]))
+const useEntries = (sessionId: string, first: SessionHistory, visible: { from: number; to: number }) => {
+  const [windows, setWindows] = useState(() => new Map<number, Window>())
+  const inFlight = useRef(new Set<string>())
+  const latest = useRef(first.version)
+  latest.current = first.version
+  const fromPage = Math.floor(visible.from / PAGE)
+  const toPage = Math.floor(visible.to / PAGE)
   useEffect(() => {
-    asked.current = new Set([0])
-    setPages(new Map([[0, first.entries]]))
-  }, [first])
-  const want = (index: number) => {
+    const version = first.version
+    for (let page = Math.max(1, fromPage); page <= toPage; page++) {
+      const have = windows.get(page)
+      const key = `${version}:${page}`
+      if ((have !== undefined && have.version >= version) || inFlight.current.has(key)) continue
+      inFlight.current.add(key)
+      void call<SessionHistory>("sessionHistory", [sessionId, { offset: page * PAGE, limit: PAGE }])
+        .then(
+          (answer) => {
+            // An answer older than what the page shows now is dropped; a newer one (the store moved
+            // on before the live update arrived) is kept: the update then finds it current.
+            if (!answer.ok || answer.value.version < latest.current) return
+            setWindows((old) => {
+              const known = old.get(page)
+              if (known !== undefined && known.version >= answer.value.version) return old
+              return new Map(old).set(page, { version: answer.value.version, entries: answer.value.entries })
+            })
+          },
+          () => undefined,
+        )
+        .finally(() => inFlight.current.delete(key))
+    }
+  }, [sessionId, first.version, fromPage, toPage, windows])
+  const entryAt = (index: number): HistoryEntry | undefined => {
     const page = Math.floor(index / PAGE)
-    if (asked.current.has(page)) return
-    asked.current.add(page)
-    void call<SessionHistory>("sessionHistory", [sessionId, { offset: page * PAGE, limit: PAGE }]).then(
-      (answer) => {
-        if (answer.ok && answer.value.version === first.version)
-          setPages((old) => new Map(old).set(page, answer.value.entries))
-        else asked.current.delete(page)
-      },
-      () => asked.current.delete(page),
-    )
+    return page === 0 ? first.entries[index] : windows.get(page)?.entries[index % PAGE]
   }
-  const entryAt = (index: number): HistoryEntry | undefined =>
-    pages.get(Math.floor(index / PAGE))?.[index % PAGE]
-  return { want, entryAt }
+  return { entryAt }
 }
 
 /** The row a click landed on (each slot carries its index). */
@@ -143,7 +166,15 @@ const Timeline = ({ sessionId, data }: { sessionId: string; data: Data & { histo
   for (const c of data.checkpoints)
     checkpointsByTurn.set(c.turnId, (checkpointsByTurn.get(c.turnId) ?? 0) + 1)
   const pointByTurn = new Map(data.points.filter((p) => p.kind === "turn").map((p) => [p.turnId, p]))
-  const entries = useEntries(sessionId, history)
+  const items = list.getVirtualItems()
+  const visible = { from: Number.POSITIVE_INFINITY, to: -1 }
+  for (const item of items) {
+    const row = rows[item.index]
+    if (row?.kind !== "message") continue
+    visible.from = Math.min(visible.from, row.index)
+    visible.to = Math.max(visible.to, row.index)
+  }
+  const entries = useEntries(sessionId, history, visible.to < 0 ? { from: 0, to: 0 } : visible)
   const current = rows[Math.min(selected, rows.length - 1)]
   const entry = current?.kind === "message" ? entries.entryAt(current.index) : undefined
 
@@ -185,10 +216,9 @@ const Timeline = ({ sessionId, data }: { sessionId: string; data: Data & { histo
         data-testid="timeline"
       >
         <div style={{ height: `${list.getTotalSize()}px`, position: "relative" }}>
-          {list.getVirtualItems().map((item) => {
+          {items.map((item) => {
             const row = rows[item.index]!
             const e = row.kind === "message" ? entries.entryAt(row.index) : undefined
-            if (row.kind === "message" && e === undefined) entries.want(row.index)
             return (
               <div
                 key={item.key}
@@ -296,7 +326,11 @@ export const TimelinePage = ({ sessionId }: { sessionId: string }) => {
                   </ul>
                 </div>
               )}
-              <Timeline sessionId={sessionId} data={data as Data & { history: { ok: true } }} />
+              <Timeline
+                key={sessionId}
+                sessionId={sessionId}
+                data={data as Data & { history: { ok: true } }}
+              />
               <details class="points">
                 <summary>Points ({data.points.length})</summary>
                 <ul>

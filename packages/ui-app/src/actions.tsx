@@ -1,8 +1,8 @@
 /**
  * The actions that change something, each with the engine's own safety: a restore is previewed
  * first (the plan, protected paths, conflicts), confirmed with the preview's token, and answered
- * with its rescue point, which a second restore (previewed the same way) puts back; the engine's
- * redo undoes the last file rewind or rewind that wrote files; a fork is made at a reply
+ * with its rescue point; the engine's one redo undoes the session's last restore (a point restore,
+ * a file rewind or a rewind that wrote files), refusing when a file changed since; a fork is made at a reply
  * whose boundary is pinned. The engine decides; every refusal is shown with its reason and files.
  */
 import { useState } from "preact/hooks"
@@ -48,7 +48,7 @@ const Failure = ({ error }: { error: string | undefined }) =>
 
 export const RedoButton = ({
   sessionId,
-  label = "Redo last rewind",
+  label = "Redo: undo the last restore",
 }: {
   sessionId: string
   label?: string
@@ -169,12 +169,8 @@ export const RestoreFlow = ({
             Restored (operation <code>{restore.outcome.value.operationId}</code>). Rescue point:{" "}
             <code>{restore.outcome.value.rescuePointId}</code>.
           </p>
-          {/* A point restore is undone by restoring its rescue point, previewed and confirmed like any restore. */}
-          <RestoreFlow
-            sessionId={sessionId}
-            pointId={restore.outcome.value.rescuePointId}
-            label="Undo this restore (back to the rescue point)…"
-          />
+          {/* The engine's one redo undoes a point restore (its redo entry), refusing if a file changed since. */}
+          <RedoButton sessionId={sessionId} label="Undo this restore (redo)" />
         </div>
       )}
     </div>

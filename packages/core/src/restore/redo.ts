@@ -1,12 +1,16 @@
 /**
- * Redo: bring back the state before a session's last rewind, from its rescue point. The newest
- * available redo entry of the session is used. Every file must still hold what the rewind wrote
- * (its planned version); a file changed since is listed in a `conflict` refusal and nothing is
- * written. Otherwise the rescue versions are written back as an operation of their own (durable,
- * compensating), the symlinks the rewind changed (journaled beside the files) are put back as they
- * were, and `RedoApplied` restores the active branch exactly as it was before the rewind
- * and makes the rewind's checkpoints undoable again; the journal consumes the redo entry in the
- * same write that completes the redo.
+ * Redo: the one "undo a restore" of the engine. It brings back the state before a session's last
+ * rewind or point restore (`restore --turn`, `restore <point>`, a merge, the UI's restore), from
+ * its rescue versions. The redo entries of a session form a stack (the journal's `redoStack`,
+ * newest first): each redo takes the newest entry, so a later restore is undone before an earlier
+ * one. Every file must still hold what the restore wrote (its planned version); a file changed
+ * since is listed in a `conflict` refusal and nothing is written. Otherwise the rescue versions are
+ * written back as an operation of their own (durable, compensating), the symlinks the restore
+ * changed (journaled beside the files) are put back as they were, and `RedoApplied` restores the
+ * active branch exactly as it was before a rewind and makes the rewind's checkpoints undoable
+ * again. A point restore's entry names no branch (it never moved the conversation), so its redo
+ * leaves the conversation as it is, messages added since included. The journal consumes the redo
+ * entry in the same write that completes the redo.
  */
 import {
   type ContentHash,
@@ -36,7 +40,7 @@ import { appendFresh } from "./restoreRecords.js"
 
 export interface RedoResult {
   readonly operationId: OperationId
-  /** The rewind this redo reversed. */
+  /** The rewind or point restore this redo reversed. */
   readonly redoneOperationId: OperationId
   readonly files: ReadonlyArray<FileOutcome>
   readonly activeBranch: ReadonlyArray<MessageId>
@@ -50,6 +54,9 @@ export interface ChangedSince {
 
 export const versionHash = (version: FileVersion): ContentHash | null =>
   version._tag === "present" ? version.hash : null
+
+const versionMode = (version: FileVersion): number | undefined =>
+  version._tag === "present" ? version.mode : undefined
 
 /** The content a version names, verified by the artifact store; null for an absent file. */
 export const loadFileVersion = (version: FileVersion) =>
@@ -85,7 +92,7 @@ export const restoreBranch = (state: SessionState, branch: ReadonlyArray<Message
   }
 }
 
-/** Undoes the session's last rewind (files and conversation). */
+/** Undoes the session's last rewind (files and conversation) or point restore (files). */
 export const redo = (sessionId: SessionId) =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
@@ -93,7 +100,7 @@ export const redo = (sessionId: SessionId) =>
     const state = yield* loadSession(sessionId)
     const entry = (yield* journal.redoStack(sessionId))[0]
     if (entry === undefined || entry.intent.redo === undefined) {
-      return yield* refuse("nothing_to_undo", `session ${sessionId} has no rewind to redo`)
+      return yield* refuse("nothing_to_undo", `session ${sessionId} has no rewind or restore to redo`)
     }
     const intent = entry.intent
     const conversation = intent.redo!
@@ -120,8 +127,13 @@ export const redo = (sessionId: SessionId) =>
       const paths = [...changed.map((c) => c.path), ...relinked.map((l) => l.path)]
       return yield* refuse(
         "conflict",
-        `cannot redo: ${paths.join(", ")} changed since the rewind; nothing was written`,
-        { operationId: intent.operationId, changed, ...(relinked.length === 0 ? {} : { links: relinked }) },
+        `cannot redo: ${paths.join(", ")} changed since the ${intent.kind === "point_restore" ? "restore" : "rewind"} ${intent.operationId}; nothing was written`,
+        {
+          operationId: intent.operationId,
+          files: paths,
+          changed,
+          ...(relinked.length === 0 ? {} : { links: relinked }),
+        },
       )
     }
 
@@ -135,7 +147,13 @@ export const redo = (sessionId: SessionId) =>
           { operationId: intent.operationId, path: file.path },
         )
       }
-      if (versionHash(file.rescue) === versionHash(file.planned)) continue
+      // Nothing to write back only when content and mode are both as before (a point restore may
+      // have changed a file's mode alone).
+      if (
+        versionHash(file.rescue) === versionHash(file.planned) &&
+        versionMode(file.rescue) === versionMode(file.planned)
+      )
+        continue
       writes.push({
         path: file.path,
         content: content.right,

@@ -135,11 +135,25 @@ export const DoctorOptions = Schema.UndefinedOr(
   }),
 )
 
-/** A window of a session's history: `limit` entries from `offset` (default 0). */
+/**
+ * The most entries one `sessionHistory` window answers. A window is for paging (the UI asks 200 at
+ * a time); 1,000 entries are a few hundred KB of JSON, while an unbounded `limit` would let one
+ * request build the whole stream's answer. The whole history is still one call away: no window.
+ */
+export const MAX_HISTORY_WINDOW = 1000
+
+/**
+ * A window of a session's history: `limit` entries (1 to MAX_HISTORY_WINDOW) from `offset`
+ * (default 0; past the end answers no entries); any other key is refused.
+ */
 export const HistoryWindow = Schema.UndefinedOr(
   Schema.Struct({
     offset: exact(NonNegativeInt),
-    limit: PositiveInt,
+    limit: PositiveInt.pipe(
+      Schema.lessThanOrEqualTo(MAX_HISTORY_WINDOW, {
+        message: () => `a history window is at most ${MAX_HISTORY_WINDOW} entries (omit the window for all)`,
+      }),
+    ),
   }).annotations(strict),
 )
 

@@ -361,7 +361,7 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
   redo: op(
     "redo",
     "destructive",
-    "Undo the session's last rewind that wrote files (files and conversation come back).",
+    "Undo the session's last restore: a point restore (files come back, the conversation stays) or a rewind that wrote files (files and conversation come back).",
     [sessionId],
     R.RedoResult,
   ),

@@ -7,7 +7,8 @@
  * made at the commit, everything undone when a later step fails, and `recover()` listing a restore
  * a crash interrupted), whose commit appends the session record. The link changes are journaled
  * with the files (`JournaledLink`), so a redo takes away a link a restore made and puts back one
- * it removed, exactly.
+ * it removed, exactly. Every point restore that changes something is undone by the engine's one
+ * `redo` (its journaled redo entry), never by a second restore of its rescue point.
  */
 import {
   type FileVersion,
@@ -208,13 +209,12 @@ export const applyPointRestore = (sessionId: SessionId, pointId: PointId, token:
         action: c.action === "write" ? "written" : c.action === "link" ? "linked" : "deleted",
       })),
     })
-    // A merge (a partial point of kind `merge`, `mergeSessions.ts`) can be taken away again by
-    // `redo`: its files go back to the rescue versions; the conversation it leaves as it is.
-    const before = p.point.kind === "merge" ? yield* loadSession(sessionId) : undefined
-    const redoable =
-      before === undefined
-        ? {}
-        : { redo: { branchAtVersion: before.version, spentCheckpointIds: [...before.spentCheckpointIds] } }
+    // Every point restore that changes something leaves a redo entry, so `redo` takes it away
+    // again: files and links back to the rescue versions, checked to still hold what this restore
+    // wrote. A point restore never moves the conversation, so the entry names no branch (neither
+    // `branchAtVersion` nor `activeBranch`): the redo leaves the conversation as it is then, with
+    // every message added since. A restore that changed nothing leaves nothing to undo.
+    const redoable = p.changes.length === 0 ? {} : { redo: { spentCheckpointIds: [] } }
     const applied = yield* Effect.either(
       runDurableRestore(
         {

@@ -1,6 +1,6 @@
 /**
- * The CLI's undo-the-undo and crash-recovery commands over the facade: `redo` (bring back what
- * the session's last file-writing rewind replaced) and `recover` (list operations a crash left
+ * The CLI's undo-the-undo and crash-recovery commands over the facade: `redo` (the engine's one
+ * redo: bring back what the session's last file-writing rewind or point restore replaced) and `recover` (list operations a crash left
  * incomplete; `--continue <id>` or `--rollback <id>` finishes one). A journal row that does not
  * decode is listed by its id with what is wrong, after the others; nothing can be done with it here.
  */
@@ -9,14 +9,12 @@ import { OperationId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { bold, dim, green, iso, table, yellow } from "./output.js"
 import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
-import { redoPointRestore } from "./turnCommands.js"
 
 export const redo = Command.make("redo", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
       const sessionId = yield* resolveSession(rewind, o.session)
-      // The session's last restore was a point restore (`restore --turn`, `restore <point>`): undone by its rescue point.
-      if (yield* redoPointRestore(rewind, out, sessionId)) return
+      // The engine's one redo: it takes the newest redo entry, a rewind's or a point restore's.
       out.progress("redoing…")
       const result = yield* expect(() => rewind.redo(sessionId)).pipe(
         Effect.ensuring(Effect.sync(out.endProgress)),
@@ -37,13 +35,13 @@ export const redo = Command.make("redo", { ...common, session: sessionOption }, 
         )
       }
       yield* out.human(
-        `redid: undid rewind ${result.redoneOperationId}; the conversation has ${result.activeBranch.length} message(s) again`,
+        `redid: undid ${result.redoneOperationId}; files are as they were before it, the conversation has ${result.activeBranch.length} message(s)`,
       )
     }),
   ),
 ).pipe(
   Command.withDescription(
-    "Undo the session's last rewind that wrote files (cascade, restore --checkpoint/--message): files and conversation come back",
+    "Undo the session's last restore: a rewind that wrote files (cascade, restore --checkpoint/--message; files and conversation come back) or a point restore (restore --turn, restore <point>; files come back, the conversation stays)",
   ),
 )
 

@@ -10,15 +10,9 @@
  * writer): the user decides, with that session's own tools, what to keep.
  */
 import { Command, Options } from "@effect/cli"
-import type { PointId, PointRestored, SessionId } from "@rewind/contracts"
+import type { SessionId } from "@rewind/contracts"
 import { Effect, Option, Schema } from "effect"
-import {
-  lastPointRestore,
-  listTurns,
-  type OtherWriter,
-  otherWriters,
-  turnTarget,
-} from "../hooks/sessionTurns.js"
+import { listTurns, type OtherWriter, otherWriters, turnTarget } from "../hooks/sessionTurns.js"
 import type { Rewind } from "../openRewind.js"
 import {
   bold,
@@ -202,60 +196,4 @@ export const restoreTurn = (
     yield* out.human(
       `${green("can restore")}; within 5 minutes run:\n  rewind restore --turn ${n} --token ${plan.token} --session ${sessionId}`,
     )
-  })
-
-/**
- * `redo` when the session's last restore is a point restore: restores its rescue point, after
- * checking that every file it wrote still holds what it wrote (else `conflict`, nothing written).
- * Undefined when there is no such restore (the engine's redo applies then).
- */
-export const redoPointRestore = (rewind: Rewind, out: Output, sessionId: SessionId) =>
-  Effect.gen(function* () {
-    const restored: PointRestored | undefined = yield* expect(() =>
-      rewind.outcome(lastPointRestore(sessionId)),
-    )
-    if (restored === undefined) return false
-    const touched = new Set(
-      restored.files.filter((f) => f.action !== "unchanged").map((f) => f.path as string),
-    )
-    const now = yield* expect(() => rewind.diffPoint(sessionId, restored.pointId, { patches: false }))
-    const changed = now.entries.filter((e) => touched.has(e.path)).map((e) => e.path)
-    if (changed.length > 0) {
-      return yield* new CliFailure({
-        code: ExitCode.failed,
-        message: `${changed.join(", ")} changed since the restore ${restored.operationId}; nothing was written`,
-        reason: "conflict",
-        details: { files: changed },
-      })
-    }
-    const rescue: PointId = restored.rescuePointId
-    const plan = yield* expect(() => rewind.previewPointRestore(sessionId, rescue))
-    if (!plan.canApply || plan.token === undefined) {
-      return yield* new CliFailure({
-        code: ExitCode.failed,
-        message: `the rescue point ${rescue} cannot be restored (${plan.conflicts.map((c) => `${c.path}: ${c.reason}`).join("; ")})`,
-        reason: "restore_conflicts",
-        details: plan.conflicts,
-      })
-    }
-    const token = plan.token
-    const result = yield* expect(() => rewind.restorePoint(sessionId, rescue, token))
-    yield* out.record("redo", {
-      sessionId,
-      operationId: result.operationId,
-      redoneOperationId: restored.operationId,
-      files: result.event.files,
-      restoredPointId: rescue,
-      rescuePointId: result.rescuePointId,
-    })
-    if (result.event.files.length > 0) {
-      yield* out.human(
-        table(
-          ["FILE", "ACTION"],
-          result.event.files.map((f) => [f.path, f.action]),
-        ),
-      )
-    }
-    yield* out.human(`redid: undid restore ${restored.operationId}; files are as they were before it`)
-    return true
   })

@@ -1,8 +1,7 @@
 /**
  * A hook-mirrored session seen by turn: the timeline (each turn's prompt and the files it
  * changed, through tools or the shell), what `restore --turn N` restores to, the other sessions
- * that wrote those files since, and the point restore `redo` would undo. Used by the CLI's
- * `timeline`, `diff --turn`, `restore --turn` and `redo`.
+ * that wrote those files since. Used by the CLI's `timeline`, `diff --turn` and `restore --turn`.
  *
  * Turns are numbered 1… in the order they started, over the active branch (a conversation rewind
  * drops the turns it cut). A turn's own point is captured when its prompt arrives, so it is the
@@ -19,7 +18,7 @@
  */
 import { createHash } from "node:crypto"
 import type { Checkpoint, PointCaptured, PointId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
-import { type PointRestored, refuse } from "@rewind/contracts"
+import { refuse } from "@rewind/contracts"
 import {
   ArtifactStore,
   branchView,
@@ -245,27 +244,4 @@ export const otherWriters = (sessionId: SessionId, since: number, paths: Readonl
       }
     }
     return out
-  })
-
-/**
- * The session's point restore that `redo` undoes: the last restore-like event of the stream when
- * it is a point restore (an undo of files recorded later — a cascade, an applied preview, a redo —
- * is the engine's redo's business).
- */
-export const lastPointRestore = (sessionId: SessionId) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const events = yield* store.read(sessionId)
-    for (let i = events.length - 1; i >= 0; i--) {
-      const { event } = events[i]!
-      if (event._tag === "PointRestored") return event as PointRestored
-      if (
-        event._tag === "FileRewindApplied" ||
-        event._tag === "RedoApplied" ||
-        (event._tag === "WorkspaceRewound" && event.outcome === "applied")
-      ) {
-        return undefined
-      }
-    }
-    return undefined
   })

@@ -145,13 +145,13 @@ const tools: { readonly [K in ToolName]: ToolSpec } = {
   restore_point: {
     title: "Restore a point",
     description:
-      "Restores the workspace FILES to a point, redeeming the token of a preview_restore made in this server for the same point. Captures a rescue point of everything it touches first (restore that point to undo). Refused without a valid token, or when the workspace changed since the preview (preview again). Never touches the conversation.",
+      "Restores the workspace FILES to a point, redeeming the token of a preview_restore made in this server for the same point. Captures a rescue point of everything it touches first; redo undoes it. Refused without a valid token, or when the workspace changed since the preview (preview again). Never touches the conversation.",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   },
   redo: {
-    title: "Redo the last rewind",
+    title: "Undo the last restore",
     description:
-      "Undoes the session's last rewind that wrote files, bringing those files back. By default a dry run that returns a token; call again with dryRun false and that token to run it. Refused when a file changed since that rewind, or when there is nothing to redo.",
+      "Undoes the session's last restore: a restore_point (its files come back; the conversation stays as it is) or a rewind that wrote files (those files, and a conversation cut that rewind made, come back). By default a dry run that returns a token; call again with dryRun false and that token to run it. Refused when a file changed since that restore, or when there is nothing to redo.",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   },
   capture_now: {
@@ -288,7 +288,7 @@ export const makeMcpServer = (ops: McpOperations, info: { readonly version: stri
           sessionId,
           dryRun: true,
           wouldDo:
-            "undo this session's last rewind that wrote files: those files (and a conversation cut that rewind made) come back; refused if a file changed since",
+            "undo this session's last restore (a restore_point, or a rewind that wrote files): those files (and a conversation cut a rewind made) come back; refused if a file changed since",
           token: issue("redo", sessionId),
         }
       }

@@ -160,16 +160,22 @@ describe("rewind mcp (the built bin, the SDK's own client)", () => {
           })) as ToolResult
           expect(twice.isError).toBe(true)
 
-          // Redo: a dry run gives a token; with it, redo runs (nothing to redo here: a point restore
-          // is undone by its rescue point, so the engine refuses, and says so).
-          const dry = json(await client.callTool({ name: "redo", arguments: {} }))
-          expect(dry.dryRun).toBe(true)
-          const redone = (await client.callTool({
-            name: "redo",
-            arguments: { dryRun: false, token: dry.token },
-          })) as ToolResult
-          expect(redone.isError).toBe(true)
-          expect(redone.content[0]!.text).toMatch(/^nothing_to_undo: /)
+          // Redo: a dry run gives a token; with it, the engine's redo undoes the point restore (the
+          // file back as before it); a second one has nothing left to undo, and says so.
+          const redoOnce = async () => {
+            const dry = json(await client.callTool({ name: "redo", arguments: {} }))
+            expect(dry.dryRun).toBe(true)
+            return (await client.callTool({
+              name: "redo",
+              arguments: { dryRun: false, token: dry.token },
+            })) as ToolResult
+          }
+          const redone = await redoOnce()
+          expect(redone.isError).toBeFalsy()
+          expect(await read(root)).toBe("two\n")
+          const again = await redoOnce()
+          expect(again.isError).toBe(true)
+          expect(again.content[0]!.text).toMatch(/^nothing_to_undo: /)
 
           // Capture now adds a point.
           const captured = json(await client.callTool({ name: "capture_now", arguments: { label: "check" } }))
@@ -191,12 +197,13 @@ describe("rewind mcp (the built bin, the SDK's own client)", () => {
           const pointDiff = await client.readResource({
             uri: `rewind://sessions/ses_mcp/points/${pointId}/diff`,
           })
-          // After the restore, the workspace is the point again: nothing differs.
-          expect(JSON.parse(String((pointDiff.contents[0] as { text: string }).text))).toMatchObject({
-            pointId,
-            entries: [],
-            unchanged: 1,
-          })
+          // After the redo, the workspace is as before the restore: a.txt differs from the point.
+          const diffed = JSON.parse(String((pointDiff.contents[0] as { text: string }).text)) as {
+            pointId: string
+            entries: Array<{ path: string }>
+          }
+          expect(diffed.pointId).toBe(pointId)
+          expect(diffed.entries.map((e) => e.path)).toEqual(["a.txt"])
         } finally {
           await client.close()
         }

@@ -200,6 +200,23 @@ describe("rewind serve (the built bin over stdio)", () => {
           ],
           ['{"jsonrpc":"2.0","id":"b4","method":"createSession","params":{"inputs":{}}}', "b4", -32602],
           ['{"jsonrpc":"2.0","id":"b5","method":"createSession","params":5}', "b5", -32600],
+          // A history window: 1 to 1,000 entries, no other key (the session need not exist: the
+          // params are refused before the engine runs).
+          ...[
+            '{"limit":-1}',
+            '{"limit":0}',
+            '{"limit":1.5}',
+            '{"limit":1001}',
+            '{"limit":10,"extra":true}',
+            '{"offset":-1,"limit":10}',
+          ].map(
+            (window, i) =>
+              [
+                `{"jsonrpc":"2.0","id":"w${i}","method":"sessionHistory","params":["ses_x",${window}]}`,
+                `w${i}`,
+                -32602,
+              ] as const,
+          ),
           ['{"jsonrpc":"1.0","id":"b6","method":"createSession"}', "b6", -32600],
         ]
         for (const [line, id, code] of table) {

@@ -3,20 +3,24 @@
  * for byte. Over random sessions (random files, turns of agent edits, creations and deletions,
  * replies) one or two rewinds are made, each by a random path (cascade of files or of files and
  * conversation, one checkpoint, `rewindCode`, preview/apply by turn or by message, an edit in
- * rewind mode), then as many redos. After each redo the workspace (every file's bytes), the
+ * rewind mode, or a point restore to the point a turn captured, after which the conversation goes
+ * on), then as many redos, newest first. After each redo the workspace (every file's bytes), the
  * active branch and the set of spent checkpoints must be exactly what they were before the rewind
- * it reverses; a redo with nothing left to reverse is refused. Run against any Workspace +
+ * it reverses; a point restore's redo gives back the files and leaves the conversation as it is,
+ * the messages added since included; a redo with nothing left to reverse is refused. Run against any Workspace +
  * ArtifactStore + SessionStore + OperationJournal (each adapter's tests call it).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Refused, type SessionId, type WorkspacePath } from "@rewind/contracts"
+import { type PointId, Refused, type SessionId, type WorkspacePath } from "@rewind/contracts"
 import {
   type ArtifactStore,
   activeBranch,
   appendReply,
   appendUserMessage,
   applyFileRewind,
+  applyPointRestore,
   type BackgroundTasks,
+  capturePoint,
   completeTurn,
   createSession,
   editUserQuery,
@@ -25,6 +29,7 @@ import {
   loadSession,
   type OperationJournal,
   previewFileRewind,
+  previewPointRestore,
   recordFileMutation,
   redo,
   rewindCascade,
@@ -66,6 +71,7 @@ type Rewind =
   | { readonly kind: "code"; readonly turn: number }
   | { readonly kind: "apply"; readonly by: "turn" | "message"; readonly turn: number }
   | { readonly kind: "edit" }
+  | { readonly kind: "point"; readonly turn: number }
 
 interface Scenario {
   readonly initial: ReadonlyArray<Content>
@@ -90,6 +96,7 @@ const rewindArb: fc.Arbitrary<Rewind> = fc.oneof(
     turn: fc.nat(3),
   }),
   fc.record({ kind: fc.constant("edit" as const) }),
+  fc.record({ kind: fc.constant("point" as const), turn: fc.nat(3) }),
 )
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
@@ -134,7 +141,7 @@ const snapshotFiles = (workspace: WorkspaceService) =>
 const sameBytes = (a: Content, b: Content) =>
   a === null || b === null ? a === b : a.length === b.length && a.every((x, i) => x === b[i])
 
-type Outcome = "rewound" | "refused" | "redone" | "redo_refused_when_empty"
+type Outcome = "rewound" | "restored" | "refused" | "redone" | "redo_refused_when_empty"
 
 const runScenario = (harness: RedoHarness, scenario: Scenario) =>
   Effect.gen(function* () {
@@ -165,9 +172,14 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
     const sessionId: SessionId = session.id
     const turns: Array<{ messageId: string; turnId: string }> = []
     const checkpointIds: Array<string> = []
+    const points: Array<PointId> = []
     for (const [t, mutations] of scenario.turns.entries()) {
       const user = yield* run(appendUserMessage(sessionId, { text: `turn ${t}` }))
       turns.push(user)
+      // The turn's point: the workspace as it was before the turn (what a "point" restore goes back to).
+      const captured = yield* run(capturePoint(sessionId, user.turnId))
+      if (captured._tag !== "Captured") return yield* Effect.dieMessage(`not captured: ${captured.reason}`)
+      points.push(captured.point.pointId)
       for (const m of mutations) {
         const path = PATHS[m.path]!
         const before = current.get(path) ?? null
@@ -224,6 +236,14 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
             ),
             (preview) => applyFileRewind(preview),
           )
+        case "point": {
+          const pointId = points[Math.min(r.turn, points.length - 1)]!
+          return Effect.flatMap(previewPointRestore(sessionId, pointId), (preview) =>
+            preview.token === undefined
+              ? Effect.fail(new Refused({ kind: "conflict", message: "the restore cannot apply" }))
+              : applyPointRestore(sessionId, pointId, preview.token),
+          )
+        }
         case "edit":
           // Only an edit's rewind half: the new turn it starts is not part of what redo restores.
           return Effect.gen(function* () {
@@ -243,7 +263,11 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
     }
 
     const outcomes: Array<Outcome> = []
-    const stack: Array<Effect.Effect.Success<typeof observe>> = []
+    // What each redo must give back; a point restore's leaves the branch as the redo finds it.
+    type Expected = Omit<Effect.Effect.Success<typeof observe>, "branch"> & {
+      readonly branch: ReadonlyArray<string> | "unchanged"
+    }
+    const stack: Array<Expected> = []
     for (const r of scenario.rewinds) {
       const before = yield* observe
       const result = yield* Effect.either(run(rewindBy(r)))
@@ -254,6 +278,18 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
         expect(yield* observe).toEqual(before)
         continue
       }
+      if (r.kind === "point") {
+        // A restore that changed nothing leaves nothing to undo.
+        if ((result.right as { event: { files: ReadonlyArray<unknown> } }).event.files.length === 0) continue
+        outcomes.push("restored")
+        // The conversation goes on after a point restore; its redo must leave the conversation as
+        // it is then (it restores files only), those messages and any added later included.
+        const later = yield* run(appendUserMessage(sessionId, { text: "after the restore" }))
+        yield* run(appendReply(sessionId, { turnId: later.turnId, parts: [{ kind: "text", text: "ok" }] }))
+        yield* run(completeTurn(sessionId, later.turnId))
+        stack.push({ ...before, branch: "unchanged" })
+        continue
+      }
       outcomes.push("rewound")
       // After an edit the new question follows the rewind; redo still brings back the branch as
       // it was before the rewind, which leaves that question on a cut branch.
@@ -261,12 +297,13 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
     }
     while (stack.length > 0) {
       const expected = stack.pop()!
+      const branchBefore = (yield* observe).branch
       yield* run(redo(sessionId))
       outcomes.push("redone")
       const after = yield* observe
       expect(after.files).toEqual(expected.files)
       expect(after.spent).toEqual(expected.spent)
-      expect(after.branch).toEqual(expected.branch)
+      expect(after.branch).toEqual(expected.branch === "unchanged" ? branchBefore : expected.branch)
     }
     const empty = yield* Effect.either(run(redo(sessionId)))
     if (Either.isLeft(empty) && empty.left instanceof Refused && empty.left.kind === "nothing_to_undo") {
@@ -284,18 +321,22 @@ export const redoProperties = (
   options: { readonly runs?: number } = {},
 ) => {
   describe(`redo properties: ${name}`, () => {
-    it.effect("invariant 5: rewind then redo restores files and conversation byte for byte", () =>
-      Effect.gen(function* () {
-        const { parameters, seen } = yield* countScenarioOutcomes(
-          `rewind then redo (${name})`,
-          options.runs ?? 50,
-          scenarioArb,
-          (scenario) => runScenario(harness, scenario),
-        )
+    it.effect(
+      "invariant 5: rewind (or point restore) then redo restores files and conversation byte for byte",
+      () =>
+        Effect.gen(function* () {
+          const { parameters, seen } = yield* countScenarioOutcomes(
+            `rewind then redo (${name})`,
+            options.runs ?? 50,
+            scenarioArb,
+            (scenario) => runScenario(harness, scenario),
+          )
 
-        // A property whose rewinds were all refused would prove nothing.
-        expect(seen.get("redone") ?? 0).toBeGreaterThan(parameters.numRuns / 2)
-      }),
+          // A property whose rewinds were all refused would prove nothing.
+          expect(seen.get("redone") ?? 0).toBeGreaterThan(parameters.numRuns / 2)
+          // Nor one that never undid a point restore.
+          if (parameters.numRuns >= 20) expect(seen.get("restored") ?? 0).toBeGreaterThan(0)
+        }),
     )
   })
 }

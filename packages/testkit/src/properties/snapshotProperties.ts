@@ -2,12 +2,12 @@
  * Property tests of the snapshot engine, run by every workspace adapter over a harness:
  * - capture → random mutations (edits, creations, deletions, mode changes, symlinks) → restore
  *   gives back exactly what the point recorded (tombstoned paths absent, files and modes and
- *   links equal), leaves paths the point does not mention alone, and restoring the rescue point
- *   brings back the state the restore replaced.
+ *   links equal), leaves paths the point does not mention alone; the engine's `redo` brings back
+ *   the state the restore replaced, exactly, and so does restoring its rescue point.
  * - GC (see `snapshotGcProperty`) never removes content reachable from a live root (invariant 8).
  */
 import { describe, expect, it } from "@effect/vitest"
-import type { PointId, SessionId, TurnId } from "@rewind/contracts"
+import { type PointId, Refused, type SessionId, type TurnId } from "@rewind/contracts"
 import {
   ArtifactStore,
   applyPointRestore,
@@ -21,6 +21,7 @@ import {
   type OperationJournal,
   previewPointRestore,
   readPointIndex,
+  redo,
   type SessionStore,
   type Workspace,
 } from "@rewind/core"
@@ -159,8 +160,18 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
       // Paths the point never saw are left as they were.
       else expect(restored.get(path), path).toBe(beforeRestore.get(path))
     }
-    // The rescue point undoes the restore for every path it touched.
-    yield* restore(sessionId, result.rescuePointId, tally)
+    // The engine's redo undoes the restore exactly (files, modes, links); nothing is left to redo.
+    const changed = result.event.files.some((f) => f.action !== "unchanged")
+    if (changed) {
+      yield* redo(sessionId)
+      expect(files.tree()).toEqual(beforeRestore)
+    } else expect(files.tree()).toEqual(restored)
+    const empty = yield* Effect.flip(redo(sessionId))
+    expect(empty instanceof Refused && empty.kind).toBe("nothing_to_undo")
+    // The rescue point holds the same: restoring it after a second restore undoes that one too.
+    const second = yield* restore(sessionId, point.pointId, tally)
+    expect(files.tree()).toEqual(restored)
+    yield* restore(sessionId, second.rescuePointId, tally)
     expect(files.tree()).toEqual(beforeRestore)
     // And a restore of the same point again finds nothing to change after redoing it.
     yield* restore(sessionId, point.pointId, tally)
@@ -176,7 +187,7 @@ export const snapshotProperties = (
 ) => {
   describe(`snapshot properties: ${name}`, () => {
     it.effect(
-      "capture → random mutations → restore gives back the captured tree; the rescue point undoes it",
+      "capture → random mutations → restore gives back the captured tree; redo (or the rescue point) undoes it",
       () =>
         Effect.gen(function* () {
           const parameters = propertyParameters(`snapshots capture/restore (${name})`, options.runs ?? 40)
