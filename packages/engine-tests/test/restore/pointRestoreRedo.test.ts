@@ -16,7 +16,7 @@ import {
 } from "@rewind/core"
 import { expectRefusal, refusalOf } from "@rewind/testkit"
 import { Effect, TestClock } from "effect"
-import { agentWrite, makeEnv, newSession, ROOT, reply, userTurn } from "./fileRewindEnv.js"
+import { agentWrite, makeEnv, newSession, ROOT, reply, userTurn } from "../support/fileRewindEnv.js"
 
 const captured = (sessionId: SessionId, turn: string) =>
   Effect.gen(function* () {
