@@ -391,7 +391,9 @@ export const nodePrimitives = (
     createFiles: (batch, directories) =>
       Effect.flatMap(
         // Every path is under the root (the confined workspace built them); said once more here.
-        attempt(() => batch.forEach((f) => relativeOf(f.absolute))),
+        attempt(() => {
+          for (const f of batch) relativeOf(f.absolute)
+        }),
         () => createNewFiles(batch, directories, durability, files?.directoryOpener),
       ),
 
