@@ -99,7 +99,11 @@ export const runLinkUndo = (undo: Array<LinkUndo>) =>
 
 // ---- recovery: links of an interrupted operation, each in whatever state the crash left it ----
 
-export type RecoveredLinkState = "rescue" | "planned" | "changed" | "unreadable"
+/**
+ * `removed`: no link there, where both sides have one (a retarget cut between removing the old
+ * link and making the new one); either resolution can make its side's link there.
+ */
+export type RecoveredLinkState = "rescue" | "planned" | "removed" | "changed" | "unreadable"
 
 export interface RecoveredLink {
   readonly path: WorkspacePath
@@ -116,7 +120,14 @@ export const inspectLinks = (links: ReadonlyArray<JournaledLink>) =>
     Effect.map(Effect.either(linkAt(link.path)), (now): RecoveredLink => {
       if (Either.isLeft(now)) return { ...link, state: "unreadable", current: null }
       const current = now.right
-      const state = current === link.planned ? "planned" : current === link.rescue ? "rescue" : "changed"
+      const state =
+        current === link.planned
+          ? "planned"
+          : current === link.rescue
+            ? "rescue"
+            : current === null
+              ? "removed"
+              : "changed"
       return { ...link, state, current }
     }),
   )

@@ -139,7 +139,7 @@ const inspect = (record: OperationRecord) =>
       files.push({ path: file.path, state, currentHash, rescueHash, plannedHash })
     }
     const recorded = yield* isRecorded(record.intent.sessionId, record.intent.operationId)
-    const settled = (s: string) => s === "rescue" || s === "planned"
+    const settled = (s: string) => s === "rescue" || s === "planned" || s === "removed"
     return {
       record,
       recorded,

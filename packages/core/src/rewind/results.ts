@@ -347,7 +347,7 @@ export const IncompleteOperation = Schema.Struct({
   links: Schema.Array(
     Schema.Struct({
       path: WorkspacePath,
-      state: Schema.Literal("rescue", "planned", "changed", "unreadable"),
+      state: Schema.Literal("rescue", "planned", "removed", "changed", "unreadable"),
       current: Schema.NullOr(Schema.String),
       rescue: Schema.NullOr(Schema.String),
       planned: Schema.NullOr(Schema.String),

@@ -141,7 +141,9 @@ export const recover = Command.make(
               ? "before (rescue)"
               : state === "planned"
                 ? "after (planned)"
-                : yellow(state === "changed" ? "changed since" : "unreadable")
+                : state === "removed"
+                  ? "removed, not yet remade"
+                  : yellow(state === "changed" ? "changed since" : "unreadable")
           if (op.tree !== undefined) {
             const state = op.tree.state
             yield* out.human(
