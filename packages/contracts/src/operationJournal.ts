@@ -18,6 +18,7 @@ export const OperationKind = Schema.Literal(
   "fork_restore",
   "redo",
   "point_restore",
+  "fork_materialise",
 )
 export type OperationKind = typeof OperationKind.Type
 
@@ -40,6 +41,19 @@ export const JournaledLink = Schema.Struct({
   planned: Schema.NullOr(Schema.String),
 })
 export type JournaledLink = typeof JournaledLink.Type
+
+/**
+ * The tree an isolated fork is materialising (`fork_materialise`, which journals no files): the
+ * private directory it is written into and the target it is renamed onto, and the child session
+ * that records it once committed. After a crash, `recover()` removes the private directory, and
+ * reports a tree renamed into place whose child was never committed.
+ */
+export const JournaledTree = Schema.Struct({
+  root: Schema.String,
+  staging: Schema.String,
+  childSessionId: SessionId,
+})
+export type JournaledTree = typeof JournaledTree.Type
 
 /**
  * What a redo needs besides the files: the conversation as it was before the restore. An entry
@@ -67,6 +81,8 @@ export const OperationIntent = Schema.Struct({
   files: Schema.Array(JournaledFile),
   /** The symlinks the operation changes (absent on intents that change none). */
   links: Schema.optional(Schema.Array(JournaledLink)),
+  /** For `fork_materialise`: the tree being made. */
+  tree: Schema.optional(JournaledTree),
   startedAt: Schema.Number,
   /** Present when the operation, once complete, can be redone (undone back to the rescue state). */
   redo: Schema.optional(RedoConversation),

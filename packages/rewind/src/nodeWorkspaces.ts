@@ -1,7 +1,7 @@
 /**
  * The Workspaces port over Node's filesystem, for isolated forks in the embedded default: new trees
- * are prepared (absolute, missing or empty, never reached through a symlink), opened as confined
- * Node workspaces (one per root, kept for the process), and files are cloned copy-on-write with
+ * are staged beside their target and renamed into place (`nodeTreeStaging.ts`), trees are opened
+ * as confined Node workspaces (one per root, kept for the process), and files are cloned copy-on-write with
  * `COPYFILE_FICLONE_FORCE`, which fails rather than copy where the filesystem cannot clone (ext4,
  * tmpfs): the caller then writes the stored bytes. Never a hard link. A clone goes to a temporary
  * name in the target directory and is renamed into place; every directory on both paths is checked
@@ -14,16 +14,16 @@ import {
   copyFileSync,
   lstatSync,
   mkdirSync,
-  readdirSync,
   realpathSync,
   renameSync,
   rmSync,
 } from "node:fs"
-import { dirname, isAbsolute, join, resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { NodeWorkspace } from "@rewind/adapter-fs"
-import { type Refused, refuse, WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
+import { WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
 import type { OpenedWorkspace, WorkspacesService } from "@rewind/core"
 import { Effect } from "effect"
+import { makeTreeStaging } from "./nodeTreeStaging.js"
 
 /** Codes `FICLONE` fails with where the filesystem (or the pair of them) cannot clone. */
 const CANNOT_CLONE = new Set(["ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EINVAL", "ENOTTY"])
@@ -37,17 +37,6 @@ const ioError = (operation: "write" | "stat", path: string, e: unknown) =>
     message: e instanceof Error ? e.message : String(e),
     ...(codeOf(e) === undefined ? {} : { code: codeOf(e)! }),
   })
-
-/** The deepest existing ancestor of `path` (itself included). */
-const existingAncestor = (path: string): string => {
-  let at = path
-  while (lstatSync(at, { throwIfNoEntry: false }) === undefined) {
-    const up = dirname(at)
-    if (up === at) return at
-    at = up
-  }
-  return at
-}
 
 /** Every directory from `root` down to `path`'s parent is a real directory (no link on the way). */
 const realDirectoriesOnTheWay = (root: string, path: WorkspacePath): boolean => {
@@ -83,52 +72,7 @@ export const makeNodeWorkspaces = (options: NodeWorkspacesOptions): WorkspacesSe
   const hostRoot = real(options.hostRoot)
   return {
     hostRoot,
-    prepare: (root) =>
-      Effect.suspend((): Effect.Effect<string, Refused | WorkspaceIoError> => {
-        if (!isAbsolute(root)) {
-          return refuse(
-            "workspace_refused",
-            `${root} is not an absolute path; name the new tree's directory in full`,
-            {
-              reason: "not_absolute",
-              root,
-            },
-          )
-        }
-        const lexical = resolve(root)
-        const ancestor = existingAncestor(lexical)
-        if (real(ancestor) !== ancestor) {
-          return refuse(
-            "workspace_refused",
-            `${lexical} is reached through a symbolic link (${ancestor} resolves to ${real(ancestor)}); name the real directory`,
-            { reason: "symlink_in_path", root: lexical },
-          )
-        }
-        const stat = lstatSync(lexical, { throwIfNoEntry: false })
-        if (stat !== undefined) {
-          if (!stat.isDirectory()) {
-            return refuse("workspace_refused", `${lexical} exists and is not a directory`, {
-              reason: "not_a_directory",
-              root: lexical,
-            })
-          }
-          if (readdirSync(lexical).length > 0) {
-            return refuse(
-              "workspace_refused",
-              `${lexical} is not empty; an isolated fork's tree goes into a new or empty directory, so nothing there is overwritten`,
-              { reason: "not_empty", root: lexical },
-            )
-          }
-          return Effect.succeed(lexical)
-        }
-        return Effect.try({
-          try: () => {
-            mkdirSync(lexical, { recursive: true })
-            return realpathSync(lexical)
-          },
-          catch: (e) => ioError("write", lexical, e),
-        })
-      }),
+    ...makeTreeStaging(options.durability),
     open: (root) =>
       Effect.suspend(() => {
         const known = opened.get(root)

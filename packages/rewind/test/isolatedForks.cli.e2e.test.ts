@@ -1,24 +1,47 @@
 // The acceptance scenario of isolated forks on the BUILT `rewind` bin: fork twice into two trees,
 // edit both in parallel (two processes, each editing its tree and capturing it with the bin), merge
 // one back cleanly, see the other's conflict reported, resolve it in that tree, merge it, then take
-// that merge away again with `rewind redo`.
+// that merge away again with `rewind redo`, which must give back the tree from before that merge
+// exactly: bytes, modes and links (the second fork also changes a mode, adds a link and retargets
+// one).
 import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { TurnId } from "@rewind/contracts"
 import { openRewind } from "../src/index.js"
 import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
+import { snapshot } from "./isolatedForkKit.js"
 import { okValue } from "./okValue.js"
 
 const BASE = "alpha\nbeta\ngamma\ndelta\nepsilon\n"
 
+/** One change a process makes to its tree: write a file, set a mode, or (re)place a symlink. */
+type Edit =
+  | readonly ["write", string, string]
+  | readonly ["chmod", string, number]
+  | readonly ["link", string, string]
+
 /** A separate process that edits a tree and then captures it as a turn of its session, with the bin. */
-const editAndCapture = (tree: string, edits: Record<string, string>, root: string, session: string) =>
+const editAndCapture = (tree: string, edits: ReadonlyArray<Edit>, root: string, session: string) =>
   new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const script = `
       const fs = require("node:fs"), path = require("node:path"), cp = require("node:child_process");
-      for (const [p, c] of Object.entries(${JSON.stringify(edits)})) fs.writeFileSync(path.join(${JSON.stringify(tree)}, p), c);
+      for (const [op, p, v] of ${JSON.stringify(edits)}) {
+        const at = path.join(${JSON.stringify(tree)}, p);
+        if (op === "write") fs.writeFileSync(at, v);
+        else if (op === "chmod") fs.chmodSync(at, v);
+        else { fs.rmSync(at, { force: true }); fs.symlinkSync(v, at); }
+      }
       cp.execFileSync(process.execPath, [${JSON.stringify(BIN)}, "capture", "--session", ${JSON.stringify(session)}, "--workspace", ${JSON.stringify(root)}, "--json"]);
     `
     execFile(process.execPath, ["-e", script], { encoding: "utf8" }, (error, _stdout, stderr) =>
@@ -37,6 +60,10 @@ describe("isolated forks on the built bin", () => {
     const root = tempDir()
     writeFileSync(join(root, "a.txt"), BASE)
     writeFileSync(join(root, "b.txt"), "b\n")
+    mkdirSync(join(root, "bin"))
+    writeFileSync(join(root, "bin", "run.sh"), "#!/bin/sh\necho hi\n")
+    chmodSync(join(root, "bin", "run.sh"), 0o755)
+    symlinkSync("a.txt", join(root, "link"))
     const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
     const session = okValue(await rewind.createSession({ title: "parent", cwd: root }))
     const { turnId } = okValue(await rewind.appendUserMessage(session.id, { text: "start" }))
@@ -67,10 +94,11 @@ describe("isolated forks on the built bin", () => {
       expect(r.code, r.stderr).toBe(0)
       const f = record(r.stdout, "fork") as {
         childSessionId: string
-        isolated: { root: string; files: number }
+        isolated: { root: string; files: number; links: number }
       }
       expect(f.isolated.root).toBe(into)
-      expect(f.isolated.files).toBe(2)
+      expect(f.isolated.files).toBe(3)
+      expect(f.isolated.links).toBe(1)
       forks.push(f.childSessionId)
     }
     expect(readFileSync(join(one, "a.txt"), "utf8")).toBe(BASE)
@@ -80,13 +108,21 @@ describe("isolated forks on the built bin", () => {
     const edits = await Promise.all([
       editAndCapture(
         one,
-        { "a.txt": BASE.replace("alpha", "ALPHA"), "new.txt": "from one\n" },
+        [
+          ["write", "a.txt", BASE.replace("alpha", "ALPHA")],
+          ["write", "new.txt", "from one\n"],
+        ],
         root,
         childOne,
       ),
       editAndCapture(
         two,
-        { "a.txt": BASE.replace("alpha", "first").replace("epsilon", "EPSILON") },
+        [
+          ["write", "a.txt", BASE.replace("alpha", "first").replace("epsilon", "EPSILON")],
+          ["chmod", "bin/run.sh", 0o700],
+          ["link", "link", "b.txt"],
+          ["link", "two-link", "bin/run.sh"],
+        ],
         root,
         childTwo,
       ),
@@ -132,6 +168,7 @@ describe("isolated forks on the built bin", () => {
     expect(a1.code, a1.stderr).toBe(0)
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe(BASE.replace("alpha", "ALPHA"))
     expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("from one\n")
+    const afterFirstMerge = snapshot(root)
 
     // The other now conflicts on line 1 (its line-5 change alone would merge).
     const p2 = await cli(["merge", childTwo, "--json", "--workspace", root])
@@ -140,7 +177,9 @@ describe("isolated forks on the built bin", () => {
       canApply: boolean
       conflicts: Array<{ path: string; reason: string; hunks: Array<{ source: string; target: string }> }>
     }
-    expect(m2.canApply).toBe(false)
+    // Its mode and link changes could be applied (a conflicting file is left as the target has it),
+    // but the conflict is resolved first.
+    expect(m2.canApply).toBe(true)
     expect(m2.conflicts.map((c) => [c.path, c.reason, c.hunks])).toEqual([
       ["a.txt", "text", [{ base: "alpha\n", source: "first\n", target: "ALPHA\n" }]],
     ])
@@ -170,12 +209,20 @@ describe("isolated forks on the built bin", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe(
       BASE.replace("alpha", "ALPHA").replace("epsilon", "EPSILON"),
     )
+    // Its mode and link changes came with it.
+    expect(lstatSync(join(root, "bin", "run.sh")).mode & 0o777).toBe(0o700)
+    expect(readlinkSync(join(root, "link"))).toBe("b.txt")
+    expect(readlinkSync(join(root, "two-link"))).toBe("bin/run.sh")
 
-    // Redo takes the last merge away; the first one stays.
+    // Redo takes the last merge away, bytes, modes and links; the first one stays.
     const redo = await cli(["redo", "--session", session.id, "--json", "--workspace", root])
     expect(redo.code, redo.stderr).toBe(0)
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe(BASE.replace("alpha", "ALPHA"))
     expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("from one\n")
+    expect(snapshot(root)).toEqual(afterFirstMerge)
+    expect(lstatSync(join(root, "bin", "run.sh")).mode & 0o777).toBe(0o755)
+    expect(readlinkSync(join(root, "link"))).toBe("a.txt")
+    expect(existsSync(join(root, "two-link"))).toBe(false)
     // The children's trees never moved.
     expect(readFileSync(join(one, "a.txt"), "utf8")).toBe(BASE.replace("alpha", "ALPHA"))
   })

@@ -11,6 +11,7 @@ import { type FaultBook, type FaultRule, makeFaultBook } from "./faultRules.js"
 export type WorkspaceOperation =
   | "read"
   | "write"
+  | "createFiles"
   | "delete"
   | "stat"
   | "list"
@@ -30,6 +31,7 @@ export class WorkspaceFaults extends Context.Tag("@rewind/testkit/WorkspaceFault
 const ioOperation: Record<WorkspaceOperation, WorkspaceIoError["operation"]> = {
   read: "read",
   write: "write",
+  createFiles: "write",
   delete: "delete",
   stat: "stat",
   list: "scan",
@@ -87,6 +89,20 @@ export const makeFaultyWorkspace = (
         })
       }),
     write: (path, content, options) => guard("write", path, inner.write(path, content, options)),
+    // Each file of a bulk creation is one createFiles to the fault rules: the files before the
+    // first one a rule hits are created (a failure midway, as on disk), then that one fails.
+    createFiles: (files) =>
+      Effect.suspend(() => {
+        for (const [hit, file] of files.entries()) {
+          const rule = book.decide("createFiles", file.path)
+          if (rule === undefined) continue
+          return Effect.zipRight(
+            inner.createFiles(files.slice(0, hit)),
+            faulted(rule, "createFiles", file.path, inner.createFiles([file])),
+          )
+        }
+        return inner.createFiles(files)
+      }),
     delete: (path) => guard("delete", path, inner.delete(path)),
     stat: (path) => guard("stat", path, inner.stat(path)),
     list: (directory) => guard("list", directory ?? ".", inner.list(directory)),

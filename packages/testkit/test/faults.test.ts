@@ -15,6 +15,7 @@ const countingWorkspace = () => {
     read: () => Effect.succeed(Option.none()),
     readMany: (paths) => Effect.succeed(paths.map(() => Either.right(Option.none()))),
     write: (path) => Effect.sync(() => void written.push(path)),
+    createFiles: (files) => Effect.sync(() => void written.push(...files.map((f) => f.path))),
     delete: () => Effect.succeed(false),
     stat: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([]),
@@ -32,6 +33,21 @@ const p = (s: string) => s as WorkspacePath
 const bytes = new Uint8Array([1])
 
 describe("fault-injecting workspace", () => {
+  it.effect("fails a bulk creation at the file a rule names, after creating the ones before it", () =>
+    Effect.gen(function* () {
+      const { service: inner, written } = countingWorkspace()
+      const { service, control } = makeFaultyWorkspace(inner)
+      control.inject({ operation: "createFiles", target: "b" })
+      const files = ["a", "b", "c"].map((path) => ({ path: p(path), content: bytes, mode: 0o644 }))
+      const failed = yield* Effect.either(service.createFiles(files))
+      expect(failed._tag).toBe("Left")
+      expect(written).toEqual(["a"])
+      // Spent: the next bulk creation goes through whole.
+      yield* service.createFiles(files.slice(1))
+      expect(written).toEqual(["a", "b", "c"])
+    }),
+  )
+
   it.effect("fails exactly the Nth call of an operation, once", () =>
     Effect.gen(function* () {
       const inner = countingWorkspace()

@@ -67,6 +67,7 @@ import {
 import { escapedName } from "./internal/names.js"
 import { nativeModuleStatus } from "./internal/nativeModule.js"
 import { makeNativeScanners } from "./internal/nativeScan.js"
+import { createNewFiles } from "./internal/newFiles.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -386,6 +387,15 @@ export const nodePrimitives = (
       files === undefined
         ? checked.writeFileAtomic(path, content, mode)
         : Effect.flatMap(relative(path), (rel) => files.writeAtomic(rel, content, mode)),
+
+    createFiles: (batch, directories) =>
+      Effect.flatMap(
+        // Every path is under the root (the confined workspace built them); said once more here.
+        attempt(() => {
+          for (const f of batch) relativeOf(f.absolute)
+        }),
+        () => createNewFiles(batch, directories, durability, files?.directoryOpener),
+      ),
 
     mkdir: (path) =>
       files === undefined ? checked.mkdir(path) : Effect.flatMap(relative(path), files.mkdir),

@@ -26,6 +26,7 @@ export interface MemoryFsAccess {
     | "stat"
     | "read"
     | "write"
+    | "create"
     | "mkdir"
     | "unlink"
     | "rmdir"
@@ -235,6 +236,39 @@ export class MemoryFileSystem {
             })
             return Effect.void
           }),
+        ),
+
+      // Exclusive creation, one access logged per file; nothing to flush in memory.
+      createFiles: (files) =>
+        Effect.flatMap(now, (t) =>
+          Effect.forEach(
+            files,
+            (file, index) =>
+              Effect.zipRight(
+                log("create", file.absolute),
+                Effect.suspend(() => {
+                  const parent = this.#nodes.get(parentOf(file.absolute))
+                  if (this.#nodes.has(file.absolute)) {
+                    return Effect.fail({ code: "EEXIST", message: `EEXIST: ${file.absolute} exists`, index })
+                  }
+                  if (parent?.kind !== "directory") {
+                    return Effect.fail({
+                      code: "ENOENT",
+                      message: `ENOENT: ${parentOf(file.absolute)} is not a directory`,
+                      index,
+                    })
+                  }
+                  this.#put(file.absolute, {
+                    kind: "file",
+                    content: file.content.slice(),
+                    mode: file.mode,
+                    ...this.#times(t),
+                  })
+                  return Effect.void
+                }),
+              ),
+            { discard: true },
+          ),
         ),
 
       mkdir: (path) =>

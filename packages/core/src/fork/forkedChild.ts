@@ -154,5 +154,7 @@ export const commitForkedChild = <E = never, R = never>(input: ForkedChildInput<
       at,
     })
     const committed = input.wrapCommit === undefined ? commit : input.wrapCommit(childId, commit)
-    return yield* tree === undefined ? committed : Effect.tapErrorCause(committed, () => tree.discard)
+    return yield* tree === undefined
+      ? committed
+      : committed.pipe(Effect.onExit((exit) => (exit._tag === "Success" ? tree.committed : tree.discard)))
   })

@@ -1,15 +1,21 @@
 /**
  * The isolated half of a fork: the child gets a tree of its own instead of sharing the parent's.
  * `buildIsolatedTree` runs once the child's id and copied turns are known and before anything is
- * committed: it checks and makes the target directory (`Workspaces.prepare`: absolute, missing or
- * empty, outside the source tree and the host's tree, and the source tree not inside it), plans the
- * fork base (`forkBase.ts`), materialises it (`materialiseTree.ts`), and answers the events that
- * record it in the child — the base as the child's first point, then `WorkspaceAssigned` — with
- * the report and a `discard` for when the commit fails. The parent's tree is only read.
+ * committed: it checks the target directory (`Workspaces.prepare`: absolute, missing or empty,
+ * outside the source tree and the host's tree, and the source tree not inside it), plans the fork
+ * base (`forkBase.ts`), and makes the tree atomically: journaled (`fork_materialise`, when the
+ * host has a journal), materialised into a private directory beside the target
+ * (`Workspaces.stage`, `materialiseTree.ts`), then renamed onto the target in one step
+ * (`publish`). Anything that stops it before that removes the private directory; a crash leaves
+ * the journal's record for `recover()`. It answers the events that record the tree in the child —
+ * the base as the child's first point, then `WorkspaceAssigned` — written only after the rename,
+ * with the report, a `discard` for when the commit fails and `committed` for when it succeeds.
+ * The parent's tree is only read.
  */
 import {
   type ForkWorkspace,
   type IsolatedTreeReport,
+  type OperationId,
   PointCaptured,
   refuse,
   type SessionEvent,
@@ -20,15 +26,17 @@ import {
 } from "@rewind/contracts"
 import { Clock, Effect, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { IdGenerator } from "../ports/IdGenerator.js"
+import { OperationJournal } from "../ports/OperationJournal.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace, type WorkspaceService } from "../ports/Workspace.js"
-import { Workspaces, type WorkspacesService } from "../ports/Workspaces.js"
+import { type StagedTree, Workspaces, type WorkspacesService } from "../ports/Workspaces.js"
 import type { SessionState } from "../session/sessionState.js"
 import { summarise } from "../snapshot/capturePoint.js"
 import { latestTurnPoint, pointIdFor } from "../snapshot/pointIndex.js"
 import { encodeManifest, loadManifest } from "../snapshot/pointManifest.js"
 import { type BaseEntry, type ForkBoundaryAt, planForkBase } from "./forkBase.js"
-import { discardTree, materialiseTree } from "./materialiseTree.js"
+import { materialiseTree } from "./materialiseTree.js"
 
 export type IsolatedWorkspace = Extract<ForkWorkspace, { readonly mode: "isolated" }>
 
@@ -45,7 +53,10 @@ export interface IsolatedTreeInput {
 export interface IsolatedTree {
   readonly events: ReadonlyArray<SessionEvent>
   readonly report: IsolatedTreeReport
+  /** For a commit that failed: takes the published tree back and closes the journal's record. */
   readonly discard: Effect.Effect<void>
+  /** For a commit that succeeded: closes the journal's record. */
+  readonly committed: Effect.Effect<void>
 }
 
 /** The part of a fork's request key naming its tree, so a command id reused for another tree is refused. */
@@ -78,6 +89,31 @@ export const buildIsolatedTree = (input: IsolatedTreeInput) =>
     )
   })
 
+/**
+ * The journal's record of the tree being made, when the host has a journal: begun before the
+ * private directory exists, completed when the fork is committed or abandoned, so a crash anywhere
+ * between leaves an operation `recover()` lists (and doctor reports).
+ */
+const treeJournal = (input: IsolatedTreeInput, operationId: OperationId, tree: StagedTree) =>
+  Effect.gen(function* () {
+    const journal = yield* Effect.serviceOption(OperationJournal)
+    if (Option.isNone(journal)) return { complete: (_: "committed" | "rolled_back") => Effect.void }
+    yield* journal.value.begin({
+      operationId,
+      sessionId: input.parentId,
+      kind: "fork_materialise",
+      files: [],
+      tree: { root: tree.root, staging: tree.staging, childSessionId: input.childId },
+      startedAt: yield* Clock.currentTimeMillis,
+    })
+    return {
+      complete: (status: "committed" | "rolled_back") =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          Effect.ignore(journal.value.complete(operationId, { status, at })),
+        ),
+    }
+  })
+
 const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, source: WorkspaceService) =>
   Effect.gen(function* () {
     const store = yield* SessionStore
@@ -96,14 +132,14 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
         )
       }
     }
-    const root = yield* workspaces.prepare(wanted)
+    const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+    const staged = yield* workspaces.prepare(wanted, operationId)
+    const root = staged.root
     for (const tree of [source.root, workspaces.hostRoot]) {
       if (within(root, tree) || within(tree, root)) {
         return yield* refused("overlaps_tree", root, `${root} (as resolved) overlaps the tree ${tree}`)
       }
     }
-    const opened = yield* workspaces.open(root)
-    const target = opened.workspace
     const manifest = yield* Effect.catchAll(loadManifest(plan.point.manifestHash), (e) =>
       refuse("unavailable", `the manifest of point ${plan.point.pointId} cannot be read: ${e.message}`),
     )
@@ -116,19 +152,32 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
       if (entry === null) base.delete(path)
       else base.set(path, entry)
     }
-    const made = yield* materialiseTree({
-      workspaces,
-      source,
-      sourceLatest: latestTurnPoint({ points: input.parent.points, writeIntents: [] }),
-      target,
-      base,
-      leftOut: plan.point.skipped,
-      copyUnrecorded: input.workspace.copyUnrecorded === true,
-    })
-    const discard = discardTree(target, [...made.manifest.keys(), ...(made.copied as Array<WorkspacePath>)])
-    const manifestHash = yield* Effect.tapErrorCause(
-      artifacts.put(encodeManifest(made.manifest)),
-      () => discard,
+    const journal = yield* treeJournal(input, operationId, staged)
+    // Whatever stops the tree before it is in place (a failure, a refusal, an interruption)
+    // removes the private directory and closes the journal's record: no target, no temp dir.
+    const abandon = Effect.zipRight(
+      Effect.ignore(workspaces.discard(staged)),
+      journal.complete("rolled_back"),
+    )
+    const made = yield* Effect.gen(function* () {
+      const target = yield* workspaces.stage(staged)
+      const made = yield* materialiseTree({
+        workspaces,
+        source,
+        sourceLatest: latestTurnPoint({ points: input.parent.points, writeIntents: [] }),
+        target,
+        base,
+        leftOut: plan.point.skipped,
+        copyUnrecorded: input.workspace.copyUnrecorded === true,
+      })
+      const manifestHash = yield* artifacts.put(encodeManifest(made.manifest))
+      // One step: the whole tree appears at the target, or nothing does.
+      yield* workspaces.publish(staged)
+      return { ...made, manifestHash }
+    }).pipe(Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : abandon)))
+    const discard = Effect.zipRight(
+      Effect.ignore(workspaces.unpublish(staged)),
+      journal.complete("rolled_back"),
     )
     const basePointId = pointIdFor(input.childId, input.childTurnId)
     const summary = summarise(made.manifest)
@@ -152,7 +201,7 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
           pointId: basePointId,
           kind: "turn",
           turnId: input.childTurnId,
-          manifestHash,
+          manifestHash: made.manifestHash,
           reusedManifest: false,
           ...summary,
           skipped: [...plan.point.skipped.filter((s) => !copied.has(s.path)), ...made.notMaterialised],
@@ -163,11 +212,12 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
           root,
           sourceSessionId: input.parentId,
           basePointId,
-          baseManifestHash: manifestHash,
+          baseManifestHash: made.manifestHash,
           sourceAt: plan.boundary,
         }),
       ],
       report,
       discard,
+      committed: journal.complete("committed"),
     } satisfies IsolatedTree
   })

@@ -1,6 +1,7 @@
 /**
- * Materialising an isolated fork's tree: the fork base (`forkBase.ts`) written into a new, empty
- * directory straight from the artifact store. A file whose content the source tree's file is known
+ * Materialising an isolated fork's tree: the fork base (`forkBase.ts`) written into the fork's
+ * private staging directory (`Workspaces.stage`: new, empty, nobody else's) straight from the
+ * artifact store, with the bulk `Workspace.createFiles` (no temp file and rename per file). A file whose content the source tree's file is known
  * to hold (the source's latest capture vouches for it by its stat) is first tried as a
  * copy-on-write clone (`Workspaces.clone`, `FICLONE`); the clone is read back and its hash checked,
  * and a clone that does not hash right, or a filesystem that cannot clone, falls back to writing
@@ -10,8 +11,10 @@
  * output, `node_modules`, over-size files) is listed too, and copied from the source tree as it is
  * now only when asked (`copyUnrecorded`), through both trees' confined workspaces.
  *
- * Nothing here is journaled: the target is a directory nobody else uses yet. A failure removes
- * what was written (`discardTree`), and the fork commits no child.
+ * Links are made last, after every file (the base's and the copied ones), so no file is ever
+ * created under a link. Nothing here is journaled file by file: the caller journals the whole
+ * staging directory, removes it on failure, and renames it into place once this succeeded
+ * (`isolatedFork.ts`).
  */
 import {
   type ContentHash,
@@ -22,7 +25,7 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { Workspace, type WorkspaceService } from "../ports/Workspace.js"
+import { type NewFile, Workspace, type WorkspaceError, type WorkspaceService } from "../ports/Workspace.js"
 import type { WorkspacesService } from "../ports/Workspaces.js"
 import { loadStatCache, sameStat } from "../snapshot/capturePoint.js"
 import type { ManifestEntry } from "../snapshot/pointManifest.js"
@@ -36,6 +39,7 @@ export interface MaterialiseInput {
   readonly source: WorkspaceService
   /** The source tree's latest turn point: its stat cache vouches for unchanged source files. */
   readonly sourceLatest: PointCaptured | undefined
+  /** The staging directory's workspace: new and empty. */
   readonly target: WorkspaceService
   readonly base: ReadonlyMap<WorkspacePath, BaseEntry>
   /** What the base point's capture left out. */
@@ -57,29 +61,27 @@ const BATCH = 256
 const byPath = <V>(entries: Iterable<readonly [WorkspacePath, V]>) =>
   [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
-/** Removes what a failed materialisation wrote (files and links, then emptied directories). */
-export const discardTree = (target: WorkspaceService, paths: Iterable<WorkspacePath>) =>
-  Effect.gen(function* () {
-    const directories = new Set<string>()
-    for (const path of paths) {
-      yield* Effect.either(target.delete(path))
-      const parts = path.split("/")
-      for (let i = parts.length - 1; i > 0; i--) directories.add(parts.slice(0, i).join("/"))
-    }
-    const deepestFirst = [...directories].sort((a, b) => b.split("/").length - a.split("/").length)
-    for (const dir of deepestFirst) yield* Effect.either(target.removeEmptyDirectory(dir as WorkspacePath))
-  })
+/** Files a copy holds before creating them in one bulk call (count, bytes). */
+const COPY_BATCH = { files: 256, bytes: 8 * 1024 * 1024 }
 
-/** Copies what the base point left out from the source tree as it is now (files, links, directories). */
-const copyLeftOut = (
-  input: MaterialiseInput,
-  made: Set<WorkspacePath>,
-  manifest: Map<WorkspacePath, ManifestEntry>,
-) =>
+/**
+ * Copies what the base point left out from the source tree as it is now: files (in batches) as it
+ * goes, links only collected, for the caller to make last.
+ */
+const copyLeftOut = (input: MaterialiseInput, manifest: Map<WorkspacePath, ManifestEntry>) =>
   Effect.gen(function* () {
     const copied: Array<string> = []
     const problems: Array<SkippedPath> = []
-    const copyPath = (path: WorkspacePath): Effect.Effect<void> =>
+    const links: Array<readonly [WorkspacePath, string]> = []
+    let pending: Array<NewFile> = []
+    let pendingBytes = 0
+    const flush = Effect.suspend(() => {
+      const batch = pending
+      pending = []
+      pendingBytes = 0
+      return batch.length === 0 ? Effect.void : input.target.createFiles(batch)
+    })
+    const copyPath = (path: WorkspacePath): Effect.Effect<void, WorkspaceError> =>
       Effect.gen(function* () {
         if (protectionByName(path) !== undefined || manifest.has(path)) return
         const stat = yield* Effect.either(input.source.stat(path))
@@ -97,126 +99,131 @@ const copyLeftOut = (
           }
           return
         }
-        const done = yield* Effect.either(
-          kind === "symlink"
-            ? Effect.flatMap(input.source.readLink(path), (target) =>
-                Effect.as(input.target.symlink(path, target), { kind: "link", target } as ManifestEntry),
-              )
-            : kind === "file"
-              ? Effect.flatMap(input.source.read(path), (file) =>
-                  Option.isNone(file)
-                    ? Effect.succeed(undefined)
-                    : Effect.as(
-                        input.target.write(path, file.value.content, { mode: file.value.mode }),
-                        undefined,
-                      ),
-                )
-              : Effect.succeed(undefined),
-        )
-        if (Either.isLeft(done)) {
-          problems.push({ path, reason: "unreadable", detail: done.left.message })
+        if (kind === "symlink") {
+          const target = yield* Effect.either(input.source.readLink(path))
+          if (Either.isLeft(target)) {
+            problems.push({ path, reason: "unreadable", detail: target.left.message })
+            return
+          }
+          links.push([path, target.right])
           return
         }
-        made.add(path)
+        if (kind !== "file") return
+        const file = yield* Effect.either(input.source.read(path))
+        if (Either.isLeft(file)) {
+          problems.push({ path, reason: "unreadable", detail: file.left.message })
+          return
+        }
+        if (Option.isNone(file.right)) return
+        pending.push({ path, content: file.right.value.content, mode: file.right.value.mode })
+        pendingBytes += file.right.value.content.byteLength
         copied.push(path)
+        if (pending.length >= COPY_BATCH.files || pendingBytes >= COPY_BATCH.bytes) yield* flush
       })
     for (const item of input.leftOut) {
       if (workspacePathProblem(item.path) !== undefined) continue
       yield* copyPath(item.path as WorkspacePath)
     }
-    return { copied, problems }
+    yield* flush
+    return { copied, problems, links }
   })
 
 export const materialiseTree = (input: MaterialiseInput) =>
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
-    const made = new Set<WorkspacePath>()
-    const run = Effect.gen(function* () {
-      const notMaterialised: Array<SkippedPath> = []
-      // The protection policy, with the source tree's ignore rules as they are now.
-      const protectedPaths = yield* checkProtection(input.base.keys()).pipe(
-        Effect.provideService(Workspace, input.source),
+    const notMaterialised: Array<SkippedPath> = []
+    // The protection policy, with the source tree's ignore rules as they are now.
+    const protectedPaths = yield* checkProtection(input.base.keys()).pipe(
+      Effect.provideService(Workspace, input.source),
+    )
+    for (const p of protectedPaths.values()) {
+      notMaterialised.push({ path: p.path, reason: "protected", detail: p.message })
+    }
+    const cache = yield* loadStatCache(input.sourceLatest?.statCacheHash)
+    const manifest = new Map<WorkspacePath, ManifestEntry>()
+    const files: Array<readonly [WorkspacePath, { hash: ContentHash; mode: number }]> = []
+    const links: Array<readonly [WorkspacePath, string]> = []
+    for (const [path, entry] of byPath(input.base)) {
+      if (protectedPaths.has(path)) continue
+      if (entry.kind === "file") files.push([path, entry])
+      else links.push([path, entry.target])
+    }
+    let cloned = 0
+    let written = 0
+    let canClone = true
+    const toWrite: Array<readonly [WorkspacePath, { hash: ContentHash; mode: number }]> = []
+    for (const [path, file] of files) {
+      const cached = cache.get(path)
+      if (!canClone || cached === undefined || cached.hash !== file.hash) {
+        toWrite.push([path, file])
+        continue
+      }
+      // Only a source file whose stat the capture vouched for is a candidate; the clone itself
+      // is checked below, so a file changed since is caught whatever its stat says.
+      const stat = yield* Effect.either(input.source.stat(path))
+      if (Either.isLeft(stat) || Option.isNone(stat.right) || !sameStat(cached, stat.right.value)) {
+        toWrite.push([path, file])
+        continue
+      }
+      const clone = yield* Effect.either(
+        input.workspaces.clone(input.source.root, input.target.root, path, file.mode),
       )
-      for (const p of protectedPaths.values()) {
-        notMaterialised.push({ path: p.path, reason: "protected", detail: p.message })
+      if (Either.isLeft(clone) || !clone.right) {
+        // A filesystem that cannot clone one file cannot clone the next either.
+        if (Either.isRight(clone)) canClone = false
+        toWrite.push([path, file])
+        continue
       }
-      const cache = yield* loadStatCache(input.sourceLatest?.statCacheHash)
-      const manifest = new Map<WorkspacePath, ManifestEntry>()
-      const files: Array<readonly [WorkspacePath, { hash: ContentHash; mode: number }]> = []
-      const links: Array<readonly [WorkspacePath, string]> = []
-      for (const [path, entry] of byPath(input.base)) {
-        if (protectedPaths.has(path)) continue
-        if (entry.kind === "file") files.push([path, entry])
-        else links.push([path, entry.target])
+      const back = yield* input.target.read(path)
+      if (Option.isSome(back) && hashContent(back.value.content) === file.hash) {
+        cloned++
+        manifest.set(path, {
+          kind: "file",
+          hash: file.hash,
+          mode: file.mode,
+          size: back.value.content.byteLength,
+        })
+      } else {
+        // The source changed under the clone: the stored bytes go there instead.
+        yield* input.target.delete(path)
+        toWrite.push([path, file])
       }
-      let cloned = 0
-      let written = 0
-      let canClone = true
-      const toWrite: Array<readonly [WorkspacePath, { hash: ContentHash; mode: number }]> = []
-      for (const [path, file] of files) {
-        const cached = cache.get(path)
-        if (!canClone || cached === undefined || cached.hash !== file.hash) {
-          toWrite.push([path, file])
-          continue
-        }
-        // Only a source file whose stat the capture vouched for is a candidate; the clone itself
-        // is checked below, so a file changed since is caught whatever its stat says.
-        const stat = yield* Effect.either(input.source.stat(path))
-        if (Either.isLeft(stat) || Option.isNone(stat.right) || !sameStat(cached, stat.right.value)) {
-          toWrite.push([path, file])
-          continue
-        }
-        const made1 = yield* Effect.either(
-          input.workspaces.clone(input.source.root, input.target.root, path, file.mode),
-        )
-        if (Either.isLeft(made1) || !made1.right) {
-          // A filesystem that cannot clone one file cannot clone the next either.
-          if (Either.isRight(made1)) canClone = false
-          toWrite.push([path, file])
-          continue
-        }
-        made.add(path)
-        const back = yield* input.target.read(path)
-        if (Option.isSome(back) && hashContent(back.value.content) === file.hash) {
-          cloned++
-          manifest.set(path, {
-            kind: "file",
-            hash: file.hash,
-            mode: file.mode,
-            size: back.value.content.byteLength,
-          })
-        } else toWrite.push([path, file])
+    }
+    for (let i = 0; i < toWrite.length; i += BATCH) {
+      const batch = toWrite.slice(i, i + BATCH)
+      const contents = yield* artifacts.getMany(batch.map(([, f]) => f.hash))
+      yield* input.target.createFiles(
+        batch.map(([path, file], j) => ({ path, content: contents[j]!, mode: file.mode })),
+      )
+      for (const [j, [path, file]] of batch.entries()) {
+        written++
+        manifest.set(path, { kind: "file", hash: file.hash, mode: file.mode, size: contents[j]!.byteLength })
       }
-      for (let i = 0; i < toWrite.length; i += BATCH) {
-        const batch = toWrite.slice(i, i + BATCH)
-        const contents = yield* artifacts.getMany(batch.map(([, f]) => f.hash))
-        for (const [j, [path, file]] of batch.entries()) {
-          const content = contents[j]!
-          made.add(path)
-          yield* input.target.write(path, content, { mode: file.mode })
-          written++
-          manifest.set(path, { kind: "file", hash: file.hash, mode: file.mode, size: content.byteLength })
-        }
+    }
+    for (const [path, target] of links) manifest.set(path, { kind: "link", target })
+    const extra = input.copyUnrecorded
+      ? yield* copyLeftOut(input, manifest)
+      : { copied: [] as Array<string>, problems: [] as Array<SkippedPath>, links: [] }
+    // Last, once every file is there: the links, the base's, then the copied ones.
+    for (const [path, target] of links) {
+      const linked = yield* Effect.either(input.target.symlink(path, target))
+      if (Either.isLeft(linked)) {
+        manifest.delete(path)
+        notMaterialised.push({ path, reason: "not_a_regular_file", detail: linked.left.message })
       }
-      for (const [path, target] of links) {
-        const linked = yield* Effect.either(input.target.symlink(path, target))
-        if (Either.isLeft(linked)) {
-          notMaterialised.push({ path, reason: "not_a_regular_file", detail: linked.left.message })
-          continue
-        }
-        made.add(path)
-        manifest.set(path, { kind: "link", target })
-      }
-      const extra = input.copyUnrecorded
-        ? yield* copyLeftOut(input, made, manifest)
-        : { copied: [] as Array<string>, problems: [] as Array<SkippedPath> }
-      return {
-        manifest,
-        cloned,
-        written,
-        copied: extra.copied,
-        notMaterialised: [...notMaterialised, ...extra.problems],
-      } satisfies Materialised
-    })
-    return yield* Effect.tapErrorCause(run, () => discardTree(input.target, made))
+    }
+    const copied = [...extra.copied]
+    for (const [path, target] of extra.links) {
+      const linked = yield* Effect.either(input.target.symlink(path, target))
+      if (Either.isLeft(linked))
+        extra.problems.push({ path, reason: "unreadable", detail: linked.left.message })
+      else copied.push(path)
+    }
+    return {
+      manifest,
+      cloned,
+      written,
+      copied,
+      notMaterialised: [...notMaterialised, ...extra.problems],
+    } satisfies Materialised
   })

@@ -54,6 +54,14 @@ export interface ScannedEntry {
 
 export type WorkspaceError = PathRefused | WorkspaceIoError
 
+/** One file of a bulk creation (`createFiles`). */
+export interface NewFile {
+  readonly path: WorkspacePath
+  readonly content: Uint8Array
+  /** The file's permission bits, exactly (the umask does not apply). */
+  readonly mode: number
+}
+
 export interface WorkspaceService {
   /** The root directory, for messages; never used to build paths outside the adapter. */
   readonly root: string
@@ -84,6 +92,19 @@ export interface WorkspaceService {
     content: Uint8Array,
     options?: WorkspaceWriteOptions,
   ) => Effect.Effect<void, WorkspaceError>
+  /**
+   * The bulk "write a new tree" operation: creates each file new, in order, in a tree nobody else
+   * uses yet (an isolated fork's private staging directory). Nothing may exist at a file's path
+   * (`EEXIST`: an existing file is never replaced, a symlink there never followed); missing parent
+   * directories are created, and the directories that exist on the way are confined as for
+   * `write` (a symlink on the way is refused, `symlink_in_path`), each checked once per call. There
+   * is no temp file and rename per file, which is what makes it cheaper than `write`; with durable
+   * writes the files, and the directories they were added to, are flushed before it answers. It
+   * stops at the first failure, leaving the files made before it (the caller discards the tree).
+   * Links are not made here: a caller creates them with `symlink` after every file, so no file is
+   * ever created under a link.
+   */
+  readonly createFiles: (files: ReadonlyArray<NewFile>) => Effect.Effect<void, WorkspaceError>
   /**
    * Removes a file or a symlink (never its target, never a directory); false when nothing was
    * there. A symlink in a directory component is refused (`symlink_in_path`).

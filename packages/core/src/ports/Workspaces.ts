@@ -3,9 +3,23 @@
  * supports them supplies it (the embedded default does, over the Node workspace); without it an
  * isolated fork refuses (`unavailable`) and a session that has its own tree cannot be worked on.
  *
- * - `prepare` makes the directory a new tree goes in: it must be absolute, not exist or be an empty
- *   directory, and lie outside the host's tree (nor contain it), nor be reached through a symlink
- *   on the way. Refuses `workspace_refused` (details `{ reason, root }`) otherwise, touching nothing.
+ * A new tree is made atomically, in three steps:
+ * - `prepare` checks where it goes, creating nothing: the target must be absolute, not exist or be
+ *   an empty directory, and not be reached through a symlink on the way (so its parent is where it
+ *   says it is). Refuses `workspace_refused` (details `{ reason, root }`) otherwise. It names the
+ *   private directory beside the target the tree is written into,
+ *   `<parent>/.<name>.rewind-<operationId>`.
+ * - `stage` creates the target's missing parents and that private directory (exclusively, so two
+ *   forks never share one; readable by its owner only while it is filled) and answers a confined
+ *   Workspace over it.
+ * - `publish` renames the private directory onto the target in one step. Whoever publishes first
+ *   wins; a target filled meanwhile (another fork's tree) refuses `workspace_refused` with reason
+ *   `taken`, and the private directory is left for the caller to `discard`.
+ * `discard` removes a private directory whole (a link in it is removed, never followed);
+ * `unpublish` takes back a tree this service published in this process (the target is renamed
+ * back aside and removed), for a fork whose commit failed; `inspect` says what a crash left
+ * (for `recover`).
+ *
  * - `open` gives a confined Workspace over an existing tree, with the store directories that lie
  *   inside it (for the protection policy).
  * - `clone` makes `path` in the target tree a copy-on-write clone of `path` in the source tree
@@ -23,10 +37,31 @@ export interface OpenedWorkspace {
   readonly storeDirectories: ReadonlyArray<string>
 }
 
+/** Where a new tree goes: the target, and the private directory it is written in first. */
+export interface StagedTree {
+  /** The target directory, absolute, as resolved (no symlink on the way). */
+  readonly root: string
+  /** `<parent of root>/.<name of root>.rewind-<operationId>`. */
+  readonly staging: string
+}
+
+/** What is at a staged tree's two places now. */
+export interface StagedTreeState {
+  readonly staging: "missing" | "present"
+  readonly root: "missing" | "empty" | "occupied"
+}
+
 export interface WorkspacesService {
   /** The host's own tree (the root of the `Workspace` the host supplies), absolute and resolved. */
   readonly hostRoot: string
-  readonly prepare: (root: string) => Effect.Effect<string, Refused | WorkspaceIoError>
+  readonly prepare: (root: string, operationId: string) => Effect.Effect<StagedTree, Refused>
+  readonly stage: (tree: StagedTree) => Effect.Effect<WorkspaceService, Refused | WorkspaceIoError>
+  readonly publish: (tree: StagedTree) => Effect.Effect<void, Refused | WorkspaceIoError>
+  /** Removes the private directory whole; false when it was not there. */
+  readonly discard: (tree: StagedTree) => Effect.Effect<boolean, WorkspaceIoError>
+  /** Takes back a tree published by this service; false (left alone) when the target is not it. */
+  readonly unpublish: (tree: StagedTree) => Effect.Effect<boolean, WorkspaceIoError>
+  readonly inspect: (tree: StagedTree) => Effect.Effect<StagedTreeState, WorkspaceIoError>
   readonly open: (root: string) => Effect.Effect<OpenedWorkspace, WorkspaceIoError>
   readonly clone: (
     sourceRoot: string,

@@ -9,9 +9,11 @@
  * pending operation for `recover()`.
  *
  * Symlinks are journaled beside the files (`input.links`) and changed here too, for every caller:
- * the links in the way of the new state are removed before the targets are read (a read or write
- * never meets a link), the new state's links are made at the commit, before the caller's record,
- * and every link step is put back when anything after it fails (`journaledLinks.ts`).
+ * the links in the way of the new state are removed right after the intent is journaled (their
+ * paths are not read for the rescue point: a link holds no file, so the rescue there is absent),
+ * the new state's links are made at the commit, before the caller's record, and every link step
+ * is put back when anything after it fails (`journaledLinks.ts`). A crash anywhere after the
+ * intent leaves every link step for `recover()` to finish or undo.
  *
  * Every restore passes the protection policy here (`refuseProtected`): a plan that would write or
  * delete Rewind's store, a `.git` path or an ignored path is refused whole, before the journal.
@@ -163,17 +165,7 @@ export const runDurableRestore = <A, E, R>(
 
     const links = input.links ?? []
     const removed: Array<LinkUndo> = []
-    const unlinked = yield* Effect.either(removeLinksFor(links, "planned", removed))
-    if (Either.isLeft(unlinked)) {
-      yield* runLinkUndo(removed)
-      return {
-        _tag: "RolledBack",
-        step: 0,
-        path: unlinked.left.path,
-        message: unlinked.left.message,
-      } satisfies DurableRestoreResult<A>
-    }
-    const result = yield* journalAndWrite(input, writes, paths, linkThenCommit(links, commit)).pipe(
+    const result = yield* journalAndWrite(input, writes, paths, removed, linkThenCommit(links, commit)).pipe(
       Effect.tapError(() => runLinkUndo(removed)),
       Effect.catchIf(
         (error): error is LinkNotMade => error instanceof LinkNotMade,
@@ -222,11 +214,19 @@ const journalAndWrite = <A, E, R>(
   input: DurableRestoreInput,
   writes: ReadonlyArray<PlannedWrite>,
   paths: ReadonlyArray<WorkspacePath>,
+  removed: Array<LinkUndo>,
   commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
 ) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const journal = yield* OperationJournal
+    const links = input.links ?? []
+    // A path where a link stands that this restore removes holds no file: its rescue version is
+    // absent, and it is not read (a read never meets a link). The link goes after the journal's
+    // intent, so a crash in between leaves it journaled for recovery.
+    const unlinking = new Set(
+      links.flatMap((l) => (l.rescue !== null && l.rescue !== l.planned ? [l.path] : [])),
+    )
 
     // The rescue point: every target's current content, read once (unless the caller already has)
     // and stored by content.
@@ -234,6 +234,10 @@ const journalAndWrite = <A, E, R>(
     const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
     for (const path of paths) {
       if (rescued.has(path)) continue
+      if (unlinking.has(path)) {
+        current.set(path, Option.none())
+        continue
+      }
       const read = yield* Effect.either(workspace.read(path))
       if (Either.isLeft(read)) {
         return {
@@ -296,6 +300,20 @@ const journalAndWrite = <A, E, R>(
       ...(input.redoes === undefined ? {} : { redoes: input.redoes }),
       ...(input.cursorTarget === undefined ? {} : { cursorTarget: input.cursorTarget }),
     })
+
+    const unlinked = yield* Effect.either(removeLinksFor(links, "planned", removed))
+    if (Either.isLeft(unlinked)) {
+      yield* runLinkUndo(removed)
+      yield* Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        journal.complete(input.operationId, { status: "rolled_back", at }),
+      )
+      return {
+        _tag: "RolledBack",
+        step: 0,
+        path: unlinked.left.path,
+        message: unlinked.left.message,
+      } satisfies DurableRestoreResult<A>
+    }
 
     // The in-memory entries drive compensation. Nothing more is logged durably while writing: the
     // intent, durable before the first write, already says the files may differ from the rescue

@@ -59,6 +59,14 @@ export const removeLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, un
     for (const link of links) {
       const target = link[from]
       if (target === null || target === link[to]) continue
+      // Never a removal of something else that came to stand at the path (a file has no rescue here).
+      const now = yield* Effect.either(linkAt(link.path))
+      if (Either.isLeft(now) || now.right !== target) {
+        return yield* Effect.fail({
+          path: link.path,
+          message: `${link.path} is no longer the link to ${target} that was planned for`,
+        })
+      }
       const removed = yield* Effect.either(workspace.delete(link.path))
       if (Either.isLeft(removed))
         return yield* Effect.fail({ path: link.path, message: removed.left.message })
@@ -87,4 +95,77 @@ export const runLinkUndo = (undo: Array<LinkUndo>) =>
   Effect.suspend(() => {
     const steps = undo.splice(0).reverse()
     return Effect.forEach(steps, (u) => Effect.either(u), { discard: true })
+  })
+
+// ---- recovery: links of an interrupted operation, each in whatever state the crash left it ----
+
+/**
+ * `removed`: no link there, where both sides have one (a retarget cut between removing the old
+ * link and making the new one); either resolution can make its side's link there.
+ */
+export type RecoveredLinkState = "rescue" | "planned" | "removed" | "changed" | "unreadable"
+
+export interface RecoveredLink {
+  readonly path: WorkspacePath
+  readonly state: RecoveredLinkState
+  /** The link's target now; null when no link is there (nothing, or a file). */
+  readonly current: string | null
+  readonly rescue: string | null
+  readonly planned: string | null
+}
+
+/** Where each journaled link stands now: as before the operation, as after, or neither. */
+export const inspectLinks = (links: ReadonlyArray<JournaledLink>) =>
+  Effect.forEach(links, (link) =>
+    Effect.map(Effect.either(linkAt(link.path)), (now): RecoveredLink => {
+      if (Either.isLeft(now)) return { ...link, state: "unreadable", current: null }
+      const current = now.right
+      const state =
+        current === link.planned
+          ? "planned"
+          : current === link.rescue
+            ? "rescue"
+            : current === null
+              ? "removed"
+              : "changed"
+      return { ...link, state, current }
+    }),
+  )
+
+/**
+ * Recovery's first link step toward `to`: removes every link that is not `to`'s, after checking
+ * it still points where `inspectLinks` saw it (so a link changed meanwhile is refused, not
+ * removed). What was removed is in `undo`.
+ */
+export const removeRecoveredLinks = (links: ReadonlyArray<RecoveredLink>, to: Side, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    for (const link of links) {
+      if (link.current === null || link.current === link[to]) continue
+      const now = yield* Effect.either(linkAt(link.path))
+      if (Either.isLeft(now) || now.right !== link.current) {
+        return yield* Effect.fail({
+          path: link.path,
+          message: "the link changed while it was being recovered",
+        })
+      }
+      const removed = yield* Effect.either(workspace.delete(link.path))
+      if (Either.isLeft(removed))
+        return yield* Effect.fail({ path: link.path, message: removed.left.message })
+      const target = link.current
+      undo.push(Effect.asVoid(workspace.symlink(link.path, target)))
+    }
+  })
+
+/** Recovery's last link step toward `to` (after the files): makes each of `to`'s links not there. */
+export const createRecoveredLinks = (links: ReadonlyArray<RecoveredLink>, to: Side, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    for (const link of links) {
+      const target = link[to]
+      if (target === null || link.current === target) continue
+      const made = yield* Effect.either(workspace.symlink(link.path, target))
+      if (Either.isLeft(made)) return yield* Effect.fail({ path: link.path, message: made.left.message })
+      undo.push(Effect.asVoid(workspace.delete(link.path)))
+    }
   })

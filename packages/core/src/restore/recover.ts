@@ -3,8 +3,12 @@
  * begun but never completed, with what each of its files holds now: its rescue version (as before
  * the operation), its planned version (as after), or something else (changed by someone meanwhile,
  * or unreadable). `resolveOperation` then finishes one: `continue` writes the planned versions,
- * `rollback` the rescue versions. Either way a file that holds neither is refused, not overwritten,
- * and nothing is written; temp files that writes cut short by the crash left next to the
+ * `rollback` the rescue versions. The symlinks journaled beside the files (`JournaledLink`) are
+ * recovered the same way: each is listed as it stands now (rescue, planned or changed), and a
+ * resolution removes the links not of the side wanted, writes the files, then makes that side's
+ * links, from whatever mix of the two the crash left. An isolated fork's interrupted
+ * materialisation (`fork_materialise`) is listed with its tree and resolved by `recoverTree.ts`.
+ * Either way a file or link that holds neither is refused, not overwritten, and nothing is written; temp files that writes cut short by the crash left next to the
  * operation's files are removed. An operation whose result the session already recorded can only be
  * continued; continuing one it did not record also writes the record, so the session and the files
  * agree again.
@@ -37,7 +41,16 @@ import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { refuseProtected } from "./durableRestore.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
+import {
+  createRecoveredLinks,
+  inspectLinks,
+  type LinkUndo,
+  type RecoveredLink,
+  removeRecoveredLinks,
+  runLinkUndo,
+} from "./journaledLinks.js"
 import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
+import { inspectTree, type RecoveredTree, resolveTree } from "./recoverTree.js"
 import { loadFileVersion, redoBranch, restoreBranch, versionHash } from "./redo.js"
 import {
   appendFresh,
@@ -66,7 +79,14 @@ export interface IncompleteOperation {
   /** Whether the session stream already records the operation as done. */
   readonly recorded: boolean
   readonly files: ReadonlyArray<RecoveredFile>
-  /** True when every file holds its rescue or planned version, so both resolutions are possible. */
+  /** The symlinks the operation changes (journaled beside the files), each as it is now. */
+  readonly links: ReadonlyArray<RecoveredLink>
+  /** For an isolated fork's materialisation: the tree and what is at its two places now. */
+  readonly tree?: RecoveredTree
+  /**
+   * True when every file and link holds its rescue or planned version, so both resolutions are
+   * possible (any mix of the two: a crash can come between any two steps).
+   */
   readonly resolvable: boolean
   /** Set when the journal row does not decode: what is wrong with it, in a sentence. */
   readonly damaged?: string
@@ -96,11 +116,16 @@ const isRecorded = (sessionId: SessionId, operationId: OperationId) =>
 const inspect = (record: OperationRecord) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
+    const links = yield* inspectLinks(record.intent.links ?? [])
+    // A path where a journaled link stands now holds no file: its file version there is absent.
+    const linkedNow = new Set(links.flatMap((l) => (l.current === null ? [] : [l.path])))
     const files: Array<RecoveredFile> = []
     for (const file of record.intent.files) {
       const rescueHash = versionHash(file.rescue)
       const plannedHash = versionHash(file.planned)
-      const current = yield* Effect.either(workspace.read(file.path))
+      const current = linkedNow.has(file.path)
+        ? Either.right(Option.none())
+        : yield* Effect.either(workspace.read(file.path))
       if (Either.isLeft(current)) {
         files.push({ path: file.path, state: "unreadable", currentHash: null, rescueHash, plannedHash })
         continue
@@ -114,11 +139,13 @@ const inspect = (record: OperationRecord) =>
       files.push({ path: file.path, state, currentHash, rescueHash, plannedHash })
     }
     const recorded = yield* isRecorded(record.intent.sessionId, record.intent.operationId)
+    const settled = (s: string) => s === "rescue" || s === "planned" || s === "removed"
     return {
       record,
       recorded,
       files,
-      resolvable: files.every((f) => f.state === "rescue" || f.state === "planned"),
+      links,
+      resolvable: files.every((f) => settled(f.state)) && links.every((l) => settled(l.state)),
     } satisfies IncompleteOperation
   })
 
@@ -138,6 +165,7 @@ const damagedOperation = (row: DamagedOperation): IncompleteOperation => ({
   },
   recorded: false,
   files: [],
+  links: [],
   resolvable: false,
   damaged: row.problem,
 })
@@ -153,7 +181,12 @@ export const recover = () =>
     // Each operation's files are read in the tree of its session (an isolated fork's own); a tree
     // that cannot be opened any more reads as unreadable files, not as a failure of the whole list.
     const readable = yield* Effect.forEach(scan.records, (record) =>
-      withSessionWorkspace(record.intent.sessionId, inspect(record)).pipe(
+      withSessionWorkspace(
+        record.intent.sessionId,
+        record.intent.kind === "fork_materialise" && record.intent.tree !== undefined
+          ? inspectTree(record)
+          : inspect(record),
+      ).pipe(
         Effect.catchIf(
           (e): e is Refused => e instanceof Refused,
           () =>
@@ -167,6 +200,7 @@ export const recover = () =>
                 rescueHash: versionHash(f.rescue),
                 plannedHash: versionHash(f.planned),
               })),
+              links: (record.intent.links ?? []).map((l) => ({ ...l, state: "unreadable", current: null })),
               resolvable: false,
             }),
         ),
@@ -320,9 +354,18 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
     if (found.value.status !== "pending") {
       return yield* refuse("conflict", `operation ${operationId} is already ${found.value.status}`)
     }
+    if (found.value.intent.kind === "fork_materialise" && found.value.intent.tree !== undefined) {
+      return yield* resolveTree(found.value, resolution)
+    }
     const op = yield* inspect(found.value)
     if (!op.resolvable) {
-      const bad = op.files.filter((f) => f.state === "changed" || f.state === "unreadable")
+      const unsettled = (s: string) => s === "changed" || s === "unreadable"
+      const bad = [
+        ...op.files.filter((f) => unsettled(f.state)),
+        ...op.links
+          .filter((l) => unsettled(l.state))
+          .map((l) => ({ path: `${l.path} (link)`, state: l.state })),
+      ]
       return yield* refuse(
         "conflict",
         `cannot ${resolution} ${operationId}: ${bad.map((f) => `${f.path} (${f.state})`).join(", ")} hold(s) neither the content from before nor from after the operation; nothing was written`,
@@ -359,7 +402,9 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
     // The protection policy holds for recovery too: continuing never writes the store, `.git` or
     // an ignored path (a journal row is data; it may name anything). Rolling back only puts back
     // what the operation found there.
-    if (resolution === "continue") yield* refuseProtected(writes.map((w) => w.path))
+    if (resolution === "continue") {
+      yield* refuseProtected([...writes.map((w) => w.path), ...op.links.map((l) => l.path)])
+    }
     const recordNeeded = resolution === "continue" && !op.recorded
     if (recordNeeded) {
       const problem = yield* cursorProblem(op.record)
@@ -371,12 +416,37 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         )
       }
     }
+    // Links as in every restore: those in the way first, the files, then the links of the side
+    // wanted; each link from the state the crash left it in. A failed step puts back the earlier.
+    const linkUndo: Array<LinkUndo> = []
+    const unlinked = yield* Effect.either(removeRecoveredLinks(op.links, want, linkUndo))
+    if (Either.isLeft(unlinked)) {
+      yield* runLinkUndo(linkUndo)
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: the link ${unlinked.left.path} cannot be removed (${unlinked.left.message}); nothing was left changed`,
+      )
+    }
     const writeJournal = yield* makeMemoryJournal(operationId)
     const applied = yield* applyJournaled(writes, writeJournal)
     if (applied._tag === "RolledBack") {
+      yield* runLinkUndo(linkUndo)
       return yield* refuse(
         "conflict",
         `cannot ${resolution} ${operationId}: ${applied.message}; every file already written was put back`,
+      )
+    }
+    const linked = yield* Effect.either(createRecoveredLinks(op.links, want, linkUndo))
+    if (Either.isLeft(linked)) {
+      yield* rollBack(
+        writeJournal,
+        writes.map((w) => w.path),
+        `the link ${linked.left.path} could not be made`,
+      )
+      yield* runLinkUndo(linkUndo)
+      return yield* refuse(
+        "conflict",
+        `cannot ${resolution} ${operationId}: the link ${linked.left.path} cannot be made (${linked.left.message}); every file and link already changed was put back`,
       )
     }
     // A write the crash cut short may have left its temp file next to its target.
@@ -391,6 +461,7 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
           writes.map((w) => w.path),
           `the session record could not be written`,
         )
+        yield* runLinkUndo(linkUndo)
         return yield* Effect.fail(recorded.left)
       }
     }

@@ -344,6 +344,28 @@ export const IncompleteOperation = Schema.Struct({
       plannedHash: HashOrNull,
     }),
   ),
+  links: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      state: Schema.Literal("rescue", "planned", "removed", "changed", "unreadable"),
+      current: Schema.NullOr(Schema.String),
+      rescue: Schema.NullOr(Schema.String),
+      planned: Schema.NullOr(Schema.String),
+    }),
+  ),
+  tree: Schema.optional(
+    Schema.Struct({
+      root: Schema.String,
+      staging: Schema.String,
+      childSessionId: SessionId,
+      state: Schema.optional(
+        Schema.Struct({
+          staging: Schema.Literal("missing", "present"),
+          root: Schema.Literal("missing", "empty", "occupied"),
+        }),
+      ),
+    }),
+  ),
   resolvable: Schema.Boolean,
   damaged: Schema.optional(Schema.String),
 })
@@ -354,6 +376,19 @@ export const ResolvedOperation = Schema.Struct({
   operationId: OperationId,
   resolution: Resolution,
   files: Schema.Array(FileOutcome),
+  /**
+   * For an isolated fork's materialisation: whether its private directory was removed, and
+   * whether a tree with no session to own it was left at the target (reported, never removed).
+   */
+  tree: Schema.optional(
+    Schema.Struct({
+      root: Schema.String,
+      staging: Schema.String,
+      childSessionId: SessionId,
+      stagingRemoved: Schema.Boolean,
+      treeLeft: Schema.Boolean,
+    }),
+  ),
 })
 
 export const SnapshotStatus = Schema.Struct({

@@ -22,10 +22,18 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceService } from "../ports/Workspace.js"
+import type {
+  NewFile,
+  ScannedEntry,
+  WorkspaceError,
+  WorkspaceFile,
+  WorkspaceService,
+} from "../ports/Workspace.js"
 import {
   type ConfinedPath,
+  checkRootedLength,
   checkSymlinkTarget,
+  checkWorkspacePath,
   type ProbedEntry,
   resolveConfined,
 } from "./workspaceConfinement.js"
@@ -64,6 +72,17 @@ export interface FileSystemPrimitives {
     content: Uint8Array,
     mode: number | undefined,
   ) => Effect.Effect<void, PrimitiveFailure>
+  /**
+   * Creates new regular files in directories that exist (`O_CREAT | O_EXCL | O_NOFOLLOW`: nothing
+   * may be at a path, and a symlink there is not followed), writes each and gives it its mode
+   * exactly; with durable writes, flushes the files, the directories they went into and the
+   * parents of `directories` (made for them) before answering. Stops at the first file that
+   * cannot be made, naming it by `index`.
+   */
+  readonly createFiles: (
+    files: ReadonlyArray<{ readonly absolute: string; readonly content: Uint8Array; readonly mode: number }>,
+    directories: ReadonlyArray<string>,
+  ) => Effect.Effect<void, PrimitiveFailure & { readonly index?: number }>
   /** Creates one directory level; succeeds if a directory is already there. */
   readonly mkdir: (absolute: string) => Effect.Effect<void, PrimitiveFailure>
   /** Removes a file or symlink (never a directory). */
@@ -238,6 +257,70 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     )
   }
 
+  const badMode = (path: string, mode: number | undefined) =>
+    mode !== undefined && !(Number.isInteger(mode) && mode >= 0 && mode <= 0o7777)
+      ? new WorkspaceIoError({
+          operation: "write",
+          path,
+          code: "EINVAL",
+          message: `mode ${String(mode)} is not a permission mode`,
+        })
+      : undefined
+
+  /**
+   * `createFiles`: every path checked as data first, each distinct parent directory resolved once
+   * (the walk refuses a symlink on the way) and made where missing, then the files handed to the
+   * primitive in one batch. The files' own names are not probed: the primitive creates each
+   * exclusively, so whatever is there (a file, a planted link) fails it with `EEXIST`.
+   */
+  const createFiles = (files: ReadonlyArray<NewFile>) =>
+    Effect.gen(function* () {
+      const seen = new Map<string, ProbedEntry>()
+      const parents = new Map<string, string>()
+      const made: Array<string> = []
+      const batch: Array<{ absolute: string; content: Uint8Array; mode: number }> = []
+      for (const file of files) {
+        const segments = yield* checkWorkspacePath(file.path)
+        yield* checkRootedLength(root, file.path, segments)
+        const wrongMode = badMode(file.path, file.mode)
+        if (wrongMode !== undefined) return yield* wrongMode
+        const cut = file.path.lastIndexOf("/")
+        const parent = cut === -1 ? "" : file.path.slice(0, cut)
+        let absoluteParent = parent === "" ? root : parents.get(parent)
+        if (absoluteParent === undefined) {
+          const target = yield* resolve(parent, "write", "refuse", seen)
+          if (target.kind === "missing") {
+            let dir = target.existingParent
+            for (const name of target.missing) {
+              dir = `${dir === "/" ? "" : dir}/${name}`
+              yield* Effect.mapError(fs.mkdir(dir), ioError("write", file.path))
+              seen.set(dir, { kind: "directory" })
+              made.push(dir)
+            }
+            absoluteParent = dir
+          } else if (target.kind === "directory") absoluteParent = target.absolute
+          else {
+            return yield* new WorkspaceIoError({
+              operation: "write",
+              path: file.path,
+              code: "ENOTDIR",
+              message: `${JSON.stringify(parent)} is a ${target.kind}, so ${JSON.stringify(file.path)} cannot be created`,
+            })
+          }
+          parents.set(parent, absoluteParent)
+        }
+        batch.push({
+          absolute: `${absoluteParent === "/" ? "" : absoluteParent}/${segments.at(-1)!}`,
+          content: file.content,
+          mode: file.mode,
+        })
+      }
+      if (batch.length === 0) return
+      yield* Effect.mapError(fs.createFiles(batch, made), (failure) =>
+        ioError("write", files[failure.index ?? 0]?.path ?? ".")(failure),
+      )
+    })
+
   type Listing = Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>
 
   /** `scanDirectories` with every path resolved by the walk first (directories met once per call). */
@@ -274,17 +357,8 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     write: (path, content, options) =>
       Effect.gen(function* () {
         const target = yield* resolve(path, "write", "refuse")
-        if (
-          options?.mode !== undefined &&
-          !(Number.isInteger(options.mode) && options.mode >= 0 && options.mode <= 0o7777)
-        ) {
-          return yield* new WorkspaceIoError({
-            operation: "write",
-            path,
-            code: "EINVAL",
-            message: `mode ${String(options.mode)} is not a permission mode`,
-          })
-        }
+        const wrongMode = badMode(path, options?.mode)
+        if (wrongMode !== undefined) return yield* wrongMode
         switch (target.kind) {
           case "missing": {
             const absolute = yield* createParents(target, path, "write")
@@ -305,6 +379,8 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
             return yield* notRegular(path, target.kind, "write")
         }
       }),
+
+    createFiles,
 
     delete: (path) =>
       Effect.gen(function* () {

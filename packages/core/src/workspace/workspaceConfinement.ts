@@ -75,7 +75,7 @@ const utf8 = new TextEncoder()
  * Refuses a path the system could not name once it is put under the root: checked at the door,
  * so a restore of it fails before a directory is made, not half-way down with ENAMETOOLONG.
  */
-const checkRootedLength = (
+export const checkRootedLength = (
   root: string,
   path: string,
   segments: ReadonlyArray<string>,

@@ -76,12 +76,23 @@ export const recover = Command.make(
             operationId: result.operationId,
             resolution: result.resolution,
             files: result.files,
+            ...(result.tree === undefined ? {} : { tree: result.tree }),
           })
           if (result.files.length > 0) {
             yield* out.human(
               table(
                 ["FILE", "ACTION"],
                 result.files.map((f) => [f.path, f.action]),
+              ),
+            )
+          }
+          if (result.tree?.stagingRemoved === true) {
+            yield* out.human(`removed the fork's private directory ${result.tree.staging}`)
+          }
+          if (result.tree?.treeLeft === true) {
+            yield* out.human(
+              yellow(
+                `${result.tree.root} holds a tree no session owns (the fork's, renamed into place before the crash, or put there since); it was left as it is: remove it by hand if it is not wanted`,
               ),
             )
           }
@@ -100,6 +111,8 @@ export const recover = Command.make(
             recorded: op.recorded,
             resolvable: op.resolvable,
             files: op.files,
+            ...(op.links.length === 0 ? {} : { links: op.links }),
+            ...(op.tree === undefined ? {} : { tree: op.tree }),
             ...(op.damaged === undefined ? {} : { damaged: op.damaged }),
           })
         }
@@ -121,19 +134,31 @@ export const recover = Command.make(
           yield* out.human(
             `${bold(intent.operationId)}  ${intent.kind} in session ${intent.sessionId}, started ${iso(intent.startedAt)}${op.recorded ? " (recorded in the session: continue it)" : ""}`,
           )
-          yield* out.human(
-            table(
-              ["FILE", "HOLDS"],
-              op.files.map((f) => [
-                f.path,
-                f.state === "rescue"
-                  ? "before (rescue)"
-                  : f.state === "planned"
-                    ? "after (planned)"
-                    : yellow(f.state === "changed" ? "changed since" : "unreadable"),
-              ]),
-            ),
-          )
+          const holds = (state: string) =>
+            state === "rescue"
+              ? "before (rescue)"
+              : state === "planned"
+                ? "after (planned)"
+                : state === "removed"
+                  ? "removed, not yet remade"
+                  : yellow(state === "changed" ? "changed since" : "unreadable")
+          if (op.tree !== undefined) {
+            const state = op.tree.state
+            yield* out.human(
+              `  tree ${op.tree.root} (private directory ${op.tree.staging}${state === undefined ? "" : `: ${state.staging}; target ${state.root}`})`,
+            )
+          }
+          if (op.files.length > 0 || op.links.length > 0) {
+            yield* out.human(
+              table(
+                ["FILE", "HOLDS"],
+                [
+                  ...op.files.map((f) => [f.path, holds(f.state)]),
+                  ...op.links.map((l) => [`${l.path} (link)`, holds(l.state)]),
+                ],
+              ),
+            )
+          }
           yield* out.human(
             op.resolvable
               ? dim(

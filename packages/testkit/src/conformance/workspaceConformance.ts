@@ -57,6 +57,76 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
+    it.scoped("creates a new tree in bulk: parents made, modes exact, bytes as given", () =>
+      Effect.gen(function* () {
+        const { workspace, readRaw } = yield* harness.make
+        yield* workspace.createFiles([
+          { path: p("a.txt"), content: text("a\n"), mode: 0o644 },
+          { path: p("bin/run.sh"), content: text("#!/bin/sh\n"), mode: 0o755 },
+          { path: p("src/deep/x.ts"), content: text("x\n"), mode: 0o600 },
+          { path: p("src/deep/y.ts"), content: new Uint8Array(0), mode: 0o640 },
+          { path: p("src/z.ts"), content: text("z\n"), mode: 0o755 },
+        ])
+        expect(yield* readRaw("a.txt")).toBe("a\n")
+        expect(yield* readRaw("src/deep/x.ts")).toBe("x\n")
+        expect(yield* readRaw("src/deep/y.ts")).toBe("")
+        const modes: Record<string, number> = {}
+        for (const path of ["a.txt", "bin/run.sh", "src/deep/x.ts", "src/deep/y.ts", "src/z.ts"]) {
+          modes[path] = Option.getOrThrow(yield* workspace.stat(p(path))).mode
+        }
+        expect(modes).toEqual({
+          "a.txt": 0o644,
+          "bin/run.sh": 0o755,
+          "src/deep/x.ts": 0o600,
+          "src/deep/y.ts": 0o640,
+          "src/z.ts": 0o755,
+        })
+        // A second batch may add to directories the first made.
+        yield* workspace.createFiles([{ path: p("src/deep/w.ts"), content: text("w\n"), mode: 0o644 }])
+        expect((yield* workspace.list(p("src/deep"))).map((e) => e.name)).toEqual(["w.ts", "x.ts", "y.ts"])
+      }),
+    )
+
+    it.scoped("bulk creation never replaces anything, follows no link, and stops at the first failure", () =>
+      Effect.gen(function* () {
+        const { workspace, plantFile, plantSymlink, readRaw, outsideFromRoot, outsideFingerprint } =
+          yield* harness.make
+        const before = yield* outsideFingerprint()
+        yield* plantFile("kept.txt", "mine\n")
+        const exists = yield* Effect.either(
+          workspace.createFiles([
+            { path: p("first.txt"), content: text("1\n"), mode: 0o644 },
+            { path: p("kept.txt"), content: text("theirs\n"), mode: 0o644 },
+            { path: p("after.txt"), content: text("2\n"), mode: 0o644 },
+          ]),
+        )
+        expect(Either.isLeft(exists) && exists.left._tag === "WorkspaceIoError" && exists.left.code).toBe(
+          "EEXIST",
+        )
+        expect(Either.isLeft(exists) && exists.left.path).toBe("kept.txt")
+        expect(yield* readRaw("kept.txt")).toBe("mine\n")
+        expect(yield* readRaw("first.txt")).toBe("1\n")
+        expect(yield* readRaw("after.txt")).toBeUndefined()
+        // A link at the path itself (even a dangling one) is not followed or replaced.
+        yield* plantSymlink("escape.txt", `${outsideFromRoot}/created-through-link.txt`)
+        const linked = yield* Effect.either(
+          workspace.createFiles([{ path: p("escape.txt"), content: text("x\n"), mode: 0o644 }]),
+        )
+        expect(Either.isLeft(linked)).toBe(true)
+        // A link on the way is refused before anything is created under it.
+        yield* plantSymlink("out", outsideFromRoot)
+        const through = yield* refusalOfPath(
+          workspace.createFiles([{ path: p("out/secret2.txt"), content: text("x\n"), mode: 0o644 }]),
+        )
+        expect(through.reason).toBe("symlink_in_path")
+        const bad = yield* refusalOfPath(
+          workspace.createFiles([{ path: p("../x.txt"), content: text("x\n"), mode: 0o644 }]),
+        )
+        expect(bad.reason).toBe("outside_root")
+        expect(yield* outsideFingerprint()).toBe(before)
+      }),
+    )
+
     it.scoped("stats files, directories and symlinks without following the last one", () =>
       Effect.gen(function* () {
         const { workspace, plantFile, plantSymlink } = yield* harness.make

@@ -26,6 +26,7 @@ import {
   tempNameFor,
 } from "./durable.js"
 import { nativeModule } from "./nativeModule.js"
+import type { DirectoryOpener } from "./newFiles.js"
 
 /** The module's file operations: >= 0 for success (a descriptor where one is opened), -errno. */
 interface FileOperationsModule {
@@ -67,6 +68,8 @@ export interface BeneathOperations {
   /** Removes an empty directory (ENOTEMPTY otherwise). */
   readonly rmdir: (relative: string) => Effect.Effect<void, ErrnoFailure>
   readonly symlink: (relative: string, target: string) => Effect.Effect<void, ErrnoFailure>
+  /** Directories opened beneath the root, files created by name in them (`createFiles`). */
+  readonly directoryOpener: DirectoryOpener
 }
 
 const splitParent = (relative: string): readonly [string, string] => {
@@ -109,7 +112,16 @@ export const beneathOperations = (
   const call = (run: () => number) => Effect.try({ try: run, catch: errnoOf })
   const flushDirectory = (dirfd: number) => (durability === "fsync" ? fsyncAsync(dirfd) : Effect.void)
 
+  const relativeOf = (absolute: string) =>
+    absolute === root ? "" : absolute.slice(root === "/" ? 1 : root.length + 1)
+
   return {
+    directoryOpener: {
+      openDirectory: (absolute) =>
+        check(native.openDirBeneath(root, relativeOf(absolute), walk), "openat2", absolute),
+      createIn: (dirfd, name, flags) => check(native.openAt(dirfd, name, flags, 0o600), "open", name),
+    },
+
     openRead: (relative) => {
       const [parent, name] = splitParent(relative)
       const dirfd = check(native.openDirBeneath(root, parent, walk), "openat2", where(parent))

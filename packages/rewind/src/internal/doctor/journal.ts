@@ -31,7 +31,9 @@ const checkOperation = (findings: Findings, known: ReadonlySet<SessionId>, recor
     findings.problem(
       "incomplete_operation",
       intent.operationId,
-      `operation ${intent.operationId} (${intent.kind}, ${intent.files.length} file(s)) was begun and never completed: each of its files may hold its rescue or its planned version; run recover() to continue or roll it back`,
+      intent.tree === undefined
+        ? `operation ${intent.operationId} (${intent.kind}, ${intent.files.length} file(s)) was begun and never completed: each of its files may hold its rescue or its planned version; run recover() to continue or roll it back`
+        : `operation ${intent.operationId} (${intent.kind}) was begun and never completed: the isolated fork's private directory ${intent.tree.staging} (or a tree at ${intent.tree.root} no session owns) may be left over; run recover() to remove it`,
     )
   }
 }
