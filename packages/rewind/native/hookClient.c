@@ -83,6 +83,8 @@ static void run_node(const char *refused) {
   setenv("REWIND_HOOK_CA_CERTS", ca == NULL ? "" : ca, 1);
   unsetenv("NODE_EXTRA_CA_CERTS");
   if (refused != NULL) setenv("REWIND_HOOK_SERVER_REFUSED", refused, 1);
+  /* An ignored signal stays ignored across exec: the Node command gets the default back. */
+  signal(SIGPIPE, SIG_DFL);
   char **argv = calloc((size_t)node_arg_count + 6, sizeof *argv);
   int n = 0;
   if (fallback_command != NULL) {
@@ -285,7 +287,31 @@ static void write_all(int fd, const char *data, size_t n) {
   }
 }
 
+/* The test probe (test/hooks.nativeClient.test.ts checks these rules against Node's own):
+ * `--probe-json` reads stdin and prints whether the reader accepts it and its SHA-256;
+ * `--probe-socket ROOT STORE` prints the socket path of (ROOT, STORE). */
+static int probe(int argc, char **argv) {
+  if (strcmp(argv[1], "--probe-socket") == 0 && argc == 4) {
+    char *path = socket_path(argv[2], argv[3]);
+    printf("%s\n", path == NULL ? "(none)" : path);
+    return 0;
+  }
+  buffer in = {0};
+  buffer_add(&in, "", 0);
+  for (char chunk[65536];;) {
+    ssize_t n = read(0, chunk, sizeof chunk);
+    if (n <= 0) break;
+    buffer_add(&in, chunk, (size_t)n);
+  }
+  char hex[65];
+  sha256_hex((const unsigned char *)in.data, in.length, hex);
+  int accepted = utf8_valid((const unsigned char *)in.data, in.length) && json_parse(in.data, in.length) != NULL;
+  printf("%s %s\n", accepted ? "accepted" : "refused", hex);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strncmp(argv[1], "--probe-", 8) == 0) return probe(argc, argv);
   signal(SIGPIPE, SIG_IGN);
   node_args = calloc((size_t)argc + 1, sizeof *node_args);
   const char *workspace = NULL, *dir_option = NULL;
