@@ -169,6 +169,10 @@ const latency = async (ctx: BenchContext) => {
   hook(s, { hook_event_name: "UserPromptSubmit", prompt: "bench" })
 
   const n = ctx.mode === "quick" ? 10 : 200
+  // The installed command's times per event: a PostToolUse pays the fs adapter's stable-read
+  // wait for the file written just before it, a PreToolUse does not, so the mixed p50 alone
+  // depends on where the two clusters meet.
+  const byEvent = { PreToolUse: [] as Array<number>, PostToolUse: [] as Array<number> }
   const variants = {
     installed: { hooks: [] as Array<number>, alone: [] as Array<number> },
     node: { hooks: [] as Array<number>, alone: [] as Array<number> },
@@ -181,6 +185,7 @@ const latency = async (ctx: BenchContext) => {
     const run = hook(s, event(i), i === 1)
     if (run.peakRssBytes !== undefined) peak = run.peakRssBytes
     variants.installed.hooks.push(run.ms)
+    ;(pre ? byEvent.PreToolUse : byEvent.PostToolUse).push(run.ms)
     variants.installed.alone.push(nodeAlone(s).ms)
     // The same kind of event again through the Node client's command (a tool-use id of its own).
     variants.node.hooks.push(hook(s, event(1_000_000 + i), false, s.env, true).ms)
@@ -227,6 +232,29 @@ const latency = async (ctx: BenchContext) => {
         notes,
       })
     }
+  }
+
+  for (const [event, times] of Object.entries(byEvent)) {
+    times.sort((a, b) => a - b)
+    ctx.record({
+      kind: "comparison",
+      series: `rewind hook: ${event} alone with a running server, as installed (the ${clientOf(s.installed)} client), p50`,
+      unit: "ms",
+      subject: { label: `${event}, p50 of ${times.length}`, stats: single(quantileSorted(times, 0.5)) },
+      baseline: {
+        label: "node -e 0 without NODE_EXTRA_CA_CERTS, p50",
+        stats: single(quantileSorted(variants.installed.alone, 0.5)),
+        ratio: single(
+          quantileSorted(times, 0.5) / Math.max(quantileSorted(variants.installed.alone, 0.5), 1e-6),
+        ),
+      },
+      notes: [
+        ...notes,
+        event === "PostToolUse"
+          ? "the file was written just before the event: the read waits out the fs adapter's 100 ms stable-read rule (SETTLE_NS)"
+          : "stores the file's before-content (a write intent) and answers",
+      ],
+    })
   }
 
   // Before the client: every hook in its own process (whole CLI, store opened per event).
