@@ -1,7 +1,8 @@
 /**
- * `rewind hook claude-code` as an agent runs it (issue 27, item 5): whole processes of the built
- * bin, each started through `/bin/sh -c '<bin> hook claude-code < payload'` as Claude Code runs a
- * hook command, timed spawn to exit.
+ * `rewind hook claude-code` as an agent runs it (issue 27, item 5): whole processes of the hook
+ * command `rewind install` writes (the native client when it was built, else the Node client),
+ * each started through `/bin/sh -c '<command> < payload'` as Claude Code runs a hook command,
+ * timed spawn to exit.
  *   - hook latency with a running server: p50 and p99 of sequential PreToolUse / PostToolUse
  *     events of a Write (200, 10 in quick mode), beside `node -e 0` started the same way in the
  *     same rounds (what Node alone costs here); the issue's target is p50 ≤ 100 ms including the
@@ -27,8 +28,10 @@ import { REWIND_BIN } from "./shapes.bench.js"
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 interface HookSetup {
-  /** The command before ` hook claude-code`, exactly as `rewind install claude-code` writes it. */
+  /** The hook command exactly as `rewind install claude-code` writes it (the native client when built). */
   readonly installed: string
+  /** The same with `--client node`: the Node hook client behind its CA-bundle prefix. */
+  readonly installedNode: string
   readonly root: string
   readonly dir: string
   readonly env: NodeJS.ProcessEnv
@@ -52,7 +55,8 @@ const setup = (
   }
   delete env.CLAUDE_PROJECT_DIR
   return {
-    installed: installedCommand(ctx),
+    installed: installedCommand(ctx, "auto"),
+    installedNode: installedCommand(ctx, "node"),
     root,
     dir: ctx.tempDir(`${label}-store`),
     env,
@@ -60,48 +64,50 @@ const setup = (
   }
 }
 
-let installed: string | undefined
+const installed = new Map<string, string>()
 
 /**
- * What `rewind install claude-code` puts before ` hook claude-code` (read back from the settings
- * file it writes into a scratch project): the figures are of the command an agent really runs,
- * `env -u NODE_EXTRA_CA_CERTS …` prefix included.
+ * The hook command `rewind install claude-code [--client node]` writes (read back from the
+ * settings file it writes into a scratch project): the figures are of the command an agent really
+ * runs — the native client with its Node fallback when it was built, else the Node command behind
+ * its `env -u NODE_EXTRA_CA_CERTS …` prefix.
  */
-const installedCommand = (ctx: BenchContext) => {
-  if (installed !== undefined) return installed
-  const project = ctx.tempDir("hooks-install")
+const installedCommand = (ctx: BenchContext, client: "auto" | "node") => {
+  const known = installed.get(client)
+  if (known !== undefined) return known
+  const project = ctx.tempDir(`hooks-install-${client}`)
   const self = `${quote(process.execPath)} ${quote(REWIND_BIN)}`
   execFileSync(
     process.execPath,
-    [REWIND_BIN, "install", "claude-code", "--workspace", project, "--command", self],
-    {
-      stdio: "ignore",
-    },
+    [REWIND_BIN, "install", "claude-code", "--workspace", project, "--command", self, "--client", client],
+    { stdio: "ignore" },
   )
   const settings = JSON.parse(readFileSync(join(project, ".claude", "settings.json"), "utf8"))
   const command: string = settings.hooks.Stop[0].hooks[0].command
-  installed = command.slice(0, command.lastIndexOf(" hook claude-code"))
-  return installed
+  installed.set(client, command)
+  return command
 }
+
+/** Which client an installed command runs (the native one's binary is `rewind-hook`). */
+const clientOf = (command: string) => (/rewind-hook'? hook /.test(command) ? "native" : "Node")
 
 let payloadCount = 0
 
 /**
- * One hook process (through /bin/sh, as the agent starts it); fails on any stderr line. `direct`
- * runs `<node> <bin> hook …` without the installed prefix: Node then parses the CA bundle this
- * shell names in NODE_EXTRA_CA_CERTS, as every hook did before the prefix.
+ * One hook process (through /bin/sh, as the agent starts it); fails on any stderr line. `node`
+ * runs the Node client's installed command (`--client node`) instead of the default one.
  */
 const hook = (
   s: HookSetup,
   payload: Record<string, unknown>,
   measureMemory = false,
   env = s.env,
-  direct = false,
+  node = false,
 ) => {
   const file = join(s.scratch, `p${++payloadCount}.json`)
   writeFileSync(file, JSON.stringify({ session_id: "bench", cwd: s.root, ...payload }))
-  const start = direct ? `${quote(process.execPath)} ${quote(REWIND_BIN)}` : s.installed
-  const command = `${start} hook claude-code --workspace ${quote(s.root)} --dir ${quote(s.dir)} < ${quote(file)}`
+  const start = node ? s.installedNode : s.installed
+  const command = `${start} --workspace ${quote(s.root)} --dir ${quote(s.dir)} < ${quote(file)}`
   const timed = timeProcess("/bin/sh", ["-c", `${command} 2>&1`], { env, measureMemory, cwd: s.root })
   if (timed.stdout.trim() !== "") {
     throw new ProcessFailed(`rewind hook ${String(payload.hook_event_name)}`, 0, timed.stdout)
@@ -133,7 +139,8 @@ const latency = async (ctx: BenchContext) => {
   mkdirSync(join(root, "src"))
   const s = setup(ctx, root, "hooks")
   const notes = [
-    "each figure is a whole process: /bin/sh -c '<node> <bin> hook claude-code … < payload.json', spawn to exit",
+    `each figure is a whole process: /bin/sh -c '<installed hook command> … < payload.json', spawn to exit; as installed: ${s.installed}`,
+    `the Node client as installed with --client node: ${s.installedNode}`,
     "baseline: /bin/sh -c '<node> -e 0' in the same rounds (a shell and Node starting, nothing else)",
   ]
   // The first hook: no server yet, so it starts one and waits for it to listen.
@@ -162,10 +169,13 @@ const latency = async (ctx: BenchContext) => {
   hook(s, { hook_event_name: "UserPromptSubmit", prompt: "bench" })
 
   const n = ctx.mode === "quick" ? 10 : 200
-  const ca = process.env.NODE_EXTRA_CA_CERTS
+  // The installed command's times per event: a PostToolUse pays the fs adapter's stable-read
+  // wait for the file written just before it, a PreToolUse does not, so the mixed p50 alone
+  // depends on where the two clusters meet.
+  const byEvent = { PreToolUse: [] as Array<number>, PostToolUse: [] as Array<number> }
   const variants = {
     installed: { hooks: [] as Array<number>, alone: [] as Array<number> },
-    withCa: { hooks: [] as Array<number>, alone: [] as Array<number> },
+    node: { hooks: [] as Array<number>, alone: [] as Array<number> },
   }
   let peak: number | undefined
   for (let i = 0; i < n; i++) {
@@ -175,10 +185,11 @@ const latency = async (ctx: BenchContext) => {
     const run = hook(s, event(i), i === 1)
     if (run.peakRssBytes !== undefined) peak = run.peakRssBytes
     variants.installed.hooks.push(run.ms)
+    ;(pre ? byEvent.PreToolUse : byEvent.PostToolUse).push(run.ms)
     variants.installed.alone.push(nodeAlone(s).ms)
-    // The same kind of event again, started without the prefix (a tool-use id of its own).
-    variants.withCa.hooks.push(hook(s, event(1_000_000 + i), false, s.env, true).ms)
-    variants.withCa.alone.push(nodeAlone(s, false, true).ms)
+    // The same kind of event again through the Node client's command (a tool-use id of its own).
+    variants.node.hooks.push(hook(s, event(1_000_000 + i), false, s.env, true).ms)
+    variants.node.alone.push(nodeAlone(s).ms)
   }
   for (const v of Object.values(variants)) {
     v.hooks.sort((a, b) => a - b)
@@ -186,8 +197,8 @@ const latency = async (ctx: BenchContext) => {
   }
   const hooks = variants.installed.hooks
   for (const [key, how] of [
-    ["installed", "as installed (env -u NODE_EXTRA_CA_CERTS …)"],
-    ["withCa", `started directly, NODE_EXTRA_CA_CERTS=${ca ?? "(unset)"} as this shell has it`],
+    ["installed", `as installed (the ${clientOf(s.installed)} client)`],
+    ["node", "the Node client as installed with --client node (env -u NODE_EXTRA_CA_CERTS …)"],
   ] as const) {
     for (const [q, name] of [
       [0.5, "p50"],
@@ -205,11 +216,11 @@ const latency = async (ctx: BenchContext) => {
           ...(peak === undefined || key !== "installed" ? {} : { processPeakRssBytes: peak }),
         },
         baseline: {
-          label: `node -e 0 ${key === "installed" ? "without" : "with"} NODE_EXTRA_CA_CERTS, ${name}`,
+          label: `node -e 0 without NODE_EXTRA_CA_CERTS, ${name}`,
           stats: single(base),
           ratio: single(value / Math.max(base, 1e-6)),
         },
-        ...(name === "p50"
+        ...(name === "p50" && key === "installed"
           ? {
               target: {
                 description: "issue 27: p50 hook wall time at most 100 ms including process start",
@@ -221,6 +232,29 @@ const latency = async (ctx: BenchContext) => {
         notes,
       })
     }
+  }
+
+  for (const [event, times] of Object.entries(byEvent)) {
+    times.sort((a, b) => a - b)
+    ctx.record({
+      kind: "comparison",
+      series: `rewind hook: ${event} alone with a running server, as installed (the ${clientOf(s.installed)} client), p50`,
+      unit: "ms",
+      subject: { label: `${event}, p50 of ${times.length}`, stats: single(quantileSorted(times, 0.5)) },
+      baseline: {
+        label: "node -e 0 without NODE_EXTRA_CA_CERTS, p50",
+        stats: single(quantileSorted(variants.installed.alone, 0.5)),
+        ratio: single(
+          quantileSorted(times, 0.5) / Math.max(quantileSorted(variants.installed.alone, 0.5), 1e-6),
+        ),
+      },
+      notes: [
+        ...notes,
+        event === "PostToolUse"
+          ? "the file was written just before the event: the read waits out the fs adapter's 100 ms stable-read rule (SETTLE_NS)"
+          : "stores the file's before-content (a write intent) and answers",
+      ],
+    })
   }
 
   // Before the client: every hook in its own process (whole CLI, store opened per event).
@@ -286,7 +320,7 @@ const promptCapture = async (ctx: BenchContext) => {
     size,
     subject: {
       kind: "process",
-      label: "rewind hook claude-code UserPromptSubmit (spawn to exit, server running)",
+      label: `rewind hook claude-code UserPromptSubmit (spawn to exit, server running, ${clientOf(s.installed)} client)`,
       run: (probe) =>
         hook(s, { hook_event_name: "UserPromptSubmit", prompt: `turn ${++turn}` }, probe.measureMemory),
     },

@@ -1,7 +1,8 @@
 /**
  * Helpers of the hook adapter tests: feeding a payload sequence (fixtures/hookPayloads.ts) to the
- * hook, in this process (`runHook`) or through the BUILT binary (`rewind hook <agent>` with the
- * payload on stdin), and reading back what the store holds.
+ * hook, in this process (`runHook`) or through the BUILT binary (`rewind hook <agent>`, or the
+ * native client's installed command, with the payload on stdin), and reading back what the store
+ * holds.
  */
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -9,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "@effect/vitest"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
+import { hookCommandLine, nativeClientPath } from "../src/hooks/nativeClient.js"
 import { runHook } from "../src/hooks/runHook.js"
 import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
 import { BIN } from "./cliHarness.js"
@@ -53,12 +55,49 @@ export const serversStarted = (root: string) => {
     : 0
 }
 
+/**
+ * The two hook clients the hook tests run with: the Node client (`rewind hook <agent>`) and the
+ * native one (native/hookClient.c), run by the command `rewind install` writes for it, through a
+ * POSIX shell as the agents run it.
+ */
+export type HookClient = "node" | "native"
+export const HOOK_CLIENTS: ReadonlyArray<HookClient> = ["node", "native"]
+
+/** The native client built with the package; a test that needs it fails (never skips) without it. */
+export const nativeClient = () => {
+  const path = nativeClientPath(BIN)
+  if (path === undefined) {
+    throw new Error(
+      "the native hook client is not built (packages/rewind/build/Release/rewind-hook: node-gyp at npm ci)",
+    )
+  }
+  return path
+}
+
+/** The command a hook entry runs for `client`, as `rewind install` writes it for this binary. */
+export const installedCommand = (agent: HookAgent, client: HookClient, fallback?: string) =>
+  hookCommandLine(
+    agent,
+    fallback ?? `${process.execPath} ${BIN}`,
+    client === "native" ? nativeClient() : undefined,
+  )
+
 /** One hook event through the built binary, as the agent runs it (cwd = the workspace). */
-export const hookBin = (agent: HookAgent, root: string, payload: string, env: Record<string, string> = {}) =>
+export const hookBin = (
+  agent: HookAgent,
+  root: string,
+  payload: string,
+  env: Record<string, string> = {},
+  client: HookClient = "node",
+) =>
   new Promise<HookRun>((resolve) => {
+    const [file, args] =
+      client === "node"
+        ? [process.execPath, [BIN, "hook", agent]]
+        : ["/bin/sh", ["-c", installedCommand(agent, client)]]
     const child = execFile(
-      process.execPath,
-      [BIN, "hook", agent],
+      file,
+      args,
       { encoding: "utf8", cwd: root, env: { ...agentFreeEnv(), NO_COLOR: "1", ...HOOK_TEST_ENV, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
@@ -82,11 +121,16 @@ export const feedInProcess = async (agent: HookAgent, root: string, steps: Reado
 }
 
 /** Feeds every step through the built binary; resolves with each run, in order. */
-export const feedBin = async (agent: HookAgent, root: string, steps: ReadonlyArray<Step>) => {
+export const feedBin = async (
+  agent: HookAgent,
+  root: string,
+  steps: ReadonlyArray<Step>,
+  client: HookClient = "node",
+) => {
   const runs: Array<HookRun> = []
   for (const step of steps) {
     if ("change" in step) step.change(root)
-    else runs.push(await hookBin(agent, root, text(step.payload)))
+    else runs.push(await hookBin(agent, root, text(step.payload), {}, client))
   }
   return runs
 }

@@ -15,6 +15,7 @@ import {
   settingsPath,
   uninstallHooks,
 } from "../src/hooks/hookInstall.js"
+import { hookClientKind, hookCommandLine, nativeClientPath } from "../src/hooks/nativeClient.js"
 import { BIN, jsonLines, tempDir } from "./cliHarness.js"
 
 // A project settings file as a Claude Code user may have it (https://code.claude.com/docs/en/settings):
@@ -88,7 +89,7 @@ describe("rewind install / uninstall", () => {
     mkdirSync(join(root, ".claude"))
     writeFileSync(path, CLAUDE_SETTINGS)
 
-    const first = installHooks("claude-code", path, "rewind")
+    const first = installHooks("claude-code", path, hookCommandLine("claude-code", "rewind", undefined))
     expect(first.events).toEqual([
       "SessionStart",
       "UserPromptSubmit",
@@ -111,7 +112,10 @@ describe("rewind install / uninstall", () => {
     expect(parsed.model).toBe("opus")
 
     // Again: nothing to add, the file is untouched.
-    expect(installHooks("claude-code", path, "/other/path/rewind.mjs").changed).toBe(false)
+    expect(
+      installHooks("claude-code", path, hookCommandLine("claude-code", "/other/path/rewind.mjs", undefined))
+        .changed,
+    ).toBe(false)
     expect(readFileSync(path, "utf8")).toBe(installed)
 
     expect(uninstallHooks("claude-code", path).events).toHaveLength(7)
@@ -124,7 +128,11 @@ describe("rewind install / uninstall", () => {
     const path = settingsPath("gemini-cli", { workspace: root, user: false })
     mkdirSync(join(root, ".gemini"))
     writeFileSync(path, GEMINI_SETTINGS)
-    installHooks("gemini-cli", path, "node /opt/rewind/dist/cli/rewind.mjs")
+    installHooks(
+      "gemini-cli",
+      path,
+      hookCommandLine("gemini-cli", "node /opt/rewind/dist/cli/rewind.mjs", undefined),
+    )
     const installed = readFileSync(path, "utf8")
     expect(installed).toContain("// my theme")
     expect(installed).toContain(
@@ -142,7 +150,7 @@ describe("rewind install / uninstall", () => {
   it("a user who put their own hook into Rewind's group keeps it; a missing file is created; a broken one is refused untouched", () => {
     const root = tempDir()
     const path = join(root, ".claude", "settings.json")
-    installHooks("claude-code", path, "rewind")
+    installHooks("claude-code", path, hookCommandLine("claude-code", "rewind", undefined))
     expect(JSON.parse(readFileSync(path, "utf8")).hooks.SessionEnd).toHaveLength(1)
     // The user adds a hook of their own to the group Rewind made.
     const shared = readFileSync(path, "utf8").replace(
@@ -156,12 +164,14 @@ describe("rewind install / uninstall", () => {
     expect(left.hooks).toEqual({ Stop: [{ hooks: [{ type: "command", command: "./mine.sh" }] }] })
 
     writeFileSync(path, '{ "hooks": [ }')
-    expect(() => installHooks("claude-code", path, "rewind")).toThrow(
-      /not a settings object.*nothing was changed/,
-    )
+    expect(() =>
+      installHooks("claude-code", path, hookCommandLine("claude-code", "rewind", undefined)),
+    ).toThrow(/not a settings object.*nothing was changed/)
     expect(readFileSync(path, "utf8")).toBe('{ "hooks": [ }')
     writeFileSync(path, '{ "hooks": [] }')
-    expect(() => installHooks("claude-code", path, "rewind")).toThrow(/"hooks" is not an object/)
+    expect(() =>
+      installHooks("claude-code", path, hookCommandLine("claude-code", "rewind", undefined)),
+    ).toThrow(/"hooks" is not an object/)
   })
 
   it("the installed command runs the hook without the CA bundle and hands its path on to the server it starts", () => {
@@ -194,6 +204,12 @@ describe("rewind install / uninstall", () => {
     expect(
       isRewindHookCommand("claude-code", "'/usr/bin/node' /x/rewind.mjs hook claude-code --workspace ."),
     ).toBe(true)
+    expect(
+      isRewindHookCommand(
+        "claude-code",
+        hookCommandLine("claude-code", "'/usr/bin/node' /x/rewind.mjs", "/x/rewind-hook"),
+      ),
+    ).toBe(true)
     expect(isRewindHookCommand("claude-code", "rewind hook gemini-cli")).toBe(false)
     expect(isRewindHookCommand("claude-code", "./hook claude-code")).toBe(false)
     expect(isRewindHookCommand("gemini-cli", 42)).toBe(false)
@@ -215,7 +231,16 @@ describe("rewind install / uninstall", () => {
       JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8")),
       "Stop",
     )[0]!
-    expect(command).toBe(`${HOOK_ENV_PREFIX}${process.execPath} ${BIN} hook claude-code`)
+    // The native client, built at install (node-gyp), with this rewind's Node command as its fallback.
+    const native = nativeClientPath(BIN)
+    expect(
+      native,
+      "the native hook client is built (packages/rewind/build/Release/rewind-hook)",
+    ).toBeDefined()
+    expect(command).toBe(hookCommandLine("claude-code", `${process.execPath} ${BIN}`, native))
+    expect(command).toBe(`${native} hook claude-code --fallback '${process.execPath} ${BIN}'`)
+    expect(hookClientKind(command)).toBe("native")
+    expect(jsonLines(project.stdout)[0]).toMatchObject({ client: "native" })
     // The installed command, run as the agent runs it (a POSIX shell): the hook answers, exit 0.
     const ran = execFileSync("/bin/sh", ["-c", `${command} --workspace ${root}`], {
       encoding: "utf8",
@@ -223,10 +248,27 @@ describe("rewind install / uninstall", () => {
       env: { ...process.env, REWIND_HOOK_SERVER: "off" },
     })
     expect(ran).toBe("")
-
-    const user = await cliEnv(["install", "gemini-cli", "--user", "--command", "rewind"], root, {
-      HOME: home,
+    // `rewind status` says which client the entries run.
+    const status = jsonLines((await cliEnv(["status", "--json"], root, { HOME: home })).stdout)
+    expect(status.find((l) => l.type === "hook_client")).toMatchObject({
+      native,
+      installed: [{ agent: "claude-code", client: "native" }],
+      warning: null,
     })
+
+    const user = await cliEnv(
+      ["install", "gemini-cli", "--user", "--command", "rewind", "--client", "node"],
+      root,
+      { HOME: home },
+    )
+    expect(
+      commandsOf(JSON.parse(readFileSync(join(home, ".gemini", "settings.json"), "utf8")), "AfterAgent"),
+    ).toEqual([`${HOOK_ENV_PREFIX}rewind hook gemini-cli`])
+    // The Node client installed while the native one is built: status says so.
+    const slow = jsonLines((await cliEnv(["status", "--json"], root, { HOME: home })).stdout)
+    expect(slow.find((l) => l.type === "hook_client")?.warning).toMatch(
+      /gemini-cli .* run the Node client although the native one is built/,
+    )
     expect(user.code).toBe(0)
     expect(user.stdout).toMatch(/added Rewind's hooks for SessionStart, BeforeAgent/)
     expect(existsSync(join(home, ".gemini", "settings.json"))).toBe(true)

@@ -129,6 +129,14 @@ const reportHookProblems = (rewind: Rewind, out: Output) =>
       hookServerStatus(rewind.workspaceRoot, rewind.dir!, process.env),
     )
     yield* out.record("hook_server", { ...server })
+    // Which hook client the settings run, and whether the native one is built: a hook on the
+    // Node client is slower, and that is said, never silent.
+    const { hookClientStatus } = yield* Effect.promise(() => import("../hooks/nativeClient.js"))
+    const client = hookClientStatus(rewind.workspaceRoot, process.argv[1])
+    yield* out.record("hook_client", { ...client })
+    yield* out.human(
+      `${client.warning === null ? dim("hook client") : yellow("hook client")} ${client.detail}${client.warning === null ? "" : `\n  ${client.warning}`}`,
+    )
     yield* out.human(
       server.socket === null
         ? `${dim("hook server")} no socket path fits this workspace (hooks run in their own process)`
@@ -606,6 +614,9 @@ const doctor = Command.make(
           liveEngine: liveEngineStatus(),
         })
         const live = liveEngineStatus()
+        const { hookClientStatus } = yield* Effect.promise(() => import("../hooks/nativeClient.js"))
+        const hookClient = hookClientStatus(rewind.workspaceRoot, process.argv[1])
+        yield* out.record("hook_client", { ...hookClient })
         const mark = (ok: boolean) => (ok ? green("ok") : red("FAILED"))
         const has = (...kinds: ReadonlyArray<string>) => report.problems.some((p) => kinds.includes(p.kind))
         yield* out.human(
@@ -651,6 +662,11 @@ const doctor = Command.make(
                   : (report.native.warning ?? ""),
               ],
               ["live engine", live.available ? green("ok") : yellow("warning"), live.detail],
+              [
+                "hook client",
+                hookClient.warning === null ? green("ok") : yellow("warning"),
+                hookClient.warning ?? hookClient.detail,
+              ],
             ],
           ),
         )

@@ -73,11 +73,10 @@ const installOptions = {
   ),
 }
 
-/** The command prefix a hook entry runs: the `rewind` this process is, unless `--command` says otherwise. */
-const selfCommand = () => {
-  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+/** The Node command a hook entry runs: the `rewind` this process is, unless `--command` says otherwise. */
+const selfCommand = (shellQuote: (s: string) => string) => {
   const script = process.argv[1]
-  return script === undefined ? "rewind" : `${quote(process.execPath)} ${quote(resolve(script))}`
+  return script === undefined ? "rewind" : `${shellQuote(process.execPath)} ${shellQuote(resolve(script))}`
 }
 
 const changeSettings = (
@@ -87,6 +86,7 @@ const changeSettings = (
     readonly agent: HookAgent
     readonly workspace: Option.Option<string>
     readonly user: boolean
+    readonly client: "auto" | "native" | "node"
   },
   command: Option.Option<string>,
 ) =>
@@ -95,12 +95,34 @@ const changeSettings = (
     const { installHooks, settingsPath, uninstallHooks, SettingsRefused } = yield* Effect.promise(
       () => import("../hooks/hookInstall.js"),
     )
+    const { hookCommandLine, nativeClientPath, shellQuote } = yield* Effect.promise(
+      () => import("../hooks/nativeClient.js"),
+    )
+    // The native client when it was built (and not refused with `--client node`), the Node
+    // command as its fallback; `--client native` without one built is refused, not degraded.
+    const native = o.client === "node" ? undefined : nativeClientPath(process.argv[1])
+    if (name === "install" && o.client === "native" && native === undefined) {
+      return yield* new CliFailure({
+        code: ExitCode.failed,
+        message:
+          "the native hook client was not built with this rewind (node-gyp needs python3, make and a C compiler; see `rewind doctor`); install without --client native for the Node client",
+        reason: "not_built",
+      })
+    }
     const workspace = resolve(Option.getOrElse(o.workspace, () => process.cwd()))
     const path = settingsPath(o.agent, { workspace, user: o.user })
     const change = yield* Effect.try({
       try: () =>
         name === "install"
-          ? installHooks(o.agent, path, Option.getOrElse(command, selfCommand))
+          ? installHooks(
+              o.agent,
+              path,
+              hookCommandLine(
+                o.agent,
+                Option.getOrElse(command, () => selfCommand(shellQuote)),
+                native,
+              ),
+            )
           : uninstallHooks(o.agent, path),
       catch: (error) =>
         new CliFailure({
@@ -111,13 +133,14 @@ const changeSettings = (
     })
     yield* out.record(name, {
       agent: o.agent,
+      ...(name === "install" ? { client: native === undefined ? "node" : "native" } : {}),
       path: change.path,
       events: change.events,
       changed: change.changed,
     })
     yield* out.human(
       change.changed
-        ? `${name === "install" ? "added Rewind's hooks for" : "removed Rewind's hooks for"} ${change.events.join(", ")} in ${change.path}`
+        ? `${name === "install" ? "added Rewind's hooks for" : "removed Rewind's hooks for"} ${change.events.join(", ")} in ${change.path}${name === "install" ? (native === undefined ? " (the Node hook client: the native one is not built or was not chosen)" : " (the native hook client)") : ""}`
         : name === "install"
           ? `${change.path} already has Rewind's hooks: nothing changed`
           : `${change.path} has no Rewind hooks: nothing changed`,
@@ -128,9 +151,15 @@ export const install = Command.make(
   "install",
   {
     ...installOptions,
+    client: Options.choice("client", ["auto", "native", "node"]).pipe(
+      Options.withDescription(
+        "Which hook client the entries run: the native one when it was built (auto, the default), the native one or nothing (native), or the Node one (node)",
+      ),
+      Options.withDefault("auto" as const),
+    ),
     command: Options.text("command").pipe(
       Options.withDescription(
-        "The command the hook entries run before `hook <agent>` (default: this rewind, by its absolute path; e.g. `rewind` when it is on PATH)",
+        "The Node command the hook entries run before `hook <agent>` (default: this rewind, by its absolute path; e.g. `rewind` when it is on PATH); with the native client, its fallback",
       ),
       Options.optional,
     ),
@@ -143,5 +172,5 @@ export const install = Command.make(
 )
 
 export const uninstall = Command.make("uninstall", installOptions, (o) =>
-  changeSettings("uninstall", o, Option.none()),
+  changeSettings("uninstall", { ...o, client: "auto" }, Option.none()),
 ).pipe(Command.withDescription("Remove exactly the hook entries `rewind install` added"))

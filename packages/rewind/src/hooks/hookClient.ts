@@ -23,6 +23,10 @@
  * - the server it starts is detached (`rewind serve --socket … --idle-exit … --create`), so it
  *   outlives the hook and exits by itself once idle.
  *
+ * The native hook client (native/hookClient.c, docs/hooks.md) is this fast path in C; it hands
+ * everything else to this client with the same stdin, and `REWIND_HOOK_SERVER_REFUSED` (the
+ * server's reason) when the server answered that it did not apply the event.
+ *
  * Settings (environment): `REWIND_HOOK_SERVER=off` runs every hook in its own process, quietly
  * (the user chose it); `REWIND_HOOK_IDLE_EXIT` (default `10m`) is the started server's
  * `--idle-exit`; `REWIND_HOOK_TIMEOUT_MS` (default 30000) bounds one hook's round trip;
@@ -210,6 +214,10 @@ export const runHookClient = async (options: HookRunOptions, binPath: string): P
   // Off by the user's choice, or a payload that is plainly not an agent's (the Schemas' own
   // explanation comes from runHook, and nothing starts or is created for it).
   if (options.env.REWIND_HOOK_SERVER === "off" || !hasCommonFields(parsed.json)) return inProcess(undefined)
+  // The native client (native/hookClient.c) got an answer saying the server did not apply the
+  // event (a refusal or an error): run it here, as after such an answer of our own below.
+  const refused = options.env.REWIND_HOOK_SERVER_REFUSED
+  if (refused !== undefined && refused.length > 0) return inProcess(refused)
   let socketPath: string | undefined
   try {
     socketPath = workspaceSocketPath(parsed.workspaceRoot, parsed.storeDir, options.env)

@@ -11,8 +11,9 @@
  *   — and the event arrays and `hooks` object it leaves empty (install created those), nothing else;
  * - a settings file that does not parse, or whose `hooks` is not an object, is refused whole,
  *   nothing written; the file is replaced atomically (temp file + rename);
- * - every entry starts with `HOOK_ENV_PREFIX`, which keeps Node from parsing a CA bundle at the
- *   start of every hook and hands the bundle's path on for the server the hook may start.
+ * - an entry runs the native hook client when it was built, else the Node command behind
+ *   `HOOK_ENV_PREFIX`, which keeps Node from parsing a CA bundle at the start of every hook and
+ *   hands the bundle's path on for the server the hook may start (nativeClient.ts).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
@@ -149,7 +150,10 @@ const appendMember = (text: string, node: Node, member: (indent: string) => stri
   return `${text.slice(0, open)}\n${indent}${member(indent)}\n${outer}${text.slice(close)}`
 }
 
-/** Adds Rewind's hook entries to the agent's settings file (created when missing). */
+/**
+ * Adds Rewind's hook entries to the agent's settings file (created when missing); `command` is
+ * the whole hook command (nativeClient.ts' `hookCommandLine`).
+ */
 export const installHooks = (agent: HookAgent, path: string, command: string): SettingsChange => {
   const original = existsSync(path) ? readFileSync(path, "utf8") : ""
   let text = original.trim().length === 0 ? "{}\n" : original
@@ -172,7 +176,7 @@ export const installHooks = (agent: HookAgent, path: string, command: string): S
         {
           ...(agent === "gemini-cli" ? { name: "rewind" } : {}),
           type: "command",
-          command: `${HOOK_ENV_PREFIX}${command} hook ${agent}`,
+          command,
         },
       ],
     }
