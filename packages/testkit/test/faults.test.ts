@@ -17,6 +17,7 @@ const countingWorkspace = () => {
     write: (path) => Effect.sync(() => void written.push(path)),
     delete: () => Effect.succeed(false),
     stat: () => Effect.succeed(Option.none()),
+    statMany: (paths) => Effect.succeed(paths.map(() => Either.right(Option.none()))),
     list: () => Effect.succeed([]),
     scanDirectory: () => Effect.succeed([]),
     scanDirectories: (directories) => Effect.succeed(directories.map(() => Either.right([]))),
