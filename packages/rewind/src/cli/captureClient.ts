@@ -30,8 +30,11 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 const WHOLE = /^[1-9][0-9]{0,15}$/
 /** The session `capture` creates in an empty store (snapshotCommands.ts, CLI_CAPTURE_SESSION_ID). */
 const CLI_SESSION = "ses_rewind_cli_captures"
-/** How long one answer may take: a capture through a live engine is milliseconds. */
-const ANSWER_TIMEOUT_MS = 120_000
+/**
+ * How long one answer may take. A capture through a live engine is milliseconds, but the server's
+ * first one is a full scan and hash (minutes for a first capture of a large tree on a busy machine).
+ */
+const ANSWER_TIMEOUT_MS = 30 * 60_000
 
 interface CaptureArgs {
   readonly workspace: string
