@@ -28,6 +28,7 @@ import type { PointId, SessionId, TurnId } from "@rewind/contracts"
 import { openRewind, type Rewind } from "rewind"
 import { changeCaptureLimit } from "./baselines/changeLimits.js"
 import { diskUsageBytes, type ShadowGit } from "./baselines/shadowGit.js"
+import { handedOverCapture } from "./cliHandOver.js"
 import { ratioTargetMet } from "./harness/figures.js"
 import { REPO_DIR } from "./harness/options.js"
 import { timeProcess } from "./harness/processTiming.js"
@@ -383,14 +384,24 @@ export const shapeFacade: BenchCase = {
 }
 
 /** Runs the built bin; `args` after the subcommand name. */
-const cli = (
+/**
+ * One run of the built bin. `through` says whether `capture` may be handed to a running server
+ * (cli/captureClient.ts): never for the cold figures, which are the issue's, so those runs turn it
+ * off and check their point says `"via":"process"`.
+ */
+export const cli = (
   ws: Shape,
   storeDir: string,
   command: string,
   args: ReadonlyArray<string> = [],
   measureMemory = false,
+  through: "process" | "server" = "process",
 ) => {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: "1",
+    REWIND_CAPTURE_SERVER: through === "process" ? "off" : "on",
+  }
   return timeProcess(
     process.execPath,
     [REWIND_BIN, command, "--json", "--workspace", ws.root, "--dir", storeDir, ...args],
@@ -399,15 +410,19 @@ const cli = (
 }
 
 /** The JSON lines of a CLI run, by type. */
-const records = (stdout: string): Array<Record<string, unknown>> =>
+export const records = (stdout: string): Array<Record<string, unknown>> =>
   stdout
     .split("\n")
     .filter((l) => l.trim().startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, unknown>)
 
-const capturedPoint = (stdout: string): Record<string, unknown> => {
+export const capturedPoint = (
+  stdout: string,
+  via: "process" | "server" = "process",
+): Record<string, unknown> => {
   const point = records(stdout).find((r) => typeof r.pointId === "string")
   if (point === undefined) throw new Error(`rewind capture printed no point: ${stdout.slice(0, 300)}`)
+  if (point.via !== via) throw new Error(`rewind capture ran via ${String(point.via)}, not ${via}`)
   return point
 }
 
@@ -512,7 +527,11 @@ export const shapeCli: BenchCase = {
       subject: {
         kind: "process",
         label: "rewind capture",
-        run: (probe) => cli(ws, store, "capture", [], probe.measureMemory),
+        run: (probe) => {
+          const run = cli(ws, store, "capture", [], probe.measureMemory)
+          capturedPoint(run.stdout)
+          return run
+        },
       },
       baseline: {
         kind: "process",
@@ -551,6 +570,7 @@ export const shapeCli: BenchCase = {
       notes,
     })
     ws.revert()
+    await handedOverCapture(ctx, ws, store, git, notes)
     git.remove()
   },
 }

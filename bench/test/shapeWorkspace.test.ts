@@ -111,6 +111,7 @@ describe("the shape cases on a slice of the babel shape", () => {
         "babel shape: first capture (rewind CLI process)",
         "babel shape: repeat capture, nothing changed (rewind CLI process)",
         "babel shape: repeat capture, 1 file changed (rewind CLI process)",
+        "babel shape: repeat capture, nothing changed, handed to a running rewind serve (rewind CLI process)",
       ],
     ],
   ])(

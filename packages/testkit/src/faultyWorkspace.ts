@@ -105,6 +105,9 @@ export const makeFaultyWorkspace = (
       }),
     delete: (path) => guard("delete", path, inner.delete(path)),
     stat: (path) => guard("stat", path, inner.stat(path)),
+    // Each path of a bulk stat is one stat to the fault rules, as for readMany.
+    statMany: (paths) =>
+      Effect.forEach(paths, (path) => Effect.either(guard("stat", path, inner.stat(path)))),
     list: (directory) => guard("list", directory ?? ".", inner.list(directory)),
     scanDirectory: (directory) => guard("scanDirectory", directory ?? ".", inner.scanDirectory(directory)),
     // Each directory of a bulk scan is one scanDirectory to the fault rules, so a rule on a path

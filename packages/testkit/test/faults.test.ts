@@ -18,6 +18,7 @@ const countingWorkspace = () => {
     createFiles: (files) => Effect.sync(() => void written.push(...files.map((f) => f.path))),
     delete: () => Effect.succeed(false),
     stat: () => Effect.succeed(Option.none()),
+    statMany: (paths) => Effect.succeed(paths.map(() => Either.right(Option.none()))),
     list: () => Effect.succeed([]),
     scanDirectory: () => Effect.succeed([]),
     scanDirectories: (directories) => Effect.succeed(directories.map(() => Either.right([]))),

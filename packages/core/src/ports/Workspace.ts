@@ -118,6 +118,15 @@ export interface WorkspaceService {
   /** What is at the path itself (a symlink is reported as a symlink); `None` when nothing is. */
   readonly stat: (path: WorkspacePath) => Effect.Effect<Option.Option<FileStat>, WorkspaceError>
   /**
+   * `stat` of several paths at once, each with its own answer, in the order given. Confined
+   * exactly as `stat` is, with a directory met on the way checked once per call (as `readMany`
+   * does): what a per-path ignore check uses to look for the ignore files and `.git` of every
+   * directory above a path, which would otherwise walk from the root once per name.
+   */
+  readonly statMany: (
+    paths: ReadonlyArray<WorkspacePath>,
+  ) => Effect.Effect<ReadonlyArray<Either.Either<Option.Option<FileStat>, WorkspaceError>>>
+  /**
    * The entries of a directory (the root when no path is given), sorted by name. A symlink to a
    * directory is not listed through (`symlink_in_path`), nor is one on the way.
    */

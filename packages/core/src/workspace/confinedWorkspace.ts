@@ -236,6 +236,13 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       }
     })
 
+  const stat = (path: string, seen?: Map<string, ProbedEntry>) =>
+    Effect.gen(function* () {
+      const target = yield* resolve(path, "stat", "report", seen)
+      if (target.kind === "missing") return Option.none()
+      return Option.some(yield* Effect.mapError(fs.stat(target.absolute), ioError("stat", path)))
+    })
+
   /**
    * The read of a path whose directories this bulk call has all probed already: the file is opened
    * straight away, without an `lstat` of its own. `readFile` refuses a symlink, a directory or a
@@ -413,11 +420,12 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
         return yield* Effect.fail(ioError("delete", path)(removed.left))
       }),
 
-    stat: (path) =>
-      Effect.gen(function* () {
-        const target = yield* resolve(path, "stat", "report")
-        if (target.kind === "missing") return Option.none()
-        return Option.some(yield* Effect.mapError(fs.stat(target.absolute), ioError("stat", path)))
+    stat: (path) => stat(path),
+
+    statMany: (paths) =>
+      Effect.suspend(() => {
+        const seen = new Map<string, ProbedEntry>()
+        return Effect.forEach(paths, (path) => Effect.either(stat(path, seen)))
       }),
 
     list: (directory) =>

@@ -8,18 +8,21 @@
  * `!keep.log` in `sub/.gitignore` re-includes what the root's `*.log` excluded), the last matching
  * pattern of one file wins, and nothing under an excluded directory can be re-included.
  *
- * Ignore files are hostile input. Each is compiled within a budget (`IGNORE_FILE_LIMITS`: size,
+ * Ignore files are hostile input. Each is compiled within a budget (`ignoreFileCompile.ts`: size,
  * line length, pattern count, wildcards per pattern, compile time); a file over it, one that holds
  * NUL bytes, one whose patterns do not compile or that cannot be read, is *refused*: its rules are
  * not applied, the refusal is reported (`ignore_file_refused`), and everything else goes on. One
  * rule for all callers: a refused file contributes no rules, so what a capture takes in because of
  * it, a restore may put back.
  */
-import type { WorkspacePath } from "@rewind/contracts"
-import { Clock, Effect, Either, Option } from "effect"
+import type { FileStat, WorkspacePath } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
 import ignore, { type Ignore } from "ignore"
-import { Workspace } from "../ports/Workspace.js"
+import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { hashContent } from "./contentHash.js"
+import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+
+export { IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
 
 /** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
 export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
@@ -39,28 +42,6 @@ export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
 /** Ignore files read in every directory, in this order (a later file's rules win on a tie). */
 export const IGNORE_FILES: ReadonlyArray<string> = [".gitignore", ".rewindignore"]
 
-/**
- * The budget of one ignore file. Real ones are a few KiB (babel's largest is under 2 KiB); these
- * limits are two to three orders of magnitude above that and keep one file's cost to milliseconds.
- */
-export const IGNORE_FILE_LIMITS = {
-  maxBytes: 1024 * 1024,
-  maxLineLength: 4096,
-  maxPatterns: 20_000,
-  /** `*`, `?` and `[` per pattern. */
-  maxWildcards: 64,
-  /**
-   * Runs of `*` within one path segment of a pattern. A glob becomes a regular expression, and
-   * each `*` a `[^/]*` that backtracks: with three in one segment a single 255-byte name took
-   * 1.9 s to test here, with two 57 ms. Real ignore files use one (babel's six ignore files: never more).
-   */
-  maxStarsPerSegment: 2,
-  /** Runs of `*` (`**` included) in a whole pattern. */
-  maxStars: 6,
-  /** Compiling and probing the patterns, by the Clock. */
-  maxCompileMs: 2_000,
-} as const
-
 /** The rules of one directory (`base`, "" for the root). */
 export interface RuleSet {
   readonly base: string
@@ -69,12 +50,6 @@ export interface RuleSet {
 
 /** The rule sets that apply in a directory, shallowest first. */
 export type RuleStack = ReadonlyArray<RuleSet>
-
-/** An ignore file whose rules are not applied, and why. */
-export interface RefusedIgnoreFile {
-  readonly path: string
-  readonly detail: string
-}
 
 /** What one directory's ignore files give: its rules (if any) and the files refused. */
 export interface DirectoryRules {
@@ -91,89 +66,6 @@ export interface DirectoryRules {
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
 
 const relativeTo = (base: string, path: string) => (base === "" ? path : path.slice(base.length + 1))
-
-/** Why a pattern's `*` runs could backtrack without bound, or undefined. */
-const starProblem = (line: string): string | undefined => {
-  let total = 0
-  for (const segment of line.split("/")) {
-    const runs = segment.match(/\*+/g)?.length ?? 0
-    if (runs > IGNORE_FILE_LIMITS.maxStarsPerSegment)
-      return `a segment with ${runs} runs of '*' (at most ${IGNORE_FILE_LIMITS.maxStarsPerSegment})`
-    total += runs
-  }
-  return total > IGNORE_FILE_LIMITS.maxStars
-    ? `${total} runs of '*' (at most ${IGNORE_FILE_LIMITS.maxStars})`
-    : undefined
-}
-
-const countWildcards = (line: string) => {
-  let n = 0
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i)
-    if (c === 42 || c === 63 || c === 91) n++
-  }
-  return n
-}
-
-/** Why this text cannot be taken as an ignore file within the budget, or undefined. */
-const budgetProblem = (bytes: Uint8Array): string | undefined => {
-  if (bytes.length > IGNORE_FILE_LIMITS.maxBytes)
-    return `${bytes.length} bytes, over the ${IGNORE_FILE_LIMITS.maxBytes}-byte limit for an ignore file`
-  if (bytes.includes(0)) return "it holds NUL bytes (not a text file)"
-  return undefined
-}
-
-/**
- * Compiles one ignore file's content, or says why it is refused. `undefined` rules: the file has no
- * pattern. Patterns are compiled and probed here, so a pattern that cannot become a regular
- * expression is refused now rather than failing a match later.
- */
-export const compileIgnoreFile = (
-  path: string,
-  bytes: Uint8Array,
-): Effect.Effect<Either.Either<Ignore | undefined, RefusedIgnoreFile>> =>
-  Effect.gen(function* () {
-    const refused = (detail: string) => Either.left<RefusedIgnoreFile>({ path, detail })
-    const problem = budgetProblem(bytes)
-    if (problem !== undefined) return refused(problem)
-    const text = new TextDecoder().decode(bytes)
-    const lines = text.split(/\r?\n/)
-    let patterns = 0
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!
-      if (line.length > IGNORE_FILE_LIMITS.maxLineLength)
-        return refused(
-          `line ${i + 1} is ${line.length} characters, over the ${IGNORE_FILE_LIMITS.maxLineLength} limit`,
-        )
-      if (line.trim() === "" || line.startsWith("#")) continue
-      patterns++
-      if (patterns > IGNORE_FILE_LIMITS.maxPatterns)
-        return refused(`more than ${IGNORE_FILE_LIMITS.maxPatterns} patterns`)
-      if (countWildcards(line) > IGNORE_FILE_LIMITS.maxWildcards)
-        return refused(`line ${i + 1} has more than ${IGNORE_FILE_LIMITS.maxWildcards} wildcards`)
-      const stars = starProblem(line)
-      if (stars !== undefined) return refused(`line ${i + 1} has ${stars}, which could take minutes to match`)
-    }
-    if (patterns === 0) return Either.right(undefined)
-    const started = yield* Clock.currentTimeMillis
-    const compiled = Either.try({
-      try: () => {
-        const matcher = ignore().add(text)
-        // Regular expressions are built on first use: build them all now, inside the try.
-        matcher.test("rewind-probe")
-        matcher.test("rewind-probe/")
-        return matcher
-      },
-      catch: (e) => (e instanceof Error ? e.message : String(e)).slice(0, 200),
-    })
-    const elapsed = (yield* Clock.currentTimeMillis) - started
-    if (Either.isLeft(compiled)) return refused(`its patterns do not compile: ${compiled.left}`)
-    if (elapsed > IGNORE_FILE_LIMITS.maxCompileMs)
-      return refused(
-        `compiling its patterns took ${elapsed} ms, over the ${IGNORE_FILE_LIMITS.maxCompileMs} ms budget`,
-      )
-    return Either.right(compiled.right)
-  })
 
 /**
  * What the stack says of `path` itself (its directories are the caller's to check first: nothing
@@ -246,8 +138,8 @@ const loadDirectoryRules = (
         identity.push(`${path}\0absent`)
         continue
       }
-      const compiled = yield* compileIgnoreFile(path, read.right.value)
       const hash = hashContent(read.right.value)
+      const compiled = yield* compileIgnoreFileByHash(path, read.right.value, hash)
       if (Either.isLeft(compiled)) {
         refused.push(compiled.left)
         identity.push(`${path}\0${hash}\0refused`)
@@ -300,11 +192,14 @@ export const readDirectoryRules = (
     )
   })
 
+type StatAnswer = Either.Either<Option.Option<FileStat>, WorkspaceError>
+
 /**
  * A per-call cache of directory rules for checking arbitrary paths (a restore's plan, a declared
- * path): each directory's ignore files are listed and read once.
+ * path): each directory's ignore files are looked for and read once. `statOf` answers the stats
+ * (the checker looks them up ahead in bulk).
  */
-export const makeRulesCache = () =>
+const makeRulesCache = (statOf: (path: string) => Effect.Effect<StatAnswer>) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const cache = new Map<string, DirectoryRules>()
@@ -314,7 +209,7 @@ export const makeRulesCache = () =>
         if (known !== undefined) return known
         const present: Array<{ name: string; size: number; regular: boolean }> = []
         for (const name of IGNORE_FILES) {
-          const stat = yield* Effect.either(workspace.stat(join(dir, name) as WorkspacePath))
+          const stat = yield* statOf(join(dir, name))
           if (Either.isLeft(stat)) continue
           if (Option.isSome(stat.right))
             present.push({ name, size: stat.right.value.size, regular: stat.right.value.kind === "file" })
@@ -354,12 +249,36 @@ interface DirectoryState {
 export const makeIgnoreCheck = () =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const rulesOf = yield* makeRulesCache()
+    // What a directory's decision needs to know of it: its ignore files and whether it holds
+    // `.git`. A path's undecided directories are looked up together in one `statMany` (each walk
+    // from the root checks the directories on the way once), not one walk per name and directory.
+    const stats = new Map<string, StatAnswer>()
+    const statOf = (path: string) =>
+      Effect.suspend(() => {
+        const known = stats.get(path)
+        return known !== undefined
+          ? Effect.succeed(known)
+          : Effect.either(workspace.stat(path as WorkspacePath))
+      })
+    const lookAhead = (path: string) =>
+      Effect.suspend(() => {
+        const wanted: Array<string> = []
+        for (let dir = parentOf(path); ; dir = parentOf(dir)) {
+          if (directories.has(dir)) break
+          for (const name of IGNORE_FILES) wanted.push(join(dir, name))
+          if (dir !== "") wanted.push(`${dir}/.git`)
+          if (dir === "") break
+        }
+        const missing = wanted.filter((p) => !stats.has(p))
+        if (missing.length === 0) return Effect.void
+        return Effect.map(workspace.statMany(missing as Array<WorkspacePath>), (answers) => {
+          for (const [i, path] of missing.entries()) stats.set(path, answers[i]!)
+        })
+      })
+    const rulesOf = yield* makeRulesCache(statOf)
     // The scan never enters a nested repository; a restore must not write into one either.
     const holdsRepository = (dir: string) =>
-      Effect.map(Effect.either(workspace.stat(`${dir}/.git` as WorkspacePath)), (s) =>
-        Either.isRight(s) ? Option.isSome(s.right) : false,
-      )
+      Effect.map(statOf(`${dir}/.git`), (s) => (Either.isRight(s) ? Option.isSome(s.right) : false))
     const directories = new Map<string, DirectoryState>()
     const decideDirectory = (dir: string) =>
       Effect.gen(function* () {
@@ -385,6 +304,7 @@ export const makeIgnoreCheck = () =>
       })
     return (path: WorkspacePath, isDirectory = false) =>
       Effect.gen(function* () {
+        yield* lookAhead(path)
         const parent = yield* stateOf(parentOf(path))
         if (parent.excluded !== undefined) return Option.some(parent.excluded)
         const decided = decidingSet(parent.stack, path, isDirectory)

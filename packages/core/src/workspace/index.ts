@@ -11,7 +11,7 @@ export {
   hashContent,
   toBytes,
 } from "./contentHash.js"
-export { compileIgnoreFile } from "./ignoreRules.js"
+export { compileIgnoreFile } from "./ignoreFileCompile.js"
 export {
   checkProtection,
   makeProtectionCheck,

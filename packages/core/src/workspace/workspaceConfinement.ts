@@ -80,6 +80,10 @@ export const checkRootedLength = (
   path: string,
   segments: ReadonlyArray<string>,
 ): Effect.Effect<void, PathRefused> => {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: a path that short cannot be too long, and
+  // nearly every path is (encoding every one cost a fifth of a per-path protection check).
+  if (3 * (root.length + 1 + path.length) < PATH_MAX && segments.every((s) => 3 * s.length <= NAME_MAX))
+    return Effect.void
   const long = segments.find((s) => utf8.encode(s).length > NAME_MAX)
   const rootedBytes = utf8.encode(joinUnder(root, segments)).length
   if (long === undefined && rootedBytes < PATH_MAX) return Effect.void

@@ -5,12 +5,18 @@
  * for the whole CLI. `hook <agent>` goes to the hook client (hooks/hookClient.ts: Node built-ins
  * only); a lone `--version` is answered here; everything else (and a `hook` with arguments the
  * client does not take, such as `--help`) loads the full CLI (main.ts), whose commands load their
- * own heavy parts on first use.
+ * own heavy parts on first use. `capture --json` is handed to the workspace's running server when
+ * one answers (cli/captureClient.ts: Node built-ins only), else it too loads the full CLI.
  */
 const argv = process.argv
 if (argv[2] === "--version" && argv.length === 3) {
   const { VERSION } = await import("./version.js")
   process.stdout.write(`${VERSION}\n`)
+} else if (argv[2] === "capture") {
+  // `capture --json` goes to the workspace's running server when one answers (captureClient.ts).
+  const code = await import("./captureClient.js").then((m) => m.captureThroughServer(argv.slice(3)))
+  if (code === undefined) await import("./main.js")
+  else process.exitCode = code
 } else if (argv[2] !== "hook" || !(await import("../hooks/hookClient.js").then((m) => m.hookMain(argv)))) {
   await import("./main.js")
 }

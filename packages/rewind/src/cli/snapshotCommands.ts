@@ -172,7 +172,12 @@ export const capture = Command.make(
           })
         }
         const p = result.point
-        yield* out.record("point", { ...pointRecord(sessionId, p), existing: result.existing })
+        // `via`: this process made it (cli/captureClient.ts hands it to a running server instead).
+        yield* out.record("point", {
+          ...pointRecord(sessionId, p),
+          existing: result.existing,
+          via: "process",
+        })
         yield* out.human(
           result.existing
             ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`

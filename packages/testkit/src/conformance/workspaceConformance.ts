@@ -474,6 +474,77 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
       }),
     )
 
+    it.scoped("statMany answers each path as stat does, in order, and follows no link", () =>
+      Effect.gen(function* () {
+        const fixture = yield* harness.make
+        const { workspace, plantFile, plantSymlink, plantDirectory } = fixture
+        yield* plantFile("src/a.ts", "a", 0o755)
+        yield* plantFile("src/deep/c.ts", "ccc")
+        yield* plantFile("top.txt", "t")
+        yield* plantSymlink("alias", "src")
+        yield* plantSymlink("out", fixture.outside)
+        yield* plantDirectory("src/dir")
+        yield* plantSymlink("src/link.ts", "a.ts")
+        const before = yield* fixture.outsideFingerprint()
+        // Files, a directory, a missing name, a link at the end (reported), links on the way
+        // (refused, also after the directory behind them was walked for another path), a file
+        // used as a directory, a malformed path, one path twice.
+        const asked = [
+          "src/a.ts",
+          "src/deep/c.ts",
+          "src/dir",
+          "src/.gitignore",
+          "src/link.ts",
+          "alias/a.ts",
+          "out/secret.txt",
+          "top.txt/x",
+          "src/../top.txt",
+          "src/a.ts",
+          "alias",
+        ].map(p)
+        const results = yield* workspace.statMany(asked)
+        expect(results).toHaveLength(asked.length)
+        for (const [i, path] of asked.entries()) {
+          const one = yield* Effect.either(workspace.stat(path))
+          const many = results[i]!
+          expect(many._tag).toBe(one._tag)
+          if (Either.isRight(many) && Either.isRight(one)) expect(many.right).toEqual(one.right)
+          if (Either.isLeft(many) && Either.isLeft(one)) expect(many.left).toEqual(one.left)
+        }
+        const kinds = results.map((r) =>
+          Either.isRight(r)
+            ? Option.getOrElse(
+                Option.map(r.right, (s) => s.kind),
+                () => "<none>",
+              )
+            : r.left._tag,
+        )
+        expect(kinds).toEqual([
+          "file",
+          "file",
+          "directory",
+          "<none>",
+          "symlink",
+          "PathRefused",
+          "PathRefused",
+          "WorkspaceIoError",
+          "PathRefused",
+          "file",
+          "symlink",
+        ])
+        for (const i of [5, 6]) {
+          const refused = results[i]!
+          expect(Either.isLeft(refused) && refused.left._tag === "PathRefused" && refused.left.reason).toBe(
+            "symlink_in_path",
+          )
+        }
+        expect(Option.getOrThrow(Either.getOrThrow(results[0]!)).mode).toBe(0o755)
+        expect(yield* workspace.statMany([])).toEqual([])
+        expect(yield* fixture.outsideFingerprint()).toBe(before)
+        expect(fixture.outsideAccesses?.() ?? []).toEqual([])
+      }),
+    )
+
     it.scoped("a directory swapped for a symlink between two bulk calls is seen by the second", () =>
       Effect.gen(function* () {
         const fixture = yield* harness.make

@@ -1,0 +1,280 @@
+/**
+ * `rewind capture --json` handed to a running server: when `rewind serve` (the hook server, or one
+ * the user started with `--socket`) already answers on the socket of this (workspace, store) pair
+ * (server/workspaceSocket.ts), the capture is made there, by its live engine, with the caches and
+ * the watcher it holds, instead of in a fresh process that loads the CLI, opens the store and
+ * scans the whole tree. The bin tries this before loading anything else (cli/bin.ts), so this
+ * module loads only Node built-ins.
+ *
+ * Invariants:
+ * - only a plain `capture --json` is handed over: options `--workspace`, `--dir`, `--session`,
+ *   `--turn` and `--max-files` (as `--x v` or `--x=v`), with values the CLI would accept; anything
+ *   else (`--path`, `--help`, human output, an id or number it would refuse) is the full CLI's;
+ * - a server is never started for it, and `REWIND_CAPTURE_SERVER=off` turns the hand-over off;
+ * - a capture is never made twice: until the first request is sent, any failure (no socket, no
+ *   answer to the connection) falls back to the full CLI; once sent, a lost or garbled answer is
+ *   an error (exit 2), never followed by a capture in this process;
+ * - the output is the full CLI's (`session_created` when it made the session, then `point`), and
+ *   every `point` line says which path ran: `"via":"server"` here, `"via":"process"` there.
+ */
+import { randomBytes } from "node:crypto"
+import { statSync } from "node:fs"
+import { createConnection, type Socket } from "node:net"
+import { join, resolve } from "node:path"
+import { workspaceSocketPath } from "../server/workspaceSocket.js"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** What the CLI accepts for an id (contracts' ID_PATTERN); anything else goes to the full CLI. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
+const WHOLE = /^[1-9][0-9]{0,15}$/
+/** The session `capture` creates in an empty store (snapshotCommands.ts, CLI_CAPTURE_SESSION_ID). */
+const CLI_SESSION = "ses_rewind_cli_captures"
+/**
+ * How long one answer may take. A capture through a live engine is milliseconds, but the server's
+ * first one is a full scan and hash (minutes for a first capture of a large tree on a busy machine).
+ */
+const ANSWER_TIMEOUT_MS = 30 * 60_000
+
+interface CaptureArgs {
+  readonly workspace: string
+  readonly dir: string
+  readonly session?: string
+  readonly turn?: string
+  readonly maxFiles?: number
+}
+
+/** The arguments after `capture`, when they are ones this client takes; undefined otherwise. */
+export const parseCaptureArgs = (args: ReadonlyArray<string>, cwd: string): CaptureArgs | undefined => {
+  const values = new Map<string, string>()
+  let json = false
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--json") {
+      if (json) return undefined
+      json = true
+      continue
+    }
+    const eq = arg.indexOf("=")
+    const name = eq < 0 ? arg : arg.slice(0, eq)
+    if (!["--workspace", "--dir", "--session", "--turn", "--max-files"].includes(name)) return undefined
+    const value = eq < 0 ? args[++i] : arg.slice(eq + 1)
+    if (value === undefined || value === "" || values.has(name)) return undefined
+    values.set(name, value)
+  }
+  if (!json) return undefined
+  const session = values.get("--session")
+  const turn = values.get("--turn")
+  const maxFiles = values.get("--max-files")
+  if (session !== undefined && !ID.test(session)) return undefined
+  if (turn !== undefined && !ID.test(turn)) return undefined
+  if (maxFiles !== undefined && !WHOLE.test(maxFiles)) return undefined
+  const workspace = resolve(cwd, values.get("--workspace") ?? ".")
+  try {
+    // The CLI refuses a workspace that is not an existing directory: its message, not ours.
+    if (!statSync(workspace).isDirectory()) return undefined
+  } catch {
+    return undefined
+  }
+  const dir = values.get("--dir")
+  return {
+    workspace,
+    dir: dir === undefined ? join(workspace, ".rewind") : resolve(cwd, dir),
+    ...(session === undefined ? {} : { session }),
+    ...(turn === undefined ? {} : { turn }),
+    ...(maxFiles === undefined ? {} : { maxFiles: Number(maxFiles) }),
+  }
+}
+
+/** The CLI's default turn id (snapshotCommands.ts `manualTurnId`). */
+const manualTurnId = () =>
+  `manual-${new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z")}-${randomBytes(3).toString("hex")}`
+
+const connect = (path: string) =>
+  new Promise<Socket>((done, fail) => {
+    const socket = createConnection(path)
+    socket.once("connect", () => {
+      socket.off("error", fail)
+      done(socket)
+    })
+    socket.once("error", fail)
+  })
+
+interface Refusal {
+  readonly kind: string
+  readonly message: string
+  readonly details?: unknown
+}
+type Outcome =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly refusal: Refusal }
+
+/** A failure after the first request was sent: reported, never retried in this process. */
+class Failed extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+    readonly details?: unknown,
+  ) {
+    super(message)
+  }
+}
+
+/** JSON-RPC over one connection: requests one at a time, progress notifications skipped. */
+const rpc = (socket: Socket) => {
+  let buffered = ""
+  let waiting: { id: number; done: (o: Outcome) => void; fail: (e: Error) => void } | undefined
+  let next = 0
+  const failAll = (error: Error) => {
+    const w = waiting
+    waiting = undefined
+    w?.fail(error)
+  }
+  socket.setEncoding("utf8")
+  socket.on("data", (chunk: string) => {
+    buffered += chunk
+    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, nl)
+      buffered = buffered.slice(nl + 1)
+      let message: { id?: unknown; result?: Outcome; error?: { message?: string } }
+      try {
+        message = JSON.parse(line)
+      } catch {
+        failAll(new Failed(`the server answered a line that is not JSON: ${line.slice(0, 200)}`, "server"))
+        return
+      }
+      if (waiting === undefined || message.id !== waiting.id) continue
+      const w = waiting
+      waiting = undefined
+      if (message.error !== undefined || message.result === undefined)
+        w.fail(new Failed(`the server answered an error: ${message.error?.message ?? "no result"}`, "server"))
+      else w.done(message.result)
+    }
+  })
+  socket.on("error", (error) => failAll(new Failed(`the connection failed: ${error.message}`, "server")))
+  socket.on("close", () =>
+    failAll(new Failed("the server closed the connection without answering", "server")),
+  )
+  return (method: string, params: ReadonlyArray<unknown>) =>
+    new Promise<Outcome>((done, fail) => {
+      const id = ++next
+      const timer = setTimeout(() => {
+        failAll(new Failed(`the server did not answer within ${ANSWER_TIMEOUT_MS} ms`, "server"))
+        socket.destroy()
+      }, ANSWER_TIMEOUT_MS)
+      waiting = {
+        id,
+        done: (o) => {
+          clearTimeout(timer)
+          done(o)
+        },
+        fail: (e) => {
+          clearTimeout(timer)
+          fail(e)
+        },
+      }
+      socket.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+    })
+}
+
+const line = (type: string, fields: Record<string, unknown>) =>
+  process.stdout.write(`${JSON.stringify({ v: 1, type, ...fields })}\n`)
+
+const answerOf = (outcome: Outcome): unknown => {
+  if (outcome.ok) return outcome.value
+  throw new Failed(outcome.refusal.message, outcome.refusal.kind, outcome.refusal.details)
+}
+
+/** The capture, once connected: the lines printed and the exit code. */
+const captureThrough = async (call: ReturnType<typeof rpc>, args: CaptureArgs): Promise<number> => {
+  let sessionId = args.session
+  if (sessionId === undefined) {
+    const all = answerOf(await call("listSessions", [])) as ReadonlyArray<{ sessionId: string }>
+    sessionId = all[0]?.sessionId
+  }
+  if (sessionId === undefined) {
+    const created = await call("createSession", [
+      { sessionId: CLI_SESSION, title: "rewind CLI captures", cwd: args.workspace },
+    ])
+    // Refused `conflict`: another capture created it between our read and our append.
+    if (created.ok) {
+      const value = created.value as { id: string; title: string }
+      line("session_created", { sessionId: value.id, title: value.title })
+    } else if (created.refusal.kind !== "conflict") answerOf(created)
+    sessionId = CLI_SESSION
+  }
+  const result = answerOf(
+    await call("capturePoint", [
+      sessionId,
+      args.turn ?? manualTurnId(),
+      args.maxFiles === undefined ? {} : { settings: { maxFiles: args.maxFiles } },
+    ]),
+  ) as
+    | { _tag: "NotCaptured"; reason: string }
+    | { _tag: "Captured"; existing: boolean; point: Record<string, unknown> }
+  if (result._tag === "NotCaptured") throw new Failed(result.reason, "not_captured")
+  const p = result.point
+  line("point", {
+    sessionId,
+    pointId: p.pointId,
+    kind: p.kind,
+    turnId: p.turnId,
+    capturedAt: p.capturedAt,
+    files: p.files,
+    links: p.links,
+    tombstones: p.tombstones,
+    bytes: p.bytes,
+    reusedManifest: p.reusedManifest,
+    skipped: p.skipped,
+    existing: result.existing,
+    via: "server",
+  })
+  return 0
+}
+
+/**
+ * Runs `rewind capture …` through the workspace's running server when it can (see the header):
+ * the exit code, or undefined when the full CLI must run the command instead.
+ */
+export const captureThroughServer = async (
+  args: ReadonlyArray<string>,
+  env: Env = process.env,
+  cwd: string = process.cwd(),
+): Promise<number | undefined> => {
+  if (env.REWIND_CAPTURE_SERVER === "off") return undefined
+  const parsed = parseCaptureArgs(args, cwd)
+  if (parsed === undefined) return undefined
+  let socketPath: string | undefined
+  try {
+    socketPath = workspaceSocketPath(parsed.workspace, parsed.dir, env, false)
+  } catch {
+    return undefined
+  }
+  if (socketPath === undefined) return undefined
+  let socket: Socket
+  try {
+    socket = await connect(socketPath)
+  } catch {
+    // No server (no socket, or a stopped server's leftover): the capture runs in this process.
+    return undefined
+  }
+  try {
+    return await captureThrough(rpc(socket), parsed)
+  } catch (error) {
+    const failure = error instanceof Failed ? error : new Failed(String(error), "Error")
+    process.stderr.write(`error: ${failure.message} (through the server on ${socketPath})\n`)
+    line("error", {
+      code: 2,
+      reason: failure.reason,
+      message: failure.message,
+      ...(failure.details === undefined ? {} : { details: failure.details }),
+      via: "server",
+    })
+    return 2
+  } finally {
+    socket.destroy()
+  }
+}
