@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
 import { checkProtection } from "@rewind/core"
 import { Clock, Effect } from "effect"
-import { makeEnv, ROOT } from "./fileRewindEnv.js"
+import { makeEnv, ROOT } from "../support/fileRewindEnv.js"
 
 const p = (s: string) => s as WorkspacePath
 
