@@ -171,6 +171,11 @@ export const isolatedForks: BenchCase = {
               "applyMerge",
             )
           },
+          // Untimed: the merge taken away again (redo), so the parent holds the fork base and the
+          // next round's child changes merge cleanly rather than clash with this round's.
+          afterEach: async () => {
+            must(await rewind.redo(sessionId), "redo")
+          },
         },
         // The floor of any merge of these files: read each changed file of the child and write it
         // into the parent's place (here a scratch directory), in the same rounds.

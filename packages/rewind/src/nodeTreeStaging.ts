@@ -92,6 +92,10 @@ const targetState = (root: string) => {
   return { kind: "empty" as const, mode: stat.mode & 0o7777 }
 }
 
+/** `targetState` with an unreadable target (no permission, say) as an I/O error, not a defect. */
+const lookAt = (root: string) =>
+  Effect.try({ try: () => targetState(root), catch: (e) => ioError("stat", root, e) })
+
 const flushDirectory = (directory: string) => {
   const fd = openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY)
   try {
@@ -112,7 +116,7 @@ export const makeTreeStaging = (durability: "fsync" | "atomic" | undefined): Tre
   const workspaceOptions = durability === undefined ? {} : { durability }
   return {
     prepare: (root, operationId) =>
-      Effect.suspend((): Effect.Effect<StagedTree, Refused> => {
+      Effect.suspend((): Effect.Effect<StagedTree, Refused | WorkspaceIoError> => {
         if (!isAbsolute(root)) {
           return refused(
             "not_absolute",
@@ -124,21 +128,22 @@ export const makeTreeStaging = (durability: "fsync" | "atomic" | undefined): Tre
         if (dirname(lexical) === lexical) {
           return refused("not_empty", lexical, `${lexical} cannot hold a new tree`)
         }
-        return Effect.flatMap(checkNoLinkOnTheWay(lexical, lexical), () => {
-          const state = targetState(lexical)
-          if (state.kind === "not_a_directory") {
-            return refused("not_a_directory", lexical, `${lexical} exists and is not a directory`)
-          }
-          if (state.kind === "occupied") {
-            return refused(
-              "not_empty",
-              lexical,
-              `${lexical} is not empty; an isolated fork's tree goes into a new or empty directory, so nothing there is overwritten`,
-            )
-          }
-          const staging = join(dirname(lexical), `.${basename(lexical)}.rewind-${operationId}`)
-          return Effect.succeed({ root: lexical, staging })
-        })
+        return Effect.flatMap(checkNoLinkOnTheWay(lexical, lexical), () =>
+          Effect.flatMap(lookAt(lexical), (state): Effect.Effect<StagedTree, Refused> => {
+            if (state.kind === "not_a_directory") {
+              return refused("not_a_directory", lexical, `${lexical} exists and is not a directory`)
+            }
+            if (state.kind === "occupied") {
+              return refused(
+                "not_empty",
+                lexical,
+                `${lexical} is not empty; an isolated fork's tree goes into a new or empty directory, so nothing there is overwritten`,
+              )
+            }
+            const staging = join(dirname(lexical), `.${basename(lexical)}.rewind-${operationId}`)
+            return Effect.succeed({ root: lexical, staging })
+          }),
+        )
       }),
 
     stage: (tree) =>
@@ -169,7 +174,10 @@ export const makeTreeStaging = (durability: "fsync" | "atomic" | undefined): Tre
             `${tree.staging} already exists: another fork is materialising into ${tree.root}`,
           )
         }
-        return yield* NodeWorkspace.make(tree.staging, workspaceOptions)
+        // Made here and not handed out: removed here when no workspace can be opened over it.
+        return yield* NodeWorkspace.make(tree.staging, workspaceOptions).pipe(
+          Effect.tapError(() => Effect.sync(() => rmSync(tree.staging, { recursive: true, force: true }))),
+        )
       }),
 
     publish: (tree) =>
@@ -182,7 +190,7 @@ export const makeTreeStaging = (durability: "fsync" | "atomic" | undefined): Tre
             tree.root,
             `${tree.root} was filled while the fork's tree was being written (another fork into the same directory?); nothing of this fork was left there`,
           )
-        const state = targetState(tree.root)
+        const state = yield* lookAt(tree.root)
         if (state.kind === "occupied" || state.kind === "not_a_directory") return yield* taken()
         const renamed = yield* Effect.try({
           try: () => {

@@ -155,12 +155,15 @@ const buildTree = (input: IsolatedTreeInput, workspaces: WorkspacesService, sour
     const journal = yield* treeJournal(input, operationId, staged)
     // Whatever stops the tree before it is in place (a failure, a refusal, an interruption)
     // removes the private directory and closes the journal's record: no target, no temp dir.
+    // Only a private directory this fork made is removed (one `stage` refused was not its own).
+    let madeStaging = false
     const abandon = Effect.zipRight(
-      Effect.ignore(workspaces.discard(staged)),
+      Effect.suspend(() => (madeStaging ? Effect.ignore(workspaces.discard(staged)) : Effect.void)),
       journal.complete("rolled_back"),
     )
     const made = yield* Effect.gen(function* () {
       const target = yield* workspaces.stage(staged)
+      madeStaging = true
       const made = yield* materialiseTree({
         workspaces,
         source,

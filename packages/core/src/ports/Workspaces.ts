@@ -54,7 +54,10 @@ export interface StagedTreeState {
 export interface WorkspacesService {
   /** The host's own tree (the root of the `Workspace` the host supplies), absolute and resolved. */
   readonly hostRoot: string
-  readonly prepare: (root: string, operationId: string) => Effect.Effect<StagedTree, Refused>
+  readonly prepare: (
+    root: string,
+    operationId: string,
+  ) => Effect.Effect<StagedTree, Refused | WorkspaceIoError>
   readonly stage: (tree: StagedTree) => Effect.Effect<WorkspaceService, Refused | WorkspaceIoError>
   readonly publish: (tree: StagedTree) => Effect.Effect<void, Refused | WorkspaceIoError>
   /** Removes the private directory whole; false when it was not there. */
