@@ -19,9 +19,11 @@
  */
 import { randomBytes } from "node:crypto"
 import { statSync } from "node:fs"
-import { createConnection, type Socket } from "node:net"
+import type { Socket } from "node:net"
 import { join, resolve } from "node:path"
+import { connectSocket, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
+import { pointRecord } from "./pointRecord.js"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -93,16 +95,6 @@ const manualTurnId = () =>
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z")}-${randomBytes(3).toString("hex")}`
 
-const connect = (path: string) =>
-  new Promise<Socket>((done, fail) => {
-    const socket = createConnection(path)
-    socket.once("connect", () => {
-      socket.off("error", fail)
-      done(socket)
-    })
-    socket.once("error", fail)
-  })
-
 interface Refusal {
   readonly kind: string
   readonly message: string
@@ -123,60 +115,12 @@ class Failed extends Error {
   }
 }
 
-/** JSON-RPC over one connection: requests one at a time, progress notifications skipped. */
+/** The server's methods over the connection; any failure of an answer is a `Failed` (never retried). */
 const rpc = (socket: Socket) => {
-  let buffered = ""
-  let waiting: { id: number; done: (o: Outcome) => void; fail: (e: Error) => void } | undefined
-  let next = 0
-  const failAll = (error: Error) => {
-    const w = waiting
-    waiting = undefined
-    w?.fail(error)
-  }
-  socket.setEncoding("utf8")
-  socket.on("data", (chunk: string) => {
-    buffered += chunk
-    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-      const line = buffered.slice(0, nl)
-      buffered = buffered.slice(nl + 1)
-      let message: { id?: unknown; result?: Outcome; error?: { message?: string } }
-      try {
-        message = JSON.parse(line)
-      } catch {
-        failAll(new Failed(`the server answered a line that is not JSON: ${line.slice(0, 200)}`, "server"))
-        return
-      }
-      if (waiting === undefined || message.id !== waiting.id) continue
-      const w = waiting
-      waiting = undefined
-      if (message.error !== undefined || message.result === undefined)
-        w.fail(new Failed(`the server answered an error: ${message.error?.message ?? "no result"}`, "server"))
-      else w.done(message.result)
-    }
-  })
-  socket.on("error", (error) => failAll(new Failed(`the connection failed: ${error.message}`, "server")))
-  socket.on("close", () =>
-    failAll(new Failed("the server closed the connection without answering", "server")),
-  )
+  const call = socketRpc(socket, ANSWER_TIMEOUT_MS)
   return (method: string, params: ReadonlyArray<unknown>) =>
-    new Promise<Outcome>((done, fail) => {
-      const id = ++next
-      const timer = setTimeout(() => {
-        failAll(new Failed(`the server did not answer within ${ANSWER_TIMEOUT_MS} ms`, "server"))
-        socket.destroy()
-      }, ANSWER_TIMEOUT_MS)
-      waiting = {
-        id,
-        done: (o) => {
-          clearTimeout(timer)
-          done(o)
-        },
-        fail: (e) => {
-          clearTimeout(timer)
-          fail(e)
-        },
-      }
-      socket.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+    (call(method, params) as Promise<Outcome>).catch((error: unknown) => {
+      throw new Failed(error instanceof Error ? error.message : String(error), "server")
     })
 }
 
@@ -217,21 +161,7 @@ const captureThrough = async (call: ReturnType<typeof rpc>, args: CaptureArgs): 
     | { _tag: "Captured"; existing: boolean; point: Record<string, unknown> }
   if (result._tag === "NotCaptured") throw new Failed(result.reason, "not_captured")
   const p = result.point
-  line("point", {
-    sessionId,
-    pointId: p.pointId,
-    kind: p.kind,
-    turnId: p.turnId,
-    capturedAt: p.capturedAt,
-    files: p.files,
-    links: p.links,
-    tombstones: p.tombstones,
-    bytes: p.bytes,
-    reusedManifest: p.reusedManifest,
-    skipped: p.skipped,
-    existing: result.existing,
-    via: "server",
-  })
+  line("point", { ...pointRecord(sessionId, p), existing: result.existing, via: "server" })
   return 0
 }
 
@@ -256,7 +186,7 @@ export const captureThroughServer = async (
   if (socketPath === undefined) return undefined
   let socket: Socket
   try {
-    socket = await connect(socketPath)
+    socket = await connectSocket(socketPath)
   } catch {
     // No server (no socket, or a stopped server's leftover): the capture runs in this process.
     return undefined

@@ -30,24 +30,10 @@ import {
   table,
   yellow,
 } from "./output.js"
+import { pointRecord } from "./pointRecord.js"
 import { call, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 import { diffSessionsCommand } from "./treeCommands.js"
 import { turnDiffTarget, turnOption } from "./turnCommands.js"
-
-/** The fields every `point` JSON line carries (capture and points print the same shape). */
-const pointRecord = (sessionId: SessionId, p: PointCaptured) => ({
-  sessionId,
-  pointId: p.pointId,
-  kind: p.kind,
-  turnId: p.turnId,
-  capturedAt: p.capturedAt,
-  files: p.files,
-  links: p.links,
-  tombstones: p.tombstones,
-  bytes: p.bytes,
-  reusedManifest: p.reusedManifest,
-  skipped: p.skipped,
-})
 
 const warnSkipped = (out: Output, p: PointCaptured) =>
   Effect.forEach(

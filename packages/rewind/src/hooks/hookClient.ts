@@ -34,7 +34,8 @@
  */
 import { spawn } from "node:child_process"
 import { closeSync, openSync, statSync, unlinkSync } from "node:fs"
-import { createConnection, type Socket } from "node:net"
+import type { Socket } from "node:net"
+import { connectSocket, ServerError, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
 import type { HookAgent } from "./hookEvent.js"
 import {
@@ -65,59 +66,26 @@ class Unreachable extends Error {}
  */
 class Unanswered extends Error {}
 
-const connect = (path: string) =>
-  new Promise<Socket>((done, fail) => {
-    const socket = createConnection(path)
-    socket.once("connect", () => {
-      socket.off("error", fail)
-      done(socket)
-    })
-    socket.once("error", fail)
-  })
-
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
-/** Sends one request and resolves with its answer's `result` (an Outcome), or rejects. */
-const request = (socket: Socket, method: string, params: unknown, timeoutMs: number) =>
-  new Promise<{ ok: boolean; value?: HookRunResult; refusal?: { message: string } }>((done, fail) => {
-    let buffered = ""
-    let settled = false
-    const timer = setTimeout(() => {
-      finish(new Unanswered(`the server did not answer within ${timeoutMs} ms`))
-      socket.destroy()
-    }, timeoutMs)
-    const finish = (error: Error | undefined, value?: never) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      socket.end()
-      if (error === undefined) done(value!)
-      else fail(error)
+/**
+ * Sends the one `hook` request and resolves with its answer's `result` (an Outcome). A JSON-RPC
+ * error answer is `Unreachable` (the server did not act: the hook may run here); any other way
+ * the answer fails to come is `Unanswered`.
+ */
+const request = async (socket: Socket, params: unknown, timeoutMs: number) => {
+  try {
+    return (await socketRpc(socket, timeoutMs)("hook", [params])) as {
+      ok: boolean
+      value?: HookRunResult
+      refusal?: { message: string }
     }
-    socket.setEncoding("utf8")
-    socket.on("data", (chunk: string) => {
-      buffered += chunk
-      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-        const line = buffered.slice(0, nl)
-        buffered = buffered.slice(nl + 1)
-        let message: { id?: unknown; result?: never; error?: { message: string } }
-        try {
-          message = JSON.parse(line)
-        } catch {
-          finish(new Unanswered(`the server answered a line that is not JSON: ${line.slice(0, 200)}`))
-          return
-        }
-        if (message.id !== 1) continue
-        if (message.error !== undefined)
-          finish(new Unreachable(`the server answered an error: ${message.error.message}`))
-        else finish(undefined, message.result)
-        return
-      }
-    })
-    socket.once("error", (error) => finish(new Unanswered(`the connection failed: ${error.message}`)))
-    socket.once("close", () => finish(new Unanswered("the server closed the connection without answering")))
-    socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [params] })}\n`)
-  })
+  } catch (error) {
+    throw error instanceof ServerError ? new Unreachable(error.message) : new Unanswered(messageOf(error))
+  } finally {
+    socket.end()
+  }
+}
 
 /**
  * The started server's environment: the hook's, with the CA bundle the installed hook command
@@ -170,7 +138,7 @@ const startServer = (parsed: ParsedHook, socketPath: string, binPath: string, en
 /** Connects to the workspace's server, starting one when none answers; rejects with `Unreachable`. */
 const reachServer = async (parsed: ParsedHook, socketPath: string, binPath: string, env: Env) => {
   try {
-    return await connect(socketPath)
+    return await connectSocket(socketPath)
   } catch {
     // Not running (no socket, or a killed server's leftover): start one and wait for it.
   }
@@ -181,7 +149,7 @@ const reachServer = async (parsed: ParsedHook, socketPath: string, binPath: stri
     for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
       await sleep(wait)
       try {
-        return await connect(socketPath)
+        return await connectSocket(socketPath)
       } catch (error) {
         if (Date.now() > deadline) {
           throw new Unreachable(
@@ -231,7 +199,7 @@ export const runHookClient = async (options: HookRunOptions, binPath: string): P
     const socket = await reachServer(parsed, socketPath, binPath, options.env)
     const timeoutMs = numberSetting(options.env, "REWIND_HOOK_TIMEOUT_MS", 30_000)
     const { dir, ...call } = parsed
-    const answer = await request(socket, "hook", dir === undefined ? call : { ...call, dir }, timeoutMs)
+    const answer = await request(socket, dir === undefined ? call : { ...call, dir }, timeoutMs)
     if (!answer.ok || answer.value === undefined) {
       return inProcess(
         `the server on ${socketPath} refused the event (${answer.refusal?.message ?? "no answer"})`,

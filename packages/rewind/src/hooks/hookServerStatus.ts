@@ -7,7 +7,7 @@
  * means a connection to the socket succeeded within a short bound, not that a pid exists.
  */
 import { readFileSync } from "node:fs"
-import { createConnection } from "node:net"
+import { socketAnswers } from "../server/socketClient.js"
 import { serverInfoPath, workspaceSocketPath } from "../server/workspaceSocket.js"
 
 export interface HookServerStatus {
@@ -17,19 +17,6 @@ export interface HookServerStatus {
   readonly idleExitMs: number | null
   readonly startedAt: number | null
 }
-
-const answers = (path: string, timeoutMs: number) =>
-  new Promise<boolean>((done) => {
-    const socket = createConnection(path)
-    const finish = (ok: boolean) => {
-      clearTimeout(timer)
-      socket.destroy()
-      done(ok)
-    }
-    const timer = setTimeout(() => finish(false), timeoutMs)
-    socket.once("connect", () => finish(true))
-    socket.once("error", () => finish(false))
-  })
 
 const readInfo = (socket: string) => {
   try {
@@ -48,7 +35,7 @@ export const hookServerStatus = async (
 ): Promise<HookServerStatus> => {
   const socket = workspaceSocketPath(workspaceRoot, storeDir, env, false) ?? null
   if (socket === null) return { socket, running: false, pid: null, idleExitMs: null, startedAt: null }
-  const running = await answers(socket, 1_000)
+  const running = await socketAnswers(socket, 1_000)
   // A stopped server removes its file; one killed leaves it, and then it says nothing true.
   return running
     ? { socket, running, ...readInfo(socket) }

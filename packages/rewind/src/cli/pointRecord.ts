@@ -1,0 +1,28 @@
+/**
+ * The fields of a `point` JSON line, in one place: the full CLI (`capture`, `points`) and the
+ * capture handed to a running server (captureClient.ts) print the same shape. It imports nothing,
+ * because the hand-over path must not load the CLI's dependencies.
+ */
+
+const POINT_FIELDS = [
+  "pointId",
+  "kind",
+  "turnId",
+  "capturedAt",
+  "files",
+  "links",
+  "tombstones",
+  "bytes",
+  "reusedManifest",
+  "skipped",
+] as const
+
+/** `point`'s fields from a captured point (a `PointCaptured`, or the server's answer of one). */
+export const pointRecord = (
+  sessionId: string,
+  point: { readonly [K in (typeof POINT_FIELDS)[number]]?: unknown },
+): Record<string, unknown> => {
+  const fields: Record<string, unknown> = { sessionId }
+  for (const key of POINT_FIELDS) fields[key] = point[key]
+  return fields
+}
