@@ -48,47 +48,64 @@ export const linksNotAt = (links: ReadonlyArray<JournaledLink>, side: Side) =>
 export type LinkUndo = Effect.Effect<void, unknown, Workspace>
 
 /**
+ * Removes the link at `path` after checking it still points to `expected` (never a removal of
+ * something else that came to stand there: a file has no rescue here); the removal's undo goes to
+ * `undo`. Fails with the path and `changed` when the link moved, or the delete's reason.
+ */
+const removeLink = (path: WorkspacePath, expected: string, changed: string, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const now = yield* Effect.either(linkAt(path))
+    if (Either.isLeft(now) || now.right !== expected) return yield* Effect.fail({ path, message: changed })
+    const removed = yield* Effect.either(workspace.delete(path))
+    if (Either.isLeft(removed)) return yield* Effect.fail({ path, message: removed.left.message })
+    undo.push(Effect.asVoid(workspace.symlink(path, expected)))
+  })
+
+/** Makes the link at `path` to `target`; its undo (the removal) goes to `undo`. */
+const makeLink = (path: WorkspacePath, target: string, undo: Array<LinkUndo>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const made = yield* Effect.either(workspace.symlink(path, target))
+    if (Either.isLeft(made)) return yield* Effect.fail({ path, message: made.left.message })
+    undo.push(Effect.asVoid(workspace.delete(path)))
+  })
+
+/**
  * Step one of moving to `to`: removes every link of the other side that `to` does not keep as it
  * is. Fails with the path and why on the first removal that does not go; what was removed is in
  * `undo`.
  */
 export const removeLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const from = other(to)
-    for (const link of links) {
-      const target = link[from]
-      if (target === null || target === link[to]) continue
-      // Never a removal of something else that came to stand at the path (a file has no rescue here).
-      const now = yield* Effect.either(linkAt(link.path))
-      if (Either.isLeft(now) || now.right !== target) {
-        return yield* Effect.fail({
-          path: link.path,
-          message: `${link.path} is no longer the link to ${target} that was planned for`,
-        })
-      }
-      const removed = yield* Effect.either(workspace.delete(link.path))
-      if (Either.isLeft(removed))
-        return yield* Effect.fail({ path: link.path, message: removed.left.message })
-      undo.push(Effect.asVoid(workspace.symlink(link.path, target)))
-    }
-  })
+  Effect.forEach(
+    links,
+    (link) => {
+      const target = link[other(to)]
+      return target === null || target === link[to]
+        ? Effect.void
+        : removeLink(
+            link.path,
+            target,
+            `${link.path} is no longer the link to ${target} that was planned for`,
+            undo,
+          )
+    },
+    { discard: true },
+  )
 
 /**
  * Last step of moving to `to`: creates its links (after the files are written). Fails with the path
  * and why on the first link that cannot be made; what was made is in `undo`.
  */
 export const createLinksFor = (links: ReadonlyArray<JournaledLink>, to: Side, undo: Array<LinkUndo>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    for (const link of links) {
+  Effect.forEach(
+    links,
+    (link) => {
       const target = link[to]
-      if (target === null || target === link[other(to)]) continue
-      const made = yield* Effect.either(workspace.symlink(link.path, target))
-      if (Either.isLeft(made)) return yield* Effect.fail({ path: link.path, message: made.left.message })
-      undo.push(Effect.asVoid(workspace.delete(link.path)))
-    }
-  })
+      return target === null || target === link[other(to)] ? Effect.void : makeLink(link.path, target, undo)
+    },
+    { discard: true },
+  )
 
 /** Runs undo steps newest first, each at most once, ignoring failures (best effort compensation). */
 export const runLinkUndo = (undo: Array<LinkUndo>) =>
@@ -138,34 +155,22 @@ export const inspectLinks = (links: ReadonlyArray<JournaledLink>) =>
  * removed). What was removed is in `undo`.
  */
 export const removeRecoveredLinks = (links: ReadonlyArray<RecoveredLink>, to: Side, undo: Array<LinkUndo>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    for (const link of links) {
-      if (link.current === null || link.current === link[to]) continue
-      const now = yield* Effect.either(linkAt(link.path))
-      if (Either.isLeft(now) || now.right !== link.current) {
-        return yield* Effect.fail({
-          path: link.path,
-          message: "the link changed while it was being recovered",
-        })
-      }
-      const removed = yield* Effect.either(workspace.delete(link.path))
-      if (Either.isLeft(removed))
-        return yield* Effect.fail({ path: link.path, message: removed.left.message })
-      const target = link.current
-      undo.push(Effect.asVoid(workspace.symlink(link.path, target)))
-    }
-  })
+  Effect.forEach(
+    links,
+    (link) =>
+      link.current === null || link.current === link[to]
+        ? Effect.void
+        : removeLink(link.path, link.current, "the link changed while it was being recovered", undo),
+    { discard: true },
+  )
 
 /** Recovery's last link step toward `to` (after the files): makes each of `to`'s links not there. */
 export const createRecoveredLinks = (links: ReadonlyArray<RecoveredLink>, to: Side, undo: Array<LinkUndo>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    for (const link of links) {
+  Effect.forEach(
+    links,
+    (link) => {
       const target = link[to]
-      if (target === null || link.current === target) continue
-      const made = yield* Effect.either(workspace.symlink(link.path, target))
-      if (Either.isLeft(made)) return yield* Effect.fail({ path: link.path, message: made.left.message })
-      undo.push(Effect.asVoid(workspace.delete(link.path)))
-    }
-  })
+      return target === null || link.current === target ? Effect.void : makeLink(link.path, target, undo)
+    },
+    { discard: true },
+  )

@@ -8,8 +8,9 @@
  * resolution removes the links not of the side wanted, writes the files, then makes that side's
  * links, from whatever mix of the two the crash left. An isolated fork's interrupted
  * materialisation (`fork_materialise`) is listed with its tree and resolved by `recoverTree.ts`.
- * Either way a file or link that holds neither is refused, not overwritten, and nothing is written; temp files that writes cut short by the crash left next to the
- * operation's files are removed. An operation whose result the session already recorded can only be
+ * Either way a file or link that holds neither is refused, not overwritten, and nothing is
+ * written; temp files that writes cut short by the crash left next to the operation's files are
+ * removed. An operation whose result the session already recorded can only be
  * continued; continuing one it did not record also writes the record, so the session and the files
  * agree again.
  */
