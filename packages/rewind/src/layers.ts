@@ -15,7 +15,7 @@
  * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
  * ArtifactStore and OperationJournal.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats, writeFileSync } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
@@ -159,9 +159,27 @@ const ensureStoreDirectory = (dir: string, create: boolean, named: boolean) =>
         }),
       )
     }
+    const made = lstat(dir) === undefined
     mkdirSync(dir, { recursive: true })
+    if (made) keepOutOfGit(dir)
     return Effect.void
   })
+
+/**
+ * A store directory Rewind made itself gets a `.gitignore` of `*`, so the store inside a git
+ * workspace never shows in `git status` and is never committed; the user's own ignore files and
+ * `.git/info/exclude` are not touched. Only a directory made here: a directory that existed
+ * already (a named `dir`, the workspace root itself) is the user's and is left as it is.
+ * Best effort: the store works the same without it.
+ */
+const keepOutOfGit = (dir: string) => {
+  try {
+    // `wx`: created exclusively, so nothing that appeared there meanwhile (a link included) is followed or replaced.
+    writeFileSync(join(dir, ".gitignore"), "# Rewind's store: never committed\n*\n", { flag: "wx" })
+  } catch {
+    // A read-only or racing directory: nothing to keep out of git that matters more than the store.
+  }
+}
 
 /**
  * Where the store directory lies inside the workspace root, as the protection policy needs it

@@ -1,5 +1,6 @@
 // Honest store health through the facade (issue 21 items 4–10, issue 20 item 7): what the store
 // says about itself matches what is on disk, and what it refuses it leaves untouched.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -270,5 +271,33 @@ describe("a bad event row (item 10)", () => {
     } finally {
       await reopened.close()
     }
+  })
+})
+
+describe("the store inside a git workspace stays out of git", () => {
+  const git = (cwd: string, ...args: Array<string>) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" })
+
+  it("a store directory Rewind makes holds a .gitignore of *: git status shows only the user's files", async () => {
+    const box = sandbox()
+    git(box.root, "init", "-q")
+    fs.writeFileSync(join(box.root, "a.txt"), "a\n")
+    const rewind = await openRewind({ workspaceRoot: box.root, durability: "atomic" })
+    try {
+      value(await rewind.createSession({ title: "git", cwd: box.root }))
+    } finally {
+      await rewind.close()
+    }
+    expect(fs.readFileSync(join(box.root, ".rewind", ".gitignore"), "utf8")).toMatch(/^\*$/m)
+    expect(git(box.root, "status", "--porcelain", "--untracked-files=all")).toBe("?? a.txt\n")
+  })
+
+  it("a directory that existed already (a named dir) is the user's: nothing is added to it", async () => {
+    const box = sandbox()
+    const dir = join(box.root, "mine")
+    fs.mkdirSync(dir)
+    const rewind = await openRewind({ workspaceRoot: box.root, dir, durability: "atomic" })
+    await rewind.close()
+    expect(fs.existsSync(join(dir, ".gitignore"))).toBe(false)
   })
 })
