@@ -37,14 +37,13 @@ export {
 export {
   type ConfirmRewindByForkInput,
   cancelRewindByFork,
-  listRewindPoints,
   previewRewindByFork,
   type RewindByForkInput,
-  type RewindByForkPlan,
   type RewindByForkPreview,
   type RewindByForkResult,
   rewindByFork,
 } from "./rewindByFork.js"
+export { listRewindPoints, type RewindByForkPlan } from "./rewindByForkPlan.js"
 export { commonBase, currentTree, diffSessions } from "./sessionTrees.js"
 export {
   type CreateSideChatInput,

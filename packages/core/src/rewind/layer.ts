@@ -37,12 +37,8 @@ import { forkFromCheckpoint } from "../fork/forkFromCheckpoint.js"
 import { layerForkWorkspaceRestore } from "../fork/forkWorkspaceRestore.js"
 import type { ForkWorkspaceRestore } from "../fork/forkWorkspaceRestoreService.js"
 import { applyMerge, previewMerge } from "../fork/mergeSessions.js"
-import {
-  cancelRewindByFork,
-  listRewindPoints,
-  previewRewindByFork,
-  rewindByFork,
-} from "../fork/rewindByFork.js"
+import { cancelRewindByFork, previewRewindByFork, rewindByFork } from "../fork/rewindByFork.js"
+import { listRewindPoints } from "../fork/rewindByForkPlan.js"
 import { diffSessions } from "../fork/sessionTrees.js"
 import { createSideChat } from "../fork/sideChat.js"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
