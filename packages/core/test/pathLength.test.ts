@@ -2,7 +2,7 @@
 // probed, so no adapter ever starts making directories for a path it cannot finish.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { type ProbedEntry, resolveConfined } from "../src/workspace/workspaceConfinement.js"
+import { type ProbedEntry, resolveConfined } from "../src/workspace/confinedPathResolution.js"
 
 const resolveUnder = (root: string, path: string) => {
   const probed: Array<string> = []

@@ -12,59 +12,25 @@
  * `previewCleanup`, `cleanup`, `doctor`), otherwise as one more, optional, trailing argument.
  */
 
-import { join } from "node:path"
-import { WorkspaceWatcher } from "@rewind/adapter-fs"
 import { type Outcome, refuse, toOutcome, VersionConflict } from "@rewind/contracts"
 import {
   decodeArguments,
-  layerRewind,
   type OperationArgument,
   type RewindApi,
   RewindOperations,
   Rewind as RewindService,
-  StoreDoctor,
-  type Workspace,
-  type WorkspaceChanges,
 } from "@rewind/core"
-import { Cause, Effect, Either, type Exit, Exit as Exits, Layer, ManagedRuntime, Schema } from "effect"
+import { Cause, Effect, Either, type Exit, Exit as Exits, ManagedRuntime, Schema } from "effect"
 import { RewindClosed } from "./errors.js"
-import { runDoctor } from "./internal/doctor.js"
-import {
-  ARTIFACTS_DIR,
-  type DefaultLayerOptions,
-  type EngineServices,
-  layerEmbedded,
-  type RewindServices,
-  storeDirectory,
-  storeLocationOf,
-  WATCH_COOKIE_DIR,
-  withEngineServices,
-} from "./layers.js"
+import type { EngineServices } from "./layers.js"
+import { layerService, type OpenRewindOptions } from "./serviceLayer.js"
+
+export type { OpenRewindOptions } from "./serviceLayer.js"
 
 /** Options every facade call accepts. */
 export interface CallOptions {
   /** Aborting interrupts the operation's fiber; the promise then rejects. */
   readonly signal?: AbortSignal
-}
-
-/** How to open Rewind: the embedded default (SQLite + files under `dir`) or an injected Layer. */
-export interface OpenRewindOptions<E = never> extends DefaultLayerOptions {
-  /**
-   * Replaces the embedded default entirely: a Layer providing every service in `RewindServices`.
-   * `dir`, `create`, `sqlite` and `durability` are then ignored.
-   */
-  readonly layer?: Layer.Layer<RewindServices, E>
-  /**
-   * The live engine: watch the workspace (`WorkspaceWatcher`, inotify on Linux) so a repeat
-   * capture re-examines only what changed since the last one. Off by default: starting the watcher
-   * walks the whole tree and holds a watch per directory for as long as the Rewind is open, which a
-   * host that opens Rewind for one call (a CLI command, a hook) pays without ever gaining; a host
-   * that keeps Rewind open across turns turns it on (`rewind serve` does). Where the watcher cannot
-   * run, captures scan in full and `snapshotStatus().watcher` says why. With an injected `layer`,
-   * give `live: { cookieDirectory }` (a directory of your store the watcher may write flush cookies
-   * in, outside the workspace's tracked files).
-   */
-  readonly live?: boolean | { readonly cookieDirectory?: string }
 }
 
 /** The operations whose last argument is their own options object: call options go in it. */
@@ -156,23 +122,6 @@ const splitCall = (
   return Either.right(signal === undefined ? { args: operationArgs } : { args: operationArgs, signal })
 }
 
-/** The layer the facade runs over: the host's services, the engine's, the service and the doctor. */
-const facadeLayer = <E>(
-  services: Layer.Layer<EngineServices, E>,
-  artifactsDirectory: string | undefined,
-): Layer.Layer<RewindService | EngineServices, E> => {
-  const doctor = Layer.effect(
-    StoreDoctor,
-    Effect.map(Effect.context<EngineServices>(), (context) => ({
-      check: (options) =>
-        runDoctor({ ...options, ...(artifactsDirectory === undefined ? {} : { artifactsDirectory }) }).pipe(
-          Effect.provide(context),
-        ),
-    })),
-  )
-  return Layer.provideMerge(layerRewind, Layer.provideMerge(doctor, services))
-}
-
 const makeFacade = (
   runtime: ManagedRuntime.ManagedRuntime<RewindService | EngineServices, unknown>,
   info: { readonly workspaceRoot: string; readonly dir: string | undefined },
@@ -237,37 +186,15 @@ const makeFacade = (
   }
 }
 
-/** The watcher's layer when `live` asks for one (nothing otherwise). */
-const liveLayer = (
-  options: { readonly workspaceRoot: string; readonly live?: OpenRewindOptions["live"] },
-  dir: string | undefined,
-): Layer.Layer<never, never, Workspace> | Layer.Layer<WorkspaceChanges, never, Workspace> => {
-  if (options.live === undefined || options.live === false) return Layer.empty
-  const named = typeof options.live === "object" ? options.live.cookieDirectory : undefined
-  const cookieDirectory = named ?? (dir === undefined ? undefined : join(dir, WATCH_COOKIE_DIR))
-  if (cookieDirectory === undefined)
-    throw new TypeError(
-      "openRewind: live with an injected layer needs live.cookieDirectory (a directory of your store for the watcher's flush cookies)",
-    )
-  return WorkspaceWatcher.layer({
-    cookieDirectory,
-    storeDirectories: dir === undefined ? [] : storeLocationOf(options.workspaceRoot, dir),
-  })
-}
-
 /**
  * Opens Rewind on a workspace. Without `layer`, the embedded default: SQLite at
  * `<dir>/rewind.db` (events, journal and blobs in one SQLite file), `dir` defaulting to `<workspaceRoot>/.rewind`.
  * Rejects with the typed error when the store cannot be opened.
  */
 export const openRewind = async <E = never>(options: OpenRewindOptions<E>): Promise<Rewind> => {
-  const dir = options.layer === undefined ? storeDirectory(options) : undefined
-  const engine: Layer.Layer<EngineServices, unknown> =
-    options.layer === undefined ? layerEmbedded(options) : withEngineServices(options.layer)
-  const services = Layer.provideMerge(liveLayer(options, dir), engine)
-  const runtime = ManagedRuntime.make(
-    facadeLayer(services, dir === undefined ? undefined : join(dir, ARTIFACTS_DIR)),
-  )
+  const { dir, layer } = layerService(options)
+  const runtime: ManagedRuntime.ManagedRuntime<RewindService | EngineServices, unknown> =
+    ManagedRuntime.make(layer)
   try {
     // Build now, so a store that cannot be opened rejects here rather than on the first call.
     await runtime.runPromiseExit(Effect.void).then(unwrap)

@@ -7,10 +7,12 @@ import { execFile } from "node:child_process"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { Rewind } from "@rewind/core"
 import { Effect, Option } from "effect"
 import { makeOutput } from "../src/cli/output.js"
 import { captureSession } from "../src/cli/snapshotCommands.js"
-import { openRewind, type Rewind } from "../src/index.js"
+import type { CliRewind } from "../src/cli/store.js"
+import { layerEmbeddedService } from "../src/serviceLayer.js"
 import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
 import { okValue } from "./okValue.js"
 
@@ -104,15 +106,23 @@ describe("rewind CLI input (built binary)", { timeout: 240_000 }, () => {
 
   it("two captures that both read an empty store choose the same session (the race, made certain)", async () => {
     const root = tempDir()
-    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
-    // Every listSessions answers "empty", as each racer saw it before the other created one.
-    const stale: Rewind = { ...rewind, listSessions: async () => ({ ok: true, value: [] }) }
-    const out = makeOutput(true)
-    const choose = () => Effect.runPromise(captureSession(stale, out, Option.none()))
-    const first = await choose()
-    const second = await choose()
-    expect(second).toBe(first)
-    expect(okValue(await rewind.listSessions())).toHaveLength(1)
-    await rewind.close()
+    const program = Effect.gen(function* () {
+      const service = yield* Rewind
+      // Every listSessions answers "empty", as each racer saw it before the other created one.
+      const stale: CliRewind = {
+        ...service,
+        workspaceRoot: root,
+        dir: join(root, ".rewind"),
+        listSessions: () => Effect.succeed({ ok: true as const, value: [] }),
+      }
+      const out = makeOutput(true)
+      const first = yield* captureSession(stale, out, Option.none())
+      const second = yield* captureSession(stale, out, Option.none())
+      expect(second).toBe(first)
+      expect(okValue(yield* service.listSessions())).toHaveLength(1)
+    })
+    await Effect.runPromise(
+      program.pipe(Effect.provide(layerEmbeddedService({ workspaceRoot: root, durability: "atomic" }))),
+    )
   })
 })

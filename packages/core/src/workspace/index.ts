@@ -2,11 +2,12 @@
  * The workspace capability: path confinement, the confined workspace kit, the protection policy and
  * ignore rules, and content hashing.
  */
+
 export {
-  type FileSystemPrimitives,
-  makeConfinedWorkspace,
-  type PrimitiveFailure,
-} from "./confinedWorkspace.js"
+  type ConfinementOptions,
+  type ProbedEntry,
+  resolveConfined,
+} from "./confinedPathResolution.js"
 export {
   hashContent,
   toBytes,
@@ -18,7 +19,7 @@ export {
   StoreLocation,
 } from "./protection.js"
 export {
-  type ConfinementOptions,
-  type ProbedEntry,
-  resolveConfined,
-} from "./workspaceConfinement.js"
+  type FileSystemPrimitives,
+  makeConfinedWorkspace,
+  type PrimitiveFailure,
+} from "./workspaceFromPrimitives.js"

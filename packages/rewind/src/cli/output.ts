@@ -3,6 +3,7 @@
  * with `--json`, JSON Lines on stdout where every line carries the format version `v`.
  * Also the exit codes and the failure that carries one.
  */
+import type { DiffSide } from "@rewind/core"
 import { Data, Effect } from "effect"
 import { inertProgressBar, makeProgressBar, type ProgressBar } from "./progressBar.js"
 
@@ -111,3 +112,28 @@ export const bytes = (n: number): string => {
   }
   return `${value.toFixed(1)} ${units[unit]}`
 }
+
+/** One side of a diff entry, short: absent, a link's target, or a hash prefix and the mode. */
+export const describeSide = (side: DiffSide | null) =>
+  side === null
+    ? "(absent)"
+    : side.kind === "link"
+      ? `-> ${side.target}`
+      : `${side.hash.slice(0, 12)} ${side.mode.toString(8)}`
+
+/** A unified diff, coloured per line (headers bold, additions green, removals red, hunks dim). */
+export const colourPatch = (patch: string) =>
+  patch
+    .split("\n")
+    .map((line) =>
+      line.startsWith("+++") || line.startsWith("---")
+        ? bold(line)
+        : line.startsWith("+")
+          ? green(line)
+          : line.startsWith("-")
+            ? red(line)
+            : line.startsWith("@@")
+              ? dim(line)
+              : line,
+    )
+    .join("\n")

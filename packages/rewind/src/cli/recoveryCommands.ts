@@ -1,5 +1,5 @@
 /**
- * The CLI's undo-the-undo and crash-recovery commands over the facade: `redo` (the engine's one
+ * The CLI's undo-the-undo and crash-recovery commands over the service: `redo` (the engine's one
  * redo: bring back what the session's last file-writing rewind or point restore replaced) and `recover` (list operations a crash left
  * incomplete; `--continue <id>` or `--rollback <id>` finishes one). A journal row that does not
  * decode is listed by its id with what is wrong, after the others; nothing can be done with it here.
@@ -16,9 +16,7 @@ export const redo = Command.make("redo", { ...common, session: sessionOption }, 
       const sessionId = yield* resolveSession(rewind, o.session)
       // The engine's one redo: it takes the newest redo entry, a rewind's or a point restore's.
       out.progress("redoing…")
-      const result = yield* expect(() => rewind.redo(sessionId)).pipe(
-        Effect.ensuring(Effect.sync(out.endProgress)),
-      )
+      const result = yield* expect(rewind.redo(sessionId)).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
       yield* out.record("redo", {
         sessionId,
         operationId: result.operationId,
@@ -71,7 +69,7 @@ export const recover = Command.make(
       Effect.gen(function* () {
         if (Option.isSome(target)) {
           const { id, resolution } = target.value
-          const result = yield* expect(() => rewind.resolveOperation(id, resolution))
+          const result = yield* expect(rewind.resolveOperation(id, resolution))
           yield* out.record("resolved", {
             operationId: result.operationId,
             resolution: result.resolution,
@@ -101,7 +99,7 @@ export const recover = Command.make(
           )
           return
         }
-        const pending = yield* expect(() => rewind.recover())
+        const pending = yield* expect(rewind.recover())
         for (const op of pending) {
           yield* out.record("operation", {
             operationId: op.record.intent.operationId,

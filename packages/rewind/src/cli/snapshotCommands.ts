@@ -1,39 +1,23 @@
 /**
- * The CLI's snapshot commands over the facade's point methods: `capture` (a point of the
- * workspace, with a progress bar on long captures), `points` (a session's points), `diff <point>`
- * (what differs between a point and the workspace now) and `gc [--dry-run]` (garbage collection
- * of the artifact store). Restoring a point is `preview <point>` then `restore <point> --token`.
+ * The CLI's snapshot commands over the service's point operations: `capture` (a point of the
+ * workspace, with a progress bar on long captures), `points` (a session's points) and
+ * `gc [--dry-run]` (garbage collection of the artifact store). `diff <point>` is diffCommand.ts;
+ * restoring a point is `preview <point>` then `restore <point> --token`.
  */
 import { randomBytes } from "node:crypto"
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import {
   normaliseWorkspacePath,
   type PointCaptured,
-  PointId,
-  SessionId,
+  type SessionId,
   TurnId,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { DEFAULT_CAPTURE_SETTINGS, type DiffSide } from "@rewind/core"
+import { DEFAULT_CAPTURE_SETTINGS } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
-import type { Rewind } from "../openRewind.js"
-import {
-  bold,
-  bytes,
-  CliFailure,
-  dim,
-  ExitCode,
-  green,
-  iso,
-  type Output,
-  red,
-  table,
-  yellow,
-} from "./output.js"
+import { bold, bytes, CliFailure, dim, ExitCode, iso, type Output, table, yellow } from "./output.js"
 import { pointRecord } from "./pointRecord.js"
-import { call, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
-import { diffSessionsCommand } from "./treeCommands.js"
-import { turnDiffTarget, turnOption } from "./turnCommands.js"
+import { type CliRewind, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 
 const warnSkipped = (out: Output, p: PointCaptured) =>
   Effect.forEach(
@@ -75,18 +59,16 @@ const pathValue = (raw: string): string => {
 export const CLI_CAPTURE_SESSION_ID = "ses_rewind_cli_captures" as SessionId
 
 /** The session to capture into: `--session`, the newest, or (in an empty store) the CLI's own. */
-export const captureSession = (rewind: Rewind, out: Output, session: Option.Option<SessionId>) =>
+export const captureSession = (rewind: CliRewind, out: Output, session: Option.Option<SessionId>) =>
   Effect.gen(function* () {
     if (Option.isSome(session)) return session.value
-    const all = yield* expect(() => rewind.listSessions())
+    const all = yield* expect(rewind.listSessions())
     if (all[0] !== undefined) return all[0].sessionId
-    const created = yield* call(() =>
-      rewind.createSession({
-        sessionId: CLI_CAPTURE_SESSION_ID,
-        title: "rewind CLI captures",
-        cwd: rewind.workspaceRoot,
-      }),
-    )
+    const created = yield* rewind.createSession({
+      sessionId: CLI_CAPTURE_SESSION_ID,
+      title: "rewind CLI captures",
+      cwd: rewind.workspaceRoot,
+    })
     // Refused `conflict`: another capture created it between our read and our append.
     if (!created.ok) {
       if (created.refusal.kind === "conflict") return CLI_CAPTURE_SESSION_ID
@@ -140,7 +122,7 @@ export const capture = Command.make(
         const sessionId = yield* captureSession(rewind, out, o.session)
         const turnId = Option.getOrElse(o.turn, manualTurnId)
         const bar = out.captureBar()
-        const result = yield* expect(() =>
+        const result = yield* expect(
           rewind.capturePoint(sessionId, turnId, {
             declaredPaths: paths,
             onProgress: bar.update,
@@ -181,7 +163,7 @@ export const points = Command.make("points", { ...common, session: sessionOption
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
       const sessionId = yield* resolveSession(rewind, o.session)
-      const all = yield* expect(() => rewind.listPoints(sessionId))
+      const all = yield* expect(rewind.listPoints(sessionId))
       for (const p of all) yield* out.record("point", pointRecord(sessionId, p))
       yield* out.human(
         all.length === 0
@@ -202,150 +184,6 @@ export const points = Command.make("points", { ...common, session: sessionOption
     }),
   ),
 ).pipe(Command.withDescription("List a session's points (turn captures and rescue points), oldest first"))
-
-export const describeSide = (side: DiffSide | null) =>
-  side === null
-    ? "(absent)"
-    : side.kind === "link"
-      ? `-> ${side.target}`
-      : `${side.hash.slice(0, 12)} ${side.mode.toString(8)}`
-
-export const colourPatch = (patch: string) =>
-  patch
-    .split("\n")
-    .map((line) =>
-      line.startsWith("+++") || line.startsWith("---")
-        ? bold(line)
-        : line.startsWith("+")
-          ? green(line)
-          : line.startsWith("-")
-            ? red(line)
-            : line.startsWith("@@")
-              ? dim(line)
-              : line,
-    )
-    .join("\n")
-
-export const diff = Command.make(
-  "diff",
-  {
-    ...common,
-    session: sessionOption,
-    point: Args.text({ name: "point" }).pipe(
-      Args.withSchema(PointId),
-      Args.withDescription("The point to compare with"),
-      Args.optional,
-    ),
-    other: Args.text({ name: "session" }).pipe(
-      Args.withDescription("With --sessions: the second session"),
-      Args.optional,
-    ),
-    turn: turnOption("Compare with the workspace as it was before turn N (see `rewind timeline`)"),
-    stat: Options.boolean("stat").pipe(
-      Options.withDescription("List the changed paths only, without unified diffs"),
-    ),
-    sessions: Options.boolean("sessions").pipe(
-      Options.withDescription("Compare the trees of two sessions now: `rewind diff --sessions <a> <b>`"),
-    ),
-  },
-  (o) =>
-    o.sessions
-      ? Option.isNone(o.point) || Option.isNone(o.other) || Option.isSome(o.turn)
-        ? usage("--sessions takes two session ids: rewind diff --sessions <a> <b>")
-        : !Schema.is(SessionId)(o.point.value) || !Schema.is(SessionId)(o.other.value)
-          ? usage("--sessions: both arguments must be session ids")
-          : withRewind(o, false, (rewind, out) =>
-              diffSessionsCommand(
-                rewind,
-                out,
-                o.point.pipe(Option.getOrThrow) as string as SessionId,
-                o.other.pipe(Option.getOrThrow) as SessionId,
-                o.stat,
-              ),
-            )
-      : Option.isSome(o.other)
-        ? usage("a second argument is for --sessions <a> <b>")
-        : Option.isSome(o.point) && Option.isSome(o.turn)
-          ? usage("give a <point> or --turn <n>, not both")
-          : Option.isNone(o.point) && Option.isNone(o.turn)
-            ? usage("Missing argument <point> (or --turn <n>)")
-            : withRewind(o, false, (rewind, out) =>
-                Effect.gen(function* () {
-                  const sessionId = yield* resolveSession(rewind, o.session)
-                  const { pointId, tracked } = Option.isSome(o.point)
-                    ? { pointId: o.point.value, tracked: new Set<string>() }
-                    : yield* turnDiffTarget(rewind, sessionId, o.turn.pipe(Option.getOrThrow))
-                  const found = yield* expect(() =>
-                    rewind.diffPoint(sessionId, pointId, { patches: !o.stat }),
-                  )
-                  // Before turn N, the paths created since did not exist: not "untracked", they are undone.
-                  const d = {
-                    ...found,
-                    entries: found.entries.map((e) => (tracked.has(e.path) ? { ...e, untracked: false } : e)),
-                  }
-                  const count = { added: 0, modified: 0, deleted: 0 }
-                  for (const e of d.entries) {
-                    count[e.change]++
-                    yield* out.record("diff", {
-                      path: e.path,
-                      change: e.change,
-                      untracked: e.untracked,
-                      point: e.point,
-                      now: e.now,
-                      patch: e.patch ?? null,
-                      noPatch: e.noPatch ?? null,
-                    })
-                  }
-                  yield* out.record("diff_summary", {
-                    sessionId,
-                    pointId: d.pointId,
-                    capturedAt: d.capturedAt,
-                    ...count,
-                    unchanged: d.unchanged,
-                    skipped: d.skipped,
-                  })
-                  if (d.entries.length === 0) {
-                    yield* out.human(
-                      dim(`no difference from point ${d.pointId} (${d.unchanged} path(s) compared)`),
-                    )
-                  } else {
-                    yield* out.human(
-                      table(
-                        ["CHANGE", "PATH", "POINT", "NOW"],
-                        d.entries.map((e) => [
-                          e.change === "added"
-                            ? green(e.change)
-                            : e.change === "deleted"
-                              ? red(e.change)
-                              : yellow(e.change),
-                          e.untracked ? `${e.path} ${dim("(not in the point)")}` : e.path,
-                          describeSide(e.point),
-                          describeSide(e.now),
-                        ]),
-                      ),
-                    )
-                    for (const e of d.entries) {
-                      if (e.patch !== undefined) yield* out.human(`\n${colourPatch(e.patch.trimEnd())}`)
-                      else if (e.noPatch !== undefined && e.noPatch !== "disabled") {
-                        yield* out.human(dim(`\n${e.path}: no text diff (${e.noPatch.replace("_", " ")})`))
-                      }
-                    }
-                    yield* out.human(
-                      `\n${count.added} added, ${count.modified} modified, ${count.deleted} deleted since ${d.pointId} (${iso(d.capturedAt)})`,
-                    )
-                  }
-                  for (const s of d.skipped) {
-                    yield* out.human(
-                      `${yellow("not compared")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`,
-                    )
-                  }
-                }),
-              ),
-).pipe(
-  Command.withDescription(
-    "Show what differs between a point and the workspace now: added, modified, deleted, with unified diffs of text files",
-  ),
-)
 
 const count = (name: string, description: string) =>
   Options.integer(name).pipe(
@@ -380,7 +218,7 @@ export const gc = Command.make(
           ...(Option.isSome(o.graceMinutes) ? { graceMs: o.graceMinutes.value * 60_000 } : {}),
         }
         out.progress(o.dryRun ? "collecting (dry run)…" : "collecting…")
-        const report = yield* expect(() =>
+        const report = yield* expect(
           o.dryRun ? rewind.previewCleanup(options) : rewind.cleanup(options),
         ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
         yield* out.record("gc", {

@@ -1,15 +1,23 @@
 /**
  * The CLI's access to a store: the options every command shares (`--workspace`, `--dir`,
- * `--json`), opening Rewind through the Promise facade for the life of a command, and turning
- * refusals and errors into `CliFailure`s with exit codes. A store this process cannot write is
- * said so on stderr (and as a `warning` line with `--json`) by every command, before any write
- * fails with SQLite's own words.
+ * `--json`), the `Rewind` service provided to a command's Effect for its life (the embedded
+ * layer, serviceLayer.ts, built in the command's scope and released when it ends), and the one
+ * place where what the service answers becomes a `CliFailure` with its exit code: refusals
+ * (`Outcome` values) in `expect`, typed errors in `withRewind` by their tags. A store this process
+ * cannot write is said so on stderr (and as a `warning` line with `--json`) by every command,
+ * before any write fails with SQLite's own words.
+ *
+ * The layer's module is imported when a command first opens the store, so `--help`, usage errors
+ * and the bin's light paths (the hook client, the capture hand-over) never load the adapters.
  */
 import { resolve } from "node:path"
 import { Options } from "@effect/cli"
-import { type Outcome, SessionId } from "@rewind/contracts"
-import { Effect, Option } from "effect"
-import type { Rewind } from "../openRewind.js"
+import { type Outcome, type Refused, SessionId, toOutcome, type VersionConflict } from "@rewind/contracts"
+import { type ManifestUnreadable, Rewind, type RewindApi, type RewindError } from "@rewind/core"
+import { Effect, type Layer, Option } from "effect"
+import type { StoreMissing, StoreRefused } from "../errors.js"
+import type { DefaultOpenError, EngineServices } from "../layers.js"
+import type { layerEmbeddedService } from "../serviceLayer.js"
 import { CliFailure, ExitCode, makeOutput, type Output } from "./output.js"
 
 export const common = {
@@ -32,27 +40,61 @@ export interface CommonOptions {
   readonly dir: Option.Option<string>
 }
 
-const errorMessage = (error: unknown): { message: string; reason: string } => {
-  if (typeof error === "object" && error !== null) {
-    const tag = "_tag" in error && typeof error._tag === "string" ? error._tag : "Error"
-    const message = "message" in error && typeof error.message === "string" ? error.message : String(error)
-    return { message, reason: tag }
-  }
-  return { message: String(error), reason: "Error" }
-}
+/** What a command works with: the service's operations, and where its workspace and store lie. */
+export type CliRewind = RewindApi & { readonly workspaceRoot: string; readonly dir: string }
 
-/** Any rejection from the facade: a failed command (exit 2) with the error's own message. */
-export const failed = (error: unknown): CliFailure => {
-  const { message, reason } = errorMessage(error)
-  return new CliFailure({ code: ExitCode.failed, message, reason })
-}
+/** Every service the command's layer provides (the engine's programs the CLI runs need some). */
+type Provided = Layer.Layer.Success<ReturnType<typeof layerEmbeddedService>>
 
-/** Calls the facade; a rejection becomes a `CliFailure`. */
-export const call = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: failed })
+/** The typed errors a command may fail with besides its own `CliFailure`s. */
+export type CliError =
+  | RewindError
+  | DefaultOpenError
+  | StoreMissing
+  | StoreRefused
+  | VersionConflict
+  // The engine's programs the CLI runs beside the operations (its turn views) may meet it.
+  | ManifestUnreadable
 
-/** Calls the facade; a refusal becomes a failed command with the refusal's message. */
-export const expect = <A>(run: () => Promise<Outcome<A>>) =>
-  Effect.flatMap(call(run), (outcome) =>
+const failedWith = (error: { readonly _tag: string; readonly message: string }) =>
+  Effect.fail(new CliFailure({ code: ExitCode.failed, message: error.message, reason: error._tag }))
+
+/**
+ * Every typed error a command can meet, by tag: a failed command (exit 2) with the error's own
+ * message, its tag as the `reason`. A version conflict the engine's retries did not resolve is
+ * said as the service's `conflict` refusal says it.
+ */
+export const failOnErrors = <A, R>(effect: Effect.Effect<A, CliFailure | CliError, R>) =>
+  Effect.catchTags(effect, {
+    StoreError: failedWith,
+    EventDecodeError: failedWith,
+    ArtifactStoreError: failedWith,
+    ArtifactNotFound: failedWith,
+    ArtifactCorrupt: failedWith,
+    WorkspaceIoError: failedWith,
+    PathRefused: failedWith,
+    UnrecoverableRewindError: failedWith,
+    ForkBundleInvalid: failedWith,
+    CommandAlreadyRecorded: failedWith,
+    TaskStopFailed: failedWith,
+    GcRootUnreadable: failedWith,
+    StoreMissing: failedWith,
+    StoreRefused: failedWith,
+    StoreIncompatible: failedWith,
+    ManifestUnreadable: failedWith,
+    VersionConflict: (error) =>
+      Effect.fail(
+        new CliFailure({
+          code: ExitCode.failed,
+          message: `another writer kept changing session ${error.sessionId} while this ran (${error.message}); its record was not appended, try again`,
+          reason: "conflict",
+        }),
+      ),
+  })
+
+/** An operation's answer: its value, or its refusal as a failed command with the refusal's message. */
+export const expect = <A, E, R>(answer: Effect.Effect<Outcome<A>, E, R>) =>
+  Effect.flatMap(answer, (outcome) =>
     outcome.ok
       ? Effect.succeed(outcome.value)
       : Effect.fail(
@@ -65,39 +107,54 @@ export const expect = <A>(run: () => Promise<Outcome<A>>) =>
         ),
   )
 
+/** One of the engine's programs over the command's services: a refusal fails as `expect` says. */
+export const engine = <A, E, R extends EngineServices>(program: Effect.Effect<A, E | Refused, R>) =>
+  expect(toOutcome(program))
+
 /**
- * Opens Rewind for the command's life and hands it and the output to `body`. Only `init` creates
- * a store; every other command fails (exit 2) when there is none, creating nothing.
+ * Runs `body` with the `Rewind` service over the store, built for the command's life and released
+ * after it. Only `init` creates a store; every other command fails (exit 2) when there is none,
+ * creating nothing.
  */
-export const withRewind = <A, E, R>(
+export const withRewind = <A, R>(
   options: CommonOptions,
   create: boolean,
-  body: (rewind: Rewind, out: Output) => Effect.Effect<A, E, R>,
+  body: (rewind: CliRewind, out: Output) => Effect.Effect<A, CliFailure | CliError, R>,
   /** `live`: run the live engine (the workspace watcher) for as long as the body runs. */
   open: { readonly live?: boolean } = {},
-) => {
+): Effect.Effect<A, CliFailure, Exclude<R, Provided>> => {
   const out = makeOutput(options.json)
   const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
-  return Effect.acquireUseRelease(
-    // Loaded on first use, so `--help` and usage errors do not pay for loading the store adapters.
-    call(() =>
-      import("../openRewind.js").then(({ openRewind }) =>
-        openRewind({
+  const named = Option.map(options.dir, (dir) => resolve(dir))
+  return failOnErrors(
+    Effect.flatMap(
+      Effect.promise(() => Promise.all([import("../serviceLayer.js"), import("../layers.js")])),
+      ([{ layerEmbeddedService }, { storeDirectory }]) => {
+        const dir = Option.getOrUndefined(named)
+        const layer = layerEmbeddedService({
           workspaceRoot,
           create,
           ...(open.live === true ? { live: true } : {}),
-          ...Option.match(options.dir, { onNone: () => ({}), onSome: (dir) => ({ dir: resolve(dir) }) }),
-        }),
-      ),
+          ...(dir === undefined ? {} : { dir }),
+        })
+        const program = Effect.flatMap(Rewind, (service) =>
+          Effect.zipRight(
+            warnIfReadOnly(out),
+            body({ ...service, workspaceRoot, dir: storeDirectory({ workspaceRoot, dir }) }, out),
+          ),
+        )
+        return Effect.provide(program, layer)
+      },
     ),
-    (rewind) => Effect.zipRight(warnIfReadOnly(rewind, out), body(rewind, out)),
-    (rewind) => Effect.promise(() => rewind.close()),
   )
 }
 
-const warnIfReadOnly = (rewind: Rewind, out: Output) =>
+const warnIfReadOnly = (out: Output) =>
   Effect.flatMap(
-    call(() => import("../internal/doctor.js").then(({ storeReadOnly }) => rewind.run(storeReadOnly))),
+    Effect.flatMap(
+      Effect.promise(() => import("../internal/doctor.js")),
+      ({ storeReadOnly }) => storeReadOnly,
+    ),
     (reason) =>
       reason === undefined
         ? Effect.void
@@ -116,22 +173,20 @@ export const sessionOption = Options.text("session").pipe(
 )
 
 /** The session named by `--session`, or the newest one in the store. */
-export const resolveSession = (rewind: Rewind, session: Option.Option<SessionId>) =>
+export const resolveSession = (rewind: CliRewind, session: Option.Option<SessionId>) =>
   Option.match(session, {
-    onSome: Effect.succeed,
+    onSome: (id) => Effect.succeed<SessionId>(id),
     onNone: () =>
-      Effect.flatMap(
-        expect(() => rewind.listSessions()),
-        (all) =>
-          all[0] === undefined
-            ? Effect.fail(
-                new CliFailure({
-                  code: ExitCode.failed,
-                  message: "the store has no session yet",
-                  reason: "no_session",
-                }),
-              )
-            : Effect.succeed(all[0].sessionId),
+      Effect.flatMap(expect(rewind.listSessions()), (all) =>
+        all[0] === undefined
+          ? Effect.fail(
+              new CliFailure({
+                code: ExitCode.failed,
+                message: "the store has no session yet",
+                reason: "no_session",
+              }),
+            )
+          : Effect.succeed(all[0].sessionId),
       ),
   })
 

@@ -3,20 +3,24 @@
  * sessions' trees now, `sessionsDiff`) and `merge <source>` (a three-way merge of a session's tree
  * into another's: the preview lists what it writes and every conflict and prints a token;
  * `--apply <merge point> --token <t>` applies it, with a rescue point; `rewind redo` takes it
- * away). `fork --into <dir>` lives with `fork` in commands.ts.
+ * away). `fork --into <dir>` lives with `fork` in forkCommand.ts.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import type { Rewind } from "../openRewind.js"
-import { bold, dim, green, type Output, red, table, yellow } from "./output.js"
-import { colourPatch, describeSide } from "./snapshotCommands.js"
-import { common, expect, sessionOption, usage, withRewind } from "./store.js"
+import { bold, colourPatch, describeSide, dim, green, type Output, red, table, yellow } from "./output.js"
+import { type CliRewind, common, expect, sessionOption, usage, withRewind } from "./store.js"
 
 /** `rewind diff --sessions a b`: called by `diff` when `--sessions` is given. */
-export const diffSessionsCommand = (rewind: Rewind, out: Output, a: SessionId, b: SessionId, stat: boolean) =>
+export const diffSessionsCommand = (
+  rewind: CliRewind,
+  out: Output,
+  a: SessionId,
+  b: SessionId,
+  stat: boolean,
+) =>
   Effect.gen(function* () {
-    const d = yield* expect(() => rewind.diffSessions(a, b, { patches: !stat }))
+    const d = yield* expect(rewind.diffSessions(a, b, { patches: !stat }))
     const count = { added: 0, modified: 0, deleted: 0 }
     for (const e of d.entries) {
       count[e.change]++
@@ -46,16 +50,13 @@ export const diffSessionsCommand = (rewind: Rewind, out: Output, a: SessionId, b
   })
 
 /** The session a source was forked from, for `merge` without `--session`. */
-const sourceOf = (rewind: Rewind, source: SessionId) =>
-  Effect.flatMap(
-    expect(() => rewind.listSessions()),
-    (all) => {
-      const parent = all.find((s) => s.sessionId === source)?.parentId
-      return parent === undefined
-        ? usage(`session ${source} has no parent to merge into; name the target with --session`)
-        : Effect.succeed(parent)
-    },
-  )
+const sourceOf = (rewind: CliRewind, source: SessionId) =>
+  Effect.flatMap(expect(rewind.listSessions()), (all) => {
+    const parent = all.find((s) => s.sessionId === source)?.parentId
+    return parent === undefined
+      ? usage(`session ${source} has no parent to merge into; name the target with --session`)
+      : Effect.succeed(parent)
+  })
 
 export const merge = Command.make(
   "merge",
@@ -87,7 +88,7 @@ export const merge = Command.make(
           Effect.gen(function* () {
             const target = Option.isSome(o.session) ? o.session.value : yield* sourceOf(rewind, o.source)
             if (Option.isSome(o.apply)) {
-              const applied = yield* expect(() =>
+              const applied = yield* expect(
                 rewind.applyMerge(target, o.apply.pipe(Option.getOrThrow), o.token.pipe(Option.getOrThrow)),
               )
               yield* out.record("merge_applied", {
@@ -102,7 +103,7 @@ export const merge = Command.make(
               )
               return
             }
-            const p = yield* expect(() => rewind.previewMerge(target, o.source, { markers: o.markers }))
+            const p = yield* expect(rewind.previewMerge(target, o.source, { markers: o.markers }))
             yield* out.record("merge_preview", {
               targetSessionId: p.targetSessionId,
               sourceSessionId: p.sourceSessionId,

@@ -13,7 +13,6 @@ import { Command, Options } from "@effect/cli"
 import type { SessionId } from "@rewind/contracts"
 import { Effect, Option, Schema } from "effect"
 import { listTurns, type OtherWriter, otherWriters, turnTarget } from "../hooks/sessionTurns.js"
-import type { Rewind } from "../openRewind.js"
 import {
   bold,
   CliFailure,
@@ -27,7 +26,7 @@ import {
   table,
   yellow,
 } from "./output.js"
-import { common, expect, resolveSession, sessionOption, withRewind } from "./store.js"
+import { type CliRewind, common, engine, expect, resolveSession, sessionOption, withRewind } from "./store.js"
 
 /** `--turn <n>`: a turn number as `rewind timeline` shows it. */
 export const turnOption = (description: string) =>
@@ -38,11 +37,11 @@ export const turnOption = (description: string) =>
   )
 
 /** The point `diff --turn n` compares with, and the paths created since that it counts as tracked. */
-export const turnDiffTarget = (rewind: Rewind, sessionId: SessionId, n: number) =>
-  Effect.map(
-    expect(() => rewind.outcome(turnTarget(sessionId, n, { record: false }))),
-    (t) => ({ pointId: t.pointId, tracked: new Set<string>(t.added) }),
-  )
+export const turnDiffTarget = (_rewind: CliRewind, sessionId: SessionId, n: number) =>
+  Effect.map(engine(turnTarget(sessionId, n, { record: false })), (t) => ({
+    pointId: t.pointId,
+    tracked: new Set<string>(t.added),
+  }))
 
 const otherWritersFailure = (writers: ReadonlyArray<OtherWriter>) =>
   new CliFailure({
@@ -55,21 +54,20 @@ const otherWritersFailure = (writers: ReadonlyArray<OtherWriter>) =>
   })
 
 const checkOtherWriters = (
-  rewind: Rewind,
+  _rewind: CliRewind,
   sessionId: SessionId,
   since: number,
   paths: ReadonlyArray<string>,
 ) =>
-  Effect.flatMap(
-    expect(() => rewind.outcome(otherWriters(sessionId, since, paths))),
-    (writers) => (writers.length === 0 ? Effect.void : Effect.fail(otherWritersFailure(writers))),
+  Effect.flatMap(engine(otherWriters(sessionId, since, paths)), (writers) =>
+    writers.length === 0 ? Effect.void : Effect.fail(otherWritersFailure(writers)),
   )
 
 export const timeline = Command.make("timeline", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
     Effect.gen(function* () {
       const sessionId = yield* resolveSession(rewind, o.session)
-      const turns = yield* expect(() => rewind.outcome(listTurns(sessionId)))
+      const turns = yield* engine(listTurns(sessionId))
       for (const t of turns) {
         yield* out.record("turn", {
           sessionId,
@@ -117,16 +115,16 @@ export const timeline = Command.make("timeline", { ...common, session: sessionOp
 
 /** `restore --turn n`: the preview (no token given) or the restore (with the preview's token). */
 export const restoreTurn = (
-  rewind: Rewind,
+  rewind: CliRewind,
   out: Output,
   sessionId: SessionId,
   n: number,
   token: Option.Option<string>,
 ) =>
   Effect.gen(function* () {
-    const target = yield* expect(() => rewind.outcome(turnTarget(sessionId, n, { record: true })))
+    const target = yield* engine(turnTarget(sessionId, n, { record: true }))
     const since = target.turn.point!.capturedAt
-    const plan = yield* expect(() => rewind.previewPointRestore(sessionId, target.pointId))
+    const plan = yield* expect(rewind.previewPointRestore(sessionId, target.pointId))
     yield* checkOtherWriters(
       rewind,
       sessionId,
@@ -135,7 +133,7 @@ export const restoreTurn = (
     )
     if (Option.isSome(token)) {
       out.progress("restoring…")
-      const result = yield* expect(() => rewind.restorePoint(sessionId, target.pointId, token.value)).pipe(
+      const result = yield* expect(rewind.restorePoint(sessionId, target.pointId, token.value)).pipe(
         Effect.ensuring(Effect.sync(out.endProgress)),
       )
       yield* out.record("restore", {

@@ -5,12 +5,13 @@
  */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
-import { common, withRewind } from "../cli/store.js"
+import { withFacade } from "../cli/facadeStore.js"
+import { common } from "../cli/store.js"
 import { VERSION } from "../cli/version.js"
 import { untilSignal } from "../server/serveCommand.js"
 
 export const mcp = Command.make("mcp", { workspace: common.workspace, dir: common.dir }, (o) =>
-  withRewind({ json: false, workspace: o.workspace, dir: o.dir }, false, (rewind) =>
+  withFacade({ workspace: o.workspace, dir: o.dir }, false, (rewind) =>
     Effect.gen(function* () {
       const [{ makeMcpServer }, { StdioServerTransport }, { serviceImplementation }] = yield* Effect.promise(
         () =>

@@ -17,7 +17,8 @@ import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { RewindOperations } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
-import { common, withRewind } from "../cli/store.js"
+import { withFacade } from "../cli/facadeStore.js"
+import { common } from "../cli/store.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
@@ -99,8 +100,8 @@ export const serve = Command.make("serve", options, (o) =>
     ? Effect.sync(() => {
         process.stdout.write(`${JSON.stringify(openRpcDocument(servedTable, VERSION), null, 2)}\n`)
       })
-    : withRewind(
-        { json: false, workspace: o.workspace, dir: o.dir },
+    : withFacade(
+        { workspace: o.workspace, dir: o.dir },
         o.create,
         (rewind) =>
           Effect.gen(function* () {

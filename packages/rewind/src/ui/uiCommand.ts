@@ -10,8 +10,9 @@ import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
+import { withFacade } from "../cli/facadeStore.js"
 import { CliFailure, ExitCode } from "../cli/output.js"
-import { common, withRewind } from "../cli/store.js"
+import { common } from "../cli/store.js"
 import { untilSignal } from "../server/serveCommand.js"
 
 /**
@@ -54,7 +55,7 @@ const options = {
 }
 
 export const ui = Command.make("ui", options, (o) =>
-  withRewind({ json: false, workspace: o.workspace, dir: o.dir }, false, (rewind) =>
+  withFacade({ workspace: o.workspace, dir: o.dir }, false, (rewind) =>
     Effect.gen(function* () {
       const port = Option.getOrElse(o.port, () => 0)
       if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -4,7 +4,7 @@ import {
   checkSymlinkTarget,
   type ProbedEntry,
   resolveConfined,
-} from "../src/workspace/workspaceConfinement.js"
+} from "../src/workspace/confinedPathResolution.js"
 
 /** A fake filesystem as absolute path -> entry, logging every path the resolver probes. */
 const fakeFs = (entries: Record<string, ProbedEntry>) => {

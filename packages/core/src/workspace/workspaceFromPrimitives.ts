@@ -36,7 +36,7 @@ import {
   checkWorkspacePath,
   type ProbedEntry,
   resolveConfined,
-} from "./workspaceConfinement.js"
+} from "./confinedPathResolution.js"
 
 /** Failure of a primitive; the workspace re-labels it with the operation and workspace path. */
 export interface PrimitiveFailure {

@@ -1,0 +1,141 @@
+/**
+ * `rewind status`: the store, the native module, the hook server and client (and any problems the
+ * hooks logged), the snapshot engine's usage and watcher, and the latest turn's file changes. A
+ * snapshot status that cannot be read is said and makes the run partial (exit 1), the rest is
+ * still printed.
+ */
+import { Command } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { nativeStatus } from "../internal/doctor.js"
+import { bytes, CliFailure, dim, ExitCode, green, iso, type Output, red, table, yellow } from "./output.js"
+import {
+  type CliRewind,
+  common,
+  expect,
+  failOnErrors,
+  resolveSession,
+  sessionOption,
+  withRewind,
+} from "./store.js"
+
+/**
+ * The workspace's hook server (the socket the hook client reaches, whether it answers, its pid
+ * and idle exit), then what agent hooks could not do (kept by `rewind hook`, which never fails
+ * the agent): the problems only when there are any.
+ */
+const reportHookProblems = (rewind: CliRewind, out: Output) =>
+  Effect.gen(function* () {
+    if (rewind.dir === undefined) return
+    const { hookServerStatus } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
+    const server = yield* Effect.promise(() =>
+      hookServerStatus(rewind.workspaceRoot, rewind.dir!, process.env),
+    )
+    yield* out.record("hook_server", { ...server })
+    // Which hook client the settings run, and whether the native one is built: a hook on the
+    // Node client is slower, and that is said, never silent.
+    const { hookClientStatus } = yield* Effect.promise(() => import("../hooks/nativeClient.js"))
+    const client = hookClientStatus(rewind.workspaceRoot, process.argv[1])
+    yield* out.record("hook_client", { ...client })
+    yield* out.human(
+      `${client.warning === null ? dim("hook client") : yellow("hook client")} ${client.detail}${client.warning === null ? "" : `\n  ${client.warning}`}`,
+    )
+    yield* out.human(
+      server.socket === null
+        ? `${dim("hook server")} no socket path fits this workspace (hooks run in their own process)`
+        : server.running
+          ? `${dim("hook server")} running on ${server.socket} (pid ${server.pid ?? "?"}, idle exit ${server.idleExitMs === null ? "none" : `${Math.round(server.idleExitMs / 1000)} s`})`
+          : `${dim("hook server")} not running (the next hook starts one on ${server.socket})`,
+    )
+    const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
+    const problems = readProblems(rewind.dir)
+    if (problems.length === 0) return
+    const recent = problems.slice(-5)
+    yield* out.record("hook_problems", { count: problems.length, recent })
+    yield* out.human(`${yellow("hooks")}     ${problems.length} problem(s) logged; the latest:`)
+    for (const p of recent) yield* out.human(`  ${iso(p.at)}  ${p.message}`)
+  })
+
+export const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
+  withRewind(o, false, (rewind, out) =>
+    Effect.gen(function* () {
+      const all = yield* expect(rewind.listSessions())
+      yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
+      yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
+      // Which scanner and file operations this process runs with: a missing native module is
+      // slower and only re-checked, and is said here as in doctor, never silently.
+      const native = nativeStatus()
+      yield* out.record("native", { ...native })
+      yield* out.human(
+        native.loaded
+          ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
+          : `${yellow("native")}    ${native.warning}`,
+      )
+      yield* reportHookProblems(rewind, out)
+      const snapshots = yield* Effect.either(failOnErrors(expect(rewind.snapshotStatus())))
+      if (snapshots._tag === "Right") {
+        const st = snapshots.right
+        yield* out.record("snapshots", { ...st })
+        const points = st.pointsPerSession.reduce((n, s) => n + s.points, 0)
+        yield* out.human(
+          `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
+        )
+        const w = st.watcher
+        yield* out.human(
+          w.active
+            ? `watcher   ${w.backend}, ${w.watchedDirectories} directories watched${w.lastCapture === undefined ? "" : `; last capture ${w.lastCapture.mode === "watched" ? "from the change set" : `a full scan (${w.lastCapture.reason ?? "no reason given"})`}`}`
+            : `watcher   not running: ${w.reason}`,
+        )
+        for (const u of st.unprotected) {
+          yield* out.human(
+            `${yellow("unprotected")} ${u.path}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`,
+          )
+        }
+      } else {
+        yield* out.record("snapshots", { error: snapshots.left.message })
+        yield* out.human(`${yellow("snapshots")} cannot be read: ${snapshots.left.message}`)
+      }
+      const partial =
+        snapshots._tag === "Left"
+          ? new CliFailure({
+              code: ExitCode.partial,
+              message: `the snapshot status cannot be read: ${snapshots.left.message}`,
+              reason: snapshots.left.reason,
+            })
+          : undefined
+      if (Option.isNone(o.session) && all.length === 0) {
+        if (partial !== undefined) return yield* partial
+        return
+      }
+      const sessionId = yield* resolveSession(rewind, o.session)
+      const changes = yield* expect(rewind.turnFileChanges(sessionId))
+      const files = changes?.files ?? []
+      yield* out.record("turn_changes", {
+        sessionId,
+        turnId: changes?.turnId ?? null,
+        linesAdded: changes?.linesAdded ?? 0,
+        linesRemoved: changes?.linesRemoved ?? 0,
+        files: files.map((f) => ({ path: f.path, linesAdded: f.linesAdded, linesRemoved: f.linesRemoved })),
+      })
+      yield* out.human(
+        `\nsession ${sessionId}, latest turn ${changes?.turnId ?? "(none)"}: ${files.length} file(s) changed`,
+      )
+      if (files.length > 0) {
+        yield* out.human(
+          table(
+            ["FILE", "CHANGE", "LINES"],
+            files.map((f) => [
+              f.path,
+              f.created ? "created" : f.deleted ? "deleted" : "modified",
+              `${green(`+${f.linesAdded}`)} ${red(`-${f.linesRemoved}`)}`,
+            ]),
+          ),
+        )
+      }
+      if (partial !== undefined) return yield* partial
+    }),
+  ),
+).pipe(
+  Command.withDescription(
+    "Show the store, its snapshot usage (content, points, unprotected paths) and the latest turn's file changes",
+  ),
+)
