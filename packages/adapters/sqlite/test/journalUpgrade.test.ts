@@ -7,7 +7,6 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import {
-  type ContentHash,
   encodeOperationIntentJson,
   type MessageId,
   type OperationId,
@@ -16,27 +15,15 @@ import {
   type WorkspacePath,
 } from "@rewind/contracts"
 import { OperationJournal } from "@rewind/core"
+import { journalIntent } from "@rewind/testkit"
 import { Context, Effect, Layer } from "effect"
 import { SqliteSessionStore } from "../src/index.js"
 import { tempDir, withRawDatabase } from "./tempStore.js"
 
 const main = "ses_main" as SessionId
 
-const intentOf = (operationId: string, extra: Partial<OperationIntent> = {}): OperationIntent => ({
-  operationId: operationId as OperationId,
-  sessionId: main,
-  kind: "cascade",
-  files: [
-    {
-      path: "src/a.ts" as WorkspacePath,
-      rescue: { _tag: "present", hash: "a".repeat(64) as ContentHash, mode: 0o644 },
-      planned: { _tag: "present", hash: "b".repeat(64) as ContentHash },
-    },
-    { path: "src/b.ts" as WorkspacePath, rescue: { _tag: "absent" }, planned: { _tag: "absent" } },
-  ],
-  startedAt: 7,
-  ...extra,
-})
+const intentOf = (operationId: string, extra: Partial<OperationIntent> = {}) =>
+  journalIntent(operationId, main, { startedAt: 7, ...extra })
 
 const done = intentOf("op-done", {
   redo: {
@@ -103,12 +90,14 @@ describe("a store journaled by the previous SQLite journal", () => {
       ])
       expect(yield* journal.scan("all")).toMatchObject({ damaged: [] })
       expect((yield* journal.redoStack(main)).map((r) => r.intent)).toEqual([done])
+      expect(done.redo?.activeBranch).toHaveLength(300)
 
       // Recovery finishes the redo (consuming the entry it redoes) and rolls the other back.
       yield* journal.complete("op-redo" as OperationId, { status: "committed", at: 20 })
       yield* journal.complete("op-undo" as OperationId, { status: "rolled_back", at: 21 })
       expect(yield* journal.incomplete()).toEqual([])
-      expect(yield* journal.redoStack(main)).toEqual([])
+      // The finished redo carries a redo entry of its own; the one it redid is consumed.
+      expect((yield* journal.redoStack(main)).map((r) => r.intent.operationId)).toEqual(["op-redo"])
       expect((yield* journal.all()).map((r) => [r.intent.operationId, r.status, r.redoConsumed])).toEqual([
         ["op-done", "committed", true],
         ["op-redo", "committed", false],
