@@ -8,6 +8,7 @@
 export * from "./appendRequests.js"
 export * from "./commandFacts.js"
 export * from "./eventRows.js"
+export * from "./journalScan.js"
 export * from "./layerFromConfig.js"
 export * from "./projections.js"
 export * from "./retryTransient.js"

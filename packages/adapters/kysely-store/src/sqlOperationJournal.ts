@@ -1,7 +1,11 @@
 /**
- * The OperationJournal over any SQL database Kysely speaks (DESIGN §7): one `operations` row per
- * multi-file restore with its intent as JSON, one `operation_steps` row per step. The SQL is the
- * same in every dialect; what differs is passed in as an `OperationJournalBackend`: how a write
+ * The OperationJournal over any SQL database Kysely speaks (DESIGN §7), the one both SQL stores
+ * run: one `operations` row per multi-file restore, its intent as JSON in `operation_intents`
+ * (keyed by the operation's `seq`), one `operation_steps` row per step. The intent has a table of
+ * its own because it holds the session's whole active branch (for redo): SQLite rewrites a whole row
+ * on every UPDATE, so completing an operation or consuming its redo entry would rewrite it each time;
+ * the status updates here touch only the small row (and never read the intent). The SQL is the same
+ * in every dialect; what differs is passed in as an `OperationJournalBackend`: how a write
  * transaction runs (locks, retries), how a consistent read runs, and whether rows can be locked
  * (`SELECT … FOR UPDATE`) — a database whose write transactions already exclude each other
  * (SQLite's `BEGIN IMMEDIATE`) needs no row locks.
@@ -11,8 +15,9 @@
  * reverses in the same transaction. The operation's row is locked before its status is checked, so
  * two workers completing (or stepping and completing) one operation take turns, and two redos of
  * one entry cannot both consume it. Intents are decoded with their schema on the way out: a damaged
- * row is an error, never a misread plan — except in `scan`, which names each damaged row (from its
- * columns, and what is wrong in one sentence: table, row, field) beside the rows that decode.
+ * (or missing) intent row is an error, never a misread plan — except in `scan`, which names each
+ * damaged row (from its columns, and what is wrong in one sentence: table, row, field) beside the
+ * rows that decode.
  */
 import {
   decodeOperationIntentJson,
@@ -23,9 +28,10 @@ import {
   type SessionId,
   StoreError,
 } from "@rewind/contracts"
-import type { DamagedOperation, JournalScan, OperationJournalService } from "@rewind/core"
-import { Effect, Option, ParseResult, Schema } from "effect"
+import type { OperationJournalService } from "@rewind/core"
+import { Effect, Option, Schema } from "effect"
 import type { Generated, Kysely } from "kysely"
+import { scanRows } from "./journalScan.js"
 
 /** One row per journaled operation; `seq` is the journal's order. */
 export interface OperationsTable {
@@ -33,8 +39,6 @@ export interface OperationsTable {
   readonly operation_id: string
   readonly session_id: string
   readonly kind: string
-  /** The OperationIntent as JSON text. */
-  readonly intent: string
   readonly status: "pending" | "committed" | "rolled_back"
   readonly started_at: number
   readonly finished_at: number | null
@@ -42,6 +46,13 @@ export interface OperationsTable {
   /** 1 when the intent carries a redo entry (0/1 rather than a boolean: the same in every dialect). */
   readonly redo_available: number
   readonly redo_consumed: number
+}
+
+/** The intent of the operation whose `seq` this is (one row each, written with the operation). */
+export interface OperationIntentsTable {
+  readonly seq: number
+  /** The OperationIntent as JSON text. */
+  readonly intent: string
 }
 
 export interface OperationStepsTable {
@@ -55,6 +66,7 @@ export interface OperationStepsTable {
 
 export interface OperationJournalTables {
   readonly operations: OperationsTable
+  readonly operation_intents: OperationIntentsTable
   readonly operation_steps: OperationStepsTable
 }
 
@@ -76,59 +88,26 @@ export interface OperationJournalBackend {
   readonly rowLocks: boolean
 }
 
-const decodeIntent = decodeOperationIntentJson
+/** A missing intent row (left join) is damage like an undecodable one. */
+const decodeIntent = (intent: string | null) => {
+  if (intent === null) throw new Error("the operation has no operation_intents row")
+  return decodeOperationIntentJson(intent)
+}
 const encodeIntent = encodeOperationIntentJson
 const decodeStep = Schema.decodeUnknownSync(OperationStep)
 
-const columns = ["operation_id", "intent", "status", "finished_at", "redo_consumed"] as const
-type OperationRow = Pick<OperationsTable, (typeof columns)[number]>
-const scanColumns = [...columns, "session_id", "kind", "started_at"] as const
-type ScannedRow = Pick<OperationsTable, (typeof scanColumns)[number]>
-
-const MAX_DETAIL = 160
-const cut = (text: string) => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text)
-
-/**
- * A decode failure in one sentence: the first field the schema refused and why, cut short (a
- * schema's own report of a large value runs to kilobytes).
- */
-export const describeDecodeFailure = (error: unknown): string => {
-  if (ParseResult.isParseError(error)) {
-    const [first, ...rest] = ParseResult.ArrayFormatter.formatErrorSync(error)
-    if (first !== undefined) {
-      const field = first.path.length === 0 ? "the value" : `field ${first.path.join(".")}`
-      const more = rest.length === 0 ? "" : ` (and ${rest.length} more problem(s))`
-      return `${field}: ${cut(first.message.replace(/\s+/g, " "))}${more}`
-    }
-  }
-  return cut(error instanceof Error ? error.message : String(error))
+/** What a record is read from: the operation's row and its intent (null when the row is missing). */
+const columns = [
+  "operations.operation_id",
+  "operation_intents.intent",
+  "operations.status",
+  "operations.finished_at",
+  "operations.redo_consumed",
+] as const
+type OperationRow = Pick<OperationsTable, "operation_id" | "status" | "finished_at" | "redo_consumed"> & {
+  readonly intent: string | null
 }
-
-/** Splits scanned rows into records and named damaged rows; `decode` throws on a damaged one. */
-export const scanRows = <Row extends ScannedRow>(
-  table: string,
-  rows: ReadonlyArray<Row>,
-  decode: (row: Row) => OperationRecord,
-): JournalScan => {
-  const records: Array<OperationRecord> = []
-  const damaged: Array<DamagedOperation> = []
-  for (const row of rows) {
-    try {
-      records.push(decode(row))
-    } catch (error) {
-      damaged.push({
-        operationId: row.operation_id,
-        sessionId: row.session_id,
-        kind: row.kind,
-        status: row.status,
-        startedAt: row.started_at,
-        problem: `the ${table} row of operation ${row.operation_id} does not decode, so it is not read as a plan: ${describeDecodeFailure(error)}`,
-      })
-    }
-  }
-  return { records, damaged }
-}
-
+const scanColumns = [...columns, "operations.session_id", "operations.kind", "operations.started_at"] as const
 const STEP_QUERY_CHUNK = 500
 
 const refuse = (operation: string, message: string) => new StoreError({ operation, message })
@@ -168,15 +147,21 @@ const recordDecoder = async (db: JournalDb, rows: ReadonlyArray<OperationRow>) =
   })
 }
 
-export const makeSqlOperationJournal = (backend: OperationJournalBackend): OperationJournalService => {
-  /** The operation's row, locked for the rest of the transaction where the dialect can. */
-  const lockOperation = async (trx: JournalDb, operationId: string) => {
-    const query = trx.selectFrom("operations").select(columns).where("operation_id", "=", operationId)
-    return await (backend.rowLocks ? query.forUpdate() : query).executeTakeFirst()
-  }
+/** Operations with their intents, for reading (the intent row is left-joined: missing is damage). */
+const withIntents = (db: JournalDb) =>
+  db.selectFrom("operations").leftJoin("operation_intents", "operation_intents.seq", "operations.seq")
 
+export const makeSqlOperationJournal = (backend: OperationJournalBackend): OperationJournalService => {
+  /**
+   * The operation's small row, locked for the rest of the transaction where the dialect can;
+   * refused unless the operation is pending.
+   */
   const pendingOrRefuse = async (trx: JournalDb, operation: string, operationId: string) => {
-    const row = await lockOperation(trx, operationId)
+    const query = trx
+      .selectFrom("operations")
+      .select(["seq", "status"])
+      .where("operation_id", "=", operationId)
+    const row = await (backend.rowLocks ? query.forUpdate() : query).executeTakeFirst()
     if (row === undefined || row.status !== "pending") {
       throw refuse(operation, `operation ${operationId} is not pending`)
     }
@@ -198,7 +183,6 @@ export const makeSqlOperationJournal = (backend: OperationJournalBackend): Opera
               operation_id: intent.operationId,
               session_id: intent.sessionId,
               kind: intent.kind,
-              intent: encoded,
               status: "pending",
               started_at: intent.startedAt,
               finished_at: null,
@@ -207,11 +191,12 @@ export const makeSqlOperationJournal = (backend: OperationJournalBackend): Opera
               redo_consumed: 0,
             })
             .onConflict((oc) => oc.column("operation_id").doNothing())
-            .returning("operation_id")
+            .returning("seq")
             .executeTakeFirst()
           if (inserted === undefined) {
             throw refuse("operationJournal.begin", `operation ${intent.operationId} is already journaled`)
           }
+          await trx.insertInto("operation_intents").values({ seq: inserted.seq, intent: encoded }).execute()
         })
       }),
 
@@ -232,20 +217,26 @@ export const makeSqlOperationJournal = (backend: OperationJournalBackend): Opera
 
     complete: (operationId, completion) =>
       backend.writeTransaction("operationJournal.complete", async (trx) => {
-        const row = await pendingOrRefuse(trx, "operationJournal.complete", operationId)
-        const intent = decodeIntent(row.intent)
-        if (completion.status === "committed" && intent.redoes !== undefined) {
+        const { seq } = await pendingOrRefuse(trx, "operationJournal.complete", operationId)
+        // A damaged intent refuses the completion too: the plan it finishes cannot be read.
+        const stored = await trx
+          .selectFrom("operation_intents")
+          .select("intent")
+          .where("seq", "=", seq)
+          .executeTakeFirst()
+        const { redoes } = decodeIntent(stored?.intent ?? null)
+        if (completion.status === "committed" && redoes !== undefined) {
           // The row lock (or the database-wide write lock) makes one redo of an entry the only one.
           const consumed = await trx
             .updateTable("operations")
             .set({ redo_consumed: 1 })
-            .where("operation_id", "=", intent.redoes)
+            .where("operation_id", "=", redoes)
             .where("status", "=", "committed")
             .where("redo_available", "=", 1)
             .where("redo_consumed", "=", 0)
             .executeTakeFirst()
           if (consumed.numUpdatedRows !== 1n) {
-            throw refuse("operationJournal.complete", `the redo entry of ${intent.redoes} is not available`)
+            throw refuse("operationJournal.complete", `the redo entry of ${redoes} is not available`)
           }
         }
         await trx
@@ -259,39 +250,45 @@ export const makeSqlOperationJournal = (backend: OperationJournalBackend): Opera
     get: (operationId: OperationId) =>
       Effect.map(
         readRecords("operationJournal.get", (db) =>
-          db.selectFrom("operations").select(columns).where("operation_id", "=", operationId).execute(),
+          withIntents(db).select(columns).where("operations.operation_id", "=", operationId).execute(),
         ),
         (records) => Option.fromNullable(records[0]),
       ),
 
     incomplete: () =>
       readRecords("operationJournal.incomplete", (db) =>
-        db.selectFrom("operations").select(columns).where("status", "=", "pending").orderBy("seq").execute(),
+        withIntents(db)
+          .select(columns)
+          .where("operations.status", "=", "pending")
+          .orderBy("operations.seq")
+          .execute(),
       ),
 
     redoStack: (sessionId: SessionId) =>
       readRecords("operationJournal.redoStack", (db) =>
-        db
-          .selectFrom("operations")
+        withIntents(db)
           .select(columns)
-          .where("session_id", "=", sessionId)
-          .where("status", "=", "committed")
-          .where("redo_available", "=", 1)
-          .where("redo_consumed", "=", 0)
-          .orderBy("seq", "desc")
+          .where("operations.session_id", "=", sessionId)
+          .where("operations.status", "=", "committed")
+          .where("operations.redo_available", "=", 1)
+          .where("operations.redo_consumed", "=", 0)
+          .orderBy("operations.seq", "desc")
           .execute(),
       ),
 
     all: () =>
       readRecords("operationJournal.all", (db) =>
-        db.selectFrom("operations").select(columns).orderBy("seq").execute(),
+        withIntents(db).select(columns).orderBy("operations.seq").execute(),
       ),
 
     scan: (which) =>
       backend.read("operationJournal.scan", async (db) => {
-        const query = db.selectFrom("operations").select(scanColumns).orderBy("seq")
-        const rows = await (which === "incomplete" ? query.where("status", "=", "pending") : query).execute()
-        return scanRows("operations", rows, await recordDecoder(db, rows))
+        const query = withIntents(db).select(scanColumns).orderBy("operations.seq")
+        const rows = await (which === "incomplete"
+          ? query.where("operations.status", "=", "pending")
+          : query
+        ).execute()
+        return scanRows("operation_intents", rows, await recordDecoder(db, rows))
       }),
   }
 }

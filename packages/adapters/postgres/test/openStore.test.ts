@@ -2,9 +2,15 @@
 // behind is migrated in place, and schemas that are not (or not yet) ours are refused untouched.
 // Many workers opening one new schema at once take turns: the migrations run exactly once.
 import { expect, it } from "@effect/vitest"
-import { SessionStore } from "@rewind/core"
-import { StoreEvents } from "@rewind/testkit"
-import { ConfigProvider, Effect, Layer } from "effect"
+import {
+  encodeOperationIntentJson,
+  type MessageId,
+  type OperationId,
+  type OperationIntent,
+} from "@rewind/contracts"
+import { OperationJournal, SessionStore } from "@rewind/core"
+import { journalIntent, StoreEvents } from "@rewind/testkit"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { PostgresDatabase, PostgresSessionStore } from "../src/index.js"
 import { makeDatabase } from "../src/internal/makeDatabase.js"
 import { POSTGRES_MIGRATIONS } from "../src/internal/migrations.js"
@@ -83,11 +89,12 @@ describePg("opening a PostgreSQL store", () => {
     Effect.gen(function* () {
       const schema = yield* tempSchema
       const first = yield* openWith(schema)
-      expect(first.schemaVersion).toBe(3)
+      expect(first.schemaVersion).toBe(4)
       expect(first.migrationsApplied).toEqual([
         "0001_session_store",
         "0002_artifacts",
         "0003_operation_journal",
+        "0004_operation_intents",
       ])
       expect(first.location).toMatch(new RegExp(`\\(schema ${schema}\\)$`))
       expect(first.serverVersion).toMatch(/^\d+/)
@@ -96,7 +103,7 @@ describePg("opening a PostgreSQL store", () => {
         "select key, value from rewind_meta order by key",
       )
       expect(meta.rows).toEqual([
-        { key: "schema_version", value: "3" },
+        { key: "schema_version", value: "4" },
         { key: "store", value: "rewind-session-store" },
       ])
       expect(Object.keys(yield* tablesOf(schema))).toEqual([
@@ -105,6 +112,7 @@ describePg("opening a PostgreSQL store", () => {
         "events",
         "kysely_migration",
         "kysely_migration_lock",
+        "operation_intents",
         "operation_steps",
         "operations",
         "rewind_meta",
@@ -113,7 +121,7 @@ describePg("opening a PostgreSQL store", () => {
       ])
       const again = yield* openWith(schema)
       expect(again.migrationsApplied).toEqual([])
-      expect(again.schemaVersion).toBe(3)
+      expect(again.schemaVersion).toBe(4)
     }),
   )
 
@@ -131,10 +139,85 @@ describePg("opening a PostgreSQL store", () => {
       )
       const written = yield* writeSample(v1Layer)
       const upgraded = yield* openWith(schema)
-      expect(upgraded.migrationsApplied).toEqual(["0002_artifacts", "0003_operation_journal"])
-      expect(upgraded.schemaVersion).toBe(3)
+      expect(upgraded.migrationsApplied).toEqual([
+        "0002_artifacts",
+        "0003_operation_journal",
+        "0004_operation_intents",
+      ])
+      expect(upgraded.schemaVersion).toBe(4)
       expect(yield* readBack(PostgresSessionStore.layer(storeOptions(schema)))).toEqual(written)
     }),
+  )
+
+  it.scoped(
+    "0004 moves every journaled intent to its own table; recovery sees the pending operation whole",
+    () =>
+      Effect.gen(function* () {
+        const schema = yield* tempSchema
+        yield* openWith(schema, POSTGRES_MIGRATIONS.slice(0, 3))
+        const intentOf = (operationId: string, extra: Partial<OperationIntent> = {}) =>
+          journalIntent(operationId, main, { startedAt: 7, ...extra })
+        const done = intentOf("op-done", {
+          redo: {
+            activeBranch: Array.from({ length: 300 }, (_, i) => `msg-${i}` as MessageId),
+            spentCheckpointIds: [],
+          },
+        })
+        const redoing = intentOf("op-redo", { kind: "redo", redoes: "op-done" as OperationId })
+        // The rows as the schema-3 journal wrote them: the intent inline in `operations`.
+        yield* Effect.promise(async () => {
+          for (const [intent, status] of [
+            [done, "committed"],
+            [redoing, "pending"],
+          ] as const) {
+            await rawQuery(
+              schema,
+              `insert into operations (operation_id, session_id, kind, intent, status, started_at, finished_at,
+               redoes, redo_available, redo_consumed) values ($1, $2, $3, $4, $5, $6, null, $7, $8, 0)`,
+              [
+                intent.operationId,
+                intent.sessionId,
+                intent.kind,
+                encodeOperationIntentJson(intent),
+                status,
+                intent.startedAt,
+                intent.redoes ?? null,
+                intent.redo === undefined ? 0 : 1,
+              ],
+            )
+          }
+          await rawQuery(
+            schema,
+            "insert into operation_steps (operation_id, step, path, state, at) values ('op-redo', 0, 'a.txt', 'writing', 8)",
+          )
+        })
+        const upgraded = yield* openWith(schema)
+        expect(upgraded.migrationsApplied).toEqual(["0004_operation_intents"])
+        const columns = yield* rawQueryEffect<{ name: string }>(
+          schema,
+          "select column_name as name from information_schema.columns where table_schema = $1 and table_name = 'operations'",
+          [schema],
+        )
+        expect(columns.rows.map((c) => c.name)).not.toContain("intent")
+
+        const journal = Context.get(
+          yield* Layer.build(PostgresSessionStore.layer(storeOptions(schema))),
+          OperationJournal,
+        )
+        expect(yield* journal.incomplete()).toEqual([
+          {
+            intent: redoing,
+            status: "pending",
+            steps: [{ step: 0, path: "a.txt", state: "writing", at: 8 }],
+            redoConsumed: false,
+          },
+        ])
+        expect((yield* journal.redoStack(main)).map((r) => r.intent)).toEqual([done])
+        yield* journal.complete("op-redo" as OperationId, { status: "committed", at: 9 })
+        expect(yield* journal.incomplete()).toEqual([])
+        // The finished redo carries a redo entry of its own; the one it redid is consumed.
+        expect((yield* journal.redoStack(main)).map((r) => r.intent.operationId)).toEqual(["op-redo"])
+      }),
   )
 
   it.scoped("refuses a schema holding another application's tables, and changes nothing in it", () =>
@@ -184,8 +267,8 @@ describePg("opening a PostgreSQL store", () => {
         Array.from({ length: 6 }, () => openWith(schema)),
         { concurrency: "unbounded" },
       )
-      const all = ["0001_session_store", "0002_artifacts", "0003_operation_journal"]
-      expect(opens.every((o) => o.schemaVersion === 3)).toBe(true)
+      const all = ["0001_session_store", "0002_artifacts", "0003_operation_journal", "0004_operation_intents"]
+      expect(opens.every((o) => o.schemaVersion === 4)).toBe(true)
       expect(opens.flatMap((o) => o.migrationsApplied)).toEqual(all)
       const recorded = yield* rawQueryEffect<{ name: string }>(
         schema,

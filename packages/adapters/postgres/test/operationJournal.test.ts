@@ -89,7 +89,8 @@ describePg("PostgreSQL operation journal", () => {
       yield* journal.begin(intent("op_bad"))
       yield* rawQueryEffect(
         schema,
-        `update operations set intent = '{"operationId": 5}' where operation_id = 'op_bad'`,
+        `update operation_intents set intent = '{"operationId": 5}'
+         where seq = (select seq from operations where operation_id = 'op_bad')`,
       )
       const read = yield* Effect.flip(journal.get("op_bad" as OperationId))
       expect(read._tag).toBe("StoreError")

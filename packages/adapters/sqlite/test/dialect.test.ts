@@ -1,5 +1,6 @@
-// The dialect's one job: a Kysely transaction takes SQLite's write lock when it begins, not at its
-// first write. Checked against a second connection, with Kysely's stock dialect as the contrast.
+// The dialect's job: a Kysely transaction takes SQLite's write lock when it begins, not at its
+// first write (checked against a second connection, with Kysely's stock dialect as the contrast),
+// and each SQL text Kysely runs is prepared once.
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -72,6 +73,47 @@ describe("ImmediateSqliteDialect", () => {
       expect(failed).toBe("boom")
       expect(db.inTransaction).toBe(false)
       expect(db.prepare("select count(*) from t").pluck().get()).toBe(0)
+    }),
+  )
+
+  it.scoped("prepares each SQL text once, streamed or not", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const db = new Database(path.join(dir, "prepared.db"))
+      const kysely = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: db }) })
+      yield* Effect.addFinalizer(() => Effect.promise(() => kysely.destroy()))
+      yield* Effect.promise(() => kysely.schema.createTable("t").addColumn("n", "integer").execute())
+      const prepared: Array<string> = []
+      const prepare = db.prepare.bind(db)
+      db.prepare = ((sql: string) => {
+        prepared.push(sql)
+        return prepare(sql)
+      }) as typeof db.prepare
+      const select = () => kysely.selectFrom("t").select("n").where("n", ">", 0).orderBy("n")
+      const values = yield* Effect.promise(async () => {
+        for (const n of [1, 2, 3]) await kysely.insertInto("t").values({ n }).execute()
+        const first = await select().execute()
+        const second = await select().execute()
+        // Kysely holds the one connection while a stream runs, so nothing else uses its statement.
+        const streamed: Array<number> = []
+        for await (const row of select().stream()) streamed.push(row.n)
+        const after = await select().execute()
+        return {
+          first: first.map((r) => r.n),
+          second: second.map((r) => r.n),
+          streamed,
+          after: after.map((r) => r.n),
+        }
+      })
+      expect(values.first).toEqual([1, 2, 3])
+      expect(values.second).toEqual([1, 2, 3])
+      expect(values.streamed).toEqual([1, 2, 3])
+      expect(values.after).toEqual([1, 2, 3])
+      const selects = prepared.filter((sql) => sql.startsWith("select"))
+      const inserts = prepared.filter((sql) => sql.startsWith("insert"))
+      // Three inserts and four selects of one text each: each text prepared once.
+      expect(inserts).toHaveLength(1)
+      expect(selects).toHaveLength(1)
     }),
   )
 })

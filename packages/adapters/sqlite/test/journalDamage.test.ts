@@ -1,5 +1,5 @@
-// One damaged journal row hides nothing else (issue 21 item 9), in both journals: this adapter's
-// own and the shared Kysely one (the PostgreSQL adapter's), run here over SQLite through Kysely.
+// One damaged journal row hides nothing else (issue 21 item 9): in the store (the shared Kysely
+// journal on this adapter's backend), and in the shared journal on a bare Kysely SQLite dialect.
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -85,10 +85,13 @@ describe("a damaged operation journal row", () => {
       )
       yield* Effect.promise(() =>
         sql`create table operations (seq integer primary key, operation_id text not null unique, session_id text not null,
-          kind text not null, intent text not null, status text not null, started_at integer not null,
+          kind text not null, status text not null, started_at integer not null,
           finished_at integer, redoes text, redo_available integer not null, redo_consumed integer not null)`.execute(
           kysely,
         ),
+      )
+      yield* Effect.promise(() =>
+        sql`create table operation_intents (seq integer primary key, intent text not null)`.execute(kysely),
       )
       yield* Effect.promise(() =>
         sql`create table operation_steps (id integer primary key, operation_id text not null, step integer not null,
@@ -109,9 +112,11 @@ describe("a damaged operation journal row", () => {
       yield* exercise(journal, () =>
         Effect.promise(() =>
           kysely
-            .updateTable("operations")
+            .updateTable("operation_intents")
             .set({ intent: DAMAGED })
-            .where("operation_id", "=", "op_2")
+            .where("seq", "=", (eb) =>
+              eb.selectFrom("operations").select("seq").where("operation_id", "=", "op_2"),
+            )
             .execute(),
         ).pipe(Effect.asVoid),
       )

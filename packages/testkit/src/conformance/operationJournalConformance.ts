@@ -25,7 +25,12 @@ export interface OperationJournalHarness {
 
 const hash = (c: string) => c.repeat(64).slice(0, 64) as ContentHash
 
-const intent = (id: string, session: string, extra: Partial<OperationIntent> = {}): OperationIntent => ({
+/** A two-file cascade intent with an (empty) redo entry, `extra` laid over it: the suite's and the adapters' fixture. */
+export const journalIntent = (
+  id: string,
+  session: string,
+  extra: Partial<OperationIntent> = {},
+): OperationIntent => ({
   operationId: id as OperationId,
   sessionId: session as SessionId,
   kind: "cascade",
@@ -45,6 +50,8 @@ const intent = (id: string, session: string, extra: Partial<OperationIntent> = {
   redo: { activeBranch: [], spentCheckpointIds: [] },
   ...extra,
 })
+
+const intent = journalIntent
 
 export const operationJournalConformance = (name: string, harness: OperationJournalHarness): void => {
   describe(`OperationJournal conformance: ${name}`, () => {

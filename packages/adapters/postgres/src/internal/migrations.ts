@@ -174,5 +174,30 @@ const operationJournal: StoreMigration = {
   },
 }
 
+/**
+ * Operation intents in a table of their own, keyed by the operation's `seq`, as in SQLite (its
+ * migration 0004): the shared journal's SQL is one, so both stores have one schema. PostgreSQL keeps
+ * a large intent out of line (TOAST) and would not rewrite it on a status update; the table is here
+ * for the one schema, not for speed. Every intent is copied before the column goes, in the same
+ * transaction, so a pending operation reads back whole.
+ */
+const operationIntents: StoreMigration = {
+  version: 4,
+  name: "0004_operation_intents",
+  up: async (db) => {
+    await sql`create table operation_intents (
+      seq bigint primary key references operations (seq),
+      intent text not null
+    )`.execute(db)
+    await sql`insert into operation_intents (seq, intent) select seq, intent from operations`.execute(db)
+    await sql`alter table operations drop column intent`.execute(db)
+  },
+}
+
 /** Every migration this build knows, oldest first. */
-export const POSTGRES_MIGRATIONS: ReadonlyArray<StoreMigration> = [sessionStore, artifacts, operationJournal]
+export const POSTGRES_MIGRATIONS: ReadonlyArray<StoreMigration> = [
+  sessionStore,
+  artifacts,
+  operationJournal,
+  operationIntents,
+]

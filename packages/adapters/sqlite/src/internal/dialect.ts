@@ -11,10 +11,41 @@
  *   and two processes opening a fresh store serialise on the write lock.
  *
  * The transaction statements are prepared once: Kysely's connection compiles every query it runs,
- * which costs more than the rest of a one-event append.
+ * which costs more than the rest of a one-event append. So are the queries Kysely sends: its
+ * connection calls `prepare` for every query it runs (SQLite parses and plans the SQL each time),
+ * and the shared operation journal runs the same few queries on every restore. The cache is keyed by
+ * the SQL text, bounded (cleared when full: texts that vary, like `in (?, ?, …)` lists, cannot grow
+ * it without end). A streamed query holds Kysely's one connection while it iterates, so no other
+ * query can meet its statement busy.
  */
 import type Database from "better-sqlite3"
-import { type DatabaseConnection, type Driver, SqliteAdapter, SqliteDialect, SqliteDriver } from "kysely"
+import {
+  type DatabaseConnection,
+  type Driver,
+  SqliteAdapter,
+  type SqliteDatabase,
+  SqliteDialect,
+  SqliteDriver,
+} from "kysely"
+
+/** How many distinct SQL texts stay prepared before the cache starts again. */
+const STATEMENT_CACHE_SIZE = 256
+
+/** `db` as Kysely's driver sees it, with each SQL text prepared once. */
+const preparedOnce = (db: Database.Database): SqliteDatabase => {
+  const cache = new Map<string, Database.Statement>()
+  return {
+    prepare: (sql) => {
+      const cached = cache.get(sql)
+      if (cached !== undefined) return cached
+      const statement = db.prepare(sql)
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear()
+      cache.set(sql, statement)
+      return statement
+    },
+    close: () => db.close(),
+  }
+}
 
 interface TransactionStatements {
   readonly begin: Database.Statement
@@ -27,7 +58,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
   #statements: TransactionStatements | undefined
 
   constructor(db: Database.Database) {
-    super({ database: db })
+    super({ database: preparedOnce(db) })
     this.#db = db
   }
 

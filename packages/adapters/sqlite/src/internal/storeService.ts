@@ -1,7 +1,7 @@
 /**
  * The stores over an opened SQLite database (`connection.ts`: the connection and its one permit):
- * the SessionStore is the shared SQL store of `@rewind/kysely-store` with SQLite's backend, beside
- * the operation journal, the artifact store and the integrity check. Every operation holds the
+ * the SessionStore and the OperationJournal are the shared SQL ones of `@rewind/kysely-store` with
+ * SQLite's backends, beside the artifact store and the integrity check. Every operation holds the
  * connection's one permit (`exclusive`).
  *
  * Writes run inside `BEGIN IMMEDIATE`, so reading a stream's version there already excludes every
@@ -18,6 +18,7 @@ import type {
 } from "@rewind/core"
 import {
   decodeRow,
+  makeSqlOperationJournal,
   makeSqlSessionStore,
   type RebuildReport,
   rebuildProjections,
@@ -29,7 +30,7 @@ import {
 import { Effect } from "effect"
 import { makeSqliteArtifactStore } from "./artifactStore.js"
 import type { SqliteConnection } from "./connection.js"
-import { makeSqliteOperationJournal } from "./operationJournal.js"
+import { makeJournalBackend } from "./journalBackend.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode } from "./sqliteErrors.js"
 import { EVENT_BATCH, prepareHotStatements } from "./statements.js"
 
@@ -162,7 +163,7 @@ export const makeStoreService = (connection: SqliteConnection): SqliteStoreInter
   return {
     sessionStore: makeSqlSessionStore(backend),
     rebuildProjections: rebuildProjections(backend),
-    operationJournal: makeSqliteOperationJournal(db, exclusive, storeError),
+    operationJournal: makeSqlOperationJournal(makeJournalBackend(connection)),
     artifactStore: artifactStoreOf(connection),
     integrityCheck: exclusive(
       Effect.try({
