@@ -39,3 +39,72 @@ describe("normaliseWorkspacePath", () => {
     )
   })
 })
+
+// The one-pass proof of validity (`plainlyValid`) must never accept what the full check refuses:
+// compared here with the full check as it was written before the fast path, message for message.
+const referenceProblem = (p: string): string | undefined => {
+  if (p.length === 0) return "a workspace path must not be empty"
+  if (p.length > 4096) return "a workspace path is at most 4096 characters"
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the reference refuses control characters
+  if (/[\u0000-\u001f\u007f]/.test(p)) return "a workspace path must not contain NUL or control characters"
+  if (p.includes("\\")) return "a workspace path uses / as separator, never \\"
+  if (p.startsWith("/") || /^[A-Za-z]:/.test(p))
+    return "a workspace path must be relative to the workspace root"
+  for (const segment of p.split("/")) {
+    if (segment === "..") return "a workspace path must not contain '..'"
+    if (segment === "" || segment === ".")
+      return "a workspace path must be normalised (no empty or '.' segments)"
+  }
+  if (!p.isWellFormed()) return "a workspace path must be well-formed Unicode"
+  return undefined
+}
+
+describe("workspacePathProblem's fast path", () => {
+  it("agrees with the full check on random paths of tricky characters", () => {
+    const unit = FastCheck.constantFrom(
+      "a",
+      "B",
+      "/",
+      ".",
+      "..",
+      ":",
+      "\\",
+      " ",
+      "\u0000",
+      "\u001f",
+      "\u007f",
+      "\u0080",
+      "é",
+      "\ud83d",
+      "\ude00",
+      "\ud83d\ude00",
+      "C:",
+    )
+    FastCheck.assert(
+      FastCheck.property(FastCheck.string({ unit, maxLength: 12 }), (p) => {
+        expect(workspacePathProblem(p)).toBe(referenceProblem(p))
+      }),
+      { seed: 23, numRuns: 5_000 },
+    )
+  })
+
+  it("agrees at the length limit and on the usual shapes", () => {
+    for (const p of [
+      "a".repeat(4096),
+      "a".repeat(4097),
+      `${"a/".repeat(2047)}b`,
+      "packages/core/src/index.ts",
+      ".gitignore",
+      "a/.b/..c/...",
+      "a/./b",
+      "a/../b",
+      "a/",
+      "/a",
+      "a:",
+      "1:b",
+      "x/C:/y",
+    ]) {
+      expect(workspacePathProblem(p), p).toBe(referenceProblem(p))
+    }
+  })
+})

@@ -120,17 +120,36 @@ export const encodeStatCache = (cache: StatCache, rules?: string): Uint8Array =>
     }),
   )
 
+/** Whether `s` is a non-empty run of ASCII digits (what `BigInt` is then sure to read as decimal). */
+const isDigits = (s: string): boolean => {
+  if (s.length === 0) return false
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  return true
+}
+
+// Run for every file of the tree when a capture loads the previous stat cache: one object per
+// entry (no spread of a first one), digits checked without a regex.
 const statCacheEntryOf = (raw: Array<unknown>): StatCacheEntry | undefined => {
   const [path, size, mtime, inode, mode, hash, ctime] = raw
   if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
   if (typeof hash !== "string" || !isContentHash(hash)) return undefined
   if (typeof size !== "number" || typeof mode !== "number") return undefined
   if (typeof mtime !== "string" || typeof inode !== "string") return undefined
-  if (!/^\d+$/.test(mtime) || !/^\d+$/.test(inode)) return undefined
-  const entry = { size, mtimeNs: BigInt(mtime), inode: BigInt(inode), mode, hash: hash as ContentHash }
-  if (ctime === undefined) return entry
-  if (typeof ctime !== "string" || !/^\d+$/.test(ctime)) return undefined
-  return { ...entry, ctimeNs: BigInt(ctime) }
+  if (!isDigits(mtime) || !isDigits(inode)) return undefined
+  if (ctime === undefined)
+    return { size, mtimeNs: BigInt(mtime), inode: BigInt(inode), mode, hash: hash as ContentHash }
+  if (typeof ctime !== "string" || !isDigits(ctime)) return undefined
+  return {
+    size,
+    mtimeNs: BigInt(mtime),
+    inode: BigInt(inode),
+    mode,
+    hash: hash as ContentHash,
+    ctimeNs: BigInt(ctime),
+  }
 }
 
 export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined =>

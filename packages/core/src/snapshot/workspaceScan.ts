@@ -137,13 +137,16 @@ export const scanWorkspace = (
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
     const { scan, provisional } = yield* scanOnce(budget, onProgress, reuse)
-    if (reuse === undefined || provisional.length === 0 || scan.rules === reuse.rules) return scan
+    if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
     // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
     // taken under are the ones the scan built from the ignore files it read, so when every answer
     // stands the scan is the one that decides everything. Only when one does not is the tree
     // scanned again, in a budget window of its own (the first may be spent).
-    if (provisional.every((p) => !isExcluded(p.rules, p.path, p.isDirectory))) return scan
+    if (
+      !provisional.paths.some((path, i) => isExcluded(provisional.rules[i]!, path, provisional.directory[i]!))
+    )
+      return scan
     const now = yield* Clock.currentTimeMillis
     const again = yield* scanOnce(
       { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
@@ -180,8 +183,18 @@ const scanOnce = (
     let directories = 0
     let reusedDecisions = 0
     const identity: Array<string> = []
-    // Decisions taken from `reuse`, with the rule stack in force where they were taken.
-    const provisional: Array<{ rules: RuleStack; path: string; isDirectory: boolean }> = []
+    // Decisions taken from `reuse`, with the rule stack in force where they were taken: one entry
+    // per reused path (nearly every path of a repeat scan), so kept as columns, not objects.
+    const provisional = {
+      rules: [] as Array<RuleStack>,
+      paths: [] as Array<string>,
+      directory: [] as Array<boolean>,
+    }
+    const provisionally = (scope: RuleStack, path: string, isDirectory: boolean) => {
+      provisional.rules.push(scope)
+      provisional.paths.push(path)
+      provisional.directory.push(isDirectory)
+    }
     const scopes = new Map<string, RuleStack>()
     let queue: Array<{ dir: string; rules: RuleStack }> = [...start]
     const outOfBudget = (dir: string, detail: string) =>
@@ -226,11 +239,11 @@ const scanOnce = (
         }
         directories++
         listed.add(dir)
-        const present = children.flatMap((c) =>
-          IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory"
-            ? [{ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" }]
-            : [],
-        )
+        // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
+        const present: Array<{ name: string; size: number; regular: boolean }> = []
+        for (const c of children)
+          if (IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory")
+            present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
         let scope = rules
         if (present.length > 0) {
           const own = yield* readDirectoryRules(dir, present)
@@ -257,7 +270,7 @@ const scanOnce = (
           if (child.stat.kind === "directory") {
             if (reuse !== undefined && !BUILT_IN_SKIP.has(child.name) && reuse.directoryInScope(path)) {
               reusedDecisions++
-              provisional.push({ rules: scope, path, isDirectory: true })
+              provisionally(scope, path, true)
               queue.push({ dir: path, rules: scope })
             } else if (isExcluded(scope, path, true)) {
               ignored++
@@ -276,7 +289,7 @@ const scanOnce = (
           const reused = reuse?.fileInScope(path) === true
           if (reused) {
             reusedDecisions++
-            provisional.push({ rules: scope, path, isDirectory: false })
+            provisionally(scope, path, false)
           } else if (isExcluded(scope, path, false)) {
             ignored++
             excluded.add(path)
