@@ -341,12 +341,12 @@ class Methods:
         params["checkpointId"] = checkpoint_id
         return self._call("rewindToCheckpoint", params)
 
-    def rewind_code(self, session_id: str, message_id: str) -> Outcome:
-        """Restore the files of the latest live checkpoint tied to a user message. (`rewindCode`, destructive)"""
+    def rewind_to_message_checkpoint(self, session_id: str, message_id: str) -> Outcome:
+        """Restore the files of the latest live checkpoint tied to a user message. (`rewindToMessageCheckpoint`, destructive)"""
         params: Dict[str, Any] = {}
         params["sessionId"] = session_id
         params["messageId"] = message_id
-        return self._call("rewindCode", params)
+        return self._call("rewindToMessageCheckpoint", params)
 
     def rewind_cascade(self, session_id: str, message_id: str, scope: Literal["conversation", "workspace", "both"]) -> Outcome:
         """Undo everything from a user message onward: files, conversation, or both. (`rewindCascade`, destructive)"""

@@ -17,7 +17,7 @@ export type FileVersion = typeof FileVersion.Type
 export const Checkpoint = Schema.Struct({
   checkpointId: CheckpointId,
   turnId: TurnId,
-  /** The user message of the turn: what `rewindCode(messageId)` and evaluation look for. */
+  /** The user message of the turn: what `rewindToMessageCheckpoint(messageId)` and evaluation look for. */
   anchorMessageId: MessageId,
   toolMessageId: Schema.optional(MessageId),
   toolName: Schema.String,

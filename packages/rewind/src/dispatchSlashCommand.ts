@@ -85,7 +85,7 @@ export const dispatchSlashCommand = async (
         removedMessageIds: r.removedMessageIds,
       }))
     case "RewindCode":
-      return map(rewind.rewindCode(sessionId, command.messageId, options), restored)
+      return map(rewind.rewindToMessageCheckpoint(sessionId, command.messageId, options), restored)
     case "RewindBoth":
       // Files first, then the conversation, committed together: what a cascade of scope `both` does.
       return map(rewind.rewindCascade(sessionId, command.messageId, "both", options), restored)

@@ -92,7 +92,7 @@ describe("symlinks that lead outside the root", () => {
     // The directory is replaced by a symlink to the sentinel, which has a file of the same name.
     fs.rmSync(join(box.root, "sub"), { recursive: true })
     fs.symlinkSync("../outside", join(box.root, "sub"))
-    const outcome = await rewind.rewindCode(session.id, messageId)
+    const outcome = await rewind.rewindToMessageCheckpoint(session.id, messageId)
     expect(outcome.ok).toBe(false)
     if (outcome.ok) return
     expect(outcome.refusal.kind).toBe("unavailable")
@@ -194,7 +194,7 @@ describe("hostile paths written straight into the store", () => {
       await rewind.close()
       forgeCheckpointPath(box, session.id, hostile)
       const reopened = await open(box)
-      expect(await failureTag(reopened.rewindCode(session.id, messageId))).toBe("EventDecodeError")
+      expect(await failureTag(reopened.rewindToMessageCheckpoint(session.id, messageId))).toBe("EventDecodeError")
       expect(await failureTag(reopened.rewindCascade(session.id, messageId, "workspace"))).toBe(
         "EventDecodeError",
       )

@@ -37,7 +37,7 @@ const ROOT = "/home/dev/project"
 /** Methods that may write the workspace tree when they answer `ok`. */
 const WRITES_FILES = new Set<FacadeMethod>([
   "rewindToCheckpoint",
-  "rewindCode",
+  "rewindToMessageCheckpoint",
   "rewindCascade",
   "applyFileRewind",
   "forkFromCheckpoint",

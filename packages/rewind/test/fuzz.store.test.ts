@@ -128,7 +128,7 @@ const probeStore = async (
   count: (o: string) => void,
 ) => {
   const sid = sessionId as Parameters<Rewind["transcript"]>[0]
-  const mid = messageId as Parameters<Rewind["rewindCode"]>[1]
+  const mid = messageId as Parameters<Rewind["rewindToMessageCheckpoint"]>[1]
   for (const call of [
     () => rewind.listSessions(),
     () => rewind.transcript(sid),
@@ -177,7 +177,7 @@ describe("fuzzing the embedded default", () => {
       fc.tuple(id, id).map(
         ([s, m]) =>
           () =>
-            rewind.rewindCode(s as Any, m as Any),
+            rewind.rewindToMessageCheckpoint(s as Any, m as Any),
       ),
       fc.tuple(id, id, scope).map(
         ([s, m, sc]) =>

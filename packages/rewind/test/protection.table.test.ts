@@ -28,7 +28,7 @@ import {
   previewRewindByFork,
   resolveOperation,
   rewindCascade,
-  rewindCode,
+  rewindToMessageCheckpoint,
   rewindToCheckpoint,
   SessionStore,
 } from "@rewind/core"
@@ -222,10 +222,10 @@ const entryPoints: ReadonlyArray<readonly [string, EntryPoint]> = [
     },
   ],
   [
-    "rewindCode",
+    "rewindToMessageCheckpoint",
     async (f, c) => {
       await withInjected(f, c)
-      return outcomeOf(f.rewind, rewindCode({ sessionId: f.sessionId, messageId: f.messageId as never }))
+      return outcomeOf(f.rewind, rewindToMessageCheckpoint({ sessionId: f.sessionId, messageId: f.messageId as never }))
     },
   ],
   [

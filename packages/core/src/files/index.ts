@@ -25,10 +25,10 @@ export {
 export {
   type FileRestoreResult,
   type RewindCascadeInput,
-  type RewindCodeInput,
+  type RewindToMessageCheckpointInput,
   type RewindToCheckpointInput,
   rewindCascade,
-  rewindCode,
+  rewindToMessageCheckpoint,
   rewindToCheckpoint,
 } from "./restoreCheckpoints.js"
 export {

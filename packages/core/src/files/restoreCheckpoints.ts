@@ -1,6 +1,6 @@
 /**
  * Direct restore from checkpoints (DESIGN §5, path 1): put back a checkpoint's before-content
- * (deleting a file that did not exist before), by checkpoint id, by message (`rewindCode`: the
+ * (deleting a file that did not exist before), by checkpoint id, by message (`rewindToMessageCheckpoint`: the
  * latest live checkpoint tied to that user message), or as a cascade over everything from a
  * message onward. A direct restore does not check what the file holds now; that is what
  * preview/apply is for.
@@ -215,13 +215,13 @@ export const rewindToCheckpoint = (input: RewindToCheckpointInput) =>
     })
   })
 
-export interface RewindCodeInput {
+export interface RewindToMessageCheckpointInput {
   readonly sessionId: SessionId
   readonly messageId: MessageId
 }
 
 /** Restores the latest live checkpoint tied to a user message (one file). */
-export const rewindCode = (input: RewindCodeInput) =>
+export const rewindToMessageCheckpoint = (input: RewindToMessageCheckpointInput) =>
   Effect.gen(function* () {
     const state = yield* loadSession(input.sessionId)
     const evaluation = evaluateRewindTarget(state, input.messageId, "workspace")

@@ -29,7 +29,7 @@ import { applyFileRewind } from "../files/applyFileRewind.js"
 import { recordCheckpointFromIntent } from "../files/checkpointFromIntent.js"
 import { previewFileRewind } from "../files/fileRewindPreview.js"
 import { recordFileMutation } from "../files/recordFileMutation.js"
-import { rewindCascade, rewindCode, rewindToCheckpoint } from "../files/restoreCheckpoints.js"
+import { rewindCascade, rewindToMessageCheckpoint, rewindToCheckpoint } from "../files/restoreCheckpoints.js"
 import { getTurnFileChanges } from "../files/turnFileChanges.js"
 import { forkAtMessage } from "../fork/forkAtMessage.js"
 import { completeTurnWithBoundary } from "../fork/forkBoundary.js"
@@ -219,8 +219,8 @@ const makeRewind = Effect.gen(function* () {
     rewindToCheckpoint: answer("rewindToCheckpoint", (sessionId, checkpointId) =>
       Effect.map(rewindToCheckpoint({ sessionId, checkpointId }), withWireConversation),
     ),
-    rewindCode: answer("rewindCode", (sessionId, messageId) =>
-      Effect.map(rewindCode({ sessionId, messageId }), withWireConversation),
+    rewindToMessageCheckpoint: answer("rewindToMessageCheckpoint", (sessionId, messageId) =>
+      Effect.map(rewindToMessageCheckpoint({ sessionId, messageId }), withWireConversation),
     ),
     rewindCascade: answer("rewindCascade", (sessionId, messageId, scope) =>
       Effect.map(rewindCascade({ sessionId, messageId, scope }), withWireConversation),

@@ -243,8 +243,8 @@ export const RewindOperations: { readonly [K in keyof RewindApi]: Spec<K> } = {
     [sessionId, arg("checkpointId", CheckpointId)],
     R.FileRestoreResult,
   ),
-  rewindCode: op(
-    "rewindCode",
+  rewindToMessageCheckpoint: op(
+    "rewindToMessageCheckpoint",
     "destructive",
     "Restore the files of the latest live checkpoint tied to a user message.",
     [sessionId, messageId],

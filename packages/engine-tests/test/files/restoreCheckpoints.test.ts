@@ -6,7 +6,7 @@ import {
   hashContent,
   loadSession,
   rewindCascade,
-  rewindCode,
+  rewindToMessageCheckpoint,
   rewindToCheckpoint,
   SessionStore,
   startBackgroundTask,
@@ -69,7 +69,7 @@ describe("direct restore", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
-  it.effect("rewindCode restores the latest live checkpoint tied to that user message", () => {
+  it.effect("rewindToMessageCheckpoint restores the latest live checkpoint tied to that user message", () => {
     const env = makeEnv()
     return Effect.gen(function* () {
       const sessionId = yield* newSession
@@ -80,12 +80,12 @@ describe("direct restore", () => {
       const t2 = yield* userTurn(sessionId, "two")
       yield* agentWrite(env, sessionId, t2.turnId, "b.txt", "b\n")
 
-      yield* rewindCode({ sessionId, messageId: t1.messageId })
+      yield* rewindToMessageCheckpoint({ sessionId, messageId: t1.messageId })
       expect(env.files()).toEqual({ "a.txt": "v1\n", "b.txt": "b\n" })
       // That checkpoint is spent; the next call peels the one before it.
-      yield* rewindCode({ sessionId, messageId: t1.messageId })
+      yield* rewindToMessageCheckpoint({ sessionId, messageId: t1.messageId })
       expect(env.files()).toEqual({ "b.txt": "b\n" })
-      yield* expectRefusal(rewindCode({ sessionId, messageId: t1.messageId }), "no_checkpoint")
+      yield* expectRefusal(rewindToMessageCheckpoint({ sessionId, messageId: t1.messageId }), "no_checkpoint")
     }).pipe(Effect.provide(env.layer()))
   })
 
@@ -96,7 +96,7 @@ describe("direct restore", () => {
       const t1 = yield* userTurn(sessionId, "one")
       yield* reply(sessionId, t1.turnId)
       yield* expectRefusal(rewindToCheckpoint({ sessionId, checkpointId: "ckpt_nope" as never }), "not_found")
-      yield* expectRefusal(rewindCode({ sessionId, messageId: t1.messageId }), "no_checkpoint")
+      yield* expectRefusal(rewindToMessageCheckpoint({ sessionId, messageId: t1.messageId }), "no_checkpoint")
       yield* expectRefusal(
         rewindCascade({ sessionId, messageId: t1.messageId, scope: "workspace" }),
         "no_checkpoint",

@@ -131,7 +131,7 @@ export const restore = Command.make(
         }
         const result = Option.isSome(o.checkpoint)
           ? yield* expect(rewind.rewindToCheckpoint(sessionId, Option.getOrThrow(o.checkpoint)))
-          : yield* expect(rewind.rewindCode(sessionId, Option.getOrThrow(o.message)))
+          : yield* expect(rewind.rewindToMessageCheckpoint(sessionId, Option.getOrThrow(o.message)))
         yield* printRestore(out, result)
       }),
     )

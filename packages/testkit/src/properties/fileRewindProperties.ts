@@ -35,7 +35,7 @@ import {
   previewFileRewind,
   recordFileMutation,
   rewindCascade,
-  rewindCode,
+  rewindToMessageCheckpoint,
   rewindToCheckpoint,
   type SessionStore,
   turnFileChanges,
@@ -431,7 +431,7 @@ const runScenario = (harness: FileRewindHarness, scenario: Scenario) =>
       case "code": {
         const latest = newestFirst((r) => r.turn === op.turn)[0]
         expectation = restoreExpectation(pre, latest === undefined ? [] : [latest])
-        operation = rewindCode({ sessionId, messageId: users[op.turn]! })
+        operation = rewindToMessageCheckpoint({ sessionId, messageId: users[op.turn]! })
         break
       }
       case "apply": {

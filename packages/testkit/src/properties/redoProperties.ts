@@ -2,7 +2,7 @@
  * Invariant 5 of DESIGN §9 as a property: rewind then redo restores files and conversation byte
  * for byte. Over random sessions (random files, turns of agent edits, creations and deletions,
  * replies) one or two rewinds are made, each by a random path (cascade of files or of files and
- * conversation, one checkpoint, `rewindCode`, preview/apply by turn or by message, an edit in
+ * conversation, one checkpoint, `rewindToMessageCheckpoint`, preview/apply by turn or by message, an edit in
  * rewind mode, or a point restore to the point a turn captured, after which the conversation goes
  * on), then as many redos, newest first. After each redo the workspace (every file's bytes), the
  * active branch and the set of spent checkpoints must be exactly what they were before the rewind
@@ -33,7 +33,7 @@ import {
   recordFileMutation,
   redo,
   rewindCascade,
-  rewindCode,
+  rewindToMessageCheckpoint,
   rewindToCheckpoint,
   type SessionStore,
   Workspace,
@@ -226,7 +226,7 @@ const runScenario = (harness: RedoHarness, scenario: Scenario) =>
                 checkpointId: checkpointIds[r.index % checkpointIds.length] as never,
               })
         case "code":
-          return rewindCode({ sessionId, messageId: turnOf(r.turn).messageId as never })
+          return rewindToMessageCheckpoint({ sessionId, messageId: turnOf(r.turn).messageId as never })
         case "apply":
           return Effect.flatMap(
             previewFileRewind(
