@@ -126,10 +126,14 @@ const nodeAlone = (s: HookSetup, measureMemory = false, withCa = false) =>
     },
   )
 
-const toolEvent = (event: "PreToolUse" | "PostToolUse", root: string, i: number) => ({
+/**
+ * One Write's hook event: tool-use id `i`, writing `content` (by default `// i`), as Claude Code
+ * sends it; the bench writes exactly that content between the two events, as the tool would.
+ */
+const toolEvent = (event: "PreToolUse" | "PostToolUse", root: string, i: number, content = `// ${i}\n`) => ({
   hook_event_name: event,
   tool_name: "Write",
-  tool_input: { file_path: join(root, "src", "edited.ts"), content: `// ${i}\n` },
+  tool_input: { file_path: join(root, "src", "edited.ts"), content },
   tool_use_id: `toolu_${i}`,
 })
 
@@ -169,9 +173,9 @@ const latency = async (ctx: BenchContext) => {
   hook(s, { hook_event_name: "UserPromptSubmit", prompt: "bench" })
 
   const n = ctx.mode === "quick" ? 10 : 200
-  // The installed command's times per event: a PostToolUse pays the fs adapter's stable-read
-  // wait for the file written just before it, a PreToolUse does not, so the mixed p50 alone
-  // depends on where the two clusters meet.
+  // The installed command's times per event. A PostToolUse reads the file written just before
+  // it; declaring what the Write wrote spares it the fs adapter's stable-read wait when the bytes
+  // match (they do here, as for a real Write), so both events should now cost about the same.
   const byEvent = { PreToolUse: [] as Array<number>, PostToolUse: [] as Array<number> }
   const variants = {
     installed: { hooks: [] as Array<number>, alone: [] as Array<number> },
@@ -180,8 +184,11 @@ const latency = async (ctx: BenchContext) => {
   let peak: number | undefined
   for (let i = 0; i < n; i++) {
     const pre = i % 2 === 0
-    if (!pre) writeFileSync(join(root, "src", "edited.ts"), `// ${i}\n`)
-    const event = (k: number) => toolEvent(pre ? "PreToolUse" : "PostToolUse", root, k - (pre ? 0 : 1))
+    // The Write of the pair started at i - 1 writes what its payload says.
+    const content = `// ${i - (pre ? 0 : 1)}\n`
+    if (!pre) writeFileSync(join(root, "src", "edited.ts"), content)
+    const event = (k: number) =>
+      toolEvent(pre ? "PreToolUse" : "PostToolUse", root, k - (pre ? 0 : 1), content)
     const run = hook(s, event(i), i === 1)
     if (run.peakRssBytes !== undefined) peak = run.peakRssBytes
     variants.installed.hooks.push(run.ms)
@@ -251,7 +258,7 @@ const latency = async (ctx: BenchContext) => {
       notes: [
         ...notes,
         event === "PostToolUse"
-          ? "the file was written just before the event: the read waits out the fs adapter's 100 ms stable-read rule (SETTLE_NS)"
+          ? "the file was written just before the event with the content the Write declares: the read finds those bytes and skips the fs adapter's 100 ms stable-read wait (SETTLE_NS)"
           : "stores the file's before-content (a write intent) and answers",
       ],
     })
@@ -263,9 +270,15 @@ const latency = async (ctx: BenchContext) => {
   const m = ctx.mode === "quick" ? 2 : 20
   for (let i = 0; i < m; i++) {
     const pre = i % 2 === 0
-    if (!pre) writeFileSync(join(root, "src", "edited.ts"), `// off ${i}\n`)
+    const content = `// off ${i - (pre ? 0 : 1)}\n`
+    if (!pre) writeFileSync(join(root, "src", "edited.ts"), content)
     inProcess.push(
-      hook(s, toolEvent(pre ? "PreToolUse" : "PostToolUse", root, 10_000 + i - (pre ? 0 : 1)), false, off).ms,
+      hook(
+        s,
+        toolEvent(pre ? "PreToolUse" : "PostToolUse", root, 10_000 + i - (pre ? 0 : 1), content),
+        false,
+        off,
+      ).ms,
     )
   }
   inProcess.sort((a, b) => a - b)

@@ -123,7 +123,7 @@ describe("rewind hook claude-code", () => {
     for (const stdin of [
       event("first", "SessionStart", { source: "startup" }),
       event("first", "UserPromptSubmit", { prompt: "one" }),
-      event("first", "Stop"),
+      event("first", "Stop", { last_assistant_message: "Done." }),
       event("first", "SessionStart", { source: "resume" }),
       event("first", "UserPromptSubmit", { prompt: "two" }),
       event("forked", "SessionStart", { source: "resume" }),

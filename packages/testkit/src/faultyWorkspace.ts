@@ -70,7 +70,7 @@ export const makeFaultyWorkspace = (
     })
   const service: WorkspaceService = {
     root: inner.root,
-    read: (path) => guard("read", path, inner.read(path)),
+    read: (path, options) => guard("read", path, inner.read(path, options)),
     // Each path of a bulk read is one read to the fault rules (as for scanDirectories below); the
     // paths no rule hits still go to the inner workspace as one bulk read.
     readMany: (paths) =>

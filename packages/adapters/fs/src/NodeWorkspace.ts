@@ -19,7 +19,9 @@
  * Reads are stable: a file whose size, mtime or ctime moved while it was read, that was stamped
  * less than 100 ms before, or (changed within 5 s) whose second read differs from the first, is
  * read again (3 attempts, each opening it afresh), then refused with code `ECHANGED`: what is
- * returned is content the file held at one moment, never a mix made by reading across a write. Scans report names that are not UTF-8 by an escaped form
+ * returned is content the file held at one moment, never a mix made by reading across a write.
+ * A read given the bytes the file is expected to hold (`WorkspaceReadOptions.expected`) that
+ * finds exactly those is not made to wait for the stamp to age: equal bytes are no mix. Scans report names that are not UTF-8 by an escaped form
  * (`internal/names.ts`) with `unsupportedName`, in both scanners.
  */
 import { isUtf8 } from "node:buffer"
@@ -27,14 +29,11 @@ import {
   type BigIntStats,
   closeSync,
   constants,
-  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
-  readSync,
   realpathSync,
   rmdirSync,
   statSync,
@@ -51,12 +50,11 @@ import {
   Workspace,
   type WorkspaceService,
 } from "@rewind/core"
-import { Clock, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { beneathAvailable, beneathOperations } from "./internal/beneath.js"
 import {
   assertStillReal,
   type Durability,
-  type ErrnoFailure,
   errnoOf,
   isErrno,
   isTempFileOf,
@@ -68,6 +66,7 @@ import { escapedName } from "./internal/names.js"
 import { nativeModuleStatus } from "./internal/nativeModule.js"
 import { makeNativeScanners } from "./internal/nativeScan.js"
 import { createNewFiles } from "./internal/newFiles.js"
+import { readHeldStill, retryWhileChanging } from "./internal/stableRead.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
 
@@ -148,107 +147,6 @@ const readdirStatSync = (path: string): Array<ScannedEntry> => {
   return out
 }
 
-/**
- * The content of an open regular file of `size` bytes (its `fstat` a moment ago), read as
- * `readFileSync` would: at most that many bytes, fewer if it shrank meanwhile. `readFileSync(fd)`
- * would `fstat` the file a second time; a capture reads thousands of files. A file that says it
- * is empty is read to its end, as `readFileSync` does.
- */
-const readOpened = (fd: number, size: number): Buffer => {
-  if (size === 0) return readFileSync(fd)
-  const buffer = Buffer.allocUnsafeSlow(size)
-  let filled = 0
-  while (filled < size) {
-    const read = readSync(fd, buffer, filled, size - filled, filled)
-    if (read === 0) break
-    filled += read
-  }
-  return filled < size ? buffer.subarray(0, filled) : buffer
-}
-
-/** Attempts of a read before it is refused as `ECHANGED`. */
-const READ_ATTEMPTS = 3
-/**
- * A file whose ctime is this recent when a read begins may still be in the middle of a write: a
- * write stamps the file when it starts, so one that began just before the first `fstat` and ends
- * after the last leaves both stamps equal while the bytes read are a mix. Such a read is retried
- * once the file has been quiet this long (a write that takes longer in one system call is the
- * case this cannot see).
- */
-const SETTLE_NS = 100_000_000n
-/** A ctime further ahead of the clock than this means the clock moved back, not a fresh write. */
-const CLOCK_SLACK_NS = 1_000_000_000n
-const RETRY_SPACING = Duration.nanos(SETTLE_NS)
-
-/** Real time for the reads: a filesystem's stamps are compared with it, whatever clock a caller runs on. */
-const liveClock = Clock.make()
-const nowNs = () => BigInt(Date.now()) * 1_000_000n
-
-const changing = (path: string, why: string) =>
-  Object.assign(new Error(`${path} ${why}`), { code: "ECHANGED" })
-
-/**
- * A write call stamps the file once, when it starts, however long it then takes; one this old
- * that is still copying is beyond belief, so files changed longer ago are read once.
- */
-const SECOND_READ_WITHIN_NS = 5_000_000_000n
-
-const moved = (a: BigIntStats, b: BigIntStats) =>
-  a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
-
-/**
- * The content of an open file, if it held still while it was read: `fstat` before and after, and
- * a size, mtime or ctime that moved (or a length that is not the size) means a writer was at work
- * and the bytes may be a mix of two versions; so may a file stamped moments before the read began
- * (`SETTLE_NS`). A file changed within the last few seconds is read a second time and must give
- * the same bytes: a long write call in progress moves no stamp, but it changes the bytes between
- * the two reads, and two equal reads prove every page held still between them, so the content
- * returned was the file's at that moment. `ECHANGED` otherwise, for the caller to retry.
- */
-const readHeldStill = (fd: number, path: string) => {
-  const started = nowNs()
-  const before = fstatSync(fd, { bigint: true })
-  if (!before.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "EINVAL" })
-  const buffer = readOpened(fd, Number(before.size))
-  const after = fstatSync(fd, { bigint: true })
-  if (moved(before, after) || BigInt(buffer.byteLength) !== after.size) {
-    throw changing(path, "changed while it was read")
-  }
-  const age = started - after.ctimeNs
-  if (age < SETTLE_NS && age > -CLOCK_SLACK_NS) throw changing(path, "was changed moments before it was read")
-  if (age < SECOND_READ_WITHIN_NS && buffer.byteLength > 0) {
-    const again = readOpened(fd, buffer.byteLength)
-    if (moved(after, fstatSync(fd, { bigint: true })) || !again.equals(buffer)) {
-      throw changing(path, "changed while it was read")
-    }
-  }
-  return {
-    content: new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
-    mode: Number(before.mode & 0o7777n),
-  }
-}
-
-/**
- * One read attempt after another (each opens the file afresh) while the file keeps changing,
- * spaced so that a write in progress can finish; then `ECHANGED` for good.
- */
-const retryWhileChanging = <A>(path: string, attempt: Effect.Effect<A, ErrnoFailure>) =>
-  attempt.pipe(
-    Effect.retry({
-      schedule: Schedule.intersect(Schedule.recurs(READ_ATTEMPTS - 1), Schedule.spaced(RETRY_SPACING)),
-      while: (failure) => failure.code === "ECHANGED",
-    }),
-    Effect.withClock(liveClock),
-    Effect.mapError((failure) =>
-      failure.code === "ECHANGED"
-        ? {
-            code: "ECHANGED",
-            message: `ECHANGED: ${path} kept changing while it was read (${READ_ATTEMPTS} attempts); nothing torn was returned`,
-          }
-        : failure,
-    ),
-  )
-
 const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
   paths.map((path) => {
     try {
@@ -263,7 +161,7 @@ const readdirStatManyJs = (paths: ReadonlyArray<string>) =>
  * re-checking as late as it can that no directory on the way was swapped for a symlink (`EXDEV`).
  */
 const checkedFileOperations = (durability: Durability) => ({
-  readFile: (path: string) =>
+  readFile: (path: string, expected: Uint8Array | undefined) =>
     attempt(() => {
       const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
       try {
@@ -277,7 +175,7 @@ const checkedFileOperations = (durability: Durability) => ({
             },
           )
         }
-        return readHeldStill(fd, path)
+        return readHeldStill(fd, path, expected)
       } finally {
         closeSync(fd)
       }
@@ -372,16 +270,16 @@ export const nodePrimitives = (
 
     stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
-    readFile: (path) =>
+    readFile: (path, readOptions) =>
       retryWhileChanging(
         path,
         files === undefined
-          ? checked.readFile(path)
+          ? checked.readFile(path, readOptions?.expected)
           : Effect.flatMap(relative(path), (rel) =>
               attempt(() => {
                 const fd = files.openRead(rel)
                 try {
-                  return readHeldStill(fd, path)
+                  return readHeldStill(fd, path, readOptions?.expected)
                 } finally {
                   closeSync(fd)
                 }

@@ -204,6 +204,8 @@ export class MemoryFileSystem {
           }),
         ),
 
+      // A node is replaced in one step, so every read is of one version whole: an `expected`
+      // content has nothing to shorten here, and what is returned is always what the node holds.
       readFile: (path) =>
         Effect.zipRight(
           log("read", path),

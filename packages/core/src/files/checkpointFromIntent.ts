@@ -10,13 +10,17 @@
  *   of the same turn naming the path (`<turnId>.pre.` prefix), never an older turn's;
  * - a path with no such pre-image, or whose pre-image was a link or unreadable, records nothing
  *   and says why (a warning, like every problem of `recordFileMutation`: the tool already ran);
- * - the recording itself is `recordFileMutation`'s, with its protection checks and warnings.
+ * - the recording itself is `recordFileMutation`'s, with its protection checks and warnings;
+ * - `expected` (what the tool says it wrote, expectedAfter.ts) only lets the read of the
+ *   after-content skip the settle wait when it finds exactly those bytes: the after-content
+ *   recorded is always what the read found.
  */
 import type { PreImage, SessionId, TurnId, WorkspacePath, WriteIntentDeclared } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
+import { type ExpectedAfter, expectedAfterContent } from "./expectedAfter.js"
 import { type FileMutationResult, recordFileMutation } from "./recordFileMutation.js"
 
 export interface CheckpointFromIntentInput {
@@ -27,6 +31,8 @@ export interface CheckpointFromIntentInput {
   readonly intentId: TurnId
   readonly path: WorkspacePath
   readonly toolName: string
+  /** What the tool says the file now holds (Write's content, Edit's edits); a hint for the read. */
+  readonly expected?: ExpectedAfter
 }
 
 /** The mark between a turn id and its intents' suffix: intents of turn T are named `T.pre.<key>`. */
@@ -69,7 +75,10 @@ export const recordCheckpointFromIntent = (input: CheckpointFromIntentInput) =>
     const artifacts = yield* ArtifactStore
     const before = preImage.state === "absent" ? null : yield* artifacts.get(preImage.hash)
     // A file the tool left unreadable has no after-content to record: said, not thrown.
-    const now = yield* Effect.either(Effect.flatMap(Workspace, (w) => w.read(path)))
+    const hint = expectedAfterContent(input.expected, before)
+    const now = yield* Effect.either(
+      Effect.flatMap(Workspace, (w) => w.read(path, hint === undefined ? undefined : { expected: hint })),
+    )
     if (Either.isLeft(now)) {
       return warning("invalid_input", `${path} cannot be read after the tool ran (${now.left.message})`)
     }

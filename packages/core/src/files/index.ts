@@ -9,6 +9,7 @@ export {
 } from "./applyFileRewind.js"
 export { StoredPatch } from "./checkpointContent.js"
 export type { CheckpointFromIntentInput } from "./checkpointFromIntent.js"
+export { ExpectedAfter, ExpectedEdit, expectedAfterContent } from "./expectedAfter.js"
 export { previewFileRewind } from "./fileRewindPreview.js"
 export {
   DEFAULT_SHELL_LIKE_TOOLS,

@@ -29,6 +29,17 @@ export interface WorkspaceFile {
   readonly mode: number
 }
 
+export interface WorkspaceReadOptions {
+  /**
+   * The bytes the caller has reason to believe the file now holds (an agent's tool said it wrote
+   * them). A read whose bytes equal them cannot be a torn mix of two versions, so an adapter
+   * that waits for a freshly changed file to settle may accept it at once; the checks that the
+   * file held still while it was read still apply. Bytes that differ change nothing: the read
+   * answers exactly as it would without them, with what the file really holds.
+   */
+  readonly expected?: Uint8Array
+}
+
 export interface WorkspaceWriteOptions {
   /** Permission bits for the file; by default an existing file keeps its own, a new one gets the default. */
   readonly mode?: number
@@ -70,9 +81,12 @@ export interface WorkspaceService {
    * device is refused (`not_a_regular_file`), a symlink anywhere on the path, the last component
    * included, is refused (`symlink_in_path`): a read never follows a link. The content is one
    * the file really held: a file that changed while it was read is read again, and after a few
-   * attempts the read fails with code `ECHANGED`.
+   * attempts the read fails with code `ECHANGED`. `options.expected`: see `WorkspaceReadOptions`.
    */
-  readonly read: (path: WorkspacePath) => Effect.Effect<Option.Option<WorkspaceFile>, WorkspaceError>
+  readonly read: (
+    path: WorkspacePath,
+    options?: WorkspaceReadOptions,
+  ) => Effect.Effect<Option.Option<WorkspaceFile>, WorkspaceError>
   /**
    * `read` of several files at once, each with its own answer, in the order given: the bulk form a
    * capture reads a batch with. Paths are confined exactly as `read` confines them, but a

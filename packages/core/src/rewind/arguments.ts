@@ -32,6 +32,7 @@ import {
   WorkspacePathFromHost,
 } from "@rewind/contracts"
 import { Either, ParseResult, Schema } from "effect"
+import { ExpectedAfter } from "../files/expectedAfter.js"
 
 /** Longest message an `invalid_input` answer carries: a 10 MB wrong value must not be echoed. */
 const MAX_MESSAGE_CHARS = 400
@@ -221,6 +222,8 @@ export const CheckpointFromIntentInput = Schema.Struct({
   intentId: TurnId,
   path: WorkspacePathFromHost,
   toolName: Schema.String.pipe(Schema.minLength(1, { message: () => "a tool name must not be empty" })),
+  /** What the tool says the file now holds: lets the read skip the settle wait when it matches. */
+  expected: Schema.optional(ExpectedAfter),
 })
 
 export const FileRewindTarget = Schema.Union(

@@ -27,6 +27,7 @@ import type {
   ScannedEntry,
   WorkspaceError,
   WorkspaceFile,
+  WorkspaceReadOptions,
   WorkspaceService,
 } from "../ports/Workspace.js"
 import {
@@ -62,7 +63,10 @@ export interface FileSystemPrimitives {
    * a FIFO, a symlink in the last component, which is never followed) and never blocks: bulk reads
    * rely on it to tell a file from everything else without an `lstat` first.
    */
-  readonly readFile: (absolute: string) => Effect.Effect<WorkspaceFile, PrimitiveFailure>
+  readonly readFile: (
+    absolute: string,
+    options?: WorkspaceReadOptions,
+  ) => Effect.Effect<WorkspaceFile, PrimitiveFailure>
   /**
    * Replaces or creates a regular file atomically (temp file in the same directory + rename).
    * `mode` undefined: the platform default for a new file.
@@ -223,14 +227,16 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
       return target.absolute
     })
 
-  const read = (path: string, seen?: Map<string, ProbedEntry>) =>
+  const read = (path: string, seen?: Map<string, ProbedEntry>, options?: WorkspaceReadOptions) =>
     Effect.gen(function* () {
       const target = yield* resolve(path, "read", "refuse", seen)
       switch (target.kind) {
         case "missing":
           return Option.none()
         case "file":
-          return Option.some(yield* Effect.mapError(fs.readFile(target.absolute), ioError("read", path)))
+          return Option.some(
+            yield* Effect.mapError(fs.readFile(target.absolute, options), ioError("read", path)),
+          )
         default:
           return yield* notRegular(path, target.kind, "read")
       }
@@ -353,7 +359,7 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
   return {
     root,
 
-    read: (path) => read(path),
+    read: (path, options) => read(path, undefined, options),
 
     readMany: (paths) =>
       Effect.suspend(() => {

@@ -3,16 +3,24 @@
  * object on stdin with the common fields `session_id`, `transcript_path`, `cwd`,
  * `hook_event_name` (and `permission_mode`), plus each event's own: `source` (SessionStart),
  * `prompt` (UserPromptSubmit), `tool_name` / `tool_input` / `tool_use_id` (PreToolUse,
- * PostToolUse with `tool_response`, PostToolUseFailure with `error`), `stop_hook_active` (Stop),
- * `reason` (SessionEnd).
+ * PostToolUse with `tool_response`, PostToolUseFailure with `error`), `stop_hook_active` and,
+ * in newer releases, `last_assistant_message` (Stop), `reason` (SessionEnd). A Stop without the
+ * reply has it read from `transcript_path` (transcriptReply.ts), so the turn can be forked at.
  *
  * Only the fields Rewind needs are decoded; any other field (a newer Claude Code adds some with
  * most releases) is ignored, never fatal. The file tools are Write, Edit, MultiEdit
  * (`tool_input.file_path`) and NotebookEdit (`tool_input.notebook_path`); the shell tool is Bash.
  * The before- and after-event of one tool call are paired by `tool_use_id`.
  */
+import type { ExpectedAfter } from "@rewind/core"
 import { Schema } from "effect"
-import { type HookEvent, payloadDecoder, type ToolEffect, type Undecodable } from "./hookEvent.js"
+import {
+  type HookEvent,
+  payloadDecoder,
+  stringField,
+  type ToolEffect,
+  type Undecodable,
+} from "./hookEvent.js"
 
 const Payload = Schema.Struct({
   session_id: Schema.NonEmptyString,
@@ -24,6 +32,8 @@ const Payload = Schema.Struct({
   tool_input: Schema.optional(Schema.Unknown),
   tool_use_id: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String),
+  transcript_path: Schema.optional(Schema.String),
+  last_assistant_message: Schema.optional(Schema.String),
 })
 type Payload = typeof Payload.Type
 
@@ -40,11 +50,48 @@ const field = (input: unknown, name: string): string | undefined => {
   return typeof value === "string" && value.length > 0 ? value : undefined
 }
 
+type Edit = ExpectedAfter & { readonly _tag: "Edited" }
+
+const editOf = (input: unknown): Edit["edits"][number] | undefined => {
+  const oldString = stringField(input, "old_string")
+  const newString = stringField(input, "new_string")
+  if (oldString === undefined || newString === undefined) return undefined
+  const replaceAll = (input as { replace_all?: unknown }).replace_all === true
+  return { oldString, newString, ...(replaceAll ? { replaceAll } : {}) }
+}
+
+/**
+ * What the tool says the file holds after it: Write's `content`; Edit's one edit; MultiEdit's
+ * `edits`, in order. NotebookEdit (a cell of JSON) and anything malformed: no expectation.
+ */
+const expectedOf = (toolName: string, input: unknown): ExpectedAfter | undefined => {
+  switch (toolName) {
+    case "Write": {
+      const content = stringField(input, "content")
+      return content === undefined ? undefined : { _tag: "Written", content }
+    }
+    case "Edit": {
+      const edit = editOf(input)
+      return edit === undefined ? undefined : { _tag: "Edited", edits: [edit] }
+    }
+    case "MultiEdit": {
+      const list = (input as { edits?: unknown }).edits
+      if (!Array.isArray(list) || list.length === 0) return undefined
+      const edits = list.map(editOf)
+      return edits.every((e) => e !== undefined) ? { _tag: "Edited", edits } : undefined
+    }
+    default:
+      return undefined
+  }
+}
+
 const effectOf = (toolName: string, input: unknown): ToolEffect => {
   const pathField = FILE_TOOLS[toolName]
   if (pathField !== undefined) {
     const path = field(input, pathField)
-    return path === undefined ? { kind: "none" } : { kind: "file_write", paths: [path] }
+    if (path === undefined) return { kind: "none" }
+    const expected = expectedOf(toolName, input)
+    return { kind: "file_write", paths: [path], ...(expected === undefined ? {} : { expected }) }
   }
   return toolName === "Bash" ? { kind: "shell" } : { kind: "none" }
 }
@@ -84,7 +131,17 @@ const translate = (p: Payload): HookEvent | Undecodable => {
           }
     }
     case "Stop":
-      return { ...common, kind: "turn_end", reply: undefined }
+      // The reply itself when this release sends it; else where runHook can read it.
+      return p.last_assistant_message !== undefined && p.last_assistant_message.length > 0
+        ? { ...common, kind: "turn_end", reply: p.last_assistant_message }
+        : {
+            ...common,
+            kind: "turn_end",
+            reply: undefined,
+            ...(p.transcript_path === undefined || p.transcript_path === ""
+              ? {}
+              : { transcriptPath: p.transcript_path }),
+          }
     case "SessionEnd":
       return { ...common, kind: "session_end", reason: p.reason }
     default:

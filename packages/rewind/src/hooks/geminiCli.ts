@@ -10,8 +10,15 @@
  * carry no call id, so a BeforeTool and its AfterTool are paired by the tool name and the file
  * path (the documented `tool_input` of AfterTool is the original arguments).
  */
+import type { ExpectedAfter } from "@rewind/core"
 import { Schema } from "effect"
-import { type HookEvent, payloadDecoder, type ToolEffect, type Undecodable } from "./hookEvent.js"
+import {
+  type HookEvent,
+  payloadDecoder,
+  stringField,
+  type ToolEffect,
+  type Undecodable,
+} from "./hookEvent.js"
 
 const Payload = Schema.Struct({
   session_id: Schema.NonEmptyString,
@@ -40,10 +47,28 @@ const filePath = (input: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * What the tool says the file holds after it: write_file's `content`; replace's one edit, applied
+ * to every occurrence (replace changes all `expected_replacements` of them, one by default, and
+ * fails when the count differs, which leaves the file as it was: the guess then simply misses).
+ */
+const expectedOf = (toolName: string, input: unknown): ExpectedAfter | undefined => {
+  if (toolName === "write_file") {
+    const content = stringField(input, "content")
+    return content === undefined ? undefined : { _tag: "Written", content }
+  }
+  const oldString = stringField(input, "old_string")
+  const newString = stringField(input, "new_string")
+  if (oldString === undefined || newString === undefined) return undefined
+  return { _tag: "Edited", edits: [{ oldString, newString, replaceAll: true }] }
+}
+
 const effectOf = (toolName: string, input: unknown): ToolEffect => {
   if (FILE_TOOLS.has(toolName)) {
     const path = filePath(input)
-    return path === undefined ? { kind: "none" } : { kind: "file_write", paths: [path] }
+    if (path === undefined) return { kind: "none" }
+    const expected = expectedOf(toolName, input)
+    return { kind: "file_write", paths: [path], ...(expected === undefined ? {} : { expected }) }
   }
   return toolName === "run_shell_command" ? { kind: "shell" } : { kind: "none" }
 }

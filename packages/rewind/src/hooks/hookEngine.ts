@@ -17,7 +17,7 @@
  */
 import { createHash } from "node:crypto"
 import { ID_PATTERN, type SessionId, type TurnId, type WorkspacePath } from "@rewind/contracts"
-import type { CaptureOutcome, FileMutationResult } from "@rewind/core"
+import type { CaptureOutcome, ExpectedAfter, FileMutationResult } from "@rewind/core"
 import type { Rewind } from "../openRewind.js"
 import type { HookAgent } from "./hookEvent.js"
 
@@ -54,6 +54,8 @@ export interface HookEngine {
     readonly intentId: TurnId
     readonly path: WorkspacePath
     readonly toolName: string
+    /** What the tool says the file now holds (lets the read skip the settle wait on a match). */
+    readonly expected?: ExpectedAfter
   }) => Promise<FileMutationResult>
 }
 

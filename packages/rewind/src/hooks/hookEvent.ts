@@ -8,6 +8,7 @@
  * agent gave them (absolute or relative to `cwd`), and `pairKey` is what its before- and
  * after-event share, so the after-content is paired with the right before-content.
  */
+import type { ExpectedAfter } from "@rewind/core"
 import { Either, ParseResult, Schema } from "effect"
 
 /** Which agent a hook command serves: the first part of every Rewind session id it creates. */
@@ -15,8 +16,16 @@ export type HookAgent = "claude-code" | "gemini-cli"
 
 /** What a tool does to the workspace, as far as Rewind is concerned. */
 export type ToolEffect =
-  /** Writes the named files (Write, Edit, write_file, replace, …): a checkpoint per file. */
-  | { readonly kind: "file_write"; readonly paths: ReadonlyArray<string> }
+  /**
+   * Writes the named files (Write, Edit, write_file, replace, …): a checkpoint per file.
+   * `expected`: what the tool says the (single) file holds after it, when its input tells
+   * (Write's content, Edit's edits); it lets the after-content be read without the settle wait.
+   */
+  | {
+      readonly kind: "file_write"
+      readonly paths: ReadonlyArray<string>
+      readonly expected?: ExpectedAfter
+    }
   /** Runs a shell command: anything may change, so a point is captured after it. */
   | { readonly kind: "shell" }
   /** Reads, searches, web calls…: nothing to record. */
@@ -47,10 +56,22 @@ export type HookEvent =
       /** The tool failed (it may still have changed files: they are looked at all the same). */
       readonly failed: boolean
     })
-  | (Common & { readonly kind: "turn_end"; readonly reply: string | undefined })
+  | (Common & {
+      readonly kind: "turn_end"
+      readonly reply: string | undefined
+      /** Where the reply can be read when the payload does not carry it (Claude Code's transcript). */
+      readonly transcriptPath?: string
+    })
   | (Common & { readonly kind: "session_end"; readonly reason: string | undefined })
   /** An event Rewind has nothing to do for (Notification, PreCompact, a future event…). */
   | (Common & { readonly kind: "ignored" })
+
+/** A string field of a tool input, if it is one. */
+export const stringField = (input: unknown, name: string): string | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  const value = (input as Record<string, unknown>)[name]
+  return typeof value === "string" ? value : undefined
+}
 
 /** A payload that cannot be acted on: nothing is recorded, and `reason` is logged. */
 export interface Undecodable {

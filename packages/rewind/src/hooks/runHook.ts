@@ -43,6 +43,7 @@ import {
   parseHookInput,
   protocolOutput,
 } from "./hookInput.js"
+import { lastAssistantText } from "./transcriptReply.js"
 
 export type { HookRunOptions, HookRunResult, ParsedHook }
 
@@ -143,6 +144,8 @@ export const handleHookEvent = async (
         await capture(shellPointTurnId(turnId, event.pairKey))
         return problems
       }
+      // A failed tool's expectation is no better than a guess it did nothing: none is declared.
+      const expected = event.failed ? undefined : event.effect.expected
       for (const path of pathsOf(event.effect.paths)) {
         const result = await engine.recordAfter({
           sessionId,
@@ -150,6 +153,7 @@ export const handleHookEvent = async (
           intentId: intentTurnId(turnId, event.pairKey),
           path,
           toolName: event.toolName,
+          ...(expected === undefined ? {} : { expected }),
         })
         // A tool that left the file as it was (a failed one, a no-op edit) has nothing to record.
         if (!result.recorded && result.warning.reason !== "unchanged") {
@@ -160,7 +164,15 @@ export const handleHookEvent = async (
     }
     case "turn_end": {
       const open = await engine.openTurn(sessionId).catch(() => undefined)
-      if (open !== undefined) await engine.endTurn(sessionId, open, event.reply, "completed")
+      if (open === undefined) return problems
+      let reply = event.reply
+      if (reply === undefined && event.transcriptPath !== undefined) {
+        // A transcript that cannot give the reply ends the turn without one (as before), said.
+        const read = lastAssistantText(resolve(event.cwd, event.transcriptPath))
+        if ("text" in read) reply = read.text
+        else problems.push(read.problem)
+      }
+      await engine.endTurn(sessionId, open, reply, "completed")
       return problems
     }
     case "session_end": {

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option, type Scope } from "effect"
+import { expectedReadConformance } from "./expectedReadConformance.js"
 import type { WorkspaceFixture } from "./workspaceFixture.js"
 
 export interface WorkspaceHarness {
@@ -579,5 +580,6 @@ export const workspaceConformance = (name: string, harness: WorkspaceHarness): v
         expect(error._tag).toBe("WorkspaceIoError")
       }),
     )
+    expectedReadConformance(harness)
   })
 }
