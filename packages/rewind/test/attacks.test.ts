@@ -194,7 +194,9 @@ describe("hostile paths written straight into the store", () => {
       await rewind.close()
       forgeCheckpointPath(box, session.id, hostile)
       const reopened = await open(box)
-      expect(await failureTag(reopened.rewindToMessageCheckpoint(session.id, messageId))).toBe("EventDecodeError")
+      expect(await failureTag(reopened.rewindToMessageCheckpoint(session.id, messageId))).toBe(
+        "EventDecodeError",
+      )
       expect(await failureTag(reopened.rewindCascade(session.id, messageId, "workspace"))).toBe(
         "EventDecodeError",
       )

@@ -28,8 +28,8 @@ import {
   previewRewindByFork,
   resolveOperation,
   rewindCascade,
-  rewindToMessageCheckpoint,
   rewindToCheckpoint,
+  rewindToMessageCheckpoint,
   SessionStore,
 } from "@rewind/core"
 import { injectCheckpoint } from "@rewind/testkit"
@@ -225,7 +225,10 @@ const entryPoints: ReadonlyArray<readonly [string, EntryPoint]> = [
     "rewindToMessageCheckpoint",
     async (f, c) => {
       await withInjected(f, c)
-      return outcomeOf(f.rewind, rewindToMessageCheckpoint({ sessionId: f.sessionId, messageId: f.messageId as never }))
+      return outcomeOf(
+        f.rewind,
+        rewindToMessageCheckpoint({ sessionId: f.sessionId, messageId: f.messageId as never }),
+      )
     },
   ],
   [

@@ -26,11 +26,11 @@ export {
 export {
   type FileRestoreResult,
   type RewindCascadeInput,
-  type RewindToMessageCheckpointInput,
   type RewindToCheckpointInput,
+  type RewindToMessageCheckpointInput,
   rewindCascade,
-  rewindToMessageCheckpoint,
   rewindToCheckpoint,
+  rewindToMessageCheckpoint,
 } from "./restoreCheckpoints.js"
 export {
   getTurnFileChanges,

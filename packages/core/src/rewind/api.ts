@@ -197,7 +197,10 @@ export interface RewindApi {
     checkpointId: CheckpointId,
   ) => Answer<typeof R.FileRestoreResult>
   /** Restores the latest live checkpoint tied to a user message. */
-  readonly rewindToMessageCheckpoint: (sessionId: SessionId, messageId: MessageId) => Answer<typeof R.FileRestoreResult>
+  readonly rewindToMessageCheckpoint: (
+    sessionId: SessionId,
+    messageId: MessageId,
+  ) => Answer<typeof R.FileRestoreResult>
   /** Undoes everything from a user message onward: files, conversation, or both. */
   readonly rewindCascade: (
     sessionId: SessionId,
