@@ -99,6 +99,7 @@ class RecordCheckpointFromIntentInput(TypedDict, total=False):
     intentId: str  # required
     path: str  # required
     toolName: str  # required
+    expected: Dict[str, Any]
 
 
 class ApplyFileRewindPreview(TypedDict, total=False):
