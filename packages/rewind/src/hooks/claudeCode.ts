@@ -16,6 +16,7 @@ import type { ExpectedAfter } from "@rewind/core"
 import { Schema } from "effect"
 import {
   type HookEvent,
+  nonEmptyField,
   payloadDecoder,
   stringField,
   type ToolEffect,
@@ -42,12 +43,6 @@ const FILE_TOOLS: Readonly<Record<string, string>> = {
   Edit: "file_path",
   MultiEdit: "file_path",
   NotebookEdit: "notebook_path",
-}
-
-const field = (input: unknown, name: string): string | undefined => {
-  if (typeof input !== "object" || input === null) return undefined
-  const value = (input as Record<string, unknown>)[name]
-  return typeof value === "string" && value.length > 0 ? value : undefined
 }
 
 type Edit = ExpectedAfter & { readonly _tag: "Edited" }
@@ -88,7 +83,7 @@ const expectedOf = (toolName: string, input: unknown): ExpectedAfter | undefined
 const effectOf = (toolName: string, input: unknown): ToolEffect => {
   const pathField = FILE_TOOLS[toolName]
   if (pathField !== undefined) {
-    const path = field(input, pathField)
+    const path = nonEmptyField(input, pathField)
     if (path === undefined) return { kind: "none" }
     const expected = expectedOf(toolName, input)
     return { kind: "file_write", paths: [path], ...(expected === undefined ? {} : { expected }) }

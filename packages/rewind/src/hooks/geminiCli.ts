@@ -14,6 +14,7 @@ import type { ExpectedAfter } from "@rewind/core"
 import { Schema } from "effect"
 import {
   type HookEvent,
+  nonEmptyField,
   payloadDecoder,
   stringField,
   type ToolEffect,
@@ -36,16 +37,9 @@ type Payload = typeof Payload.Type
 
 const FILE_TOOLS = new Set(["write_file", "replace"])
 
-const filePath = (input: unknown): string | undefined => {
-  if (typeof input !== "object" || input === null) return undefined
-  const record = input as Record<string, unknown>
-  // `file_path` in current releases; `absolute_path` in some earlier ones.
-  for (const name of ["file_path", "absolute_path"]) {
-    const value = record[name]
-    if (typeof value === "string" && value.length > 0) return value
-  }
-  return undefined
-}
+// `file_path` in current releases; `absolute_path` in some earlier ones.
+const filePath = (input: unknown): string | undefined =>
+  nonEmptyField(input, "file_path") ?? nonEmptyField(input, "absolute_path")
 
 /**
  * What the tool says the file holds after it: write_file's `content`; replace's one edit, applied

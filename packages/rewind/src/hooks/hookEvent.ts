@@ -73,6 +73,12 @@ export const stringField = (input: unknown, name: string): string | undefined =>
   return typeof value === "string" ? value : undefined
 }
 
+/** `stringField`, but an empty string counts as absent (a path, an id). */
+export const nonEmptyField = (input: unknown, name: string): string | undefined => {
+  const value = stringField(input, name)
+  return value === undefined || value.length === 0 ? undefined : value
+}
+
 /** A payload that cannot be acted on: nothing is recorded, and `reason` is logged. */
 export interface Undecodable {
   readonly kind: "undecodable"
