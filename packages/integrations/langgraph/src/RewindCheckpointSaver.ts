@@ -20,7 +20,6 @@
  * conflict with each other. `scope` partitions one store between applications (and tests): a saver
  * sees only the threads of its scope.
  */
-import { createHash } from "node:crypto"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   BaseCheckpointSaver,
@@ -55,6 +54,7 @@ import {
 import { type ArtifactStore, SessionStore } from "@rewind/core"
 import { Clock, Effect, Schedule } from "effect"
 import { GraphConfigInvalid } from "./errors.js"
+import { threadDigest } from "./internal/threadDigest.js"
 import {
   emptyThreadState,
   foldEvents,
@@ -161,7 +161,7 @@ export class RewindCheckpointSaver extends BaseCheckpointSaver<number> {
 
   /** The Rewind session id of a thread in this saver's scope. */
   sessionIdOf(threadId: string): SessionId {
-    const digest = createHash("sha256").update(threadId, "utf8").digest("hex").slice(0, 40)
+    const digest = threadDigest(threadId)
     const id = `${PREFIX}${this.scope}-${digest}`
     if (!ID_PATTERN.test(id)) throw invalid("sessionIdOf", `no session id for scope ${this.scope}`)
     return id as SessionId

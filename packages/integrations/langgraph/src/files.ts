@@ -18,11 +18,11 @@
  * created after the checkpoint, which its point does not record, is left alone. Nothing is written without a
  * preview's token; every refusal is the facade's `Outcome`.
  */
-import { createHash } from "node:crypto"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import type { Outcome, PointId, RefusalKind, SessionId, TurnId } from "@rewind/contracts"
 import type { PointRestorePreview, PointRestoreResult } from "@rewind/core"
 import type { Rewind } from "rewind"
+import { threadDigest } from "./internal/threadDigest.js"
 
 export interface GraphFilesOptions {
   /** An open facade over the workspace the graph's nodes edit (`openRewind({ workspaceRoot })`). */
@@ -72,7 +72,7 @@ export class GraphFiles {
   }
 
   private async openSession(threadId: string): Promise<SessionId> {
-    const digest = createHash("sha256").update(threadId, "utf8").digest("hex").slice(0, 40)
+    const digest = threadDigest(threadId)
     const sessionId = `lgf-${digest}` as SessionId
     const created = await this.rewind.createSession({
       sessionId,
