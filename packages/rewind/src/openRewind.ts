@@ -115,10 +115,12 @@ const splitCall = (
     return Either.left(`${name}: takes at most ${most} argument(s) (${names.join(", ")}), got ${args.length}`)
   }
   const at = optionsLast ? params.length - 1 : params.length
+  const operationArgs = optionsLast ? args : args.slice(0, params.length)
+  // Most calls pass no options: nothing to decode (the Schema would answer `undefined` too).
+  if (args[at] === undefined) return Either.right({ args: operationArgs })
   const decoded = decodeArguments(name, [callOptions], [args[at]])
   if (Either.isLeft(decoded)) return Either.left(decoded.left)
   const signal = (decoded.right[0] as CallOptions | undefined)?.signal
-  const operationArgs = optionsLast ? args : args.slice(0, params.length)
   return Either.right(signal === undefined ? { args: operationArgs } : { args: operationArgs, signal })
 }
 

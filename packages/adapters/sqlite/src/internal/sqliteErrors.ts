@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { StoreError } from "@rewind/contracts"
 import { retryTransient } from "@rewind/kysely-store"
 import Database from "better-sqlite3"
-import { Data, Duration, type Effect, Schedule } from "effect"
+import { Data, Duration, Effect, Schedule } from "effect"
 
 export const sqliteCode = (error: unknown): string | undefined =>
   error instanceof Database.SqliteError ? error.code : undefined
@@ -105,14 +105,24 @@ const DEFAULT_BUSY_BUDGET_MILLIS = 5_000
 
 /**
  * Between attempts: growing pauses from 5 ms, capped at 100 ms, jittered through the Random
- * service, until the budget has passed.
+ * service, until the budget has passed. A Schedule is a description (its jitter draws from the
+ * Random service when it runs), so one per budget is built once and shared by every call.
  */
-const busySchedule = (budgetMillis: number) =>
-  Schedule.exponential("5 millis").pipe(
-    Schedule.union(Schedule.spaced("100 millis")),
-    Schedule.jittered,
-    Schedule.upTo(Duration.millis(budgetMillis)),
-  )
+const busySchedules = new Map<number, Schedule.Schedule<unknown>>()
+const busySchedule = (budgetMillis: number) => {
+  let schedule = busySchedules.get(budgetMillis)
+  if (schedule === undefined) {
+    schedule = Schedule.exponential("5 millis").pipe(
+      Schedule.union(Schedule.spaced("100 millis")),
+      Schedule.jittered,
+      Schedule.upTo(Duration.millis(budgetMillis)),
+    )
+    busySchedules.set(budgetMillis, schedule)
+  }
+  return schedule
+}
+
+const isBusyFailure = (error: unknown): error is Busy => error instanceof Busy
 
 /**
  * Retries an operation that failed with Busy. SQLite waits only briefly inside each attempt (the
@@ -120,18 +130,25 @@ const busySchedule = (budgetMillis: number) =>
  * loop); the rest of the budget (the configured busy timeout) is waited here, asynchronously, so
  * another connection in this process can finish meanwhile (on the live clock: kysely-store's
  * `retryTransient`, the retry every SQL adapter shares). Then a StoreError.
+ *
+ * The first attempt runs bare: nearly every call succeeds at once, and the retry's clock and
+ * schedule plumbing cost more than a one-row statement (a per-edit checkpoint makes four such
+ * calls). Only a Busy first attempt enters the retry, which then tries again at once and waits
+ * out the whole budget as before, so the budget is counted from the first Busy answer.
  */
 export const retryBusy = <A, E, R>(
   effect: Effect.Effect<A, E | Busy, R>,
   budgetMillis: number = DEFAULT_BUSY_BUDGET_MILLIS,
 ): Effect.Effect<A, Exclude<E, Busy> | StoreError, R> =>
-  retryTransient(effect, {
-    isTransient: (error): error is Busy => error instanceof Busy,
-    schedule: busySchedule(budgetMillis),
-    exhausted: (busy) =>
-      new StoreError({
-        operation: busy.operation,
-        message: `the store stayed locked by another connection for ${budgetMillis} ms; try again later`,
-        cause: busy.cause,
-      }),
-  })
+  Effect.catchIf(effect, isBusyFailure, () =>
+    retryTransient(effect, {
+      isTransient: isBusyFailure,
+      schedule: busySchedule(budgetMillis),
+      exhausted: (busy) =>
+        new StoreError({
+          operation: busy.operation,
+          message: `the store stayed locked by another connection for ${budgetMillis} ms; try again later`,
+          cause: busy.cause,
+        }),
+    }),
+  ) as Effect.Effect<A, Exclude<E, Busy> | StoreError, R>

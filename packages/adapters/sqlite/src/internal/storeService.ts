@@ -33,6 +33,7 @@ import type { SqliteConnection } from "./connection.js"
 import { makeJournalBackend } from "./journalBackend.js"
 import { Busy, isBusy, isUniqueViolation, retryBusy, sqliteCode } from "./sqliteErrors.js"
 import { EVENT_BATCH, prepareHotStatements } from "./statements.js"
+import { makeWriteTransaction } from "./writeTransaction.js"
 
 /**
  * `integrity_check` and `foreign_key_check` findings, and streams that disagree with their events
@@ -52,6 +53,7 @@ export const makeStoreService = (connection: SqliteConnection): SqliteStoreInter
   const { db, kysely, location, exclusive, noteWritten, storeError } = connection
   const opened = connection
   const hot = prepareHotStatements(db)
+  const inWriteTransaction = makeWriteTransaction(db, kysely)
   const backend: SqlStoreBackend = {
     kysely,
     statements: {
@@ -119,12 +121,13 @@ export const makeStoreService = (connection: SqliteConnection): SqliteStoreInter
         Math.max(hot.streamVersion.get(sessionId) ?? 0, hot.lastSequence.get(sessionId) ?? 0),
     },
 
-    // A `BEGIN IMMEDIATE` transaction through Kysely; retried while another process holds the lock.
+    // A `BEGIN IMMEDIATE` transaction on the connection (writeTransaction.ts), under the permit;
+    // retried while another process holds the lock.
     writeTransaction: (operation, expected, body) =>
       retryBusy(
         exclusive(
           Effect.tryPromise({
-            try: () => kysely.transaction().execute(body),
+            try: () => inWriteTransaction(body),
             catch: (error) =>
               expected(error) || error instanceof StoreError
                 ? error
