@@ -156,11 +156,10 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
   const checked = requireContentHash
 
   /**
-   * Stores one content inside the caller's transaction; the stored copy is verified, not trusted.
-   * `encoded` is its stored form when it was compressed ahead.
+   * Stores one content (its hash computed already) inside the caller's transaction; the stored copy
+   * is verified, not trusted. `encoded` is its stored form when it was compressed ahead.
    */
-  const putOne = (content: Uint8Array, now: number, encoded?: Encoded): ContentHash => {
-    const hash = hashContent(content)
+  const putOne = (content: Uint8Array, hash: ContentHash, now: number, encoded?: Encoded): ContentHash => {
     const key = keyOf(hash)
     const row = statements.get.get(key)
     if (row !== undefined) {
@@ -176,25 +175,50 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     return hash
   }
 
-  /** The batch's stored forms from the compression thread, when it is large and the thread is up. */
-  const encodeAhead = (contents: ReadonlyArray<Uint8Array>) => {
-    const thread = connection.compression
-    if (thread === undefined) return Effect.succeed(undefined)
-    let total = 0
-    for (const c of contents) total += c.byteLength
-    if (total < THREAD_FROM_BYTES || !thread.ready()) return Effect.succeed(undefined)
-    // A batch the thread cannot compress is compressed in the call instead.
-    return Effect.promise(() => thread.encode(contents).catch(() => undefined))
-  }
+  /**
+   * The stored forms, made ahead on the compression thread, of the batch's contents that are not
+   * stored yet (a first capture of a tree with copies, or a repeat put, holds many that are):
+   * compressing those was work thrown away, on the core the capture's reads share. Which are
+   * stored is looked up before the transaction, so it is only a hint: one stored meanwhile is
+   * verified as ever, one gone meanwhile is compressed in the transaction.
+   */
+  const encodeAhead = (contents: ReadonlyArray<Uint8Array>, hashes: ReadonlyArray<ContentHash>) =>
+    Effect.gen(function* () {
+      const thread = connection.compression
+      if (thread === undefined) return undefined
+      let total = 0
+      for (const c of contents) total += c.byteLength
+      if (total < THREAD_FROM_BYTES || !thread.ready()) return undefined
+      const wanted = yield* run("put", () => {
+        const first = new Set<string>()
+        const out: Array<number> = []
+        hashes.forEach((hash, i) => {
+          if (first.has(hash)) return
+          first.add(hash)
+          if (contents[i]!.byteLength >= COMPRESS_FROM_BYTES && statements.has.get(keyOf(hash)) === undefined)
+            out.push(i)
+        })
+        return out
+      })
+      let wantedBytes = 0
+      for (const i of wanted) wantedBytes += contents[i]!.byteLength
+      if (wantedBytes < THREAD_FROM_BYTES) return undefined
+      // A batch the thread cannot compress is compressed in the call instead.
+      const encoded = yield* Effect.promise(() =>
+        thread.encode(wanted.map((i) => contents[i]!)).catch(() => undefined),
+      )
+      if (encoded === undefined) return undefined
+      return new Map<number, Encoded>(wanted.map((i, j) => [i, encoded[j]!]))
+    })
 
   const putBatch = (contents: ReadonlyArray<Uint8Array>) =>
     Effect.gen(function* () {
-      // Content already stored was compressed for nothing; a large batch (a capture's, of what
-      // changed) rarely holds any.
-      const encoded = yield* encodeAhead(contents)
+      // Hashed outside the store's permit: the hashes say which contents need compressing at all.
+      const hashes = contents.map((c) => hashContent(c))
+      const encoded = yield* encodeAhead(contents, hashes)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
-        db.transaction(() => contents.map((c, i) => putOne(c, now, encoded?.[i]))).immediate(),
+        db.transaction(() => contents.map((c, i) => putOne(c, hashes[i]!, now, encoded?.get(i)))).immediate(),
       )
     })
 
