@@ -1,4 +1,5 @@
-// What a large batch sends to the compression thread: only the contents not stored yet, each once.
+// What a large batch sends to the compression thread: only the contents not stored yet, each once;
+// and which stored copies a put takes on trust (those this connection vouches for).
 // A first capture of a tree with copies (or the same tree in a second session) puts many contents
 // that are stored already; compressing those was work thrown away on the core the reads share.
 import { describe, expect, it } from "@effect/vitest"
@@ -7,6 +8,7 @@ import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { makeSqliteArtifactStore } from "../src/internal/artifactStore.js"
 import type { CompressionThread } from "../src/internal/compressionThread.js"
+import { tempStorePath, withRawDatabase } from "./tempStore.js"
 
 const text = (i: number) => new TextEncoder().encode(`file ${i}: ${"some source text ".repeat(500 + i)}`)
 
@@ -56,5 +58,41 @@ describe("SQLite artifact store: compression ahead of a batch", () => {
       const back = yield* store.getMany(hashes)
       expect(back.every((b, i) => Buffer.from(b).equals(second[i]!))).toBe(true)
     }),
+  )
+})
+
+describe("SQLite artifact store: vouched copies", () => {
+  it.scoped(
+    "a copy this connection stored is not decoded again until another connection commits; reads always are",
+    () =>
+      Effect.gen(function* () {
+        const path = yield* tempStorePath
+        const db = new Database(path)
+        yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
+        db.pragma("journal_mode = WAL")
+        db.exec(`create table blobs (id integer primary key, hash blob not null unique check (length(hash) = 32),
+          size integer not null check (size >= 0), encoding integer not null check (encoding in (0, 1, 2)),
+          stored_at integer not null, content blob not null) strict`)
+        const store = makeSqliteArtifactStore({ db, exclusive: (effect) => effect })
+        const content = text(1)
+        const [hash] = yield* store.putMany([content])
+        const damage = (on: Database.Database) =>
+          on
+            .prepare("update blobs set content = ?, encoding = 0 where hash = ?")
+            .run(Buffer.alloc(content.byteLength, 0x5a), Buffer.from(hash!, "hex"))
+        // Damaged through this same connection (nothing in the adapter does that; only a test can):
+        // the put takes the copy it wrote on trust, and the read still refuses the damaged bytes.
+        damage(db)
+        expect(yield* store.put(content)).toBe(hash)
+        const refused = yield* Effect.flip(store.get(hash!))
+        expect(refused._tag).toBe("ArtifactCorrupt")
+        // A read that found it damaged withdraws the trust: the next put verifies and rewrites it.
+        yield* store.put(content)
+        expect(Buffer.from(yield* store.get(hash!)).equals(content)).toBe(true)
+        // Damaged by another connection's commit: the next put verifies, and rewrites it.
+        withRawDatabase(path, damage)
+        yield* store.put(content)
+        expect(Buffer.from(yield* store.get(hash!)).equals(content)).toBe(true)
+      }),
   )
 })

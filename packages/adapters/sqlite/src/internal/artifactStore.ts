@@ -18,8 +18,9 @@
  * survived too — the store never holds a reference to content it lost.
  *
  * Every read inflates and re-hashes (`ArtifactCorrupt` on a mismatch); a put of content already
- * stored re-checks the stored copy and rewrites a damaged one, and refreshes its `stored_at` (the
- * GC grace window counts from the last put).
+ * stored re-checks the stored copy and rewrites a damaged one (except a copy this connection wrote
+ * or checked itself while no other connection committed: see `vouched`), and refreshes its
+ * `stored_at` (the GC grace window counts from the last put).
  */
 import { brotliCompressSync, brotliDecompressSync, inflateRawSync, constants as zlib } from "node:zlib"
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
@@ -97,6 +98,9 @@ const encode = (content: Uint8Array): Encoded => {
  */
 const THREAD_FROM_BYTES = 256 * 1024
 
+/** Vouches kept at most (see `vouched`): about 100 bytes each. */
+const MAX_VOUCHED = 1_000_000
+
 /** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
 const decode = (row: BlobRow): Uint8Array | undefined => {
   if (row.encoding === ENCODING_RAW) return asBytes(row.content)
@@ -156,22 +160,47 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
   const checked = requireContentHash
 
   /**
+   * Contents whose stored row this connection wrote or verified, while no other connection has
+   * committed since (`PRAGMA data_version` unchanged): a put finding such a row refreshes it
+   * without decoding and re-hashing it again. A first capture of a tree with copies met every copy
+   * after the first as a stored row, and verified each (a quarter of the put's time at 4× babel);
+   * so does every new session's first capture in a long-lived process. Nothing but this module
+   * writes blob rows on this connection, and it writes only verified content, so such a row can
+   * differ from the content only by damage on the disk, which every read still detects. Only the
+   * bytes are taken on trust: that the row exists is looked up at every put, as before.
+   */
+  const vouched = new Set<string>()
+  let vouchedVersion: unknown
+  const dataVersion = db.prepare("pragma data_version").pluck()
+  /** At the start of a put's transaction: another connection's commit voids every vouch. */
+  const checkVouched = () => {
+    const version = dataVersion.get()
+    if (version !== vouchedVersion || vouched.size >= MAX_VOUCHED) {
+      vouched.clear()
+      vouchedVersion = version
+    }
+  }
+
+  /**
    * Stores one content (its hash computed already) inside the caller's transaction; the stored copy
-   * is verified, not trusted. `encoded` is its stored form when it was compressed ahead.
+   * is verified, not trusted (unless this connection vouches for it, above). `encoded` is its
+   * stored form when it was compressed ahead.
    */
   const putOne = (content: Uint8Array, hash: ContentHash, now: number, encoded?: Encoded): ContentHash => {
     const key = keyOf(hash)
     const row = statements.get.get(key)
     if (row !== undefined) {
-      const stored = decode(row)
-      if (stored !== undefined && hashContent(stored) === hash) {
+      const stored = vouched.has(hash) ? undefined : decode(row)
+      if (vouched.has(hash) || (stored !== undefined && hashContent(stored) === hash)) {
         statements.touch.run(now, key)
+        vouched.add(hash)
         return hash
       }
     }
     const { encoding, bytes } = encoded ?? encode(content)
     statements.upsert.run(key, content.byteLength, encoding, now, bytes)
     connection.noteWritten?.(bytes.byteLength)
+    vouched.add(hash)
     return hash
   }
 
@@ -218,7 +247,12 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
       const encoded = yield* encodeAhead(contents, hashes)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
-        db.transaction(() => contents.map((c, i) => putOne(c, hashes[i]!, now, encoded?.get(i)))).immediate(),
+        db
+          .transaction(() => {
+            checkVouched()
+            return contents.map((c, i) => putOne(c, hashes[i]!, now, encoded?.get(i)))
+          })
+          .immediate(),
       )
     })
 
@@ -228,7 +262,11 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     if (row === undefined) return new ArtifactNotFound({ hash })
     const bytes = decode(row)
     const actual = bytes === undefined ? "undecodable" : hashContent(bytes)
-    if (bytes === undefined || actual !== hash) return new ArtifactCorrupt({ hash, actualHash: actual })
+    if (bytes === undefined || actual !== hash) {
+      // Damaged since it was vouched for: the next put of the content verifies, and rewrites it.
+      vouched.delete(hash)
+      return new ArtifactCorrupt({ hash, actualHash: actual })
+    }
     return bytes
   }
 
