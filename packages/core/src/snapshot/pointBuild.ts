@@ -34,7 +34,7 @@ import type { ScannedPath } from "./workspaceScan.js"
 const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 /** Files read by one `readMany`. */
-const READ_GROUP_FILES = 256
+const READ_GROUP_FILES = 1_024
 /** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
 const STORES_IN_FLIGHT = 3
 

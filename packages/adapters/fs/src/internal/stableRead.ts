@@ -21,7 +21,10 @@ import type { ErrnoFailure } from "./durable.js"
  */
 const readOpened = (fd: number, size: number): Buffer => {
   if (size === 0) return readFileSync(fd)
-  const buffer = Buffer.allocUnsafeSlow(size)
+  // Pooled below 4 KiB (most source files): one allocation of the pool's 8 KiB serves several
+  // files, where one each made a first capture's collector chase a hundred thousand external
+  // buffers. Never transferred or detached, so sharing a pool is safe.
+  const buffer = Buffer.allocUnsafe(size)
   let filled = 0
   while (filled < size) {
     const read = readSync(fd, buffer, filled, size - filled, filled)
@@ -107,9 +110,23 @@ export const readHeldStill = (
  * spaced so that a write in progress can finish; then `ECHANGED` for good.
  */
 export const retryWhileChanging = <A>(path: string, attempt: Effect.Effect<A, ErrnoFailure>) =>
+  // The first attempt on its own: nearly every read succeeds at once, and setting up the retry's
+  // schedule and clock cost more than the read of a small file. Only a read that met a change
+  // enters the spaced retries (READ_ATTEMPTS in all, as before).
+  Effect.catchIf(
+    attempt,
+    (failure) => failure.code === "ECHANGED",
+    () =>
+      retryChanged(
+        path,
+        Effect.zipRight(Effect.sleep(RETRY_SPACING).pipe(Effect.withClock(liveClock)), attempt),
+      ),
+  )
+
+const retryChanged = <A>(path: string, attempt: Effect.Effect<A, ErrnoFailure>) =>
   attempt.pipe(
     Effect.retry({
-      schedule: Schedule.intersect(Schedule.recurs(READ_ATTEMPTS - 1), Schedule.spaced(RETRY_SPACING)),
+      schedule: Schedule.intersect(Schedule.recurs(READ_ATTEMPTS - 2), Schedule.spaced(RETRY_SPACING)),
       while: (failure) => failure.code === "ECHANGED",
     }),
     Effect.withClock(liveClock),

@@ -18,8 +18,9 @@
  * survived too — the store never holds a reference to content it lost.
  *
  * Every read inflates and re-hashes (`ArtifactCorrupt` on a mismatch); a put of content already
- * stored re-checks the stored copy and rewrites a damaged one, and refreshes its `stored_at` (the
- * GC grace window counts from the last put).
+ * stored re-checks the stored copy and rewrites a damaged one (except a copy this connection wrote
+ * or checked itself while no other connection committed: see `vouched`), and refreshes its
+ * `stored_at` (the GC grace window counts from the last put).
  */
 import { brotliCompressSync, brotliDecompressSync, inflateRawSync, constants as zlib } from "node:zlib"
 import { ArtifactCorrupt, ArtifactNotFound, ArtifactStoreError, type ContentHash } from "@rewind/contracts"
@@ -97,6 +98,9 @@ const encode = (content: Uint8Array): Encoded => {
  */
 const THREAD_FROM_BYTES = 256 * 1024
 
+/** Vouches kept at most (see `vouched`): about 100 bytes each. */
+const MAX_VOUCHED = 1_000_000
+
 /** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
 const decode = (row: BlobRow): Uint8Array | undefined => {
   if (row.encoding === ENCODING_RAW) return asBytes(row.content)
@@ -156,45 +160,99 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
   const checked = requireContentHash
 
   /**
-   * Stores one content inside the caller's transaction; the stored copy is verified, not trusted.
-   * `encoded` is its stored form when it was compressed ahead.
+   * Contents whose stored row this connection wrote or verified, while no other connection has
+   * committed since (`PRAGMA data_version` unchanged): a put finding such a row refreshes it
+   * without decoding and re-hashing it again. A first capture of a tree with copies met every copy
+   * after the first as a stored row, and verified each (a quarter of the put's time at 4× babel);
+   * so does every new session's first capture in a long-lived process. Nothing but this module
+   * writes blob rows on this connection, and it writes only verified content, so such a row can
+   * differ from the content only by damage on the disk, which every read still detects. Only the
+   * bytes are taken on trust: that the row exists is looked up at every put, as before.
    */
-  const putOne = (content: Uint8Array, now: number, encoded?: Encoded): ContentHash => {
-    const hash = hashContent(content)
+  const vouched = new Set<string>()
+  let vouchedVersion: unknown
+  const dataVersion = db.prepare("pragma data_version").pluck()
+  /** At the start of a put's transaction: another connection's commit voids every vouch. */
+  const checkVouched = () => {
+    const version = dataVersion.get()
+    if (version !== vouchedVersion || vouched.size >= MAX_VOUCHED) {
+      vouched.clear()
+      vouchedVersion = version
+    }
+  }
+
+  /**
+   * Stores one content (its hash computed already) inside the caller's transaction; the stored copy
+   * is verified, not trusted (unless this connection vouches for it, above). `encoded` is its
+   * stored form when it was compressed ahead.
+   */
+  const putOne = (content: Uint8Array, hash: ContentHash, now: number, encoded?: Encoded): ContentHash => {
     const key = keyOf(hash)
     const row = statements.get.get(key)
     if (row !== undefined) {
-      const stored = decode(row)
-      if (stored !== undefined && hashContent(stored) === hash) {
+      const stored = vouched.has(hash) ? undefined : decode(row)
+      if (vouched.has(hash) || (stored !== undefined && hashContent(stored) === hash)) {
         statements.touch.run(now, key)
+        vouched.add(hash)
         return hash
       }
     }
     const { encoding, bytes } = encoded ?? encode(content)
     statements.upsert.run(key, content.byteLength, encoding, now, bytes)
     connection.noteWritten?.(bytes.byteLength)
+    vouched.add(hash)
     return hash
   }
 
-  /** The batch's stored forms from the compression thread, when it is large and the thread is up. */
-  const encodeAhead = (contents: ReadonlyArray<Uint8Array>) => {
-    const thread = connection.compression
-    if (thread === undefined) return Effect.succeed(undefined)
-    let total = 0
-    for (const c of contents) total += c.byteLength
-    if (total < THREAD_FROM_BYTES || !thread.ready()) return Effect.succeed(undefined)
-    // A batch the thread cannot compress is compressed in the call instead.
-    return Effect.promise(() => thread.encode(contents).catch(() => undefined))
-  }
+  /**
+   * The stored forms, made ahead on the compression thread, of the batch's contents that are not
+   * stored yet (a first capture of a tree with copies, or a repeat put, holds many that are):
+   * compressing those was work thrown away, on the core the capture's reads share. Which are
+   * stored is looked up before the transaction, so it is only a hint: one stored meanwhile is
+   * verified as ever, one gone meanwhile is compressed in the transaction.
+   */
+  const encodeAhead = (contents: ReadonlyArray<Uint8Array>, hashes: ReadonlyArray<ContentHash>) =>
+    Effect.gen(function* () {
+      const thread = connection.compression
+      if (thread === undefined) return undefined
+      let total = 0
+      for (const c of contents) total += c.byteLength
+      if (total < THREAD_FROM_BYTES || !thread.ready()) return undefined
+      const wanted = yield* run("put", () => {
+        const first = new Set<string>()
+        const out: Array<number> = []
+        hashes.forEach((hash, i) => {
+          if (first.has(hash)) return
+          first.add(hash)
+          if (contents[i]!.byteLength >= COMPRESS_FROM_BYTES && statements.has.get(keyOf(hash)) === undefined)
+            out.push(i)
+        })
+        return out
+      })
+      let wantedBytes = 0
+      for (const i of wanted) wantedBytes += contents[i]!.byteLength
+      if (wantedBytes < THREAD_FROM_BYTES) return undefined
+      // A batch the thread cannot compress is compressed in the call instead.
+      const encoded = yield* Effect.promise(() =>
+        thread.encode(wanted.map((i) => contents[i]!)).catch(() => undefined),
+      )
+      if (encoded === undefined) return undefined
+      return new Map<number, Encoded>(wanted.map((i, j) => [i, encoded[j]!]))
+    })
 
   const putBatch = (contents: ReadonlyArray<Uint8Array>) =>
     Effect.gen(function* () {
-      // Content already stored was compressed for nothing; a large batch (a capture's, of what
-      // changed) rarely holds any.
-      const encoded = yield* encodeAhead(contents)
+      // Hashed outside the store's permit: the hashes say which contents need compressing at all.
+      const hashes = contents.map((c) => hashContent(c))
+      const encoded = yield* encodeAhead(contents, hashes)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
-        db.transaction(() => contents.map((c, i) => putOne(c, now, encoded?.[i]))).immediate(),
+        db
+          .transaction(() => {
+            checkVouched()
+            return contents.map((c, i) => putOne(c, hashes[i]!, now, encoded?.get(i)))
+          })
+          .immediate(),
       )
     })
 
@@ -204,7 +262,11 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     if (row === undefined) return new ArtifactNotFound({ hash })
     const bytes = decode(row)
     const actual = bytes === undefined ? "undecodable" : hashContent(bytes)
-    if (bytes === undefined || actual !== hash) return new ArtifactCorrupt({ hash, actualHash: actual })
+    if (bytes === undefined || actual !== hash) {
+      // Damaged since it was vouched for: the next put of the content verifies, and rewrites it.
+      vouched.delete(hash)
+      return new ArtifactCorrupt({ hash, actualHash: actual })
+    }
     return bytes
   }
 
