@@ -14,7 +14,13 @@ import { layerSessionStateCache } from "../session/SessionStateCache.js"
 import { layerPointArtifactCache } from "../snapshot/pointArtifactCache.js"
 import { Rewind, type RewindApi } from "./api.js"
 import { type Engine, makeDoor, type RewindPorts } from "./door.js"
-import { fileOperations, forkOperations, pointAndStoreOperations, sessionOperations } from "./programs.js"
+import {
+  fileOperations,
+  forkOperations,
+  mergeOperations,
+  pointAndStoreOperations,
+  sessionOperations,
+} from "./programs.js"
 
 export type { RewindPorts } from "./door.js"
 
@@ -32,6 +38,7 @@ const makeRewind = Effect.gen(function* () {
     ...fileOperations(answer),
     ...forkOperations(answer),
     ...pointAndStoreOperations(answer),
+    ...mergeOperations(answer),
   }
   return api
 })

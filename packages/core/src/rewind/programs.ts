@@ -149,7 +149,7 @@ export const fileOperations = (answer: Door) => ({
   ),
 })
 
-/** Forks, side chats, rewind by fork, and the diff and merge of two sessions' trees. */
+/** Forks, side chats and rewind by fork. */
 export const forkOperations = (answer: Door) => ({
   forkAtMessage: answer("forkAtMessage", (sessionId, messageId, commandId, workspace) =>
     withCommandId(commandId, (id) => forkAtMessage({ sessionId, messageId, commandId: id, workspace })),
@@ -170,12 +170,17 @@ export const forkOperations = (answer: Door) => ({
   createSideChat: answer("createSideChat", (sessionId, commandId) =>
     withCommandId(commandId, (id) => createSideChat({ sessionId, commandId: id })),
   ),
+})
+
+/** Isolated forks: the diff and merge of two sessions' trees (issue 28). */
+export const mergeOperations = (answer: Door) => ({
   diffSessions: answer("diffSessions", (sessionId, otherSessionId, options) =>
     diffSessions(sessionId, otherSessionId, options ?? {}),
   ),
   previewMerge: answer("previewMerge", (sessionId, sourceSessionId, options) =>
     previewMerge(sessionId, sourceSessionId, options ?? {}),
   ),
+  applyMerge: answer("applyMerge", applyMerge),
 })
 
 /** Points, restores (redo, recover), the store's status and GC, and the doctor. */
@@ -198,7 +203,6 @@ export const pointAndStoreOperations = (answer: Door) => ({
   snapshotStatus: answer("snapshotStatus", () => snapshotStatus),
   previewCleanup: answer("previewCleanup", (options) => previewCleanup(options ?? {})),
   cleanup: answer("cleanup", (options) => cleanup(options ?? {})),
-  applyMerge: answer("applyMerge", applyMerge),
   doctor: answer("doctor", (options) =>
     Effect.gen(function* () {
       const doctor = yield* Effect.serviceOption(StoreDoctor)
