@@ -13,15 +13,9 @@ export {
   type RewindApi,
   type RewindError,
 } from "./api.js"
-
 export * as RewindArguments from "./arguments.js"
-
 export { decodeArguments, type OperationArgument } from "./arguments.js"
-
 export { layerRewind, type RewindPorts } from "./layer.js"
-
 export { type OperationSpec, RewindOperations, type SuccessOf } from "./operations.js"
-
 export * as RewindResults from "./results.js"
-
 export * as RewindTreeResults from "./treeResults.js"
