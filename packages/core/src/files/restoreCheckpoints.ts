@@ -1,9 +1,9 @@
 /**
- * Direct restore from checkpoints (DESIGN §5, path 1; the shared restore is `checkpointRestore.ts`): put back a checkpoint's before-content
- * (deleting a file that did not exist before), by checkpoint id, by message (`rewindToMessageCheckpoint`: the
- * latest live checkpoint tied to that user message), or as a cascade over everything from a
- * message onward. A direct restore does not check what the file holds now; that is what
- * preview/apply is for.
+ * Direct restore from checkpoints (DESIGN §5, path 1): put back a checkpoint's before-content
+ * (deleting a file that did not exist before), by checkpoint id, by message
+ * (`rewindToMessageCheckpoint`: the latest live checkpoint tied to that user message), or as a
+ * cascade over everything from a message onward. A direct restore does not check what the file
+ * holds now; that is what preview/apply is for. The restore they share is `checkpointRestore.ts`.
  *
  * Order of a restore: refuse it whole if the protection policy keeps any of its paths (the store,
  * `.git`, ignored paths); validate every path and read every snapshot first (anything missing or
