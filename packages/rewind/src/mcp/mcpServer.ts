@@ -1,3 +1,21 @@
+/**
+ * `rewind mcp`: a Model Context Protocol server (the official SDK) for agents that call tools
+ * themselves. A small, safe projection of the operation table, picked by name: list checkpoints
+ * and points, diff, preview a restore, restore with the preview's token, redo, capture now,
+ * status and a GC preview; resources for a session's timeline and a point's diff.
+ *
+ * Invariants:
+ * - the conversation is the host's: no tool rewinds, cuts or forks it (no cascade, no
+ *   rewindConversation, no fork); `restore_point` writes files only, and `redo` only brings back
+ *   what the session's last rewind undid;
+ * - a destructive tool runs only with a token that a preview of THIS server issued for the same
+ *   session and target, once: a token from elsewhere (another server, the CLI, a guess) is
+ *   refused before the engine is called; the engine then checks its own token and the workspace
+ *   again (`restore_point`);
+ * - a refusal is a tool result with `isError: true` and the refusal's message, never a protocol
+ *   error, so the model reads what to do next;
+ * - arguments are decoded with Effect Schemas whose JSON Schemas are the tools' `inputSchema`.
+ */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CallToolRequestSchema,

@@ -1,3 +1,9 @@
+/**
+ * The MCP tools as data: each tool's input Schema (decoded with `onExcessProperty: "error"`; its
+ * JSON Schema is the tool's `inputSchema`), title, description and annotations. Only the tools
+ * of the safe subset are here: none rewinds, cuts or forks the conversation, and the two that
+ * change files (`restore_point`, `redo`) are annotated destructive.
+ */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import { PointId, SessionId } from "@rewind/contracts"
 import { JSONSchema, Schema } from "effect"

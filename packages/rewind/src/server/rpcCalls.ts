@@ -1,3 +1,9 @@
+/**
+ * One call of an operation as the JSON-RPC server runs it: the shapes of an operation table and
+ * its implementation, the params decoded with the operation's argument Schemas (by position or by
+ * name; the first bad one answered `-32602`, clipped), and the call run and answered exactly once.
+ * Nothing here names an operation.
+ */
 import { Cause, Effect, Either, Option, ParseResult, Schema } from "effect"
 import {
   ErrorCode,

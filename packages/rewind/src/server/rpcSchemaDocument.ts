@@ -1,3 +1,9 @@
+/**
+ * The server's schema document (`openRpcDocument`, OpenRPC 1.3): every method of an operation
+ * table with its params and result as JSON Schemas derived from the operations' Schemas. Parts
+ * JSON cannot carry (a declared function such as `onProgress`, an AbortSignal) are left out
+ * rather than described wrongly.
+ */
 import { JSONSchema, Option, Schema, type SchemaAST } from "effect"
 import type { OperationTable } from "./rpcCalls.js"
 
