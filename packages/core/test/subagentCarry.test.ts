@@ -7,7 +7,7 @@ import {
   currentSubagents,
   cutStreamAt,
   isCarryId,
-} from "../src/fork/subagentCarry.js"
+} from "../src/fork/carryLineage.js"
 import { projectSession } from "../src/session/sessionState.js"
 import { mid, StreamBuilder, sid, tid } from "./fixtures.js"
 

@@ -20,8 +20,7 @@
  * trimmed past the cursor. The queue is also drained every `drainIntervalMs` between captures so
  * a busy tree does not overflow the kernel's queue while the agent thinks.
  */
-import { closeSync, existsSync, mkdirSync, openSync, realpathSync, unlinkSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, mkdirSync, realpathSync } from "node:fs"
 import {
   type ChangeCursor,
   type WatcherStatus,
@@ -30,8 +29,10 @@ import {
   WorkspaceChanges,
   type WorkspaceChangesService,
 } from "@rewind/core"
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { makeChangeLog } from "./internal/changeLog.js"
 import { nativeModule, nativeModuleStatus } from "./internal/nativeModule.js"
+import { flushThrough, liveClock, messageOf } from "./internal/watchFlush.js"
 
 /** What the native module answers (`native/watch.c`). */
 export interface WatchDrain {
@@ -104,10 +105,27 @@ type State =
   | { readonly kind: "active"; readonly handle: unknown; watched: number }
   | { readonly kind: "inactive"; readonly reason: string; readonly retryAtMs: number }
 
-/** Real time: the flush waits on the kernel, whatever clock the caller's program runs on (tests). */
-const liveClock = Clock.make()
+const unknown = (reason: string, cursor: ChangeCursor | undefined): WorkspaceChangeSet => ({
+  _tag: "Unknown",
+  cursor,
+  reason,
+})
 
-const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e))
+type LastCapture = { mode: "watched" | "full"; reason?: string }
+
+const statusOf = (
+  state: State,
+  backend: WatchBackend | { readonly unavailable: string },
+  lastCapture: LastCapture | undefined,
+): WatcherStatus =>
+  state.kind === "active"
+    ? {
+        active: true,
+        backend: (backend as WatchBackend).name,
+        watchedDirectories: state.watched,
+        ...(lastCapture === undefined ? {} : { lastCapture }),
+      }
+    : { active: false, reason: state.reason, ...(lastCapture === undefined ? {} : { lastCapture }) }
 
 /** The watcher service; `close` stops it (the layer calls it when its scope closes). */
 export const makeWorkspaceWatcher = (
@@ -125,13 +143,9 @@ export const makeWorkspaceWatcher = (
     // Left as given: the open below reports what is wrong with it.
   }
   let state: State = { kind: "inactive", reason: "not started", retryAtMs: 0 }
-  // The change log: a batch per drain that saw changes, each with its sequence number.
-  let seq = 0
-  let validFrom = 0
-  let batches: Array<{ readonly seq: number; readonly paths: ReadonlyArray<string> }> = []
-  let logged = 0
+  const log = makeChangeLog(maxLogged)
   let cookies = 0
-  let lastCapture: { mode: "watched" | "full"; reason?: string } | undefined
+  let lastCapture: LastCapture | undefined
 
   const stop = (reason: string, retryAtMs: number) => {
     if (state.kind === "active") {
@@ -142,8 +156,7 @@ export const makeWorkspaceWatcher = (
       }
     }
     state = { kind: "inactive", reason, retryAtMs }
-    batches = []
-    logged = 0
+    log.clear()
   }
 
   const start = (nowMs: number) => {
@@ -166,8 +179,7 @@ export const makeWorkspaceWatcher = (
       }
       state = { kind: "active", handle: opened.handle, watched: opened.watched }
       // Nothing before this moment is in the log: earlier cursors are unknown.
-      seq++
-      validFrom = seq
+      log.restart()
     } catch (e) {
       state = {
         kind: "inactive",
@@ -196,53 +208,22 @@ export const makeWorkspaceWatcher = (
       return []
     }
     state.watched = answer.watched
-    if (answer.paths.length > 0) {
-      seq++
-      batches.push({ seq, paths: answer.paths })
-      logged += answer.paths.length
-      while (logged > maxLogged && batches.length > 0) {
-        const dropped = batches.shift()!
-        logged -= dropped.paths.length
-        validFrom = dropped.seq
-      }
-    }
+    log.append(answer.paths)
     return answer.cookies
   }
 
   const timer = setInterval(drain, drainEvery)
   timer.unref()
 
-  /** Makes a cookie and drains until it is seen; false when it did not come back in time. */
-  const flush = Effect.withClock(
-    Effect.gen(function* () {
-      const name = `cookie-${process.pid}-${++cookies}`
-      const path = join(options.cookieDirectory, name)
-      try {
-        closeSync(openSync(path, "w"))
-        unlinkSync(path)
-      } catch (e) {
-        stop(`the flush cookie could not be written: ${messageOf(e)}`, 0)
-        return false
-      }
-      const deadline = (yield* Clock.currentTimeMillis) + flushTimeout
-      for (;;) {
-        if (drain().includes(name)) return true
-        if (state.kind !== "active") return false
-        if ((yield* Clock.currentTimeMillis) > deadline) {
-          stop("the watcher did not report its flush cookie in time", 0)
-          return false
-        }
-        yield* Effect.sleep(Duration.millis(1))
-      }
+  const flush = Effect.suspend(() =>
+    flushThrough(`cookie-${process.pid}-${++cookies}`, {
+      cookieDirectory: options.cookieDirectory,
+      flushTimeout,
+      drain,
+      active: () => state.kind === "active",
+      stop,
     }),
-    liveClock,
   )
-
-  const unknown = (reason: string, cursor: ChangeCursor | undefined): WorkspaceChangeSet => ({
-    _tag: "Unknown",
-    cursor,
-    reason,
-  })
 
   const changesSince = (since: ChangeCursor | undefined) =>
     Effect.gen(function* () {
@@ -263,26 +244,15 @@ export const makeWorkspaceWatcher = (
           undefined,
         )
       }
+      const seq = log.cursor()
       if (restarted !== undefined) return unknown(`the watcher (re)started (${restarted})`, seq)
       if (since === undefined) return unknown("no earlier sync to compare with", seq)
-      if (since < validFrom) return unknown("the change log no longer reaches back to the last capture", seq)
-      const paths: Array<string> = []
-      for (let i = batches.length - 1; i >= 0 && batches[i]!.seq > since; i--)
-        for (const p of batches[i]!.paths) paths.push(p)
-      return { _tag: "Changed", cursor: seq, paths } satisfies WorkspaceChangeSet
+      if (!log.reaches(since))
+        return unknown("the change log no longer reaches back to the last capture", seq)
+      return { _tag: "Changed", cursor: seq, paths: log.pathsAfter(since) } satisfies WorkspaceChangeSet
     })
 
-  const status = Effect.sync(
-    (): WatcherStatus =>
-      state.kind === "active"
-        ? {
-            active: true,
-            backend: (backend as WatchBackend).name,
-            watchedDirectories: state.watched,
-            ...(lastCapture === undefined ? {} : { lastCapture }),
-          }
-        : { active: false, reason: state.reason, ...(lastCapture === undefined ? {} : { lastCapture }) },
-  )
+  const status = Effect.sync(() => statusOf(state, backend, lastCapture))
 
   start(0)
   return {

@@ -70,6 +70,9 @@ const statOf = (node: MemoryNode): FileStat => ({
   inode: node.inode,
 })
 
+type AccessLog = (operation: MemoryFsAccess["operation"], path: string) => Effect.Effect<void>
+type ReadPrimitive = "probe" | "stat" | "readdirStat" | "readFile" | "readdir" | "readlink"
+
 export class MemoryFileSystem {
   readonly #nodes = new Map<string, MemoryNode>()
   readonly #children = new Map<string, Set<string>>()
@@ -164,8 +167,11 @@ export class MemoryFileSystem {
   primitives(): FileSystemPrimitives {
     const log = (operation: MemoryFsAccess["operation"], path: string) =>
       Effect.sync(() => void this.accesses.push({ operation, path }))
-    const now = Clock.currentTimeNanos
+    return { ...this.#readPrimitives(log), ...this.#writePrimitives(log) }
+  }
 
+  /** The primitives that only look: every call logged, nothing changed. */
+  #readPrimitives(log: AccessLog): Pick<FileSystemPrimitives, ReadPrimitive> {
     return {
       probe: (path) =>
         Effect.zipRight(
@@ -218,6 +224,39 @@ export class MemoryFileSystem {
           }),
         ),
 
+      readdir: (path) =>
+        Effect.zipRight(
+          log("readdir", path),
+          Effect.suspend(() => {
+            const node = this.#nodes.get(path)
+            if (node?.kind !== "directory") return fail("ENOTDIR", `${path} is not a directory`)
+            const entries: Array<DirectoryEntry> = [...(this.#children.get(path) ?? [])].map((name) => ({
+              name,
+              kind: kindOf(this.#nodes.get(`${path === "/" ? "" : path}/${name}`)!),
+            }))
+            return Effect.succeed(entries)
+          }),
+        ),
+
+      readlink: (path) =>
+        Effect.zipRight(
+          log("readlink", path),
+          Effect.suspend(() => {
+            const node = this.#nodes.get(path)
+            return node?.kind === "symlink"
+              ? Effect.succeed(node.target)
+              : fail("EINVAL", `${path} is not a symlink`)
+          }),
+        ),
+    }
+  }
+
+  /** The primitives that change the tree: each replaces or removes a node in one step. */
+  #writePrimitives(
+    log: AccessLog,
+  ): Omit<FileSystemPrimitives, ReadPrimitive | "readdirStatMany" | "readdirStatBeneath"> {
+    const now = Clock.currentTimeNanos
+    return {
       // A write here replaces the node in one step: it never leaves a temp file behind.
       isPartialWrite: () => false,
 
@@ -310,31 +349,6 @@ export class MemoryFileSystem {
             if ((this.#children.get(path)?.size ?? 0) > 0) return fail("ENOTEMPTY", `${path} is not empty`)
             this.#remove(path)
             return Effect.void
-          }),
-        ),
-
-      readdir: (path) =>
-        Effect.zipRight(
-          log("readdir", path),
-          Effect.suspend(() => {
-            const node = this.#nodes.get(path)
-            if (node?.kind !== "directory") return fail("ENOTDIR", `${path} is not a directory`)
-            const entries: Array<DirectoryEntry> = [...(this.#children.get(path) ?? [])].map((name) => ({
-              name,
-              kind: kindOf(this.#nodes.get(`${path === "/" ? "" : path}/${name}`)!),
-            }))
-            return Effect.succeed(entries)
-          }),
-        ),
-
-      readlink: (path) =>
-        Effect.zipRight(
-          log("readlink", path),
-          Effect.suspend(() => {
-            const node = this.#nodes.get(path)
-            return node?.kind === "symlink"
-              ? Effect.succeed(node.target)
-              : fail("EINVAL", `${path} is not a symlink`)
           }),
         ),
 

@@ -32,15 +32,13 @@ import {
   type ArtifactStoreService,
   hashContent,
   requireContentHash,
-  type SweptBlob,
   sweepCutoff,
 } from "@rewind/core"
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { sql } from "kysely"
+import { type ArtifactSql, deleteOlderThan, PAGE, sweepStore } from "./internal/artifactDeletes.js"
 import { layer as databaseLayer, PostgresDatabase, type PostgresDatabaseService } from "./PostgresDatabase.js"
 import type { PostgresStoreOptions } from "./PostgresStoreOptions.js"
-
-const PAGE = 1_000
 
 /** The server's clock in milliseconds: the clock of `stored_at`. */
 const serverNow = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
@@ -105,27 +103,7 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
     const { rows } = await sql<{ now: number }>`select ${serverNow} as now`.execute(db)
     return rows[0]!.now
   })
-
-  const DELETE_BATCH = 500
-
-  /** Deletes those of `hashes` stored before `cutoff`; the age is checked on each row as the DELETE locks it. */
-  const deleteOlderThan = (hashes: ReadonlyArray<string>, cutoff: number, batchSize = DELETE_BATCH) =>
-    Effect.gen(function* () {
-      const deleted: Array<SweptBlob> = []
-      for (let start = 0; start < hashes.length; start += batchSize) {
-        const batch = hashes.slice(start, start + batchSize)
-        const gone = yield* attempt("sweep", () =>
-          db
-            .deleteFrom("artifacts")
-            .where("hash", "in", batch)
-            .where("stored_at", "<", cutoff)
-            .returning(["hash", "size"])
-            .execute(),
-        )
-        for (const row of gone) deleted.push({ hash: row.hash as ContentHash, size: row.size })
-      }
-      return deleted
-    })
+  const at: ArtifactSql = { db, attempt, serverTime }
 
   const artifactStore: ArtifactStoreService = {
     // One statement per blob (the pool runs a few at once); a batch has no transaction to share.
@@ -234,58 +212,12 @@ export const fromDatabase = (database: PostgresDatabaseService): PostgresArtifac
         const cutoff = yield* sweepCutoff(request)
         const candidates = [...new Set(request.candidates)]
         for (const hash of candidates) yield* checked(hash, "sweep")
-        return yield* deleteOlderThan(candidates, cutoff)
+        return yield* deleteOlderThan(at, candidates, cutoff)
       }),
   }
 
-  const sweep = (options: SweepOptions) =>
-    Effect.gen(function* () {
-      if (!Number.isSafeInteger(options.graceMillis) || options.graceMillis < 0) {
-        return yield* new ArtifactStoreError({
-          operation: "sweep",
-          message: `the grace window must be a non-negative integer of milliseconds, got ${options.graceMillis}`,
-        })
-      }
-      const batchSize = Math.max(1, options.batchSize ?? 500)
-      const startedAt = yield* serverTime
-      const cutoff = startedAt - options.graceMillis
-      let examined = 0
-      let keptLive = 0
-      let deleted = 0
-      let bytesDeleted = 0
-      let after = ""
-      for (;;) {
-        const page = yield* attempt("sweep", () =>
-          db
-            .selectFrom("artifacts")
-            .select("hash")
-            .where("stored_at", "<", cutoff)
-            .where("hash", ">", after)
-            .orderBy("hash")
-            .limit(PAGE)
-            .execute(),
-        )
-        if (page.length === 0) break
-        after = page[page.length - 1]!.hash
-        examined += page.length
-        const dead = page.map((r) => r.hash as ContentHash).filter((hash) => !options.isLive(hash))
-        keptLive += page.length - dead.length
-        // The age is checked again in the DELETE, on the row as it is when the DELETE locks it.
-        const gone = yield* deleteOlderThan(dead, cutoff, batchSize)
-        deleted += gone.length
-        for (const row of gone) bytesDeleted += row.size
-        if (page.length < PAGE) break
-      }
-      return {
-        startedAt,
-        cutoff,
-        examined,
-        keptLive,
-        keptRefreshed: examined - keptLive - deleted,
-        deleted,
-        bytesDeleted,
-      }
-    })
+  const sweep = (options: SweepOptions): Effect.Effect<SweepReport, ArtifactStoreError> =>
+    sweepStore(at, options)
 
   return { artifactStore, sweep, serverTime }
 }

@@ -3,6 +3,8 @@
  * plan), side chats, subagent carry, rewind by fork, the fork bundle with its validation and commit,
  * and the fork workspace restore.
  */
+
+export { carryLineageOf, currentSubagents, isCarryId } from "./carryLineage.js"
 export {
   type ForkAtMessageInput,
   forkAtMessage,
@@ -56,9 +58,6 @@ export {
   type CarryAfterRewindInput,
   type CarryInput,
   type CarryPlan,
-  carryLineageOf,
   carrySubagentsAfterRewind,
-  currentSubagents,
-  isCarryId,
 } from "./subagentCarry.js"
 export { validateForkBundle } from "./validateForkBundle.js"

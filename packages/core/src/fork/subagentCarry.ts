@@ -4,10 +4,10 @@
  * cut at the same moment, recursively. Descendants and messages born after the cut stay behind.
  * Clone ids are `carry-v1.<sha256 of the lineage's original id>.<fresh id>`: the hash recognises
  * the same lineage across repeated rewinds and cold loads, the fresh part keeps clones apart. A
- * subagent that cannot be carried becomes a warning; it never fails the operation.
+ * subagent that cannot be carried becomes a warning; it never fails the operation. The ids and the
+ * cut are in `carryLineage.ts`.
  */
 import {
-  CARRY_ID_PREFIX,
   type CarriedSubagent,
   type CarryWarning,
   type CommandId,
@@ -15,17 +15,15 @@ import {
   refuse,
   type SessionEvent,
   type SessionId,
-  type StoredEvent,
   SubagentSpawned,
   type TurnId,
 } from "@rewind/contracts"
 import { Clock, Effect, Option } from "effect"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { activeBranch } from "../session/activeBranch.js"
 import { branchView } from "../session/branchView.js"
-import { projectSession, type SessionState, type SubagentLink } from "../session/sessionState.js"
-import { sha256Hex } from "../workspace/contentHash.js"
+import type { SessionState, SubagentLink } from "../session/sessionState.js"
+import { carryIdFor, currentSubagents, cutStreamAt } from "./carryLineage.js"
 import { buildForkBundle, goalsForPrefix, sealBundle } from "./forkBundle.js"
 import {
   commitFork,
@@ -35,48 +33,6 @@ import {
   requireCommandId,
 } from "./forkCommit.js"
 import { validateForkBundle } from "./validateForkBundle.js"
-
-const CARRY_ID = /^carry-v1\.([0-9a-f]{64})\.(.+)$/
-
-export const isCarryId = (sessionId: string): boolean => CARRY_ID.test(sessionId)
-
-/** The lineage key of a session: the hash inside a carry id, else the SHA-256 of the id itself. */
-export const carryLineageOf = (sessionId: string): string =>
-  CARRY_ID.exec(sessionId)?.[1] ?? sha256Hex(sessionId)
-
-/** The id of a clone of `originalId` (itself possibly a clone), with a fresh distinguishing part. */
-export const carryIdFor = (originalId: SessionId, fresh: string): SessionId =>
-  `${CARRY_ID_PREFIX}.${carryLineageOf(originalId)}.${fresh}` as SessionId
-
-/** The links that count: a carried clone replaces the original it was carried from. */
-export const currentSubagents = (state: SessionState): ReadonlyArray<SubagentLink> => {
-  const replaced = new Set<SessionId>()
-  for (const link of state.subagents) if (link.carriedFrom !== undefined) replaced.add(link.carriedFrom)
-  return state.subagents.filter((link) => !replaced.has(link.subagentSessionId))
-}
-
-/**
- * A stream as it stood at `cutAt`: the copied history it started with (a fork's or clone's first
- * events carry their original times in their content, not in the append time) plus its own events
- * appended up to the cut, and of that state's active branch the messages born by then.
- */
-export const cutStreamAt = (events: ReadonlyArray<StoredEvent>, cutAt: number) => {
-  const second = events[1]?.event
-  let keep =
-    second?._tag === "SessionForked"
-      ? Math.min(second.copiedEventCount, events.length)
-      : Math.min(1, events.length)
-  while (keep < events.length && events[keep]!.at <= cutAt) keep++
-  const state = projectSession(keep === events.length ? events : events.slice(0, keep))
-  const branch = activeBranch(state)
-  let end = 0
-  while (end < branch.length && state.messages.get(branch[end]!)!.createdAt <= cutAt) end++
-  return {
-    state,
-    prefix: end === branch.length ? branch : branch.slice(0, end),
-    cut: keep < events.length || end < branch.length,
-  }
-}
 
 export interface CarryInput {
   /** The session whose kept turns spawned the subagents, and its id. */

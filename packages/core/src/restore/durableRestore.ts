@@ -22,12 +22,11 @@
  * point) passes its version in `rescued`, and a planned content just read from the store carries
  * its hash (`PlannedWrite.storedHash`): neither is read or stored again. Whatever the source of the
  * rescue version, each write first checks that the file still holds it, so the journal never
- * promises a rescue copy of content that was not what got overwritten.
+ * promises a rescue copy of content that was not what got overwritten (`journaledVersions.ts`).
  */
 import {
   describeError,
   type FileVersion,
-  type JournaledFile,
   type JournaledLink,
   type MessageId,
   type OperationId,
@@ -37,13 +36,12 @@ import {
   type SessionId,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Option, Schema } from "effect"
-import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { Clock, Effect, Either, Schema } from "effect"
 import { OperationJournal } from "../ports/OperationJournal.js"
-import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
 import { checkProtection } from "../workspace/protection.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { createLinksFor, type LinkUndo, removeLinksFor, runLinkUndo } from "./journaledLinks.js"
+import { finalWrites, journaledVersions } from "./journaledVersions.js"
 import { applyJournaled, type FileOutcome, type PlannedWrite, rollBack } from "./journaledWrites.js"
 
 /**
@@ -98,55 +96,6 @@ export type DurableRestoreResult<A> =
       readonly path: WorkspacePath
       readonly message: string
     }
-
-/** A file version for content in hand: stored in the artifact store first. */
-export const storeVersion = (content: Uint8Array | null, mode: number | undefined) =>
-  Effect.gen(function* () {
-    if (content === null) return { _tag: "absent" } as FileVersion
-    const hash = yield* (yield* ArtifactStore).put(content)
-    return (mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }) as FileVersion
-  })
-
-/** File versions for several contents in hand, their blobs stored in one batch. */
-export const storeVersions = (
-  versions: ReadonlyArray<{ readonly content: Uint8Array | null; readonly mode: number | undefined }>,
-) =>
-  Effect.gen(function* () {
-    const present = versions.flatMap((v) => (v.content === null ? [] : [v.content]))
-    const hashes = [...(yield* (yield* ArtifactStore).putMany(present))]
-    return versions.map(({ content, mode }): FileVersion => {
-      if (content === null) return { _tag: "absent" }
-      const hash = hashes.shift()!
-      return mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }
-    })
-  })
-
-/**
- * One write per path, at the position of its first write, with its final content (and the mode
- * that content ends up with, and the expectation of its first write). Writing intermediate
- * versions (a cascade peeling several edits of one file) would leave a file, after a crash
- * between them, holding a version that is neither the rescue nor the planned one, which recovery
- * could then neither continue nor roll back.
- */
-export const finalWrites = (writes: ReadonlyArray<PlannedWrite>): ReadonlyArray<PlannedWrite> => {
-  const byPath = new Map<
-    WorkspacePath,
-    { first: PlannedWrite; last: PlannedWrite; mode: number | undefined }
-  >()
-  for (const w of writes) {
-    const seen = byPath.get(w.path)
-    // A delete resets the mode; a write without one keeps what the file had.
-    const mode = w.content === null ? undefined : (w.mode ?? seen?.mode)
-    byPath.set(w.path, { first: seen?.first ?? w, last: w, mode })
-  }
-  return [...byPath.values()].map(({ first, last, mode }) => ({
-    path: last.path,
-    content: last.content,
-    ...(mode === undefined || last.content === null ? {} : { mode }),
-    ...(first.expectedCurrentHash === undefined ? {} : { expectedCurrentHash: first.expectedCurrentHash }),
-    ...(last.storedHash === undefined || last.content === null ? {} : { storedHash: last.storedHash }),
-  }))
-}
 
 /**
  * Runs `writes` as one durable, redoable operation and calls `commit` once every file is written.
@@ -218,7 +167,6 @@ const journalAndWrite = <A, E, R>(
   commit: (files: ReadonlyArray<FileOutcome>) => Effect.Effect<A, E, R>,
 ) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
     const journal = yield* OperationJournal
     const links = input.links ?? []
     // A path where a link stands that this restore removes holds no file: its rescue version is
@@ -228,66 +176,12 @@ const journalAndWrite = <A, E, R>(
       links.flatMap((l) => (l.rescue !== null && l.rescue !== l.planned ? [l.path] : [])),
     )
 
-    // The rescue point: every target's current content, read once (unless the caller already has)
-    // and stored by content.
-    const rescued = input.rescued ?? new Map<WorkspacePath, FileVersion>()
-    const current = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
-    for (const path of paths) {
-      if (rescued.has(path)) continue
-      if (unlinking.has(path)) {
-        current.set(path, Option.none())
-        continue
-      }
-      const read = yield* Effect.either(workspace.read(path))
-      if (Either.isLeft(read)) {
-        return {
-          _tag: "RolledBack",
-          step: paths.indexOf(path),
-          path,
-          message: `cannot restore ${path}: ${read.left.message}`,
-        } satisfies DurableRestoreResult<A>
-      }
-      current.set(path, read.right)
+    const versions = yield* journaledVersions(input.rescued, writes, paths, unlinking)
+    if (versions._tag === "Unreadable") {
+      const { _tag, ...at } = versions
+      return { _tag: "RolledBack", ...at } satisfies DurableRestoreResult<A>
     }
-    // Each version is either known (given, or planned content from the store) or still to be
-    // stored: those go in one batch (one transaction where the store has them).
-    const toStore: Array<{ readonly content: Uint8Array | null; readonly mode: number | undefined }> = []
-    const pending = (content: Uint8Array | null, mode: number | undefined): number =>
-      toStore.push({ content, mode }) - 1
-    const sources = writes.map((w) => {
-      const given = rescued.get(w.path)
-      const now = current.get(w.path) ?? Option.none()
-      const currentMode =
-        given === undefined
-          ? Option.getOrUndefined(Option.map(now, (f) => f.mode))
-          : given._tag === "present"
-            ? given.mode
-            : undefined
-      // A write without a mode keeps the file's own, so that is its planned mode.
-      const plannedMode = w.content === null ? undefined : (w.mode ?? currentMode)
-      const rescue: FileVersion | number =
-        given ?? pending(Option.match(now, { onNone: () => null, onSome: (f) => f.content }), currentMode)
-      const planned: FileVersion | number =
-        w.content === null || w.storedHash === undefined
-          ? pending(w.content, plannedMode)
-          : plannedMode === undefined
-            ? { _tag: "present", hash: w.storedHash }
-            : { _tag: "present", hash: w.storedHash, mode: plannedMode }
-      return { rescue, planned }
-    })
-    const stored = toStore.length === 0 ? [] : yield* storeVersions(toStore)
-    const resolve = (v: FileVersion | number): FileVersion => (typeof v === "number" ? stored[v]! : v)
-    const files: Array<JournaledFile> = writes.map((w, i) => ({
-      path: w.path,
-      rescue: resolve(sources[i]!.rescue),
-      planned: resolve(sources[i]!.planned),
-    }))
-    // Each write first checks the file still holds its rescue version: what the journal can put back.
-    const checkedWrites = writes.map((w, i): PlannedWrite => {
-      if (w.expectedCurrentHash !== undefined) return w
-      const rescue = files[i]!.rescue
-      return { ...w, expectedCurrentHash: rescue._tag === "present" ? rescue.hash : null }
-    })
+    const { files, checkedWrites } = versions
 
     yield* journal.begin({
       operationId: input.operationId,

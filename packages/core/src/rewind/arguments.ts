@@ -1,9 +1,10 @@
 /**
  * The door of every `Rewind` operation: one Schema per argument (moved here from the facade, so
- * every host surface shares it), and the check every call goes through before anything runs. A
- * host in plain JavaScript can pass anything (a symbol for an id, `null` for an input object, a
- * string where a list belongs); such a call answers `invalid_input` naming the argument and the
- * field, and the engine never sees the value.
+ * every host surface shares it), and the check every call goes through before anything runs
+ * (`decodeArguments`, in `argumentDecoding.ts`, re-exported here). A host in plain JavaScript
+ * can pass anything (a symbol for an id, `null` for an input object, a string where a list
+ * belongs); such a call answers `invalid_input` naming the argument and the field, and the engine
+ * never sees the value.
  *
  * Invariants:
  * - nothing is defaulted silently: an out-of-range number, an unknown capture setting or a
@@ -15,7 +16,6 @@
 import {
   CheckpointId,
   ContentHash,
-  describeError,
   GoalId,
   GoalStatus,
   MessageId,
@@ -31,11 +31,11 @@ import {
   Visibility,
   WorkspacePathFromHost,
 } from "@rewind/contracts"
-import { Either, ParseResult, Schema } from "effect"
+import { Schema } from "effect"
 import { ExpectedAfter } from "../files/expectedAfter.js"
 
-/** Longest message an `invalid_input` answer carries: a 10 MB wrong value must not be echoed. */
-const MAX_MESSAGE_CHARS = 400
+export { decodeArguments, type OperationArgument } from "./argumentDecoding.js"
+
 /** JSON data (a part's `data`) nested deeper than this is refused rather than walked. */
 const MAX_DATA_DEPTH = 256
 
@@ -257,53 +257,3 @@ export const VerificationInput = Schema.Struct({
 })
 
 export const TaskOutcome = Schema.Literal("completed", "failed")
-
-const clip = (text: string) =>
-  text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text
-
-const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
-  [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")
-
-/** One argument of an operation, in call order (see `RewindOperations`). */
-export interface OperationArgument {
-  /** The argument's name; `sessionId` is spelled the same in every operation. */
-  readonly name: string
-  /** Decodes what a host sends; JSON-compatible on its encoded side, except file content bytes. */
-  readonly schema: Schema.Schema.AnyNoContext
-  /** The trailing input/options object may be omitted. */
-  readonly optional?: boolean
-}
-
-/**
- * Decodes a call's arguments against its operation's Schemas: the decoded arguments, or the
- * sentence of an `invalid_input` answer naming the first bad field (`appendReply: input.parts[0].kind: …`).
- */
-export const decodeArguments = (
-  operation: string,
-  params: ReadonlyArray<OperationArgument>,
-  args: ReadonlyArray<unknown>,
-): Either.Either<ReadonlyArray<unknown>, string> => {
-  if (args.length > params.length) {
-    return Either.left(
-      `${operation}: takes at most ${params.length} argument(s) (${params.map((p) => p.name).join(", ")}), got ${args.length}`,
-    )
-  }
-  const decoded: Array<unknown> = []
-  for (const [i, { name, schema }] of params.entries()) {
-    try {
-      const result = Schema.decodeUnknownEither(schema)(args[i])
-      if (Either.isRight(result)) {
-        decoded.push(result.right)
-        continue
-      }
-      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(result.left)
-      return Either.left(
-        clip(`${operation}: ${fieldOf(name, issue?.path ?? [])}: ${issue?.message ?? "is not valid"}`),
-      )
-    } catch (error) {
-      // A throwing getter or Proxy trap: the value cannot even be read.
-      return Either.left(clip(`${operation}: ${name}: could not be read (${describeError(error)})`))
-    }
-  }
-  return Either.right(decoded)
-}

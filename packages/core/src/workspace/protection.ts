@@ -10,14 +10,14 @@
  * - `vcs`: a `.git` directory or file at any depth (a worktree's or submodule's `.git` file too),
  *   and everything under one: another tool's history is never ours to write; and the working files
  *   of a nested repository (a directory below the root holding `.git`), which the scan never enters;
- * - `ignored`: what the ignore rules exclude (`ignoreRules.ts`), since rules apply both ways.
+ * - `ignored`: what the ignore rules exclude (`ignoreRules.ts`, `ignoreCheck.ts`), since rules apply both ways.
  *
  * The first two are decided from the path alone (`protectionByName`, no I/O); the third reads
  * ignore files through the Workspace.
  */
 import type { ProtectedPath, WorkspacePath } from "@rewind/contracts"
 import { Context, Effect, Option } from "effect"
-import { makeIgnoreCheck } from "./ignoreRules.js"
+import { makeIgnoreCheck } from "./ignoreCheck.js"
 
 /**
  * Where the store lies inside the workspace, as workspace-relative directories (empty when it lies

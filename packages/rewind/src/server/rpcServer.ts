@@ -21,59 +21,31 @@
  *   interrupts its calls.
  */
 import type { Readable, Writable } from "node:stream"
-import {
-  Cause,
-  Effect,
-  Either,
-  Fiber,
-  FiberMap,
-  JSONSchema,
-  Option,
-  ParseResult,
-  Schema,
-  type SchemaAST,
-} from "effect"
-import {
-  classify,
-  ErrorCode,
-  type ErrorObject,
-  errorResponse,
-  notification,
-  type Request,
-  type RequestId,
-  response,
-} from "./jsonRpc.js"
+import { Effect, Either, Fiber, FiberMap, Option } from "effect"
+import { classify, ErrorCode, errorResponse, type Request, type RequestId, response } from "./jsonRpc.js"
 import { type LineEvent, makeLineSplitter } from "./lineSplitter.js"
 
-/** One argument of an operation, in call order (the shape of the core's `OperationArgument`). */
-export interface ServedArgument {
-  readonly name: string
-  readonly schema: Schema.Schema.Any
-  readonly optional?: boolean
-}
+import {
+  clip,
+  decodeParams,
+  describe,
+  type Implementation,
+  type OperationTable,
+  runCall,
+  type ServedOperation,
+} from "./rpcCalls.js"
 
-/** The shape of the core's `OperationSpec` this server needs. */
-export interface ServedOperation {
-  readonly name: string
-  readonly summary: string
-  readonly args: ReadonlyArray<ServedArgument>
-  readonly success: Schema.Schema.Any
-  readonly access: "read" | "write" | "destructive"
-  readonly session?: string
-  readonly progress?: boolean
-}
+export {
+  type Implementation,
+  type OperationTable,
+  type Outcome,
+  PROGRESS_METHOD,
+  type ServedArgument,
+  type ServedMethod,
+  type ServedOperation,
+} from "./rpcCalls.js"
 
-export interface Outcome {
-  readonly ok: boolean
-  readonly value?: unknown
-  readonly refusal?: unknown
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: an implementation's methods take their own decoded arguments
-export type ServedMethod = (...args: ReadonlyArray<any>) => Effect.Effect<Outcome, unknown>
-
-export type OperationTable = { readonly [name: string]: ServedOperation }
-export type Implementation<T extends OperationTable> = { readonly [K in keyof T]: ServedMethod }
+export { openRpcDocument } from "./rpcSchemaDocument.js"
 
 export interface RpcServerOptions {
   /** A line longer than this is answered `-32600` without being buffered (default 32 MiB). */
@@ -88,85 +60,6 @@ export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
 export const DEFAULT_MAX_IN_FLIGHT = 64
 
 export const CANCEL_METHOD = "$/cancelRequest"
-export const PROGRESS_METHOD = "$/progress"
-
-type Decoded = { readonly args: ReadonlyArray<unknown>; readonly session: string | undefined }
-
-const MAX_DETAIL_CHARS = 400
-const clip = (text: string) =>
-  text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS - 1)}…` : text
-
-const fieldOf = (param: string, path: ReadonlyArray<PropertyKey>) =>
-  [param, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("")
-
-/** The decoded arguments of a call, or the `-32602` error naming the first bad one. */
-const decodeParams = (op: ServedOperation, params: unknown): Either.Either<Decoded, ErrorObject> => {
-  const invalid = (message: string, data?: unknown): Either.Either<Decoded, ErrorObject> =>
-    Either.left({
-      code: ErrorCode.invalidParams,
-      message: clip(`invalid params: ${op.name}: ${message}`),
-      ...(data === undefined ? {} : { data }),
-    })
-  let given: ReadonlyArray<unknown>
-  if (params === undefined) {
-    given = []
-  } else if (Array.isArray(params)) {
-    if (params.length > op.args.length) {
-      return invalid(
-        `takes at most ${op.args.length} param(s) (${op.args.map((a) => a.name).join(", ")}), got ${params.length}`,
-      )
-    }
-    given = params
-  } else {
-    const byName = params as Record<string, unknown>
-    const names = new Set(op.args.map((a) => a.name))
-    const unknown = Object.keys(byName).filter((key) => !names.has(key))
-    if (unknown.length > 0) {
-      return invalid(
-        `unknown param(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; it takes ${op.args.map((a) => a.name).join(", ")}`,
-      )
-    }
-    given = op.args.map((a) => byName[a.name])
-  }
-  const args: Array<unknown> = []
-  let session: string | undefined
-  for (const [i, arg] of op.args.entries()) {
-    const value = given[i]
-    if (value === null || value === undefined) {
-      if (arg.optional) {
-        args.push(undefined)
-        continue
-      }
-      if (value === undefined) return invalid(`${arg.name}: is missing`, { param: arg.name })
-    }
-    const result = Schema.decodeUnknownEither(arg.schema as Schema.Schema.AnyNoContext)(value)
-    if (Either.isLeft(result)) {
-      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(result.left)
-      const field = fieldOf(arg.name, issue?.path ?? [])
-      return invalid(`${field}: ${issue?.message ?? "is not valid"}`, { param: arg.name, field })
-    }
-    args.push(result.right)
-    if (arg.name === op.session && typeof result.right === "string") session = result.right
-  }
-  // Trailing omitted optional arguments are left off, so the implementation's own defaults apply.
-  while (args.length > 0 && args[args.length - 1] === undefined) args.pop()
-  return Either.right({ args, session })
-}
-
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
-
-/** A typed failure of the engine as a JSON-RPC error, its tag in `data`. */
-const infrastructureError = (error: unknown): ErrorObject => {
-  const tag =
-    typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
-      ? error._tag
-      : "UnknownError"
-  const message =
-    typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-      ? error.message
-      : String(error)
-  return { code: ErrorCode.serverError, message: clip(message), data: { tag, message } }
-}
 
 /**
  * The keyed FIFO lock: a call on a session waits for every earlier call on it (finished or
@@ -205,6 +98,39 @@ const awaitEvent = (emitter: NodeJS.EventEmitter, names: ReadonlyArray<string>) 
     })
   })
 
+/**
+ * Writes one JSON-RPC message a line to a connection's output, and nothing once it is closed. An
+ * answer that cannot be written as JSON is replaced by an internal error for the same id.
+ */
+const makeSender = (output: Writable) => {
+  let outputClosed = false
+  output.once("close", () => {
+    outputClosed = true
+  })
+  output.once("error", () => {
+    outputClosed = true
+  })
+
+  const send = (message: unknown) =>
+    Effect.sync(() => {
+      if (outputClosed || output.destroyed || output.writableEnded) return
+      let line: string
+      try {
+        line = JSON.stringify(message)
+      } catch (error) {
+        const id = (message as { id?: RequestId }).id ?? null
+        line = JSON.stringify(
+          errorResponse(id, {
+            code: ErrorCode.internalError,
+            message: `internal error: the answer could not be written as JSON (${describe(error)})`,
+          }),
+        )
+      }
+      output.write(`${line}\n`)
+    })
+  return { send, isClosed: () => outputClosed }
+}
+
 export const makeRpcServer = <T extends OperationTable>(
   operations: T,
   implementation: Implementation<T>,
@@ -223,91 +149,10 @@ export const makeRpcServer = <T extends OperationTable>(
         const calls = yield* FiberMap.make<string>()
         const permits = yield* Effect.makeSemaphore(maxInFlight)
         const splitter = makeLineSplitter(maxLineBytes)
-        let outputClosed = false
-        output.once("close", () => {
-          outputClosed = true
-        })
-        output.once("error", () => {
-          outputClosed = true
-        })
-
-        const send = (message: unknown) =>
-          Effect.sync(() => {
-            if (outputClosed || output.destroyed || output.writableEnded) return
-            let line: string
-            try {
-              line = JSON.stringify(message)
-            } catch (error) {
-              const id = (message as { id?: RequestId }).id ?? null
-              line = JSON.stringify(
-                errorResponse(id, {
-                  code: ErrorCode.internalError,
-                  message: `internal error: the answer could not be written as JSON (${describe(error)})`,
-                }),
-              )
-            }
-            output.write(`${line}\n`)
-          })
+        const { send, isClosed } = makeSender(output)
 
         const keyOf = (id: RequestId) => `${typeof id}:${id}`
-
-        const answer = (request: Request, op: ServedOperation, decoded: Decoded) => {
-          const args = [...decoded.args]
-          if (op.progress === true) {
-            let last = 0
-            let phase: unknown
-            const onProgress = (progress: unknown) => {
-              const now = Date.now()
-              const p = (progress as { phase?: unknown } | null)?.phase
-              if (p === phase && p !== "done" && now - last < progressIntervalMs) return
-              last = now
-              phase = p
-              Effect.runSync(send(notification(PROGRESS_METHOD, { id: request.id, progress })))
-            }
-            const at = op.args.length - 1
-            while (args.length < op.args.length) args.push(undefined)
-            args[at] = { ...((args[at] as object | undefined) ?? {}), onProgress }
-          }
-          const method = implementation[op.name as keyof T]!
-          const call = Effect.suspend(() => method(...args))
-          return call.pipe(
-            Effect.matchCauseEffect({
-              onSuccess: (outcome) => {
-                if (!outcome.ok) return send(response(request.id, { ok: false, refusal: outcome.refusal }))
-                const encoded = Schema.encodeUnknownEither(op.success as Schema.Schema.AnyNoContext)(
-                  outcome.value,
-                )
-                return Either.isRight(encoded)
-                  ? send(response(request.id, { ok: true, value: encoded.right }))
-                  : send(
-                      errorResponse(request.id, {
-                        code: ErrorCode.internalError,
-                        message: clip(
-                          `internal error: ${op.name} answered a value outside its Schema: ${encoded.left.message}`,
-                        ),
-                      }),
-                    )
-              },
-              onFailure: (cause) => {
-                if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-                const failure = Cause.failureOption(cause)
-                if (Option.isSome(failure))
-                  return send(errorResponse(request.id, infrastructureError(failure.value)))
-                return send(
-                  errorResponse(request.id, {
-                    code: ErrorCode.internalError,
-                    message: clip(`internal error: ${describe(Cause.squash(cause))}`),
-                  }),
-                )
-              },
-            }),
-            Effect.onInterrupt(() =>
-              send(
-                errorResponse(request.id, { code: ErrorCode.requestCancelled, message: "request cancelled" }),
-              ),
-            ),
-          )
-        }
+        const answer = runCall(implementation, send, progressIntervalMs)
 
         const handleRequest = (request: Request) =>
           Effect.gen(function* () {
@@ -396,8 +241,7 @@ export const makeRpcServer = <T extends OperationTable>(
 
         const iterator = input[Symbol.asyncIterator]()
         for (;;) {
-          if (output.writableNeedDrain && !outputClosed)
-            yield* awaitEvent(output, ["drain", "close", "error"])
+          if (output.writableNeedDrain && !isClosed()) yield* awaitEvent(output, ["drain", "close", "error"])
           const next = yield* Effect.promise(() =>
             iterator.next().catch(() => ({ done: true, value: undefined })),
           )
@@ -416,120 +260,3 @@ export const makeRpcServer = <T extends OperationTable>(
 }
 
 export type RpcServer = ReturnType<typeof makeRpcServer>
-
-// --- the schema document -------------------------------------------------------------------
-
-/** A JSON Schema of what a host sends for `schema`; parts JSON cannot carry (functions) are left out. */
-const jsonSchemaOf = (schema: Schema.Schema.Any): object => {
-  const attempt = (s: Schema.Schema.Any): Option.Option<object> => {
-    try {
-      return Option.some(
-        JSONSchema.make(Schema.encodedBoundSchema(s as Schema.Schema.AnyNoContext)) as object,
-      )
-    } catch {
-      return Option.none()
-    }
-  }
-  const direct = attempt(schema)
-  if (Option.isSome(direct)) return direct.value
-  const pruned = prune(schema.ast)
-  if (pruned !== undefined) {
-    const again = attempt(Schema.make(pruned))
-    if (Option.isSome(again)) return again.value
-  }
-  return { description: "not expressible as JSON Schema; see docs/server.md" }
-}
-
-/** The AST without members and properties JSON cannot express (a declared function or AbortSignal). */
-const prune = (ast: SchemaAST.AST): SchemaAST.AST | undefined => {
-  const expressible = (node: SchemaAST.AST) => {
-    try {
-      JSONSchema.make(Schema.encodedBoundSchema(Schema.make(node)))
-      return true
-    } catch {
-      return false
-    }
-  }
-  switch (ast._tag) {
-    case "Union": {
-      const members = ast.types
-        .filter((t) => t._tag !== "UndefinedKeyword")
-        .map((t) => prune(t) ?? t)
-        .filter(expressible)
-      if (members.length === 0) return undefined
-      return members.length === 1 ? members[0] : Schema.Union(...members.map((m) => Schema.make(m))).ast
-    }
-    case "TypeLiteral": {
-      const kept = ast.propertySignatures.filter((p) => expressible(p.type) || prune(p.type) !== undefined)
-      return new (ast.constructor as typeof SchemaAST.TypeLiteral)(
-        kept.map((p) => {
-          const inner = expressible(p.type) ? p.type : prune(p.type)!
-          return new (p.constructor as typeof SchemaAST.PropertySignature)(
-            p.name,
-            inner,
-            p.isOptional,
-            p.isReadonly,
-            p.annotations,
-          )
-        }),
-        ast.indexSignatures,
-        ast.annotations,
-      )
-    }
-    case "Refinement":
-    case "Transformation":
-      return undefined
-    default:
-      return undefined
-  }
-}
-
-const OutcomeRefusal = {
-  type: "object",
-  required: ["ok", "refusal"],
-  properties: {
-    ok: { const: false },
-    refusal: {
-      type: "object",
-      required: ["kind", "message"],
-      properties: { kind: { type: "string" }, message: { type: "string" }, details: {} },
-    },
-  },
-}
-
-/** An OpenRPC 1.3 document of every method, derived from the operations' Schemas. */
-export const openRpcDocument = (operations: OperationTable, version: string) => ({
-  openrpc: "1.3.2",
-  info: {
-    title: "rewind serve",
-    version,
-    description:
-      "JSON-RPC 2.0, one message per line. A result is an Outcome: { ok: true, value } or { ok: false, refusal }. See docs/server.md.",
-  },
-  methods: Object.values(operations).map((op) => ({
-    name: op.name,
-    summary: op.summary,
-    paramStructure: "either",
-    params: op.args.map((arg) => ({
-      name: arg.name,
-      required: arg.optional !== true,
-      schema: jsonSchemaOf(arg.schema),
-    })),
-    result: {
-      name: "outcome",
-      schema: {
-        oneOf: [
-          {
-            type: "object",
-            required: ["ok", "value"],
-            properties: { ok: { const: true }, value: jsonSchemaOf(op.success) },
-          },
-          OutcomeRefusal,
-        ],
-      },
-    },
-    "x-access": op.access,
-    ...(op.session === undefined ? {} : { "x-session": op.session }),
-    ...(op.progress === true ? { "x-progress": true } : {}),
-  })),
-})

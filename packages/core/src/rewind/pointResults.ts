@@ -1,0 +1,196 @@
+/**
+ * The success Schemas of the point, restore and store operations (part of `RewindResults`): a
+ * capture, a point diff, a point restore's preview and result, redo, the incomplete operations
+ * recovery lists and their resolution, the store's status, a cleanup report and the doctor's.
+ */
+import {
+  ContentHash,
+  MessageId,
+  OperationId,
+  OperationRecord,
+  PointCaptured,
+  PointId,
+  PointRestored,
+  ProtectedPath,
+  SessionId,
+  SkippedPath,
+  WorkspacePath,
+} from "@rewind/contracts"
+import { Schema } from "effect"
+import { FileOutcome } from "./fileResults.js"
+import { Count, HashOrNull } from "./resultFields.js"
+
+export const CaptureOutcome = Schema.Union(
+  Schema.Struct({ _tag: Schema.Literal("Captured"), point: PointCaptured, existing: Schema.Boolean }),
+  Schema.Struct({ _tag: Schema.Literal("NotCaptured"), reason: Schema.String }),
+)
+
+const ManifestEntry = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("file"), hash: ContentHash, mode: Count, size: Count }),
+  Schema.Struct({ kind: Schema.Literal("link"), target: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("tombstone") }),
+)
+
+export const DiffSide = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("file"), hash: ContentHash, mode: Count, size: Count }),
+  Schema.Struct({ kind: Schema.Literal("link"), target: Schema.String }),
+)
+
+export const PointDiff = Schema.Struct({
+  sessionId: SessionId,
+  pointId: PointId,
+  capturedAt: Schema.Number,
+  entries: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      change: Schema.Literal("added", "modified", "deleted"),
+      point: Schema.NullOr(DiffSide),
+      now: Schema.NullOr(DiffSide),
+      untracked: Schema.Boolean,
+      patch: Schema.optional(Schema.String),
+      noPatch: Schema.optional(
+        Schema.Literal("binary", "too_large", "link", "mode_only", "content_missing", "disabled"),
+      ),
+    }),
+  ),
+  unchanged: Count,
+  skipped: Schema.Array(SkippedPath),
+})
+
+export const PointRestorePreview = Schema.Struct({
+  pointId: PointId,
+  protected: Schema.Array(ProtectedPath),
+  changes: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      action: Schema.Literal("write", "link", "delete"),
+      current: Schema.Union(
+        Schema.Struct({ kind: Schema.Literal("file"), hash: ContentHash, mode: Count }),
+        Schema.Struct({ kind: Schema.Literal("link"), target: Schema.String }),
+        Schema.Struct({ kind: Schema.Literal("absent") }),
+      ),
+      wanted: ManifestEntry,
+    }),
+  ),
+  unchanged: Count,
+  conflicts: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      reason: Schema.Literal(
+        "not_a_regular_file",
+        "unreadable",
+        "content_missing",
+        "symlink_in_path",
+        "escaping_link",
+        "content_corrupt",
+      ),
+      detail: Schema.String,
+    }),
+  ),
+  canApply: Schema.Boolean,
+  planDigest: Schema.String,
+  token: Schema.optional(Schema.String),
+  tokenExpiresAt: Schema.optional(Schema.Number),
+})
+
+export const PointRestoreResult = Schema.Struct({
+  operationId: OperationId,
+  rescuePointId: PointId,
+  event: PointRestored,
+})
+
+export const RedoResult = Schema.Struct({
+  operationId: OperationId,
+  redoneOperationId: OperationId,
+  files: Schema.Array(FileOutcome),
+  activeBranch: Schema.Array(MessageId),
+})
+
+export const IncompleteOperation = Schema.Struct({
+  record: OperationRecord,
+  recorded: Schema.Boolean,
+  files: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      state: Schema.Literal("rescue", "planned", "changed", "unreadable"),
+      currentHash: HashOrNull,
+      rescueHash: HashOrNull,
+      plannedHash: HashOrNull,
+    }),
+  ),
+  links: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      state: Schema.Literal("rescue", "planned", "removed", "changed", "unreadable"),
+      current: Schema.NullOr(Schema.String),
+      rescue: Schema.NullOr(Schema.String),
+      planned: Schema.NullOr(Schema.String),
+    }),
+  ),
+  tree: Schema.optional(
+    Schema.Struct({
+      root: Schema.String,
+      staging: Schema.String,
+      childSessionId: SessionId,
+      state: Schema.optional(
+        Schema.Struct({
+          staging: Schema.Literal("missing", "present"),
+          root: Schema.Literal("missing", "empty", "occupied"),
+        }),
+      ),
+    }),
+  ),
+  resolvable: Schema.Boolean,
+  damaged: Schema.optional(Schema.String),
+})
+
+export const Resolution = Schema.Literal("continue", "rollback")
+
+export const ResolvedOperation = Schema.Struct({
+  operationId: OperationId,
+  resolution: Resolution,
+  files: Schema.Array(FileOutcome),
+  /**
+   * For an isolated fork's materialisation: whether its private directory was removed, and
+   * whether a tree with no session to own it was left at the target (reported, never removed).
+   */
+  tree: Schema.optional(
+    Schema.Struct({
+      root: Schema.String,
+      staging: Schema.String,
+      childSessionId: SessionId,
+      stagingRemoved: Schema.Boolean,
+      treeLeft: Schema.Boolean,
+    }),
+  ),
+})
+
+export const SnapshotStatus = Schema.Struct({
+  blobs: Count,
+  storeBytes: Count,
+  sharedBytes: Count,
+  indexBytes: Count,
+  pointsPerSession: Schema.Array(Schema.Struct({ sessionId: SessionId, points: Count })),
+  unprotected: Schema.Array(Schema.Struct({ sessionId: SessionId, ...SkippedPath.fields })),
+  /** The live engine's workspace watcher: running or not and why, and how the last capture went. */
+  watcher: Schema.Struct({
+    active: Schema.Boolean,
+    reason: Schema.optional(Schema.String),
+    backend: Schema.optional(Schema.String),
+    watchedDirectories: Schema.optional(Count),
+    lastCapture: Schema.optional(
+      Schema.Struct({ mode: Schema.Literal("watched", "full"), reason: Schema.optional(Schema.String) }),
+    ),
+  }),
+})
+
+export const CleanupReport = Schema.Struct({
+  swept: Schema.Boolean,
+  reason: Schema.optional(Schema.String),
+  deleted: Schema.Array(ContentHash),
+  deletedBytes: Count,
+  keptYoung: Count,
+  releasedPoints: Schema.Array(Schema.String),
+})
+
+export { DoctorProblemKind, DoctorReport } from "../ports/StoreDoctor.js"

@@ -1,0 +1,215 @@
+/**
+ * The confined workspace's walk and its reads: resolving a workspace path through the primitives
+ * (refusing a symlink on the way), reading and stat-ing files, listing and scanning directories.
+ * Every path reaches a primitive only after `resolveIn` confined it, except the directories handed
+ * to `readdirStatBeneath`, which the operating system confines as it opens them; what that
+ * primitive declines goes the walked way, so both give the same answer.
+ */
+import { WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import type { ScannedEntry, WorkspaceError, WorkspaceReadOptions } from "../ports/Workspace.js"
+import { type ProbedEntry, resolveConfined } from "./confinedPathResolution.js"
+import {
+  byName,
+  type FileSystemPrimitives,
+  ioError,
+  notRegular,
+  type Operation,
+  sortedByName,
+} from "./filesystemPrimitives.js"
+
+/** An absolute, symlink-free root and the primitives of the filesystem it lives on. */
+export interface ConfinedRoot {
+  readonly root: string
+  readonly fs: FileSystemPrimitives
+}
+
+/**
+ * `seen`: directories already probed in the same bulk call. Only directories are remembered (the
+ * components every path of a batch walks through); the last component is always probed.
+ */
+export const resolveIn = (
+  { root, fs }: ConfinedRoot,
+  path: string,
+  operation: Operation,
+  finalSymlink: "refuse" | "report",
+  seen?: Map<string, ProbedEntry>,
+) =>
+  resolveConfined(path, {
+    root,
+    finalSymlink,
+    operation,
+    probe: (absolute) => {
+      const known = seen?.get(absolute)
+      if (known !== undefined) return Effect.succeed(known)
+      const probed = Effect.mapError(fs.probe(absolute), ioError(operation, path))
+      return seen === undefined
+        ? probed
+        : Effect.tap(probed, (entry) => {
+            if (entry.kind === "directory") seen.set(absolute, entry)
+          })
+    },
+    notADirectory: (p, at) =>
+      new WorkspaceIoError({
+        operation,
+        path: p,
+        code: "ENOTDIR",
+        message: `${JSON.stringify(at)} is not a directory, so ${JSON.stringify(p)} cannot exist`,
+      }),
+  })
+
+const directoryOf = (at: ConfinedRoot, directory: string | undefined, seen?: Map<string, ProbedEntry>) =>
+  Effect.gen(function* () {
+    if (directory === undefined) return at.root
+    const target = yield* resolveIn(at, directory, "scan", "refuse", seen)
+    if (target.kind !== "directory") {
+      return yield* new WorkspaceIoError({
+        operation: "scan",
+        path: directory,
+        code: target.kind === "missing" ? "ENOENT" : "ENOTDIR",
+        message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a directory`,
+      })
+    }
+    return target.absolute
+  })
+
+export const readPath = (
+  at: ConfinedRoot,
+  path: string,
+  seen?: Map<string, ProbedEntry>,
+  options?: WorkspaceReadOptions,
+) =>
+  Effect.gen(function* () {
+    const target = yield* resolveIn(at, path, "read", "refuse", seen)
+    switch (target.kind) {
+      case "missing":
+        return Option.none()
+      case "file":
+        return Option.some(
+          yield* Effect.mapError(at.fs.readFile(target.absolute, options), ioError("read", path)),
+        )
+      default:
+        return yield* notRegular(path, target.kind, "read")
+    }
+  })
+
+export const statPath = (at: ConfinedRoot, path: string, seen?: Map<string, ProbedEntry>) =>
+  Effect.gen(function* () {
+    const target = yield* resolveIn(at, path, "stat", "report", seen)
+    if (target.kind === "missing") return Option.none()
+    return Option.some(yield* Effect.mapError(at.fs.stat(target.absolute), ioError("stat", path)))
+  })
+
+/**
+ * The read of a path whose directories this bulk call has all probed already: the file is opened
+ * straight away, without an `lstat` of its own. `readFile` refuses a symlink, a directory or a
+ * FIFO by contract, so a file is read exactly when the walk would have found one there; any
+ * failure goes the whole way round (`readPath`), which gives the same answer and the same error as
+ * a read on its own. Undefined when a directory on the way has not been probed in this call.
+ */
+const readUnderSeen = (at: ConfinedRoot, path: string, seen: Map<string, ProbedEntry>) => {
+  if (workspacePathProblem(path) !== undefined) return undefined
+  let absolute = at.root === "/" ? "" : at.root
+  let start = 0
+  for (let cut = path.indexOf("/"); cut !== -1; cut = path.indexOf("/", start)) {
+    absolute = `${absolute}/${path.slice(start, cut)}`
+    if (seen.get(absolute)?.kind !== "directory") return undefined
+    start = cut + 1
+  }
+  return Effect.orElse(Effect.map(at.fs.readFile(`${absolute}/${path.slice(start)}`), Option.some), () =>
+    readPath(at, path, seen),
+  )
+}
+
+export const readMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    const seen = new Map<string, ProbedEntry>()
+    return Effect.forEach(paths, (path) =>
+      Effect.either(readUnderSeen(at, path, seen) ?? readPath(at, path, seen)),
+    )
+  })
+
+export const statMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    const seen = new Map<string, ProbedEntry>()
+    return Effect.forEach(paths, (path) => Effect.either(statPath(at, path, seen)))
+  })
+
+export const listDirectory = (at: ConfinedRoot, directory: WorkspacePath | undefined) =>
+  Effect.gen(function* () {
+    const absolute = yield* directoryOf(at, directory)
+    const entries = yield* Effect.mapError(at.fs.readdir(absolute), ioError("scan", directory ?? "."))
+    return [...entries].sort(byName)
+  })
+
+export const scanDirectory = (at: ConfinedRoot, directory: WorkspacePath | undefined) =>
+  Effect.gen(function* () {
+    const absolute = yield* directoryOf(at, directory)
+    const entries = yield* Effect.mapError(at.fs.readdirStat(absolute), ioError("scan", directory ?? "."))
+    return [...entries].sort(byName)
+  })
+
+type Listing = Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>
+
+/** `scanDirectories` with every path resolved by the walk first (directories met once per call). */
+const scanChecked = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath | undefined>) =>
+  Effect.gen(function* () {
+    const seen = new Map<string, ProbedEntry>()
+    const resolved = yield* Effect.forEach(directories, (d) => Effect.either(directoryOf(at, d, seen)))
+    const readable = resolved.flatMap((r) => (Either.isRight(r) ? [r.right] : []))
+    const listed =
+      at.fs.readdirStatMany === undefined
+        ? yield* Effect.forEach(readable, (absolute) => Effect.either(at.fs.readdirStat(absolute)))
+        : yield* at.fs.readdirStatMany(readable)
+    let next = 0
+    return resolved.map((r, i): Listing => {
+      if (Either.isLeft(r)) return Either.left(r.left)
+      const entries = listed[next++]!
+      return Either.isLeft(entries)
+        ? Either.left(ioError("scan", directories[i] ?? ".")(entries.left))
+        : Either.right(sortedByName(entries.right))
+    })
+  })
+
+export const scanDirectories = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath | undefined>) =>
+  Effect.gen(function* () {
+    const { root, fs } = at
+    if (fs.readdirStatBeneath === undefined) return yield* scanChecked(at, directories)
+    // Well-formed paths go to the primitive; what it declines, and the rest, the checked way.
+    const eligible = directories.flatMap((d, i) =>
+      d === undefined || workspacePathProblem(d) === undefined ? [i] : [],
+    )
+    const direct = yield* fs.readdirStatBeneath(
+      root,
+      eligible.map((i) => directories[i] ?? ""),
+    )
+    const answers = new Map<number, Listing>()
+    eligible.forEach((i, k) => {
+      const entries = direct[k]
+      if (entries !== undefined) answers.set(i, Either.right(sortedByName(entries)))
+    })
+    const rest = directories.flatMap((_, i) => (answers.has(i) ? [] : [i]))
+    const checked =
+      rest.length === 0
+        ? []
+        : yield* scanChecked(
+            at,
+            rest.map((i) => directories[i]),
+          )
+    for (const [k, i] of rest.entries()) answers.set(i, checked[k]!)
+    return directories.map((_, i) => answers.get(i)!)
+  })
+
+export const readLink = (at: ConfinedRoot, path: string) =>
+  Effect.gen(function* () {
+    const target = yield* resolveIn(at, path, "readlink", "report")
+    if (target.kind !== "symlink") {
+      return yield* new WorkspaceIoError({
+        operation: "readlink",
+        path,
+        code: "EINVAL",
+        message: `${JSON.stringify(path)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a symlink`,
+      })
+    }
+    return yield* Effect.mapError(at.fs.readlink(target.absolute), ioError("readlink", path))
+  })
