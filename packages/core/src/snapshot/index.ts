@@ -57,6 +57,7 @@ export {
   type PointRestorePreview,
   previewPointRestore,
 } from "./restoreToPoint.js"
+export { decodeStatCacheLayer } from "./statCacheBinary.js"
 export {
   type ScanResult,
   scanWorkspace,

@@ -2,7 +2,9 @@
  * The manifest of a point: path → file (content hash + mode) | link (target) | tombstone (recorded
  * as absent). It is stored as an artifact of canonical JSON (paths sorted, fixed key order), so
  * equal workspaces give byte-equal manifests with equal addresses and an unchanged workspace
- * reuses the previous manifest. Also the stat cache, stored the same way.
+ * reuses the previous manifest. Also the stat cache: stored as JSON the same way up to format 1,
+ * binary and columnar since (`statCacheBinary.ts`; the JSON form is still read, so a store written
+ * before keeps working, and a delta may sit on a layer of either form).
  */
 import {
   type ArtifactCorrupt,
@@ -15,6 +17,14 @@ import {
 import { Effect, Schema } from "effect"
 import { ArtifactStore, isContentHash } from "../ports/ArtifactStore.js"
 import { pointArtifactCache } from "./pointArtifactCache.js"
+import {
+  decodeStatCacheLayer,
+  encodeStatCacheLayer,
+  isBinaryStatCache,
+  type StatCacheEntry,
+} from "./statCacheBinary.js"
+
+export type { StatCacheEntry } from "./statCacheBinary.js"
 
 export type ManifestEntry =
   | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
@@ -83,17 +93,6 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
   }
 }
 
-/** What the stat cache remembers of a file whose hash is known. */
-export interface StatCacheEntry {
-  readonly size: number
-  readonly mtimeNs: bigint
-  /** Absent in a cache written before ctime was kept: such an entry never vouches (read once). */
-  readonly ctimeNs?: bigint
-  readonly inode: bigint
-  readonly mode: number
-  readonly hash: ContentHash
-}
-
 export type StatCache = ReadonlyMap<WorkspacePath, StatCacheEntry>
 
 const statCacheRow = (path: WorkspacePath, e: StatCacheEntry): Array<unknown> => [
@@ -109,9 +108,19 @@ const statCacheRow = (path: WorkspacePath, e: StatCacheEntry): Array<unknown> =>
 /**
  * The full (not delta) encoding of a stat cache. `rules` is the identity of the ignore rules the
  * capture's scan decided under (`workspaceScan.ts`), kept so the next capture may reuse its
- * decisions; a cache without it offers none.
+ * decisions; a cache without it offers none. Binary (`statCacheBinary.ts`), or JSON for the rare
+ * cache that form cannot hold exactly.
  */
 export const encodeStatCache = (cache: StatCache, rules?: string): Uint8Array =>
+  encodeStatCacheLayer({
+    base: undefined,
+    depth: 0,
+    rules,
+    entries: sortedPaths(cache).map((path) => [path, cache.get(path)!] as const),
+    removed: [],
+  }) ?? encodeStatCacheJson(cache, rules)
+
+const encodeStatCacheJson = (cache: StatCache, rules: string | undefined): Uint8Array =>
   encoder.encode(
     JSON.stringify({
       format: STAT_CACHE_FORMAT,
@@ -156,6 +165,11 @@ export const decodeStatCache = (bytes: Uint8Array): StatCache | undefined =>
   decodeStatCacheWithRules(bytes)?.map
 
 const decodeStatCacheWithRules = (bytes: Uint8Array): FullMap<StatCacheEntry> | undefined => {
+  if (isBinaryStatCache(bytes)) {
+    const layer = decodeStatCacheLayer(bytes, MAX_DEPTH)
+    if (layer === undefined || layer.base !== undefined) return undefined
+    return layer.rules === undefined ? { map: layer.entries } : { map: layer.entries, rules: layer.rules }
+  }
   try {
     const parsed = JSON.parse(decoder.decode(bytes)) as {
       format?: unknown
@@ -186,6 +200,12 @@ export interface Layered<V> {
   readonly layers: ReadonlyArray<ContentHash>
   /** A stat cache's ignore-rules identity (see `encodeStatCache`); never set on a manifest. */
   readonly rules?: string
+  /**
+   * Set when a layer is in a form no longer written (a stat cache in JSON): the next capture stores
+   * the map whole in the current form instead of a delta over it, so a store written before
+   * converts once rather than decoding the old form at every capture.
+   */
+  readonly legacy?: true
 }
 
 interface FullMap<V> {
@@ -200,6 +220,19 @@ interface LayerCodec<V> {
   readonly encodeEntry: (path: WorkspacePath, entry: V) => Array<unknown>
   readonly decodeEntry: (raw: Array<unknown>) => [WorkspacePath, V] | undefined
   readonly same: (a: V, b: V | undefined) => boolean
+  /** A binary form's decoder, tried first when it claims the bytes (full or delta layers). */
+  readonly binary?: {
+    readonly claims: (bytes: Uint8Array) => boolean
+    readonly decode: (bytes: Uint8Array) => DecodedLayer<V> | undefined
+    /** The bytes of a delta, or `undefined` to store it as JSON. */
+    readonly encodeDelta: (delta: {
+      readonly base: ContentHash
+      readonly depth: number
+      readonly rules: string | undefined
+      readonly entries: ReadonlyArray<readonly [WorkspacePath, V]>
+      readonly removed: ReadonlyArray<WorkspacePath>
+    }) => Uint8Array | undefined
+  }
 }
 
 /**
@@ -222,6 +255,7 @@ const withRules = <T extends object>(value: T, rules: string | undefined): T & {
   rules === undefined ? value : { ...value, rules }
 
 const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V> | undefined => {
+  if (codec.binary?.claims(bytes)) return codec.binary.decode(bytes)
   const full = codec.full(bytes)
   if (full !== undefined)
     return withRules({ base: undefined, depth: 0, entries: full.map, removed: [] }, full.rules)
@@ -273,6 +307,7 @@ const loadLayered = <V>(
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
     let value: Layered<V>
+    const legacy = codec.binary !== undefined && !codec.binary.claims(bytes)
     if (layer.base === undefined)
       value = withRules({ map: layer.entries, depth: 0, layers: [hash] }, layer.rules)
     else {
@@ -289,7 +324,9 @@ const loadLayered = <V>(
       for (const [path, entry] of layer.entries) map.set(path, entry)
       // The rules are the top layer's own: a layer without them offers no decisions to reuse.
       value = withRules({ map, depth: layer.depth, layers: [...base.layers, hash] }, layer.rules)
+      if (base.legacy) value = { ...value, legacy: true }
     }
+    if (legacy) value = { ...value, legacy: true }
     remember(hash, value)
     return value
   })
@@ -330,14 +367,24 @@ const encodeLayered = <V>(
   if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
   if (changed.length + removed.length > limit) return full()
   const depth = base.value.depth + 1
+  changed.sort(byPath)
+  removed.sort(byPath)
+  const binary = codec.binary?.encodeDelta({
+    base: base.hash,
+    depth,
+    rules,
+    entries: changed.map((path) => [path, map.get(path)!] as const),
+    removed,
+  })
+  if (binary !== undefined) return { bytes: binary, depth }
   const bytes = encoder.encode(
     JSON.stringify({
       format: codec.deltaFormat,
       base: base.hash,
       depth,
       ...(rules === undefined ? {} : { rules }),
-      entries: changed.sort(byPath).map((path) => codec.encodeEntry(path, map.get(path)!)),
-      removed: removed.sort(byPath),
+      entries: changed.map((path) => codec.encodeEntry(path, map.get(path)!)),
+      removed,
     }),
   )
   return { bytes, depth }
@@ -388,6 +435,16 @@ const statCacheCodec: LayerCodec<StatCacheEntry> = {
     return entry === undefined ? undefined : [raw[0] as WorkspacePath, entry]
   },
   same: sameStatCacheEntry,
+  binary: {
+    claims: isBinaryStatCache,
+    decode: (bytes) => {
+      const layer = decodeStatCacheLayer(bytes, MAX_DEPTH)
+      if (layer === undefined) return undefined
+      const { base, depth, entries, removed, rules } = layer
+      return withRules({ base, depth, entries, removed }, rules)
+    },
+    encodeDelta: encodeStatCacheLayer,
+  },
 }
 
 /** Reads a manifest (following its deltas); fails when it or a layer below is missing or malformed. */
@@ -439,7 +496,9 @@ export const storeManifestAndStatCache = (
     const artifacts = yield* ArtifactStore
     const cache = yield* pointArtifactCache
     const m = encodeLayered(manifestCodec, manifest, base?.manifest, undefined, differsAt)
-    const c = encodeLayered(statCacheCodec, statCache, base?.statCache, rules, differsAt)
+    // A stat cache still in the old form is stored whole in the new one (see `Layered.legacy`).
+    const statBase = base?.statCache?.value.legacy ? undefined : base?.statCache
+    const c = encodeLayered(statCacheCodec, statCache, statBase, rules, differsAt)
     const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
     const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
     let next = 0
@@ -457,7 +516,7 @@ export const storeManifestAndStatCache = (
       return hash
     }
     const manifestHash = settle(m, manifest, base?.manifest, cache?.setManifest)
-    const statCacheHash = settle(c, statCache, base?.statCache, cache?.setStatCache, rules)
+    const statCacheHash = settle(c, statCache, statBase, cache?.setStatCache, rules)
     return { manifestHash, statCacheHash }
   })
 

@@ -8,6 +8,7 @@ import {
   applyPointRestore,
   capturePoint,
   cleanup,
+  decodeStatCacheLayer,
   encodeManifest,
   layerPointArtifactCache,
   layerSessionStateCache,
@@ -39,6 +40,14 @@ const stored = (hash: ContentHash) =>
       entries: Array<Array<unknown>>
       removed?: Array<string>
     }
+  })
+
+/** A stored stat cache layer, decoded (binary since format 2, see statCacheBinary.ts). */
+const storedStatCache = (hash: ContentHash) =>
+  Effect.gen(function* () {
+    const layer = decodeStatCacheLayer(yield* (yield* ArtifactStore).get(hash), 16)
+    if (layer === undefined) return yield* Effect.dieMessage(`${hash} is not a binary stat cache`)
+    return layer
   })
 
 const FILES = 40
@@ -88,8 +97,9 @@ describe("manifest deltas", () => {
       const full = yield* (yield* ArtifactStore).put(encodeManifest(whole))
       expect(yield* loadManifest(full)).toEqual(whole)
       // The stat cache is a delta as well.
-      const cache = yield* stored(second.statCacheHash!)
-      expect(cache.format).toBe("rewind-stat-cache-delta/1")
+      const cache = yield* storedStatCache(second.statCacheHash!)
+      expect(cache.base).toBe(first.statCacheHash)
+      expect(cache.depth).toBe(1)
       expect(cache.removed).toEqual(["src/f7.txt"])
     }).pipe(Effect.provide(env.layer()))
   })

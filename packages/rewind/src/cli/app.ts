@@ -14,12 +14,13 @@ import { Command, ValidationError } from "@effect/cli"
 // The module itself, not the package index: the index re-exports the HTTP and cluster modules,
 // which drag undici (1 MB) into the start of every command.
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Console, Effect, Exit } from "effect"
+import { Console, Effect } from "effect"
 import { mcp } from "../mcp/mcpCommand.js"
 import { serve } from "../server/serveCommand.js"
 import { ui } from "../ui/uiCommand.js"
+import { exitCodeOf } from "./cliExit.js"
 import { commands } from "./commands.js"
-import { CliFailure, colourEnabled, ExitCode, JSON_FORMAT_VERSION, red, stripAnsi } from "./output.js"
+import { colourEnabled, type ExitCode, stripAnsi } from "./output.js"
 import { VERSION } from "./version.js"
 
 export { VERSION } from "./version.js"
@@ -30,22 +31,6 @@ const root = Command.make("rewind").pipe(
 )
 
 const cli = Command.run(root, { name: "rewind", version: VERSION })
-
-const report = (failure: CliFailure, json: boolean) => {
-  process.stderr.write(`${red("error")}: ${failure.message}\n`)
-  if (json) {
-    process.stdout.write(
-      `${JSON.stringify({
-        v: JSON_FORMAT_VERSION,
-        type: "error",
-        code: failure.code,
-        reason: failure.reason,
-        message: failure.message,
-        ...(failure.details === undefined ? {} : { details: failure.details }),
-      })}\n`,
-    )
-  }
-}
 
 /** Repeated options whose values are paths: quoted for the parser, so it can neither trim nor drop them. */
 const PATH_OPTIONS = new Set(["--path"])
@@ -101,20 +86,5 @@ export const runCli = async (argv: ReadonlyArray<string>): Promise<ExitCode> => 
       ? program
       : Effect.flatMap(plainConsole, (console) => Effect.withConsole(program, console)),
   )
-  if (Exit.isSuccess(exit)) return ExitCode.ok
-  const error = Cause.squash(exit.cause)
-  if (error instanceof CliFailure) {
-    report(error, json)
-    return error.code
-  }
-  if (ValidationError.isValidationError(error)) return ExitCode.usage
-  report(
-    new CliFailure({
-      code: ExitCode.failed,
-      message: error instanceof Error ? error.message : String(error),
-      reason: "defect",
-    }),
-    json,
-  )
-  return ExitCode.failed
+  return exitCodeOf(exit, json, ValidationError.isValidationError)
 }

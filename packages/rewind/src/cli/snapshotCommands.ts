@@ -4,36 +4,16 @@
  * `gc [--dry-run]` (garbage collection of the artifact store). `diff <point>` is diffCommand.ts;
  * restoring a point is `preview <point>` then `restore <point> --token`.
  */
-import { randomBytes } from "node:crypto"
 import { Command, Options } from "@effect/cli"
-import {
-  normaliseWorkspacePath,
-  type PointCaptured,
-  type SessionId,
-  TurnId,
-  workspacePathProblem,
-} from "@rewind/contracts"
+import { normaliseWorkspacePath, TurnId, workspacePathProblem } from "@rewind/contracts"
 import { DEFAULT_CAPTURE_SETTINGS } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
-import { bold, bytes, CliFailure, dim, ExitCode, iso, type Output, table, yellow } from "./output.js"
+import { runCapture } from "./captureRun.js"
+import { bytes, CliFailure, dim, ExitCode, iso, table, yellow } from "./output.js"
 import { pointRecord } from "./pointRecord.js"
-import { type CliRewind, common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
+import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 
-const warnSkipped = (out: Output, p: PointCaptured) =>
-  Effect.forEach(
-    p.skipped,
-    (s) => out.human(`${yellow("left out")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`),
-    { discard: true },
-  )
-
-/** A turn id for a capture a person asked for: sortable by time, unique per call. */
-const manualTurnId = (): TurnId => {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z")
-  return `manual-${stamp}-${randomBytes(3).toString("hex")}` as TurnId
-}
+export { CLI_CAPTURE_SESSION_ID, captureSession } from "./captureRun.js"
 
 /**
  * A `--path` value as the user typed it: `runCli` hands path values to the parser JSON-quoted so
@@ -50,38 +30,6 @@ const pathValue = (raw: string): string => {
   }
   return normaliseWorkspacePath(value)
 }
-
-/**
- * The id of the session `capture` creates in an empty store. Fixed, so captures racing on an empty
- * store (several processes at once) all create, or find, the same one: the store admits one
- * `SessionCreated` per id (the first append at version 0 wins), and the others use it.
- */
-export const CLI_CAPTURE_SESSION_ID = "ses_rewind_cli_captures" as SessionId
-
-/** The session to capture into: `--session`, the newest, or (in an empty store) the CLI's own. */
-export const captureSession = (rewind: CliRewind, out: Output, session: Option.Option<SessionId>) =>
-  Effect.gen(function* () {
-    if (Option.isSome(session)) return session.value
-    const all = yield* expect(rewind.listSessions())
-    if (all[0] !== undefined) return all[0].sessionId
-    const created = yield* rewind.createSession({
-      sessionId: CLI_CAPTURE_SESSION_ID,
-      title: "rewind CLI captures",
-      cwd: rewind.workspaceRoot,
-    })
-    // Refused `conflict`: another capture created it between our read and our append.
-    if (!created.ok) {
-      if (created.refusal.kind === "conflict") return CLI_CAPTURE_SESSION_ID
-      return yield* new CliFailure({
-        code: ExitCode.failed,
-        message: created.refusal.message,
-        reason: created.refusal.kind,
-      })
-    }
-    yield* out.record("session_created", { sessionId: created.value.id, title: created.value.title })
-    yield* out.human(dim(`the store had no session: created ${created.value.id} for captures`))
-    return created.value.id
-  })
 
 export const capture = Command.make(
   "capture",
@@ -117,43 +65,7 @@ export const capture = Command.make(
       const shown = bad.length > 0 && bad.trim() === bad ? bad : JSON.stringify(bad)
       return usage(`--path ${shown}: ${workspacePathProblem(bad)}`)
     }
-    return withRewind(o, false, (rewind, out) =>
-      Effect.gen(function* () {
-        const sessionId = yield* captureSession(rewind, out, o.session)
-        const turnId = Option.getOrElse(o.turn, manualTurnId)
-        const bar = out.captureBar()
-        const result = yield* expect(
-          rewind.capturePoint(sessionId, turnId, {
-            declaredPaths: paths,
-            onProgress: bar.update,
-            ...Option.match(o.maxFiles, {
-              onNone: () => ({}),
-              onSome: (maxFiles) => ({ settings: { maxFiles } }),
-            }),
-          }),
-        ).pipe(Effect.ensuring(Effect.sync(bar.done)))
-        if (result._tag === "NotCaptured") {
-          return yield* new CliFailure({
-            code: ExitCode.failed,
-            message: result.reason,
-            reason: "not_captured",
-          })
-        }
-        const p = result.point
-        // `via`: this process made it (cli/captureClient.ts hands it to a running server instead).
-        yield* out.record("point", {
-          ...pointRecord(sessionId, p),
-          existing: result.existing,
-          via: "process",
-        })
-        yield* out.human(
-          result.existing
-            ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`
-            : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s), ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(" (nothing changed since the last point)") : ""}`,
-        )
-        yield* warnSkipped(out, p)
-      }),
-    )
+    return runCapture({ ...o, paths })
   },
 ).pipe(
   Command.withDescription("Capture a point: the workspace as it is now (bounded scan, ignore rules apply)"),

@@ -1,24 +1,11 @@
 /**
- * The CLI's access to a store: the options every command shares (`--workspace`, `--dir`,
- * `--json`), the `Rewind` service provided to a command's Effect for its life (the embedded
- * layer, serviceLayer.ts, built in the command's scope and released when it ends), and the one
- * place where what the service answers becomes a `CliFailure` with its exit code: refusals
- * (`Outcome` values) in `expect`, typed errors in `withRewind` by their tags. A store this process
- * cannot write is said so on stderr (and as a `warning` line with `--json`) by every command,
- * before any write fails with SQLite's own words.
- *
- * The layer's module is imported when a command first opens the store, so `--help`, usage errors
- * and the bin's light paths (the hook client, the capture hand-over) never load the adapters.
+ * The options every command shares (`--workspace`, `--dir`, `--json`, `--session`), over
+ * @effect/cli, and everything of storeAccess.ts (the store for a command's life, failures by tag).
  */
-import { resolve } from "node:path"
 import { Options } from "@effect/cli"
-import { type Outcome, type Refused, SessionId, toOutcome, type VersionConflict } from "@rewind/contracts"
-import { type ManifestUnreadable, Rewind, type RewindApi, type RewindError } from "@rewind/core"
-import { Effect, type Layer, Option } from "effect"
-import type { StoreMissing, StoreRefused } from "../errors.js"
-import type { DefaultOpenError, EngineServices } from "../layers.js"
-import type { layerEmbeddedService } from "../serviceLayer.js"
-import { CliFailure, ExitCode, makeOutput, type Output } from "./output.js"
+import { SessionId } from "@rewind/contracts"
+
+export * from "./storeAccess.js"
 
 export const common = {
   json: Options.boolean("json").pipe(
@@ -34,162 +21,8 @@ export const common = {
   ),
 }
 
-export interface CommonOptions {
-  readonly json: boolean
-  readonly workspace: Option.Option<string>
-  readonly dir: Option.Option<string>
-}
-
-/** What a command works with: the service's operations, and where its workspace and store lie. */
-export type CliRewind = RewindApi & { readonly workspaceRoot: string; readonly dir: string }
-
-/** Every service the command's layer provides (the engine's programs the CLI runs need some). */
-type Provided = Layer.Layer.Success<ReturnType<typeof layerEmbeddedService>>
-
-/** The typed errors a command may fail with besides its own `CliFailure`s. */
-export type CliError =
-  | RewindError
-  | DefaultOpenError
-  | StoreMissing
-  | StoreRefused
-  | VersionConflict
-  // The engine's programs the CLI runs beside the operations (its turn views) may meet it.
-  | ManifestUnreadable
-
-const failedWith = (error: { readonly _tag: string; readonly message: string }) =>
-  Effect.fail(new CliFailure({ code: ExitCode.failed, message: error.message, reason: error._tag }))
-
-/**
- * Every typed error a command can meet, by tag: a failed command (exit 2) with the error's own
- * message, its tag as the `reason`. A version conflict the engine's retries did not resolve is
- * said as the service's `conflict` refusal says it.
- */
-export const failOnErrors = <A, R>(effect: Effect.Effect<A, CliFailure | CliError, R>) =>
-  Effect.catchTags(effect, {
-    StoreError: failedWith,
-    EventDecodeError: failedWith,
-    ArtifactStoreError: failedWith,
-    ArtifactNotFound: failedWith,
-    ArtifactCorrupt: failedWith,
-    WorkspaceIoError: failedWith,
-    PathRefused: failedWith,
-    UnrecoverableRewindError: failedWith,
-    ForkBundleInvalid: failedWith,
-    CommandAlreadyRecorded: failedWith,
-    TaskStopFailed: failedWith,
-    GcRootUnreadable: failedWith,
-    StoreMissing: failedWith,
-    StoreRefused: failedWith,
-    StoreIncompatible: failedWith,
-    ManifestUnreadable: failedWith,
-    VersionConflict: (error) =>
-      Effect.fail(
-        new CliFailure({
-          code: ExitCode.failed,
-          message: `another writer kept changing session ${error.sessionId} while this ran (${error.message}); its record was not appended, try again`,
-          reason: "conflict",
-        }),
-      ),
-  })
-
-/** An operation's answer: its value, or its refusal as a failed command with the refusal's message. */
-export const expect = <A, E, R>(answer: Effect.Effect<Outcome<A>, E, R>) =>
-  Effect.flatMap(answer, (outcome) =>
-    outcome.ok
-      ? Effect.succeed(outcome.value)
-      : Effect.fail(
-          new CliFailure({
-            code: ExitCode.failed,
-            message: outcome.refusal.message,
-            reason: outcome.refusal.kind,
-            ...(outcome.refusal.details === undefined ? {} : { details: outcome.refusal.details }),
-          }),
-        ),
-  )
-
-/** One of the engine's programs over the command's services: a refusal fails as `expect` says. */
-export const engine = <A, E, R extends EngineServices>(program: Effect.Effect<A, E | Refused, R>) =>
-  expect(toOutcome(program))
-
-/**
- * Runs `body` with the `Rewind` service over the store, built for the command's life and released
- * after it. Only `init` creates a store; every other command fails (exit 2) when there is none,
- * creating nothing.
- */
-export const withRewind = <A, R>(
-  options: CommonOptions,
-  create: boolean,
-  body: (rewind: CliRewind, out: Output) => Effect.Effect<A, CliFailure | CliError, R>,
-  /** `live`: run the live engine (the workspace watcher) for as long as the body runs. */
-  open: { readonly live?: boolean } = {},
-): Effect.Effect<A, CliFailure, Exclude<R, Provided>> => {
-  const out = makeOutput(options.json)
-  const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
-  const named = Option.map(options.dir, (dir) => resolve(dir))
-  return failOnErrors(
-    Effect.flatMap(
-      Effect.promise(() => Promise.all([import("../serviceLayer.js"), import("../layers.js")])),
-      ([{ layerEmbeddedService }, { storeDirectory }]) => {
-        const dir = Option.getOrUndefined(named)
-        const layer = layerEmbeddedService({
-          workspaceRoot,
-          create,
-          ...(open.live === true ? { live: true } : {}),
-          ...(dir === undefined ? {} : { dir }),
-        })
-        const program = Effect.flatMap(Rewind, (service) =>
-          Effect.zipRight(
-            warnIfReadOnly(out),
-            body({ ...service, workspaceRoot, dir: storeDirectory({ workspaceRoot, dir }) }, out),
-          ),
-        )
-        return Effect.provide(program, layer)
-      },
-    ),
-  )
-}
-
-const warnIfReadOnly = (out: Output) =>
-  Effect.flatMap(
-    Effect.flatMap(
-      Effect.promise(() => import("../internal/doctor.js")),
-      ({ storeReadOnly }) => storeReadOnly,
-    ),
-    (reason) =>
-      reason === undefined
-        ? Effect.void
-        : Effect.zipRight(
-            out.record("warning", { reason: "store_read_only", message: reason }),
-            Effect.sync(() => {
-              if (!out.json) process.stderr.write(`warning: the store is read-only: ${reason}\n`)
-            }),
-          ),
-  )
-
 export const sessionOption = Options.text("session").pipe(
   Options.withSchema(SessionId),
   Options.withDescription("The session (default: the most recently created one)"),
   Options.optional,
 )
-
-/** The session named by `--session`, or the newest one in the store. */
-export const resolveSession = (rewind: CliRewind, session: Option.Option<SessionId>) =>
-  Option.match(session, {
-    onSome: (id) => Effect.succeed<SessionId>(id),
-    onNone: () =>
-      Effect.flatMap(expect(rewind.listSessions()), (all) =>
-        all[0] === undefined
-          ? Effect.fail(
-              new CliFailure({
-                code: ExitCode.failed,
-                message: "the store has no session yet",
-                reason: "no_session",
-              }),
-            )
-          : Effect.succeed(all[0].sessionId),
-      ),
-  })
-
-/** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
-export const usage = (message: string) =>
-  Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))
