@@ -128,30 +128,26 @@ export const takeListing = (
     }
     state.directories++
     state.listed.add(dir)
-    const scope = yield* directoryScope(state, dir, rules, children)
+    const own = yield* ownRules(state, dir, children)
+    const scope = own === undefined ? rules : pushRules(rules, own)
     state.scopes.set(dir, scope)
     takeChildren(state, dir, scope, children)
   })
 
-/** The rules in force for a directory's entries: its parent's, plus its own ignore files if any. */
-const directoryScope = (
-  state: ScanState,
-  dir: string,
-  rules: RuleStack,
-  children: ReadonlyArray<ScannedEntry>,
-) =>
+/** The rules of a directory's own ignore files (pushed on its parent's), or none when it has none. */
+const ownRules = (state: ScanState, dir: string, children: ReadonlyArray<ScannedEntry>) =>
   Effect.gen(function* () {
     // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
     const present: Array<{ name: string; size: number; regular: boolean }> = []
     for (const c of children)
       if (IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory")
         present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
-    if (present.length === 0) return rules
+    if (present.length === 0) return undefined
     const own = yield* readDirectoryRules(dir, present)
     for (const line of own.identity) state.identity.push(line)
     for (const r of own.refused)
       state.skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
-    return pushRules(rules, own.rules)
+    return own.rules
   })
 
 const takeChildren = (
