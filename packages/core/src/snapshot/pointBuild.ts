@@ -7,7 +7,6 @@
  * keeps its previous entry and is reported as unreadable: unreadable is never absent.
  */
 import {
-  type ArtifactStoreError,
   type ContentHash,
   type FileStat,
   PointCaptured,
@@ -15,12 +14,12 @@ import {
   type SkippedPath,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Fiber, Option } from "effect"
-import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { Clock, Effect, Either, Option } from "effect"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import type { CaptureSettings } from "./capturePoint.js"
+import { type BuildInto, readAndStore } from "./contentBatches.js"
 import {
   loadStatCacheLayers,
   type Manifest,
@@ -29,14 +28,6 @@ import {
   type StatCacheEntry,
 } from "./pointManifest.js"
 import type { ScannedPath } from "./workspaceScan.js"
-
-/** A capture stores what it read in batches of at most this many bytes or files. */
-const BATCH_BYTES = 8 * 1024 * 1024
-const BATCH_FILES = 1_024
-/** Files read by one `readMany`. */
-const READ_GROUP_FILES = 1_024
-/** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
-const STORES_IN_FLIGHT = 3
 
 /**
  * Whether the stat cache vouches for the file: size, mtime, ctime, inode and mode all as cached.
@@ -80,11 +71,7 @@ export interface Built {
   readonly skipped: Array<SkippedPath>
 }
 
-/**
- * Builds a manifest of `paths` (or of the whole scan) against a previous manifest and stat cache.
- * Shared by turn captures and rescue points.
- */
-export const buildManifest = (input: {
+interface BuildInput {
   readonly scanned: ReadonlyMap<WorkspacePath, ScannedPath>
   /** Paths to include even where the scan did not reach them; repeats and scanned paths are fine. */
   readonly tracked: Iterable<WorkspacePath>
@@ -93,21 +80,41 @@ export const buildManifest = (input: {
   readonly settings: CaptureSettings
   readonly startedAtMs: number
   readonly onHashed?: (hashed: number, toHash: number) => void
-}) =>
+}
+
+/**
+ * Builds a manifest of `paths` (or of the whole scan) against a previous manifest and stat cache.
+ * Shared by turn captures and rescue points.
+ */
+export const buildManifest = (input: BuildInput) =>
+  Effect.gen(function* () {
+    const manifest = new Map<WorkspacePath, ManifestEntry>()
+    const into: BuildInto = {
+      manifest,
+      statCache: new Map(),
+      skipped: [],
+      keepPrevious: (path) => {
+        const before = input.previous.get(path)
+        if (before !== undefined) manifest.set(path, before)
+      },
+    }
+    const racyFromNs = BigInt(input.startedAtMs - input.settings.racyWindowMs) * 1_000_000n
+    const unscanned = yield* statUnscanned(input, into)
+    const toRead: Array<[WorkspacePath, FileStat]> = []
+    for (const [path, scanned] of input.scanned) consider(input, into, toRead, path, scanned)
+    for (const [path, scanned] of unscanned) consider(input, into, toRead, path, scanned)
+    yield* readAndStore(toRead, into, racyFromNs, input.onHashed)
+    return { manifest, statCache: into.statCache, skipped: into.skipped } satisfies Built
+  })
+
+/**
+ * Tracked paths the scan did not see: stat each one (it may be gone, ignored or out of budget).
+ * Kept apart from the scan's map, which is the bulk of the candidates and is not copied.
+ */
+const statUnscanned = (input: BuildInput, into: BuildInto) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const artifacts = yield* ArtifactStore
-    const manifest = new Map<WorkspacePath, ManifestEntry>()
-    const statCache = new Map<WorkspacePath, StatCacheEntry>()
-    const skipped: Array<SkippedPath> = []
-    const racyFromNs = BigInt(input.startedAtMs - input.settings.racyWindowMs) * 1_000_000n
-    const keepPrevious = (path: WorkspacePath) => {
-      const before = input.previous.get(path)
-      if (before !== undefined) manifest.set(path, before)
-    }
-
-    // Tracked paths the scan did not see: stat each one (it may be gone, ignored or out of budget).
-    // Kept apart from the scan's map, which is the bulk of the candidates and is not copied.
+    const { manifest, skipped, keepPrevious } = into
     const unscanned = new Map<WorkspacePath, ScannedPath>()
     const statted = new Set<WorkspacePath>()
     for (const path of input.tracked) {
@@ -139,129 +146,48 @@ export const buildManifest = (input: {
       }
       unscanned.set(path, { stat: stat.right.value })
     }
-
-    const toRead: Array<[WorkspacePath, FileStat]> = []
-    const consider = (path: WorkspacePath, { stat, target }: ScannedPath) => {
-      if (stat.kind === "symlink" && target !== undefined) {
-        manifest.set(path, { kind: "link", target })
-      } else if (stat.kind !== "file") {
-        skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })
-      } else if (stat.size > input.settings.maxFileBytes) {
-        skipped.push({
-          path,
-          reason: "over_size_limit",
-          detail: `${stat.size} bytes > ${input.settings.maxFileBytes}`,
-        })
-        keepPrevious(path)
-      } else {
-        const cached = input.statCache.get(path)
-        if (cached !== undefined && sameStat(cached, stat)) {
-          // The previous entry object when it says the same: an unchanged tree allocates nothing
-          // per file, and the delta against the previous manifest is found by identity.
-          const before = input.previous.get(path)
-          manifest.set(
-            path,
-            before?.kind === "file" &&
-              before.hash === cached.hash &&
-              before.mode === stat.mode &&
-              before.size === stat.size
-              ? before
-              : { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size },
-          )
-          statCache.set(path, cached)
-        } else toRead.push([path, stat])
-      }
-    }
-    for (const [path, scanned] of input.scanned) consider(path, scanned)
-    for (const [path, scanned] of unscanned) consider(path, scanned)
-
-    // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
-    // the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored while
-    // the next one is read: a store that compresses off the main thread takes longer per batch than
-    // the read of one, and with a single batch in flight the reads stood waiting for it.
-    let hashed = 0
-    const storing: Array<Fiber.RuntimeFiber<void, ArtifactStoreError>> = []
-    let batch: Array<{
-      readonly path: WorkspacePath
-      readonly stat: FileStat
-      readonly mode: number
-      readonly content: Uint8Array
-    }> = []
-    let batchBytes = 0
-    const store = (stored: typeof batch) =>
-      Effect.gen(function* () {
-        const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
-        stored.forEach(({ path, stat, mode, content }, i) => {
-          const hash = hashes[i]!
-          manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
-          // The racy rule: an mtime this close to now may not change on the next edit, so the stat
-          // cannot vouch for the content next time; such a file is read again.
-          if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
-            statCache.set(path, {
-              size: stat.size,
-              mtimeNs: stat.mtimeNs,
-              ctimeNs: stat.ctimeNs,
-              inode: stat.inode,
-              mode: stat.mode,
-              hash,
-            })
-          }
-        })
-      })
-    const finishStoring = Effect.suspend(() =>
-      Effect.forEach(storing.splice(0), Fiber.join, { discard: true }),
-    )
-    const flush = Effect.gen(function* () {
-      if (batch.length === 0) return
-      const stored = batch
-      batch = []
-      batchBytes = 0
-      if (storing.length >= STORES_IN_FLIGHT) yield* Fiber.join(storing.shift()!)
-      storing.push(yield* Effect.fork(store(stored)))
-    })
-    // Read in groups (`readMany` checks the directories they share once), each at most
-    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES.
-    for (let start = 0; start < toRead.length; ) {
-      let end = start
-      let expected = 0
-      while (end < toRead.length && end - start < READ_GROUP_FILES && expected < BATCH_BYTES) {
-        expected += toRead[end]![1].size
-        end++
-      }
-      const group = toRead.slice(start, end)
-      start = end
-      const reads = yield* workspace.readMany(group.map(([path]) => path))
-      for (let i = 0; i < group.length; i++) {
-        const [path, stat] = group[i]!
-        const read = reads[i]!
-        hashed++
-        if (hashed % 256 === 0) input.onHashed?.(hashed, toRead.length)
-        if (Either.isLeft(read)) {
-          const changing = read.left._tag === "WorkspaceIoError" && read.left.code === "ECHANGED"
-          skipped.push({
-            path,
-            reason: changing ? "changed_during_read" : "unreadable",
-            detail: read.left.message,
-          })
-          keepPrevious(path)
-          continue
-        }
-        if (Option.isNone(read.right)) {
-          // Gone between the scan and the read: absent now.
-          manifest.set(path, { kind: "tombstone" })
-          continue
-        }
-        const file = read.right.value
-        batch.push({ path, stat, mode: file.mode, content: file.content })
-        batchBytes += file.content.byteLength
-        if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
-      }
-    }
-    yield* flush
-    yield* finishStoring
-    input.onHashed?.(hashed, toRead.length)
-    return { manifest, statCache, skipped } satisfies Built
+    return unscanned
   })
+
+/** Decides a candidate: a link, skipped, vouched for by the stat cache, or to be read. */
+const consider = (
+  input: BuildInput,
+  into: BuildInto,
+  toRead: Array<[WorkspacePath, FileStat]>,
+  path: WorkspacePath,
+  { stat, target }: ScannedPath,
+) => {
+  const { manifest, statCache, skipped, keepPrevious } = into
+  if (stat.kind === "symlink" && target !== undefined) {
+    manifest.set(path, { kind: "link", target })
+  } else if (stat.kind !== "file") {
+    skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })
+  } else if (stat.size > input.settings.maxFileBytes) {
+    skipped.push({
+      path,
+      reason: "over_size_limit",
+      detail: `${stat.size} bytes > ${input.settings.maxFileBytes}`,
+    })
+    keepPrevious(path)
+  } else {
+    const cached = input.statCache.get(path)
+    if (cached !== undefined && sameStat(cached, stat)) {
+      // The previous entry object when it says the same: an unchanged tree allocates nothing
+      // per file, and the delta against the previous manifest is found by identity.
+      const before = input.previous.get(path)
+      manifest.set(
+        path,
+        before?.kind === "file" &&
+          before.hash === cached.hash &&
+          before.mode === stat.mode &&
+          before.size === stat.size
+          ? before
+          : { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size },
+      )
+      statCache.set(path, cached)
+    } else toRead.push([path, stat])
+  }
+}
 
 /** Records a manifest as a point of the session (used by turn captures and rescue points). */
 export const recordPoint = (sessionId: SessionId, point: Omit<PointCaptured, "_tag" | "capturedAt">) =>

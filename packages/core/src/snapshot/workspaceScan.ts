@@ -24,18 +24,10 @@
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { hashContent } from "../workspace/contentHash.js"
-import {
-  BUILT_IN_SKIP,
-  IGNORE_FILES,
-  isExcluded,
-  onSkipList,
-  pushRules,
-  type RuleStack,
-  readDirectoryRules,
-} from "../workspace/ignoreRules.js"
-import { protectionByName, storeDirectories } from "../workspace/protection.js"
+import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { isExcluded, type RuleStack } from "../workspace/ignoreRules.js"
+import { storeDirectories } from "../workspace/protection.js"
+import { finishScan, newScanState, outOfBudget, takeListing } from "./scanState.js"
 
 /** Directories listed in one call: few enough that their listings fit in memory together. */
 const SCAN_WAVE = 256
@@ -102,33 +94,6 @@ export interface ScanStart {
   readonly rules: RuleStack
 }
 
-const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
-
-/**
- * The paths of a listing's entries, by listing. An adapter that keeps listings returns the same
- * (immutable) array for a directory that has not changed, so a repeat scan reuses the path
- * strings it built last time instead of building thousands again; and because they are the very
- * strings the previous manifest and stat cache were keyed by, the capture's lookups in those maps
- * are cheap too. Only a cache: a listing seen for the first time gets its paths built.
- */
-const pathsOfListing = new WeakMap<
-  ReadonlyArray<ScannedEntry>,
-  { readonly dir: string; readonly paths: ReadonlyArray<string> }
->()
-
-const pathsOf = (dir: string, children: ReadonlyArray<ScannedEntry>): ReadonlyArray<string> => {
-  const known = pathsOfListing.get(children)
-  if (known !== undefined && known.dir === dir) return known.paths
-  const paths = children.map((c) => join(dir, c.name))
-  pathsOfListing.set(children, { dir, paths })
-  return paths
-}
-
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
-
 export const scanWorkspace = (
   budget: ScanBudget,
   onProgress?: (p: ScanProgress) => void,
@@ -165,6 +130,10 @@ export const scanSubtrees = (
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.map(scanOnce(budget, undefined, undefined, start), ({ scan }) => scan)
 
+/**
+ * One scan: directories are listed a wave at a time through the bulk `scanDirectories` (one call
+ * per wave, not per directory); results are taken in queue order (`scanState.ts`).
+ */
 const scanOnce = (
   budget: ScanBudget,
   onProgress: ((p: ScanProgress) => void) | undefined,
@@ -174,48 +143,27 @@ const scanOnce = (
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
-    const entries = new Map<WorkspacePath, ScannedPath>()
-    const skipped: Array<SkippedPath> = []
-    // Directories whose listing was read, and paths decided out of scope inside them.
-    const listed = new Set<string>()
-    const excluded = new Set<string>()
-    let ignored = 0
-    let directories = 0
-    let reusedDecisions = 0
-    const identity: Array<string> = []
-    // Decisions taken from `reuse`, with the rule stack in force where they were taken: one entry
-    // per reused path (nearly every path of a repeat scan), so kept as columns, not objects.
-    const provisional = {
-      rules: [] as Array<RuleStack>,
-      paths: [] as Array<string>,
-      directory: [] as Array<boolean>,
-    }
-    const provisionally = (scope: RuleStack, path: string, isDirectory: boolean) => {
-      provisional.rules.push(scope)
-      provisional.paths.push(path)
-      provisional.directory.push(isDirectory)
-    }
-    const scopes = new Map<string, RuleStack>()
-    let queue: Array<{ dir: string; rules: RuleStack }> = [...start]
-    const outOfBudget = (dir: string, detail: string) =>
-      skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
-    // Directories are listed a wave at a time through the bulk `scanDirectories` (one call per
-    // wave, not per directory); results are handled in queue order.
-    while (queue.length > 0) {
+    const state = newScanState(budget, reuse, stores, start)
+    const { entries, skipped } = state
+    while (state.queue.length > 0) {
       const now = yield* Clock.currentTimeMillis
       if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
-        for (const rest of queue)
-          outOfBudget(rest.dir, now > budget.deadlineMs ? "time budget spent" : "file-count budget spent")
+        for (const rest of state.queue)
+          outOfBudget(
+            state,
+            rest.dir,
+            now > budget.deadlineMs ? "time budget spent" : "file-count budget spent",
+          )
         break
       }
-      const wave = queue.slice(0, SCAN_WAVE)
-      queue = queue.slice(SCAN_WAVE)
+      const wave = state.queue.slice(0, SCAN_WAVE)
+      state.queue = state.queue.slice(SCAN_WAVE)
       const listings = yield* workspace.scanDirectories(
         wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))),
       )
       for (let w = 0; w < wave.length; w++) {
         if (entries.size >= budget.maxFiles) {
-          for (const rest of wave.slice(w)) outOfBudget(rest.dir, "file-count budget spent")
+          for (const rest of wave.slice(w)) outOfBudget(state, rest.dir, "file-count budget spent")
           break
         }
         const { dir, rules } = wave[w]!
@@ -225,100 +173,9 @@ const scanOnce = (
           skipped.push({ path: dir, reason: "unreadable", detail: listing.left.message })
           continue
         }
-        const children = listing.right
-        // A nested repository belongs to someone else's history: leave it alone entirely.
-        if (dir !== "" && children.some((c) => c.name === ".git")) {
-          ignored++
-          excluded.add(dir)
-          skipped.push({
-            path: dir,
-            reason: "skipped_directory",
-            detail: "a nested repository (it holds .git)",
-          })
-          continue
-        }
-        directories++
-        listed.add(dir)
-        // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
-        const present: Array<{ name: string; size: number; regular: boolean }> = []
-        for (const c of children)
-          if (IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory")
-            present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
-        let scope = rules
-        if (present.length > 0) {
-          const own = yield* readDirectoryRules(dir, present)
-          for (const line of own.identity) identity.push(line)
-          for (const r of own.refused)
-            skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
-          scope = pushRules(rules, own.rules)
-        }
-        scopes.set(dir, scope)
-        const paths = pathsOf(dir, children)
-        for (let c = 0; c < children.length; c++) {
-          const child = children[c]!
-          const path = paths[c]!
-          if (child.unsupportedName === true) {
-            skipped.push({ path, reason: "unsupported_name", detail: "the name is not valid UTF-8" })
-            continue
-          }
-          if (protectionByName(path, stores) !== undefined) {
-            // `.git` (a directory, or a worktree's file) and the store: never in scope.
-            ignored++
-            excluded.add(path)
-            continue
-          }
-          if (child.stat.kind === "directory") {
-            if (reuse !== undefined && !BUILT_IN_SKIP.has(child.name) && reuse.directoryInScope(path)) {
-              reusedDecisions++
-              provisionally(scope, path, true)
-              queue.push({ dir: path, rules: scope })
-            } else if (isExcluded(scope, path, true)) {
-              ignored++
-              excluded.add(path)
-            } else if (onSkipList(scope, path)) {
-              ignored++
-              excluded.add(path)
-              skipped.push({
-                path,
-                reason: "skipped_directory",
-                detail: `${child.name} is on the built-in skip list`,
-              })
-            } else queue.push({ dir: path, rules: scope })
-            continue
-          }
-          const reused = reuse?.fileInScope(path) === true
-          if (reused) {
-            reusedDecisions++
-            provisionally(scope, path, false)
-          } else if (isExcluded(scope, path, false)) {
-            ignored++
-            excluded.add(path)
-            continue
-          }
-          if (entries.size >= budget.maxFiles) {
-            // Counted per entry: a huge directory cannot take the whole budget and then some.
-            outOfBudget(
-              dir,
-              `file-count budget spent after ${entries.size} entries; the rest of this directory was not taken`,
-            )
-            break
-          }
-          // The listed entry is itself a ScannedPath: nothing is allocated per file here.
-          entries.set(path as WorkspacePath, child)
-        }
-        onProgress?.({ directories, entries: entries.size })
+        yield* takeListing(state, dir, rules, listing.right)
+        onProgress?.({ directories: state.directories, entries: entries.size })
       }
     }
-    const outOfScope = (path: string): boolean | undefined => {
-      if (protectionByName(path, stores) !== undefined) return true
-      // Out of scope when the path or a directory above it was excluded; decided when its
-      // directory was listed; unknown otherwise.
-      for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
-      return listed.has(parentOf(path)) ? false : undefined
-    }
-    identity.sort()
-    const rules = hashContent(identity.join("\n"))
-    const tree: ScanTree = { scopes, excluded, ignoreFiles: identity.length }
-    const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }
-    return { scan, provisional }
+    return finishScan(state)
   })

@@ -1,0 +1,88 @@
+/**
+ * The manifest codec: path → file (content hash + mode) | link (target) | tombstone (recorded as
+ * absent), stored as canonical JSON (paths sorted, fixed key order), so equal workspaces give
+ * byte-equal manifests with equal addresses and an unchanged workspace reuses the previous
+ * manifest. A decode checks every field; anything malformed is `undefined`, never a partial map.
+ * How manifests are layered into deltas and stored is `pointManifest.ts`.
+ */
+import { type ContentHash, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { isContentHash } from "../ports/ArtifactStore.js"
+import { sortedPaths } from "./layeredMaps.js"
+
+export type ManifestEntry =
+  | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
+  | { readonly kind: "link"; readonly target: string }
+  | { readonly kind: "tombstone" }
+
+export type Manifest = ReadonlyMap<WorkspacePath, ManifestEntry>
+
+const MANIFEST_FORMAT = "rewind-manifest/1"
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+export const manifestRow = (path: WorkspacePath, e: ManifestEntry): Array<unknown> => {
+  switch (e.kind) {
+    case "file":
+      return [path, "f", e.hash, e.mode, e.size]
+    case "link":
+      return [path, "l", e.target]
+    default:
+      return [path, "t"]
+  }
+}
+
+/** The full (not delta) encoding of a manifest. */
+export const encodeManifest = (manifest: Manifest): Uint8Array =>
+  encoder.encode(
+    JSON.stringify({
+      format: MANIFEST_FORMAT,
+      entries: sortedPaths(manifest).map((path) => manifestRow(path, manifest.get(path)!)),
+    }),
+  )
+export const manifestEntryOf = (raw: Array<unknown>): ManifestEntry | undefined => {
+  const [path, kind] = raw
+  if (typeof path !== "string" || workspacePathProblem(path) !== undefined) return undefined
+  if (kind === "f") {
+    const [, , hash, mode, size] = raw
+    if (typeof hash !== "string" || !isContentHash(hash)) return undefined
+    if (typeof mode !== "number" || typeof size !== "number") return undefined
+    return { kind: "file", hash: hash as ContentHash, mode, size }
+  }
+  if (kind === "l") return typeof raw[2] === "string" ? { kind: "link", target: raw[2] } : undefined
+  if (kind === "t") return { kind: "tombstone" }
+  return undefined
+}
+
+/** Decodes a manifest, checking every field; a malformed one is `undefined` (treated as unreadable). */
+export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
+  try {
+    const parsed = JSON.parse(decoder.decode(bytes)) as { format?: unknown; entries?: unknown }
+    if (parsed.format !== MANIFEST_FORMAT || !Array.isArray(parsed.entries)) return undefined
+    const out = new Map<WorkspacePath, ManifestEntry>()
+    for (const raw of parsed.entries as Array<Array<unknown>>) {
+      const entry = Array.isArray(raw) ? manifestEntryOf(raw) : undefined
+      if (entry === undefined) return undefined
+      out.set(raw[0] as WorkspacePath, entry)
+    }
+    return out
+  } catch {
+    return undefined
+  }
+}
+
+export const sameManifestEntry = (a: ManifestEntry, b: ManifestEntry | undefined): boolean => {
+  if (a === b) return true
+  if (b === undefined || a.kind !== b.kind) return false
+  if (a.kind === "file")
+    return b.kind === "file" && a.hash === b.hash && a.mode === b.mode && a.size === b.size
+  if (a.kind === "link") return b.kind === "link" && a.target === b.target
+  return true
+}
+
+/** The content hashes a manifest refers to (GC marks them). */
+export const manifestBlobs = (manifest: Manifest): ReadonlyArray<ContentHash> => {
+  const out: Array<ContentHash> = []
+  for (const e of manifest.values()) if (e.kind === "file") out.push(e.hash)
+  return out
+}

@@ -1,0 +1,236 @@
+/**
+ * What one scan (`workspaceScan.ts`) accumulates, and the steps that take a directory's listing
+ * into it: refuse a nested repository, read the directory's own ignore files, decide each child
+ * (protected, reused, excluded, skip-listed, queued or taken), and finally the result. The state is
+ * mutable and belongs to one scan only; every step runs in queue order, so the result is the same
+ * whatever the wave size.
+ */
+import type { SkippedPath, WorkspacePath } from "@rewind/contracts"
+import { Effect } from "effect"
+import type { ScannedEntry } from "../ports/Workspace.js"
+import { hashContent } from "../workspace/contentHash.js"
+import {
+  BUILT_IN_SKIP,
+  IGNORE_FILES,
+  isExcluded,
+  onSkipList,
+  pushRules,
+  type RuleStack,
+  readDirectoryRules,
+} from "../workspace/ignoreRules.js"
+import { protectionByName } from "../workspace/protection.js"
+import type { ScanBudget, ScannedPath, ScanResult, ScanReuse, ScanStart, ScanTree } from "./workspaceScan.js"
+
+type Stores = Parameters<typeof protectionByName>[1]
+
+/** Decisions taken from `ScanReuse`, with the rule stack in force where each was taken. */
+export interface Provisional {
+  readonly rules: Array<RuleStack>
+  readonly paths: Array<string>
+  readonly directory: Array<boolean>
+}
+
+export interface ScanState {
+  readonly budget: ScanBudget
+  readonly reuse: ScanReuse | undefined
+  readonly stores: Stores
+  readonly entries: Map<WorkspacePath, ScannedPath>
+  readonly skipped: Array<SkippedPath>
+  // Directories whose listing was read, and paths decided out of scope inside them.
+  readonly listed: Set<string>
+  readonly excluded: Set<string>
+  ignored: number
+  directories: number
+  reusedDecisions: number
+  readonly identity: Array<string>
+  // One entry per reused path (nearly every path of a repeat scan), so kept as columns, not objects.
+  readonly provisional: Provisional
+  readonly scopes: Map<string, RuleStack>
+  queue: Array<{ dir: string; rules: RuleStack }>
+}
+
+export const newScanState = (
+  budget: ScanBudget,
+  reuse: ScanReuse | undefined,
+  stores: Stores,
+  start: ReadonlyArray<ScanStart>,
+): ScanState => ({
+  budget,
+  reuse,
+  stores,
+  entries: new Map(),
+  skipped: [],
+  listed: new Set(),
+  excluded: new Set(),
+  ignored: 0,
+  directories: 0,
+  reusedDecisions: 0,
+  identity: [],
+  provisional: { rules: [], paths: [], directory: [] },
+  scopes: new Map(),
+  queue: [...start],
+})
+
+export const outOfBudget = (state: ScanState, dir: string, detail: string) =>
+  state.skipped.push({ path: dir === "" ? "." : dir, reason: "budget", detail })
+
+const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
+
+/**
+ * The paths of a listing's entries, by listing. An adapter that keeps listings returns the same
+ * (immutable) array for a directory that has not changed, so a repeat scan reuses the path
+ * strings it built last time instead of building thousands again; and because they are the very
+ * strings the previous manifest and stat cache were keyed by, the capture's lookups in those maps
+ * are cheap too. Only a cache: a listing seen for the first time gets its paths built.
+ */
+const pathsOfListing = new WeakMap<
+  ReadonlyArray<ScannedEntry>,
+  { readonly dir: string; readonly paths: ReadonlyArray<string> }
+>()
+
+const pathsOf = (dir: string, children: ReadonlyArray<ScannedEntry>): ReadonlyArray<string> => {
+  const known = pathsOfListing.get(children)
+  if (known !== undefined && known.dir === dir) return known.paths
+  const paths = children.map((c) => join(dir, c.name))
+  pathsOfListing.set(children, { dir, paths })
+  return paths
+}
+
+const parentOf = (path: string) => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
+}
+
+const provisionally = (state: ScanState, scope: RuleStack, path: string, isDirectory: boolean) => {
+  state.provisional.rules.push(scope)
+  state.provisional.paths.push(path)
+  state.provisional.directory.push(isDirectory)
+}
+
+/** Takes one listed directory into the scan (a nested repository is left out whole). */
+export const takeListing = (
+  state: ScanState,
+  dir: string,
+  rules: RuleStack,
+  children: ReadonlyArray<ScannedEntry>,
+) =>
+  Effect.gen(function* () {
+    // A nested repository belongs to someone else's history: leave it alone entirely.
+    if (dir !== "" && children.some((c) => c.name === ".git")) {
+      state.ignored++
+      state.excluded.add(dir)
+      state.skipped.push({
+        path: dir,
+        reason: "skipped_directory",
+        detail: "a nested repository (it holds .git)",
+      })
+      return
+    }
+    state.directories++
+    state.listed.add(dir)
+    const own = yield* ownRules(state, dir, children)
+    const scope = own === undefined ? rules : pushRules(rules, own)
+    state.scopes.set(dir, scope)
+    takeChildren(state, dir, scope, children)
+  })
+
+/** The rules of a directory's own ignore files (pushed on its parent's), or none when it has none. */
+const ownRules = (state: ScanState, dir: string, children: ReadonlyArray<ScannedEntry>) =>
+  Effect.gen(function* () {
+    // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
+    const present: Array<{ name: string; size: number; regular: boolean }> = []
+    for (const c of children)
+      if (IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory")
+        present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
+    if (present.length === 0) return undefined
+    const own = yield* readDirectoryRules(dir, present)
+    for (const line of own.identity) state.identity.push(line)
+    for (const r of own.refused)
+      state.skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
+    return own.rules
+  })
+
+const takeChildren = (
+  state: ScanState,
+  dir: string,
+  scope: RuleStack,
+  children: ReadonlyArray<ScannedEntry>,
+) => {
+  const { budget, reuse, entries, excluded } = state
+  const paths = pathsOf(dir, children)
+  for (let c = 0; c < children.length; c++) {
+    const child = children[c]!
+    const path = paths[c]!
+    if (child.unsupportedName === true) {
+      state.skipped.push({ path, reason: "unsupported_name", detail: "the name is not valid UTF-8" })
+      continue
+    }
+    if (protectionByName(path, state.stores) !== undefined) {
+      // `.git` (a directory, or a worktree's file) and the store: never in scope.
+      state.ignored++
+      excluded.add(path)
+      continue
+    }
+    if (child.stat.kind === "directory") {
+      takeDirectory(state, scope, path, child.name)
+      continue
+    }
+    const reused = reuse?.fileInScope(path) === true
+    if (reused) {
+      state.reusedDecisions++
+      provisionally(state, scope, path, false)
+    } else if (isExcluded(scope, path, false)) {
+      state.ignored++
+      excluded.add(path)
+      continue
+    }
+    if (entries.size >= budget.maxFiles) {
+      // Counted per entry: a huge directory cannot take the whole budget and then some.
+      outOfBudget(
+        state,
+        dir,
+        `file-count budget spent after ${entries.size} entries; the rest of this directory was not taken`,
+      )
+      return
+    }
+    // The listed entry is itself a ScannedPath: nothing is allocated per file here.
+    entries.set(path as WorkspacePath, child)
+  }
+}
+
+/** A child directory: queued (reused or in scope), or excluded (ignored or skip-listed). */
+const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: string) => {
+  if (state.reuse !== undefined && !BUILT_IN_SKIP.has(name) && state.reuse.directoryInScope(path)) {
+    state.reusedDecisions++
+    provisionally(state, scope, path, true)
+    state.queue.push({ dir: path, rules: scope })
+  } else if (isExcluded(scope, path, true)) {
+    state.ignored++
+    state.excluded.add(path)
+  } else if (onSkipList(scope, path)) {
+    state.ignored++
+    state.excluded.add(path)
+    state.skipped.push({
+      path,
+      reason: "skipped_directory",
+      detail: `${name} is on the built-in skip list`,
+    })
+  } else state.queue.push({ dir: path, rules: scope })
+}
+
+/** The scan's result, and the decisions it took on trust (for `scanWorkspace` to check). */
+export const finishScan = (state: ScanState): { scan: ScanResult; provisional: Provisional } => {
+  const { entries, skipped, listed, excluded, identity, stores, ignored, reusedDecisions } = state
+  const outOfScope = (path: string): boolean | undefined => {
+    if (protectionByName(path, stores) !== undefined) return true
+    // Out of scope when the path or a directory above it was excluded; decided when its
+    // directory was listed; unknown otherwise.
+    for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
+    return listed.has(parentOf(path)) ? false : undefined
+  }
+  identity.sort()
+  const rules = hashContent(identity.join("\n"))
+  const tree: ScanTree = { scopes: state.scopes, excluded, ignoreFiles: identity.length }
+  const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }
+  return { scan, provisional: state.provisional }
+}
