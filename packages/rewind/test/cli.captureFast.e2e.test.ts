@@ -8,8 +8,11 @@ import { execFile } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
+import { ID_PATTERN } from "@rewind/contracts"
 import { Option } from "effect"
+import { parseCaptureArgs } from "../src/cli/captureClient.js"
 import { captureFast, parseFastCaptureArgs } from "../src/cli/captureFast.js"
+import { PLAIN_ID } from "../src/cli/plainCaptureArgs.js"
 import { BIN, jsonLines, tempDir } from "./cliHarness.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -43,6 +46,38 @@ const comparable = (line: Record<string, unknown>) =>
 
 afterEach(() => {
   vi.restoreAllMocks()
+})
+
+describe("one reading of a plain capture command line", () => {
+  it("pins the id pattern to contracts' ID_PATTERN", () => {
+    expect(PLAIN_ID.source).toBe(ID_PATTERN.source)
+    expect(PLAIN_ID.flags).toBe(ID_PATTERN.flags)
+  })
+
+  it("the server hand-over and the fast path take and leave the same --json command lines", () => {
+    const cwd = tempDir()
+    const lines = [
+      [],
+      ["--dir", "-x"],
+      ["--dir=s"],
+      ["--session", "ses-1", "--turn=t:2"],
+      ["--session", "not an id"],
+      ["--max-files", "50"],
+      ["--max-files", "9999999999999999"],
+      ["--max-files", "0"],
+      ["--workspace", cwd],
+      ["--workspace", join(cwd, "missing")],
+      ["--path", "a.txt"],
+      ["--dir", "a", "--dir", "b"],
+      ["extra"],
+    ]
+    for (const line of lines) {
+      const args = ["--json", ...line]
+      const fast = parseFastCaptureArgs(args, cwd)
+      const client = parseCaptureArgs(args, cwd)
+      expect(client === undefined, JSON.stringify(args)).toBe(fast === undefined)
+    }
+  })
 })
 
 describe("capture without the option parser", () => {

@@ -7,9 +7,9 @@
  * module loads only Node built-ins.
  *
  * Invariants:
- * - only a plain `capture --json` is handed over: options `--workspace`, `--dir`, `--session`,
- *   `--turn` and `--max-files` (as `--x v` or `--x=v`), with values the CLI would accept; anything
- *   else (`--path`, `--help`, human output, an id or number it would refuse) is the full CLI's;
+ * - only a plain `capture --json` is handed over (plainCaptureArgs.ts, the one reading of a plain
+ *   capture command line); anything else (`--path`, `--help`, human output, an id or number the
+ *   CLI would refuse) is the full CLI's;
  * - a server is never started for it, and `REWIND_CAPTURE_SERVER=off` turns the hand-over off;
  * - a capture is never made twice: until the first request is sent, any failure (no socket, no
  *   answer to the connection) falls back to the full CLI; once sent, a lost or garbled answer is
@@ -18,18 +18,15 @@
  *   every `point` line says which path ran: `"via":"server"` here, `"via":"process"` there.
  */
 import { randomBytes } from "node:crypto"
-import { statSync } from "node:fs"
 import type { Socket } from "node:net"
 import { join, resolve } from "node:path"
 import { connectSocket, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
+import { plainCaptureArgs } from "./plainCaptureArgs.js"
 import { pointRecord } from "./pointRecord.js"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** What the CLI accepts for an id (contracts' ID_PATTERN); anything else goes to the full CLI. */
-const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
-const WHOLE = /^[1-9][0-9]{0,15}$/
 /** The session `capture` creates in an empty store (snapshotCommands.ts, CLI_CAPTURE_SESSION_ID). */
 const CLI_SESSION = "ses_rewind_cli_captures"
 /**
@@ -48,43 +45,15 @@ interface CaptureArgs {
 
 /** The arguments after `capture`, when they are ones this client takes; undefined otherwise. */
 export const parseCaptureArgs = (args: ReadonlyArray<string>, cwd: string): CaptureArgs | undefined => {
-  const values = new Map<string, string>()
-  let json = false
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--json") {
-      if (json) return undefined
-      json = true
-      continue
-    }
-    const eq = arg.indexOf("=")
-    const name = eq < 0 ? arg : arg.slice(0, eq)
-    if (!["--workspace", "--dir", "--session", "--turn", "--max-files"].includes(name)) return undefined
-    const value = eq < 0 ? args[++i] : arg.slice(eq + 1)
-    if (value === undefined || value === "" || values.has(name)) return undefined
-    values.set(name, value)
-  }
-  if (!json) return undefined
-  const session = values.get("--session")
-  const turn = values.get("--turn")
-  const maxFiles = values.get("--max-files")
-  if (session !== undefined && !ID.test(session)) return undefined
-  if (turn !== undefined && !ID.test(turn)) return undefined
-  if (maxFiles !== undefined && !WHOLE.test(maxFiles)) return undefined
-  const workspace = resolve(cwd, values.get("--workspace") ?? ".")
-  try {
-    // The CLI refuses a workspace that is not an existing directory: its message, not ours.
-    if (!statSync(workspace).isDirectory()) return undefined
-  } catch {
-    return undefined
-  }
-  const dir = values.get("--dir")
+  const plain = plainCaptureArgs(args, cwd)
+  if (plain === undefined || !plain.json) return undefined
+  const workspace = resolve(cwd, plain.workspace ?? ".")
   return {
     workspace,
-    dir: dir === undefined ? join(workspace, ".rewind") : resolve(cwd, dir),
-    ...(session === undefined ? {} : { session }),
-    ...(turn === undefined ? {} : { turn }),
-    ...(maxFiles === undefined ? {} : { maxFiles: Number(maxFiles) }),
+    dir: plain.dir === undefined ? join(workspace, ".rewind") : resolve(cwd, plain.dir),
+    ...(plain.session === undefined ? {} : { session: plain.session }),
+    ...(plain.turn === undefined ? {} : { turn: plain.turn }),
+    ...(plain.maxFiles === undefined ? {} : { maxFiles: plain.maxFiles }),
   }
 }
 
