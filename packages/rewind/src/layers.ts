@@ -21,17 +21,7 @@ import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
 import { SqliteArtifactStore, SqliteSessionStore, type SqliteStoreOptions } from "@rewind/adapter-sqlite"
 import type { ArtifactStoreError, StoreError, StoreIncompatible, WorkspaceIoError } from "@rewind/contracts"
-import type {
-  ArtifactStore,
-  BackgroundTasks,
-  ForkWorkspaceRestore,
-  IdGenerator,
-  OperationJournal,
-  SessionStateCache,
-  SessionStore,
-  StoreIntegrity,
-  Workspace,
-} from "@rewind/core"
+import type { ForkWorkspaceRestore, RewindPorts, SessionStateCache, StoreIntegrity } from "@rewind/core"
 import {
   IdGenerators,
   layerForkWorkspaceRestore,
@@ -44,14 +34,12 @@ import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
 
-/** The services every facade operation may need. An injected Layer must provide all of them. */
-export type RewindServices =
-  | SessionStore
-  | OperationJournal
-  | ArtifactStore
-  | Workspace
-  | IdGenerator
-  | BackgroundTasks
+/**
+ * The services every facade operation may need: exactly core's ports (`RewindPorts`), so the facade
+ * and the declared service can never ask a host for different things. An injected Layer must
+ * provide all of them.
+ */
+export type RewindServices = RewindPorts
 
 /** What the facade runs its programs over: the host's services plus the engine's own. */
 export type EngineServices = RewindServices | ForkWorkspaceRestore
