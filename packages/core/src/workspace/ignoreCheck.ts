@@ -3,11 +3,12 @@
  * scan that meets directories in order: `makeIgnoreCheck` decides each directory once per checker,
  * from the root down, each against the rules above it, with the same verdicts a scan gives
  * (`ignoreRules.ts`): nothing under an excluded directory or inside a nested repository is
- * re-included, and a refused ignore file contributes no rules. Stats are looked up ahead in bulk.
+ * re-included, and a refused ignore file contributes no rules. Stats are looked up ahead in bulk,
+ * and the decisions themselves are synchronous (see `makeIgnoreCheck`).
  */
-import type { FileStat, WorkspacePath } from "@rewind/contracts"
+import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { Workspace } from "../ports/Workspace.js"
 import {
   type DirectoryRules,
   decidingSet,
@@ -18,37 +19,7 @@ import {
   type RuleStack,
   readDirectoryRules,
 } from "./ignoreRules.js"
-
-type StatAnswer = Either.Either<Option.Option<FileStat>, WorkspaceError>
-
-/**
- * A per-call cache of directory rules for checking arbitrary paths (a restore's plan, a declared
- * path): each directory's ignore files are looked for and read once. `statOf` answers the stats
- * (the checker looks them up ahead in bulk).
- */
-const makeRulesCache = (statOf: (path: string) => Effect.Effect<StatAnswer>) =>
-  Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const cache = new Map<string, DirectoryRules>()
-    const rulesOf = (dir: string) =>
-      Effect.gen(function* () {
-        const known = cache.get(dir)
-        if (known !== undefined) return known
-        const present: Array<{ name: string; size: number; regular: boolean }> = []
-        for (const name of IGNORE_FILES) {
-          const stat = yield* statOf(join(dir, name))
-          if (Either.isLeft(stat)) continue
-          if (Option.isSome(stat.right))
-            present.push({ name, size: stat.right.value.size, regular: stat.right.value.kind === "file" })
-        }
-        const rules = yield* readDirectoryRules(dir, present).pipe(
-          Effect.provideService(Workspace, workspace),
-        )
-        cache.set(dir, rules)
-        return rules
-      })
-    return rulesOf
-  })
+import { keptRulesOf, type StatAnswer } from "./ignoreRulesCache.js"
 
 /** Why a path is excluded: by the skip list, or by the rules of one directory. */
 export type Exclusion =
@@ -68,75 +39,143 @@ interface DirectoryState {
   readonly stack: RuleStack
 }
 
+/** The directory whose ignore files or `.git` must be stat'ed or read before the decision goes on. */
+interface Missing {
+  readonly missing: string
+}
+const isMissing = <A extends object>(x: A | Missing): x is Missing => "missing" in x
+
+/** What a directory's decision looks at: its ignore files, then (below the root) its `.git`. */
+const lookedAt = (dir: string) => {
+  const paths = IGNORE_FILES.map((name) => join(dir, name))
+  if (dir !== "") paths.push(`${dir}/.git`)
+  return paths
+}
+
 /**
  * Whether the ignore rules exclude `path` (a file, or a directory when `isDirectory`), or a nested
- * repository holds it (as the scan, which never enters one, decides): its directories are decided from the root down, each against the rules above it, and once per
- * checker (a plan of thousands of paths decides each directory once); then the path itself.
+ * repository holds it (as the scan, which never enters one, decides): its directories are decided
+ * from the root down, each against the rules above it, and once per checker (a plan of thousands of
+ * paths decides each directory once); then the path itself.
+ *
+ * Cost: the undecided directories' ignore files and `.git` are stat'ed in one `statMany`, then the
+ * decisions are plain synchronous code over that answer. A directory's rules come from the
+ * Workspace's kept rules when its ignore files' stats are unchanged (`ignoreRulesCache.ts`: a
+ * sound validator, never content that changed); only a miss reads them, one Effect per directory.
  */
 export const makeIgnoreCheck = () =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    // What a directory's decision needs to know of it: its ignore files and whether it holds
-    // `.git`. A path's undecided directories are looked up together in one `statMany` (each walk
-    // from the root checks the directories on the way once), not one walk per name and directory.
+    const clock = yield* Effect.clock
+    const kept = keptRulesOf(workspace)
     const stats = new Map<string, StatAnswer>()
-    const statOf = (path: string) =>
-      Effect.suspend(() => {
-        const known = stats.get(path)
-        return known !== undefined
-          ? Effect.succeed(known)
-          : Effect.either(workspace.stat(path as WorkspacePath))
+    /** The Clock just before the `statMany` that answered each path: what makes a stat racy. */
+    const statAt = new Map<string, bigint>()
+    const statAll = (paths: ReadonlyArray<string>) => {
+      const missing = paths.filter((p) => !stats.has(p))
+      if (missing.length === 0) return Effect.void
+      const at = clock.unsafeCurrentTimeNanos()
+      return Effect.map(workspace.statMany(missing as Array<WorkspacePath>), (answers) => {
+        for (const [i, path] of missing.entries()) {
+          stats.set(path, answers[i]!)
+          statAt.set(path, at)
+        }
       })
-    const lookAhead = (path: string) =>
+    }
+    const rules = new Map<string, DirectoryRules>()
+    /** Reads a directory's rules (a miss of the kept rules), exactly as a scan reads them. */
+    const readRules = (dir: string) => {
+      const names = IGNORE_FILES.map((name) => join(dir, name))
+      const answers = names.map((p) => stats.get(p)!)
+      const present: Array<{ name: string; size: number; regular: boolean }> = []
+      for (const [i, name] of IGNORE_FILES.entries()) {
+        const stat = answers[i]!
+        if (Either.isRight(stat) && Option.isSome(stat.right))
+          present.push({ name, size: stat.right.value.size, regular: stat.right.value.kind === "file" })
+      }
+      return Effect.map(
+        readDirectoryRules(dir, present).pipe(Effect.provideService(Workspace, workspace)),
+        (read) => {
+          let oldest = statAt.get(names[0]!)!
+          for (const p of names) if (statAt.get(p)! < oldest) oldest = statAt.get(p)!
+          kept.remember(dir, answers, oldest, read)
+          rules.set(dir, read)
+        },
+      )
+    }
+    /** A directory's rules, or which directory must be read first. */
+    const rulesOf = (dir: string): DirectoryRules | Missing => {
+      const known = rules.get(dir)
+      if (known !== undefined) return known
+      const answers = IGNORE_FILES.map((name) => stats.get(join(dir, name)))
+      if (answers.some((a) => a === undefined)) return { missing: dir }
+      const hit = kept.lookup(dir, answers as Array<StatAnswer>)
+      if (hit === undefined) return { missing: dir }
+      rules.set(dir, hit)
+      return hit
+    }
+    const directories = new Map<string, DirectoryState>()
+    const decideDirectory = (dir: string): DirectoryState | Missing => {
+      if (dir === "") {
+        const own = rulesOf("")
+        return isMissing(own) ? own : { excluded: undefined, stack: pushRules([], own.rules) }
+      }
+      const parent = stateOf(parentOf(dir))
+      if (isMissing(parent)) return parent
+      const excludedAs = (excluded: Exclusion): DirectoryState => ({ excluded, stack: parent.stack })
+      if (parent.excluded !== undefined) return parent
+      if (onSkipList(parent.stack, dir)) return excludedAs({ by: "skip_list", directory: dir })
+      // The scan never enters a nested repository; a restore must not write into one either.
+      const git = stats.get(`${dir}/.git`)
+      if (git === undefined) return { missing: dir }
+      if (Either.isRight(git) && Option.isSome(git.right))
+        return excludedAs({ by: "nested_repository", directory: dir })
+      const decided = decidingSet(parent.stack, dir, true)
+      if (decided?.ignored === true) return excludedAs({ by: "rules", rulesOf: decided.base })
+      const own = rulesOf(dir)
+      return isMissing(own) ? own : { excluded: undefined, stack: pushRules(parent.stack, own.rules) }
+    }
+    const stateOf = (dir: string): DirectoryState | Missing => {
+      const known = directories.get(dir)
+      if (known !== undefined) return known
+      const state = decideDirectory(dir)
+      if (!isMissing(state)) directories.set(dir, state)
+      return state
+    }
+    const decide = (path: WorkspacePath, isDirectory: boolean): Option.Option<Exclusion> | Missing => {
+      const parent = stateOf(parentOf(path))
+      if (isMissing(parent)) return parent
+      if (parent.excluded !== undefined) return Option.some(parent.excluded)
+      const decided = decidingSet(parent.stack, path, isDirectory)
+      return decided?.ignored === true
+        ? Option.some<Exclusion>({ by: "rules", rulesOf: decided.base })
+        : Option.none<Exclusion>()
+    }
+    // Decides synchronously; stops only to stat or read one directory's files, then goes on.
+    const decideOrLoad = (
+      path: WorkspacePath,
+      isDirectory: boolean,
+    ): Effect.Effect<Option.Option<Exclusion>> =>
       Effect.suspend(() => {
+        const outcome = decide(path, isDirectory)
+        if (!isMissing(outcome)) return Effect.succeed(outcome)
+        const dir = outcome.missing
+        const need = lookedAt(dir).filter((p) => !stats.has(p))
+        return Effect.flatMap(need.length > 0 ? statAll(need) : readRules(dir), () =>
+          decideOrLoad(path, isDirectory),
+        )
+      })
+    return (path: WorkspacePath, isDirectory = false): Effect.Effect<Option.Option<Exclusion>> =>
+      Effect.suspend(() => {
+        // The undecided directories on the way, from the path up to the first decided one.
         const wanted: Array<string> = []
         for (let dir = parentOf(path); ; dir = parentOf(dir)) {
           if (directories.has(dir)) break
-          for (const name of IGNORE_FILES) wanted.push(join(dir, name))
-          if (dir !== "") wanted.push(`${dir}/.git`)
+          wanted.push(...lookedAt(dir))
           if (dir === "") break
         }
-        const missing = wanted.filter((p) => !stats.has(p))
-        if (missing.length === 0) return Effect.void
-        return Effect.map(workspace.statMany(missing as Array<WorkspacePath>), (answers) => {
-          for (const [i, path] of missing.entries()) stats.set(path, answers[i]!)
-        })
-      })
-    const rulesOf = yield* makeRulesCache(statOf)
-    // The scan never enters a nested repository; a restore must not write into one either.
-    const holdsRepository = (dir: string) =>
-      Effect.map(statOf(`${dir}/.git`), (s) => (Either.isRight(s) ? Option.isSome(s.right) : false))
-    const directories = new Map<string, DirectoryState>()
-    const decideDirectory = (dir: string) =>
-      Effect.gen(function* () {
-        if (dir === "") return { excluded: undefined, stack: pushRules([], (yield* rulesOf("")).rules) }
-        const parent = yield* stateOf(parentOf(dir))
-        const excludedAs = (excluded: Exclusion): DirectoryState => ({ excluded, stack: parent.stack })
-        if (parent.excluded !== undefined) return parent
-        if (onSkipList(parent.stack, dir)) return excludedAs({ by: "skip_list", directory: dir })
-        if (yield* holdsRepository(dir)) return excludedAs({ by: "nested_repository", directory: dir })
-        const decided = decidingSet(parent.stack, dir, true)
-        if (decided?.ignored === true) return excludedAs({ by: "rules", rulesOf: decided.base })
-        return { excluded: undefined, stack: pushRules(parent.stack, (yield* rulesOf(dir)).rules) }
-      })
-    const stateOf = (dir: string): Effect.Effect<DirectoryState> =>
-      Effect.suspend(() => {
-        const known = directories.get(dir)
-        if (known !== undefined) return Effect.succeed(known)
-        return Effect.gen(function* () {
-          const state = yield* decideDirectory(dir)
-          directories.set(dir, state)
-          return state
-        })
-      })
-    return (path: WorkspacePath, isDirectory = false) =>
-      Effect.gen(function* () {
-        yield* lookAhead(path)
-        const parent = yield* stateOf(parentOf(path))
-        if (parent.excluded !== undefined) return Option.some(parent.excluded)
-        const decided = decidingSet(parent.stack, path, isDirectory)
-        return decided?.ignored === true
-          ? Option.some<Exclusion>({ by: "rules", rulesOf: decided.base })
-          : Option.none<Exclusion>()
+        const outcome = wanted.every((p) => stats.has(p)) ? decide(path, isDirectory) : undefined
+        if (outcome !== undefined && !isMissing(outcome)) return Effect.succeed(outcome)
+        return Effect.flatMap(statAll(wanted), () => decideOrLoad(path, isDirectory))
       })
   })
