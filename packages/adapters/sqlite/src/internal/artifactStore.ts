@@ -182,20 +182,27 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
   }
 
   /**
+   * Whether the row of `hash` holds it: a vouched row is only looked up (its bytes are not even
+   * read from the database), any other is decoded and re-hashed.
+   */
+  const storedIntact = (key: Buffer, hash: ContentHash): boolean => {
+    if (vouched.has(hash)) return statements.has.get(key) !== undefined
+    const row = statements.get.get(key)
+    const stored = row === undefined ? undefined : decode(row)
+    return stored !== undefined && hashContent(stored) === hash
+  }
+
+  /**
    * Stores one content (its hash computed already) inside the caller's transaction; the stored copy
    * is verified, not trusted (unless this connection vouches for it, above). `encoded` is its
    * stored form when it was compressed ahead.
    */
   const putOne = (content: Uint8Array, hash: ContentHash, now: number, encoded?: Encoded): ContentHash => {
     const key = keyOf(hash)
-    const row = statements.get.get(key)
-    if (row !== undefined) {
-      const stored = vouched.has(hash) ? undefined : decode(row)
-      if (vouched.has(hash) || (stored !== undefined && hashContent(stored) === hash)) {
-        statements.touch.run(now, key)
-        vouched.add(hash)
-        return hash
-      }
+    if (storedIntact(key, hash)) {
+      statements.touch.run(now, key)
+      vouched.add(hash)
+      return hash
     }
     const { encoding, bytes } = encoded ?? encode(content)
     statements.upsert.run(key, content.byteLength, encoding, now, bytes)
