@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 from pathlib import Path
 
@@ -121,13 +120,15 @@ class SocketTest(WorkspaceTest):
         )
         self.addCleanup(lambda: server.communicate(timeout=60))
         self.addCleanup(server.terminate)
-        deadline = time.monotonic() + 60
-        while not os.path.exists(sock):
-            if server.poll() is not None or time.monotonic() > deadline:
+        # Ready is the "listening on" line (docs/server.md), not the socket file: the file exists
+        # from bind(), a moment before listen(), and a connect in between is refused.
+        while True:
+            line = server.stderr.readline()  # type: ignore[union-attr]
+            if line == "":
                 server.kill()
-                _, err = server.communicate()
-                self.fail(f"the server did not start: {err}")
-            time.sleep(0.05)
+                self.fail(f"the server did not start: {server.communicate()[1]}")
+            if "listening on" in line:
+                break
         with RewindClient.connect(sock) as first, RewindClient.connect(sock) as second:
             sid = value(first.create_session({"title": "over a socket", "cwd": self.root}))["id"]
             listed = value(second.list_sessions())
