@@ -13,14 +13,6 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
 import type { PlannedWrite } from "./journaledWrites.js"
 
-/** A file version for content in hand: stored in the artifact store first. */
-export const storeVersion = (content: Uint8Array | null, mode: number | undefined) =>
-  Effect.gen(function* () {
-    if (content === null) return { _tag: "absent" } as FileVersion
-    const hash = yield* (yield* ArtifactStore).put(content)
-    return (mode === undefined ? { _tag: "present", hash } : { _tag: "present", hash, mode }) as FileVersion
-  })
-
 /** File versions for several contents in hand, their blobs stored in one batch. */
 export const storeVersions = (
   versions: ReadonlyArray<{ readonly content: Uint8Array | null; readonly mode: number | undefined }>,
