@@ -7,7 +7,7 @@
 import { resolve } from "node:path"
 import { Effect, Option } from "effect"
 import type { Rewind } from "../openRewind.js"
-import { CliFailure, ExitCode } from "./output.js"
+import { CliFailure, ExitCode, readOnlyWarning } from "./output.js"
 import type { CommonOptions } from "./store.js"
 
 /** A rejection of `openRewind`: a failed command (exit 2) with the error's own message and tag. */
@@ -51,7 +51,7 @@ export const withFacade = <A, E, R>(
           ),
           (reason) =>
             Effect.sync(() => {
-              if (reason !== undefined) process.stderr.write(`warning: the store is read-only: ${reason}\n`)
+              if (reason !== undefined) process.stderr.write(readOnlyWarning(reason))
             }),
         ),
         body(rewind),

@@ -92,6 +92,9 @@ export const makeOutput = (json: boolean): Output => {
 }
 
 /** A timestamp as `YYYY-MM-DD hh:mm:ss` (UTC). */
+/** The warning every store-opening command gives on stderr when the store cannot be written. */
+export const readOnlyWarning = (reason: string) => `warning: the store is read-only: ${reason}\n`
+
 export const iso = (millis: number) => new Date(millis).toISOString().replace("T", " ").slice(0, 19)
 
 /** Text on one line, cut to `max` characters. */

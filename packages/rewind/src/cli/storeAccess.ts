@@ -19,7 +19,7 @@ import { Effect, type Layer, Option } from "effect"
 import type { StoreMissing, StoreRefused } from "../errors.js"
 import type { DefaultOpenError, EngineServices } from "../layers.js"
 import type { layerEmbeddedService } from "../serviceLayer.js"
-import { CliFailure, ExitCode, makeOutput, type Output } from "./output.js"
+import { CliFailure, ExitCode, makeOutput, type Output, readOnlyWarning } from "./output.js"
 
 export interface CommonOptions {
   readonly json: boolean
@@ -148,7 +148,7 @@ const warnIfReadOnly = (out: Output) =>
         : Effect.zipRight(
             out.record("warning", { reason: "store_read_only", message: reason }),
             Effect.sync(() => {
-              if (!out.json) process.stderr.write(`warning: the store is read-only: ${reason}\n`)
+              if (!out.json) process.stderr.write(readOnlyWarning(reason))
             }),
           ),
   )
