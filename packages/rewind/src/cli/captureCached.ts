@@ -12,8 +12,9 @@
  * - what captureFast would leave to the full CLI (a command line that is not plain,
  *   `REWIND_CAPTURE_FAST=off`) is left to it before the bundle is loaded, so such a command does
  *   not load Effect twice;
- * - no bundle (an unbundled `dist/cli/bin.js`) or one that fails to load: captureFast's ESM
- *   module runs the capture instead (nothing of the capture has run yet then);
+ * - no cache directory to use (`REWIND_CODE_CACHE=off`, codeCache.ts), no bundle (an unbundled
+ *   `dist/cli/bin.js`) or one that fails to load: captureFast's ESM module runs the capture
+ *   instead, as before the bundle (nothing of the capture has run yet then);
  * - the cache is written only after a capture that succeeded (a run that failed early compiled
  *   little of the capture path; the next run writes a fuller one).
  */
@@ -29,8 +30,8 @@ const loadBundle = async (file: string, env: Env) => {
   try {
     const { runWithCodeCache } = await import("./codeCache.js")
     const loaded = runWithCodeCache(file, env)
-    const run = loaded.exports.captureFast
-    return typeof run === "function" ? { run: run as CaptureFast, saveCache: loaded.saveCache } : undefined
+    if (loaded === undefined || typeof loaded.exports.captureFast !== "function") return undefined
+    return { run: loaded.exports.captureFast as CaptureFast, saveCache: loaded.saveCache }
   } catch {
     return undefined
   }

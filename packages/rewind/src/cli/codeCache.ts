@@ -15,16 +15,17 @@
  *   (`cachedDataRejected`), then it is compiled from source and the cache rewritten;
  * - the cache lives in a directory of this user's only (`$XDG_CACHE_HOME/rewind`, else
  *   `~/.cache/rewind`; 0700, files 0600, written whole then renamed); one that is a symlink, owned by
- *   another user or writable by others is neither read nor written (compiled code is code);
- * - any failure to read or write it (no home, a read-only one, a full disk) is silent and only
- *   costs the compile: the command itself never fails for it;
- * - `REWIND_CODE_CACHE=off` neither reads nor writes it.
+ *   another user, writable by others (or where that cannot be told: Windows), or not writable is
+ *   not used at all: `runWithCodeCache` answers undefined and the caller loads its ESM modules;
+ * - any other failure to read or write it (a full disk, a race with another process) is silent
+ *   and only costs the compile: the command itself never fails for it;
+ * - `REWIND_CODE_CACHE=off` neither reads nor writes it (undefined, as above).
  */
 import { createHash, randomBytes } from "node:crypto"
 import {
+  accessSync,
   closeSync,
   constants,
-  existsSync,
   fstatSync,
   lstatSync,
   mkdirSync,
@@ -45,8 +46,8 @@ import { Script } from "node:vm"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** What became of the cache: read and taken by V8, none (or unusable), refused by V8, or off. */
-export type CodeCacheState = "used" | "absent" | "rejected" | "off"
+/** What became of the cache: read and taken by V8, none (or not whole), or refused by V8. */
+export type CodeCacheState = "used" | "absent" | "rejected"
 
 export interface LoadedScript {
   /** What the script put on `module.exports`. */
@@ -74,10 +75,10 @@ export const codeCacheDir = (env: Env = process.env): string | undefined => {
   }
 }
 
-/** Ours alone: owned by this user, not writable by group or others (where there are uids). */
+/** Ours alone: owned by this user, not writable by group or others (no uids, as on Windows: no). */
 const private_ = (stats: Stats) => {
   const uid = process.getuid?.()
-  return (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0
+  return uid !== undefined && stats.uid === uid && (stats.mode & 0o022) === 0
 }
 
 const trustedDir = (dir: string) => {
@@ -118,8 +119,6 @@ const prune = (dir: string, prefix: string) => {
 
 const writeCache = (dir: string, path: string, prefix: string, make: () => Buffer) => {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    if (!trustedDir(dir)) return
     const payload = make()
     const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
     writeFileSync(temp, Buffer.concat([sha256(payload), payload]), { mode: 0o600, flag: "wx" })
@@ -135,10 +134,29 @@ const writeCache = (dir: string, path: string, prefix: string, make: () => Buffe
   }
 }
 
-/** Compiles and runs the script `file` with the code cache (see the header). */
-export const runWithCodeCache = (file: string, env: Env = process.env): LoadedScript => {
-  const bytes = readFileSync(file)
+/** The cache directory, made if need be, when it is ours alone and writable; else undefined. */
+const usableDir = (env: Env): string | undefined => {
   const dir = codeCacheDir(env)
+  if (dir === undefined) return undefined
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    accessSync(dir, constants.W_OK)
+    return trustedDir(dir) ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Compiles and runs the script `file` with its code cache (see the header); undefined, without
+ * reading the script, when there is no cache directory to use (off, not ours alone, not writable):
+ * compiled from source every time, the one large script costs more than the ESM chunks it stands
+ * in for, so the caller loads those instead.
+ */
+export const runWithCodeCache = (file: string, env: Env = process.env): LoadedScript | undefined => {
+  const dir = usableDir(env)
+  if (dir === undefined) return undefined
+  const bytes = readFileSync(file)
   const prefix = `${basename(file)}-`
   const key = sha256(
     [
@@ -151,22 +169,14 @@ export const runWithCodeCache = (file: string, env: Env = process.env): LoadedSc
       sha256(bytes).toString("hex"),
     ].join("\0"),
   )
-  // A directory that exists but is not ours alone is left alone: neither read nor written.
-  const usable = dir !== undefined && (!existsSync(dir) || trustedDir(dir))
-  const path = usable ? join(dir, `${prefix}${key.toString("hex").slice(0, 32)}.v8`) : undefined
-  const cachedData = path === undefined ? undefined : readCache(path)
+  const path = join(dir, `${prefix}${key.toString("hex").slice(0, 32)}.v8`)
+  const cachedData = readCache(path)
   const script = new Script(bytes.toString("utf8"), {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData }),
   })
   const cache: CodeCacheState =
-    path === undefined
-      ? "off"
-      : cachedData === undefined
-        ? "absent"
-        : script.cachedDataRejected
-          ? "rejected"
-          : "used"
+    cachedData === undefined ? "absent" : script.cachedDataRejected ? "rejected" : "used"
   const module = { exports: {} as Record<string, unknown> }
   const wrapper = script.runInThisContext() as (...args: ReadonlyArray<unknown>) => void
   wrapper(module.exports, createRequire(file), module, file, dirname(file), pathToFileURL(file).href)
@@ -174,9 +184,7 @@ export const runWithCodeCache = (file: string, env: Env = process.env): LoadedSc
     exports: module.exports,
     cache,
     saveCache: () => {
-      if (path !== undefined && dir !== undefined && (cache === "absent" || cache === "rejected")) {
-        writeCache(dir, path, prefix, () => script.createCachedData())
-      }
+      if (cache !== "used") writeCache(dir, path, prefix, () => script.createCachedData())
     },
   }
 }
