@@ -10,8 +10,26 @@
 // so it resolves the installed @rewind/adapter-fs at run time and loads that package's own build
 // (the one compiled on this machine at install); `rewind doctor` reports which was loaded, or why
 // none was.
-import { rmSync } from "node:fs"
+//
+// The capture path (cli/captureFast.ts and what it loads; entry cli/captureBundle.ts) is bundled
+// a second time, alone, as one script (dist/cli/chunks/captureBundle.cjs) that the bin runs with a
+// V8 code cache (cli/captureCached.ts, cli/codeCache.ts): the repeat capture before every model
+// request then skips parsing and compiling its ~2.4 MB of code. It is one function expression
+// taking what a CommonJS module takes plus `import.meta.url` (`__importMetaUrl`), in strict mode
+// as the ESM chunks are, so the same compiled modules behave the same in both. It lies beside the
+// chunks so paths its modules resolve relative to themselves are the chunks' (nativeModule.ts).
+//
+// In both, `fast-check` is a stub (scripts/fastCheckStub.cjs, which says why).
+import { readFileSync, rmSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
+
+const alias = {
+  // jsonc-parser's `main` is a UMD build whose factory requires its own files by computed paths,
+  // which a bundle cannot follow; its ESM build (the package's `module`) bundles like any other.
+  "jsonc-parser": "jsonc-parser/lib/esm/main.js",
+  "fast-check": fileURLToPath(new URL("./fastCheckStub.cjs", import.meta.url)),
+}
 
 // Chunk names carry content hashes: stale ones of an earlier build are removed first.
 rmSync("dist/cli/chunks", { recursive: true, force: true })
@@ -28,9 +46,7 @@ await build({
   format: "esm",
   target: "node20",
   external: ["better-sqlite3"],
-  // jsonc-parser's `main` is a UMD build whose factory requires its own files by computed paths,
-  // which a bundle cannot follow; its ESM build (the package's `module`) bundles like any other.
-  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
+  alias,
   banner: {
     js: "import { createRequire as __rewindRequire } from 'node:module'; const require = __rewindRequire(import.meta.url);",
   },
@@ -41,3 +57,59 @@ await build({
     writeFileSync(process.env.REWIND_BUNDLE_META, JSON.stringify(result.metafile))
   }
 })
+
+const CAPTURE_BUNDLE = "dist/cli/chunks/captureBundle.cjs"
+
+/**
+ * The capture path's own lazy loads (`import("./x.js")` of this repository's compiled modules,
+ * such as storeAccess.js's of the store layer) made static in the capture bundle. They exist so
+ * the full CLI's light commands do not load the store; a capture loads all of them anyway. Left
+ * dynamic, esbuild would initialise every module they reach lazily (a `__esm` wrapper per module,
+ * all of Effect's among them), which made the bundle's code a third larger and its start slower.
+ */
+const staticImports = {
+  name: "capture-static-imports",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, (args) => {
+      if (args.path.includes("node_modules")) return undefined
+      const source = readFileSync(args.path, "utf8")
+      const hoisted = []
+      const contents = source.replace(/\bimport\((["'])(\.{1,2}\/[^"']+)\1\)/g, (_, quote, path) => {
+        hoisted.push(`import * as __captureStatic${hoisted.length} from ${quote}${path}${quote};`)
+        return `Promise.resolve(__captureStatic${hoisted.length - 1})`
+      })
+      return hoisted.length === 0
+        ? undefined
+        : { contents: `${hoisted.join("\n")}\n${contents}`, loader: "js" }
+    })
+  },
+}
+
+await build({
+  entryPoints: ["dist/cli/captureBundle.js"],
+  outfile: CAPTURE_BUNDLE,
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  external: ["better-sqlite3"],
+  alias,
+  define: { "import.meta.url": "__importMetaUrl" },
+  banner: {
+    js: '(function (exports, require, module, __filename, __dirname, __importMetaUrl) {"use strict";',
+  },
+  footer: { js: "})" },
+  plugins: [staticImports],
+  logLevel: "warning",
+})
+// vm.Script runs it without an ESM loader: a dynamic import() left in it would fail at run time.
+// Nor should any module be initialised lazily (see staticImports).
+const captureSource = readFileSync(CAPTURE_BUNDLE, "utf8")
+if (/\bimport\s*\(/.test(captureSource)) {
+  throw new Error(`${CAPTURE_BUNDLE} still has a dynamic import(): the capture bundle must be self-contained`)
+}
+if (/\b__esm\(/.test(captureSource)) {
+  throw new Error(
+    `${CAPTURE_BUNDLE} initialises modules lazily (__esm): a dynamic import the capture path reaches was not made static`,
+  )
+}
