@@ -183,11 +183,10 @@ const takeChildren = (
 ) => {
   const { budget, reuse, entries, excluded, stores } = state
   const paths = pathsOf(dir, children)
-  // The directory itself is in scope, so (with no store configured elsewhere) a child is protected
-  // by name exactly when its own name is `.git` or the store's: the check of its whole path, which
-  // splits it, is only needed then.
-  const byPath =
-    (stores !== undefined && stores.length > 0) || (dir !== "" && protectionByName(dir, stores) !== undefined)
+  // The directory itself is not protected, so a child is protected by name exactly when its own
+  // name is `.git` or the store's, or it is itself a configured store directory (one above it would
+  // be above the directory too): only then is its whole path checked, which splits it.
+  const byPath = dir !== "" && protectionByName(dir, stores) !== undefined
   for (let c = 0; c < children.length; c++) {
     const child = children[c]!
     const path = paths[c]!
@@ -197,7 +196,7 @@ const takeChildren = (
     }
     const name = child.name
     if (
-      (byPath || name === VCS_NAME || name === STORE_DIRECTORY_NAME) &&
+      (byPath || name === VCS_NAME || name === STORE_DIRECTORY_NAME || stores?.includes(path) === true) &&
       protectionByName(path, stores) !== undefined
     ) {
       // `.git` (a directory, or a worktree's file) and the store: never in scope.
