@@ -24,7 +24,13 @@ const rulePool = ["*.log", "!keep.log", "build/", "/a/y.ts", "z.md", ".gitignore
 const join = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`)
 
 type Change =
-  | { readonly op: "write"; readonly dir: string; readonly name: string; readonly text: string; readonly exec: boolean }
+  | {
+      readonly op: "write"
+      readonly dir: string
+      readonly name: string
+      readonly text: string
+      readonly exec: boolean
+    }
   | { readonly op: "ignore"; readonly dir: string; readonly text: string }
   | { readonly op: "remove"; readonly dir: string; readonly name: string }
   | { readonly op: "mkdir"; readonly dir: string; readonly name: string }
@@ -33,7 +39,13 @@ type Change =
 const dir = fc.constantFrom(...dirs)
 const name = fc.constantFrom(...names)
 const change: fc.Arbitrary<Change> = fc.oneof(
-  fc.record({ op: fc.constant("write" as const), dir, name, text: fc.string({ maxLength: 12 }), exec: fc.boolean() }),
+  fc.record({
+    op: fc.constant("write" as const),
+    dir,
+    name,
+    text: fc.string({ maxLength: 12 }),
+    exec: fc.boolean(),
+  }),
   fc.record({
     op: fc.constant("ignore" as const),
     dir,
@@ -114,7 +126,8 @@ interface Captured {
 /** Every point of the rounds, in an environment with the shortcut on or off. */
 const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>, shortcut: boolean) => {
   const env = makeEnv()
-  for (const d of dirs) for (const n of ["y.ts", "x.log", "z.md"]) env.fs.writeFile(`${ROOT}/${join(d, n)}`, `${d}/${n}`)
+  for (const d of dirs)
+    for (const n of ["y.ts", "x.log", "z.md"]) env.fs.writeFile(`${ROOT}/${join(d, n)}`, `${d}/${n}`)
   for (const c of initial) apply(env, c)
   return Effect.gen(function* () {
     const sessionId = yield* newSession
@@ -190,7 +203,10 @@ describe("a repeat capture of an unchanged tree", () => {
             )
             if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
             const base = out.at(-1)?.point
-            out.push({ point: outcome.point, shortcut: base !== undefined && !decoded.has(base.manifestHash) })
+            out.push({
+              point: outcome.point,
+              shortcut: base !== undefined && !decoded.has(base.manifestHash),
+            })
           })
         // At time 0 every file (mtime 0) is racy: hashed, never cached.
         yield* capture(0)
@@ -214,6 +230,6 @@ describe("a repeat capture of an unchanged tree", () => {
         tombstones: 0,
       })
       expect(fourth!.manifestHash).not.toBe(third!.manifestHash)
-  }),
+    }),
   )
 })
