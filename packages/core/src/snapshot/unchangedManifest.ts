@@ -54,9 +54,10 @@ export const matchBaseManifest = (
     // the full path does. Stops at the first such entry.
     let links: Array<WorkspacePath> | undefined
     for (const [path, { stat, target }] of scan.entries) {
+      // A path the manifest decoder refuses (a name with a backslash, say) makes the full path
+      // fail to read the manifest it would compare with; leave that to it.
+      if (workspacePathProblem(path) !== undefined) return differs
       if (stat.kind === "symlink" && target !== undefined) {
-        // A path the manifest decoder refuses makes the full path fail; leave that to it.
-        if (workspacePathProblem(path) !== undefined) return differs
         if (links === undefined) links = []
         links.push(path)
         continue
