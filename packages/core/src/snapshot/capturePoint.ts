@@ -16,16 +16,16 @@ import {
   type SessionId,
   type SkippedPath,
   type TurnId,
-  type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { Cause, Clock, Effect } from "effect"
+import { Cause, Clock, Context, Effect } from "effect"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import type { SessionStore } from "../ports/SessionStore.js"
 import type { Workspace } from "../ports/Workspace.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
 import { makeTracker } from "./captureTracking.js"
 import { captureWatched, liveSync, offerFullScan } from "./liveCapture.js"
+import { pointArtifactCache } from "./pointArtifactCache.js"
 import { buildManifest, loadBaseStatCache, recordPoint, summarise } from "./pointBuild.js"
 import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
 import {
@@ -33,10 +33,14 @@ import {
   type Manifest,
   type StatCache,
   storeManifestAndStatCache,
+  storeStatCacheBeside,
 } from "./pointManifest.js"
-import { type ScanProgress, type ScanReuse, scanWorkspace } from "./workspaceScan.js"
+import { reusableDecisions, reusableFromStatCache } from "./scanReuse.js"
+import { matchBaseManifest, mayDeferManifest } from "./unchangedManifest.js"
+import { type ScanProgress, scanWorkspace } from "./workspaceScan.js"
 
 export { buildManifest, loadStatCache, recordPoint, sameStat, summarise } from "./pointBuild.js"
+export { reusableDecisions } from "./scanReuse.js"
 
 export interface CaptureSettings {
   /** Files larger than this are left out (`over_size_limit`). Default 16 MiB. */
@@ -60,6 +64,15 @@ export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
   racyWindowMs: 2_000,
 }
 
+/**
+ * Whether a repeat capture may find the tree unchanged without decoding the base manifest
+ * (`unchangedManifest.ts`): on unless a caller provides otherwise. Off, every capture takes the
+ * full path, which is what the property test holds the shortcut against.
+ */
+export class CaptureShortcuts extends Context.Reference<CaptureShortcuts>()("@rewind/core/CaptureShortcuts", {
+  defaultValue: () => ({ matchUnchangedManifest: true }),
+}) {}
+
 export interface CaptureProgress extends ScanProgress {
   readonly phase: "scan" | "hash" | "done"
   readonly hashed: number
@@ -77,37 +90,6 @@ export type CaptureOutcome =
   | { readonly _tag: "Captured"; readonly point: PointCaptured; readonly existing: boolean }
   | { readonly _tag: "NotCaptured"; readonly reason: string }
 
-/**
- * The previous point's ignore decisions, for the scan to reuse: its files and links were in scope,
- * and so was every directory above one. Only offered with the rules identity they were made under.
- */
-export const reusableDecisions = (previous: Manifest, rules: string | undefined): ScanReuse | undefined => {
-  if (rules === undefined || previous.size === 0) return undefined
-  let directories: Set<string> | undefined
-  const directoriesInScope = () => {
-    if (directories !== undefined) return directories
-    const found = new Set<string>()
-    for (const [path, entry] of previous) {
-      if (entry.kind === "tombstone") continue
-      for (let slash = path.lastIndexOf("/"); slash > 0; slash = path.lastIndexOf("/", slash - 1)) {
-        const dir = path.slice(0, slash)
-        if (found.has(dir)) break
-        found.add(dir)
-      }
-    }
-    directories = found
-    return found
-  }
-  return {
-    rules,
-    fileInScope: (path) => {
-      const entry = previous.get(path as WorkspacePath)
-      return entry !== undefined && entry.kind !== "tombstone"
-    },
-    directoryInScope: (path) => directoriesInScope().has(path),
-  }
-}
-
 const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptions) =>
   Effect.gen(function* () {
     const settings = { ...DEFAULT_CAPTURE_SETTINGS, ...options.settings }
@@ -119,18 +101,26 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const state = yield* loadSession(sessionId)
     const startedAtMs = yield* Clock.currentTimeMillis
     const base = latestTurnPoint(index)
-    const baseManifest =
-      base === undefined
-        ? undefined
-        : { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
-    const previous: Manifest = baseManifest?.value.map ?? new Map()
     const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
     const statCache: StatCache = baseStatCache?.value.map ?? new Map()
-    const budget = { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs }
-
     // The live engine: flush the watcher first (what changed before now is then known), and when
     // the tree of this session's last capture can be patched, capture from the change set.
     const live = yield* liveSync(sessionId, base)
+    // A repeat capture that may find the tree unchanged decodes the base manifest only if it must.
+    const deferred =
+      live === undefined &&
+      base !== undefined &&
+      baseStatCache !== undefined &&
+      (yield* CaptureShortcuts).matchUnchangedManifest &&
+      mayDeferManifest(base, statCache) &&
+      // A host that keeps decoded manifests may hold this one: then it costs nothing to use.
+      (yield* pointArtifactCache)?.getManifest(base.manifestHash) === undefined
+    let baseManifest =
+      base === undefined || deferred
+        ? undefined
+        : { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
+    const budget = { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs }
+
     if (live?.watched !== undefined && base !== undefined && baseManifest !== undefined) {
       const watched = yield* captureWatched({
         sessionId,
@@ -153,24 +143,69 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       }
     }
 
-    const progress = (p: Omit<CaptureProgress, "directories" | "entries">, scan: ScanProgress) =>
-      options.onProgress?.({ ...scan, ...p })
+    // Reported per directory: built without a spread, which cost more than the scan step itself.
+    const onProgress = options.onProgress
+    const progress = (phase: CaptureProgress["phase"], hashed: number, toHash: number, scan: ScanProgress) =>
+      onProgress?.({ phase, hashed, toHash, directories: scan.directories, entries: scan.entries })
     let scanState: ScanProgress = { directories: 0, entries: 0 }
     const scan = yield* scanWorkspace(
       budget,
-      (p) => {
-        scanState = p
-        progress({ phase: "scan", hashed: 0, toHash: 0 }, p)
-      },
-      reusableDecisions(previous, baseStatCache?.value.rules),
+      onProgress === undefined
+        ? undefined
+        : (p) => {
+            scanState = p
+            progress("scan", 0, 0, p)
+          },
+      deferred
+        ? reusableFromStatCache(statCache, baseStatCache?.value.rules)
+        : reusableDecisions(baseManifest?.value.map ?? new Map(), baseStatCache?.value.rules),
     )
+    const match =
+      deferred && base !== undefined
+        ? yield* matchBaseManifest(scan, statCache, base.manifestHash, settings.maxFileBytes)
+        : undefined
+    if (base !== undefined && baseManifest === undefined && match?._tag === "Differs")
+      baseManifest = {
+        hash: base.manifestHash,
+        value: yield* loadManifestLayers(base.manifestHash, match.bytes),
+      }
     const tracker = yield* makeTracker(scan.entries, scan.outOfScope)
-    for (const path of previous.keys()) if (!scan.entries.has(path)) yield* tracker.track(path, false)
+    // (Where the manifest matched, every path of it was scanned: there is nothing to track.)
+    if (baseManifest !== undefined)
+      for (const path of baseManifest.value.map.keys())
+        if (!scan.entries.has(path)) yield* tracker.track(path, false)
     for (const c of state.checkpoints)
       if (workspacePathProblem(c.path) === undefined) yield* tracker.track(c.path, false)
     for (const intent of index.writeIntents)
       for (const e of intent.entries) yield* tracker.track(e.path, false)
     yield* tracker.trackDeclared(options.declaredPaths ?? [])
+
+    if (
+      match?._tag === "Same" &&
+      tracker.tracked.size === 0 &&
+      base !== undefined &&
+      baseStatCache !== undefined
+    ) {
+      const point = yield* recordPoint(sessionId, {
+        pointId,
+        kind: "turn" satisfies PointKind,
+        turnId,
+        manifestHash: base.manifestHash,
+        statCacheHash: yield* storeStatCacheBeside(statCache, scan.rules, baseStatCache),
+        reusedManifest: true,
+        files: match.files,
+        links: match.links,
+        tombstones: 0,
+        bytes: match.bytes,
+        skipped: [...scan.skipped, ...tracker.skippedDeclared] satisfies Array<SkippedPath>,
+      })
+      progress("done", 0, 0, scanState)
+      return { _tag: "Captured", point, existing: false } as const
+    }
+    if (base !== undefined && baseManifest === undefined)
+      // Matched, but a checkpoint or a declared path outside the scan is to be tracked too.
+      baseManifest = { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
+    const previous: Manifest = baseManifest?.value.map ?? new Map()
 
     const built = yield* buildManifest({
       scanned: scan.entries,
@@ -179,7 +214,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       statCache,
       settings,
       startedAtMs,
-      onHashed: (hashed, toHash) => progress({ phase: "hash", hashed, toHash }, scanState),
+      onHashed: (hashed, toHash) => progress("hash", hashed, toHash, scanState),
     })
     const { manifestHash, statCacheHash } = yield* storeManifestAndStatCache(
       built.manifest,
@@ -202,7 +237,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       skipped: [...scan.skipped, ...tracker.skippedDeclared, ...built.skipped] satisfies Array<SkippedPath>,
     })
     if (live !== undefined) yield* offerFullScan(live, sessionId, scan, built, point)
-    progress({ phase: "done", hashed: 0, toHash: 0 }, scanState)
+    progress("done", 0, 0, scanState)
     return { _tag: "Captured", point, existing: false } as const
   })
 

@@ -11,6 +11,7 @@ export {
   type CaptureOutcome,
   type CaptureProgress,
   type CaptureSettings,
+  CaptureShortcuts,
   capturePoint,
   DEFAULT_CAPTURE_SETTINGS,
   recordPoint,

@@ -123,6 +123,8 @@ export const loadLayered = <V>(
   hash: ContentHash,
   cached: (hash: ContentHash) => Layered<V> | undefined,
   remember: (hash: ContentHash, value: Layered<V>) => void,
+  /** The bytes of the artifact `hash`, when the caller read them already (checked as ever). */
+  prefetched?: Uint8Array,
 ): Effect.Effect<
   Layered<V>,
   ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
@@ -132,7 +134,7 @@ export const loadLayered = <V>(
     const hit = cached(hash)
     if (hit !== undefined) return hit
     const artifacts = yield* ArtifactStore
-    const bytes = yield* artifacts.get(hash)
+    const bytes = prefetched ?? (yield* artifacts.get(hash))
     const layer = decodeLayer(codec, bytes)
     if (layer === undefined) {
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })

@@ -16,7 +16,7 @@ export type ManifestEntry =
 
 export type Manifest = ReadonlyMap<WorkspacePath, ManifestEntry>
 
-const MANIFEST_FORMAT = "rewind-manifest/1"
+export const MANIFEST_FORMAT = "rewind-manifest/1"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

@@ -94,8 +94,11 @@ const statCacheCodec: LayerCodec<StatCacheEntry> = {
   },
 }
 
-/** Reads a manifest (following its deltas); fails when it or a layer below is missing or malformed. */
-export const loadManifestLayers = (hash: ContentHash) =>
+/**
+ * Reads a manifest (following its deltas); fails when it or a layer below is missing or malformed.
+ * `prefetched`: the bytes of artifact `hash` itself, when the caller read them already.
+ */
+export const loadManifestLayers = (hash: ContentHash, prefetched?: Uint8Array) =>
   Effect.flatMap(pointArtifactCache, (cache) =>
     loadLayered(
       manifestCodec,
@@ -103,6 +106,7 @@ export const loadManifestLayers = (hash: ContentHash) =>
       hash,
       (h) => cache?.getManifest(h),
       (h, v) => cache?.setManifest(h, v),
+      prefetched,
     ),
   )
 
@@ -120,6 +124,26 @@ export const loadStatCacheLayers = (hash: ContentHash) =>
       (h, v) => cache?.setStatCache(h, v),
     ),
   )
+
+/**
+ * Stores the stat cache of a point whose manifest is its base's own (`unchangedManifest.ts`),
+ * exactly as `storeManifestAndStatCache` stores it beside an unchanged manifest.
+ */
+export const storeStatCacheBeside = (
+  statCache: StatCache,
+  rules: string | undefined,
+  base: { readonly hash: ContentHash; readonly value: Layered<StatCacheEntry> },
+) =>
+  Effect.gen(function* () {
+    const cache = yield* pointArtifactCache
+    const statBase = base.value.legacy ? undefined : base
+    const c = encodeLayered(statCacheCodec, statCache, statBase, rules)
+    if (c === "unchanged") return statBase!.hash
+    const [hash] = yield* (yield* ArtifactStore).putMany([c.bytes])
+    const layers = c.depth === 0 ? [hash!] : [...statBase!.value.layers, hash!]
+    cache?.setStatCache(hash!, withRules({ map: statCache, depth: c.depth, layers }, rules))
+    return hash!
+  })
 
 /**
  * Stores a manifest and a stat cache, each as a delta over the base point's where that is small.

@@ -7,7 +7,7 @@
  */
 import type { SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Effect } from "effect"
-import type { ScannedEntry } from "../ports/Workspace.js"
+import type { ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import {
   BUILT_IN_SKIP,
@@ -18,7 +18,7 @@ import {
   type RuleStack,
   readDirectoryRules,
 } from "../workspace/ignoreRules.js"
-import { protectionByName } from "../workspace/protection.js"
+import { protectionByName, STORE_DIRECTORY_NAME, VCS_NAME } from "../workspace/protection.js"
 import type { ScanBudget, ScannedPath, ScanResult, ScanReuse, ScanStart, ScanTree } from "./workspaceScan.js"
 
 type Stores = Parameters<typeof protectionByName>[1]
@@ -107,42 +107,67 @@ const provisionally = (state: ScanState, scope: RuleStack, path: string, isDirec
   state.provisional.directory.push(isDirectory)
 }
 
-/** Takes one listed directory into the scan (a nested repository is left out whole). */
+/**
+ * Takes one listed directory into the scan (a nested repository is left out whole). Synchronous
+ * for a directory holding no ignore file (nearly all of them), which is taken directly rather than
+ * through an Effect per directory.
+ */
 export const takeListing = (
   state: ScanState,
   dir: string,
   rules: RuleStack,
   children: ReadonlyArray<ScannedEntry>,
-) =>
-  Effect.gen(function* () {
-    // A nested repository belongs to someone else's history: leave it alone entirely.
-    if (dir !== "" && children.some((c) => c.name === ".git")) {
-      state.ignored++
-      state.excluded.add(dir)
-      state.skipped.push({
-        path: dir,
-        reason: "skipped_directory",
-        detail: "a nested repository (it holds .git)",
-      })
-      return
-    }
-    state.directories++
-    state.listed.add(dir)
-    const own = yield* ownRules(state, dir, children)
-    const scope = own === undefined ? rules : pushRules(rules, own)
-    state.scopes.set(dir, scope)
-    takeChildren(state, dir, scope, children)
-  })
+): Effect.Effect<void, never, Workspace> | undefined => {
+  // A nested repository belongs to someone else's history: leave it alone entirely.
+  if (dir !== "" && children.some((c) => c.name === ".git")) {
+    state.ignored++
+    state.excluded.add(dir)
+    state.skipped.push({
+      path: dir,
+      reason: "skipped_directory",
+      detail: "a nested repository (it holds .git)",
+    })
+    return undefined
+  }
+  state.directories++
+  state.listed.add(dir)
+  const present = ignoreFilesOf(children)
+  if (present === undefined) {
+    takeScope(state, dir, rules, children)
+    return undefined
+  }
+  return Effect.map(ownRules(state, dir, present), (own) =>
+    takeScope(state, dir, pushRules(rules, own), children),
+  )
+}
 
-/** The rules of a directory's own ignore files (pushed on its parent's), or none when it has none. */
-const ownRules = (state: ScanState, dir: string, children: ReadonlyArray<ScannedEntry>) =>
+const takeScope = (
+  state: ScanState,
+  dir: string,
+  scope: RuleStack,
+  children: ReadonlyArray<ScannedEntry>,
+) => {
+  state.scopes.set(dir, scope)
+  takeChildren(state, dir, scope, children)
+}
+
+type IgnoreFile = { name: string; size: number; regular: boolean }
+
+/** The directory's own ignore files; undefined when it holds none. */
+const ignoreFilesOf = (children: ReadonlyArray<ScannedEntry>): Array<IgnoreFile> | undefined => {
+  // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
+  let present: Array<IgnoreFile> | undefined
+  for (const c of children) {
+    if (!IGNORE_FILES.includes(c.name) || c.stat.kind === "directory") continue
+    if (present === undefined) present = []
+    present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
+  }
+  return present
+}
+
+/** The rules of a directory's own ignore files (to push on its parent's). */
+const ownRules = (state: ScanState, dir: string, present: ReadonlyArray<IgnoreFile>) =>
   Effect.gen(function* () {
-    // A loop, not a flatMap (which made an empty array per child): most hold no ignore file.
-    const present: Array<{ name: string; size: number; regular: boolean }> = []
-    for (const c of children)
-      if (IGNORE_FILES.includes(c.name) && c.stat.kind !== "directory")
-        present.push({ name: c.name, size: c.stat.size, regular: c.stat.kind === "file" })
-    if (present.length === 0) return undefined
     const own = yield* readDirectoryRules(dir, present)
     for (const line of own.identity) state.identity.push(line)
     for (const r of own.refused)
@@ -156,8 +181,12 @@ const takeChildren = (
   scope: RuleStack,
   children: ReadonlyArray<ScannedEntry>,
 ) => {
-  const { budget, reuse, entries, excluded } = state
+  const { budget, reuse, entries, excluded, stores } = state
   const paths = pathsOf(dir, children)
+  // The directory itself is not protected, so a child is protected by name exactly when its own
+  // name is `.git` or the store's, or it is itself a configured store directory (one above it would
+  // be above the directory too): only then is its whole path checked, which splits it.
+  const byPath = dir !== "" && protectionByName(dir, stores) !== undefined
   for (let c = 0; c < children.length; c++) {
     const child = children[c]!
     const path = paths[c]!
@@ -165,14 +194,18 @@ const takeChildren = (
       state.skipped.push({ path, reason: "unsupported_name", detail: "the name is not valid UTF-8" })
       continue
     }
-    if (protectionByName(path, state.stores) !== undefined) {
+    const name = child.name
+    if (
+      (byPath || name === VCS_NAME || name === STORE_DIRECTORY_NAME || stores?.includes(path) === true) &&
+      protectionByName(path, stores) !== undefined
+    ) {
       // `.git` (a directory, or a worktree's file) and the store: never in scope.
       state.ignored++
       excluded.add(path)
       continue
     }
     if (child.stat.kind === "directory") {
-      takeDirectory(state, scope, path, child.name)
+      takeDirectory(state, scope, path, name)
       continue
     }
     const reused = reuse?.fileInScope(path) === true

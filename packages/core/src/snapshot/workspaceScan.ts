@@ -173,7 +173,8 @@ const scanOnce = (
           skipped.push({ path: dir, reason: "unreadable", detail: listing.left.message })
           continue
         }
-        yield* takeListing(state, dir, rules, listing.right)
+        const reading = takeListing(state, dir, rules, listing.right)
+        if (reading !== undefined) yield* reading
         onProgress?.({ directories: state.directories, entries: entries.size })
       }
     }

@@ -21,6 +21,17 @@ export const sha256Hex = (content: Uint8Array | string): string =>
 /** The content address of a file's bytes (or of text as UTF-8). */
 export const hashContent = (content: Uint8Array | string): ContentHash => sha256Hex(content) as ContentHash
 
+/**
+ * The content address of a text given in pieces (the address of their concatenation as UTF-8),
+ * without building the whole text: `pieces` hands each piece to `put`, in order. A piece must not
+ * end inside a surrogate pair (a whole string from JSON.stringify never does).
+ */
+export const hashPieces = (pieces: (put: (text: string) => void) => void): ContentHash => {
+  const hash = createHash("sha256")
+  pieces((text) => hash.update(text, "utf8"))
+  return hash.digest("hex") as ContentHash
+}
+
 /** Byte-for-byte equality, for comparisons that must not depend on a hash. */
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a.byteLength !== b.byteLength) return false

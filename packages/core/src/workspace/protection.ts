@@ -32,7 +32,7 @@ export class StoreLocation extends Context.Tag("@rewind/core/StoreLocation")<
 /** The store directory's default name: protected at any depth. */
 export const STORE_DIRECTORY_NAME = ".rewind"
 
-const VCS_NAME = ".git"
+export const VCS_NAME = ".git"
 
 const isUnder = (path: string, directory: string) =>
   directory !== "" && (path === directory || path.startsWith(`${directory}/`))

@@ -130,38 +130,50 @@ interface Cached {
 }
 
 const makeScanners = (module: DirScanModule): NativeScanners => {
-  // Keys: an absolute path (`scan`), or the root, a NUL and a relative path (`scanBeneath`).
-  const cache = new Map<string, Cached>()
+  // By root ("" for absolute paths, `scan`), then by the path given: the paths are the scan's own
+  // strings, so no key is built per directory.
+  const cache = new Map<string, Map<string, Cached>>()
   let cachedEntries = 0
 
-  const forget = (key: string) => {
-    const old = cache.get(key)
+  const forget = (under: Map<string, Cached>, key: string) => {
+    const old = under.get(key)
     if (old === undefined) return
     cachedEntries -= old.entries.length
-    cache.delete(key)
+    under.delete(key)
   }
-  const remember = (key: string, listing: NativeListing): ReadonlyArray<ScannedEntry> => {
+  const remember = (
+    under: Map<string, Cached>,
+    key: string,
+    listing: NativeListing,
+  ): ReadonlyArray<ScannedEntry> => {
     const entries = entriesOf(listing)
-    forget(key)
+    forget(under, key)
     if (listing.blob !== undefined) {
       if (cachedEntries + entries.length > MAX_CACHED_ENTRIES) {
-        cache.clear()
+        for (const listings of cache.values()) listings.clear()
         cachedEntries = 0
       }
-      cache.set(key, { blob: listing.blob, entries })
+      under.set(key, { blob: listing.blob, entries })
       cachedEntries += entries.length
     }
     return entries
   }
 
-  /** One call of the module over `keys`; each answer is the entries or a failure. */
+  /** One call of the module over `keys` (under `root`); each answer is the entries or a failure. */
   const scanCached = (
+    root: string,
     keys: ReadonlyArray<string>,
     call: (previous: Previous) => ReadonlyArray<NativeAnswer>,
   ): Array<ReadonlyArray<ScannedEntry> | NativeFailure> => {
+    let under = cache.get(root)
+    if (under === undefined) {
+      under = new Map()
+      cache.set(root, under)
+    }
+    const listings = under
     // What was cached when the call began: "the same" refers to these bytes, whatever an earlier
     // answer of the same call (a directory asked twice) puts in the cache meanwhile.
-    const before = keys.map((key) => cache.get(key))
+    const before = keys.map((key) => listings.get(key))
     return call(before.map((cached) => cached?.blob)).map((answer, i) => {
       const key = keys[i]!
       if (answer === true) {
@@ -171,17 +183,17 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
         return cached.entries
       }
       if ("errno" in answer) {
-        forget(key)
+        forget(listings, key)
         return answer
       }
-      return remember(key, answer)
+      return remember(listings, key, answer)
     })
   }
 
   const scan: NativeScanner = (absolutes) =>
-    scanCached(absolutes, (previous) => module.scan(absolutes, threadsFor(absolutes.length), previous)).map(
-      (answer) => ("errno" in answer ? Either.left(failureOf(answer)) : Either.right(answer)),
-    )
+    scanCached("", absolutes, (previous) =>
+      module.scan(absolutes, threadsFor(absolutes.length), previous),
+    ).map((answer) => ("errno" in answer ? Either.left(failureOf(answer)) : Either.right(answer)))
 
   const beneath = module.scanBeneath
   const scanBeneath: NativeScannerBeneath | undefined =
@@ -189,7 +201,8 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
       ? undefined
       : (root, relatives) => {
           const answers = scanCached(
-            relatives.map((r) => `${root}\0${r}`),
+            root,
+            relatives,
             (previous) =>
               beneath(root, relatives, threadsFor(relatives.length), previous) ??
               // The root itself could not be opened: a failure for every directory.
