@@ -13,7 +13,8 @@ import { WorkspacePath } from "./workspacePath.js"
  * - `over_size_limit`, `unreadable`, `not_a_regular_file`, `budget`: as named;
  * - `changed_during_read`: its size, mtime or ctime moved while it was read, every time it was
  *   re-read (a torn mix of two versions is never recorded);
- * - `unsupported_name`: a name that is not valid UTF-8, which a workspace path cannot carry;
+ * - `unsupported_name`: a name that is not valid UTF-8, or one a workspace path cannot carry (a
+ *   control character, a `\`); a directory so named is left out whole;
  * - `protected`: Rewind's own store or a `.git` directory or file (never captured, never restored);
  * - `invalid_path`: a declared path that is not a workspace path;
  * - `skipped_directory`: a directory the built-in skip list leaves out (`node_modules`, caches) or a

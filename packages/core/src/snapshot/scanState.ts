@@ -5,7 +5,7 @@
  * mutable and belongs to one scan only; every step runs in queue order, so the result is the same
  * whatever the wave size.
  */
-import type { SkippedPath, WorkspacePath } from "@rewind/contracts"
+import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect } from "effect"
 import type { ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -226,9 +226,23 @@ const takeChildren = (
       )
       return
     }
+    if (unsupportedPath(state, path)) continue
     // The listed entry is itself a ScannedPath: nothing is allocated per file here.
     entries.set(path as WorkspacePath, child)
   }
+}
+
+/**
+ * Whether an in-scope path has a name the filesystem allows but a workspace path does not (a
+ * control character, `\`): reported as `unsupported_name` with the reason, where it would
+ * otherwise reach a read that refuses it and read as an unreadable file. Asked only of what the
+ * ignore rules keep, so an ignored oddity stays silent like any ignored path.
+ */
+const unsupportedPath = (state: ScanState, path: string): boolean => {
+  const problem = workspacePathProblem(path)
+  if (problem === undefined) return false
+  state.skipped.push({ path, reason: "unsupported_name", detail: problem })
+  return true
 }
 
 /** A child directory: queued (reused or in scope), or excluded (ignored or skip-listed). */
@@ -248,7 +262,7 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
       reason: "skipped_directory",
       detail: `${name} is on the built-in skip list`,
     })
-  } else state.queue.push({ dir: path, rules: scope })
+  } else if (!unsupportedPath(state, path)) state.queue.push({ dir: path, rules: scope })
 }
 
 /** The scan's result, and the decisions it took on trust (for `scanWorkspace` to check). */

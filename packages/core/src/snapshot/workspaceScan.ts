@@ -9,7 +9,8 @@
  * silent): directories on the built-in skip list that the ignore rules neither exclude already nor
  * re-include explicitly with a `!` rule (then they are the repository's own files and scanned),
  * nested repositories (`skipped_directory`, once per directory), ignore files refused by their
- * budget (`ignore_file_refused`), names that are not valid UTF-8 (`unsupported_name`), and what the
+ * budget (`ignore_file_refused`), names that are not valid UTF-8 or that a workspace path cannot
+ * hold, such as a control character or `\` (`unsupported_name`), and what the
  * budget or an unreadable directory left out.
  *
  * Ignore decisions are reused (`ScanReuse`): testing every path against the rule sets above it is
