@@ -12,7 +12,7 @@ import { tempStorePath, withRawDatabase } from "./tempStore.js"
 
 const text = (i: number) => new TextEncoder().encode(`file ${i}: ${"some source text ".repeat(500 + i)}`)
 
-const makeStore = () => {
+const makeStore = (ready = true) => {
   const db = new Database(":memory:")
   // The table as migration 0005 leaves it.
   db.exec(`create table blobs (id integer primary key, hash blob not null unique check (length(hash) = 32),
@@ -21,7 +21,7 @@ const makeStore = () => {
   const sent: Array<Array<string>> = []
   // Answers "store as is", a valid stored form, and records what it was asked to compress.
   const compression: CompressionThread = {
-    ready: () => true,
+    ready: () => ready,
     encode: async (contents) => {
       sent.push(contents.map((c) => hashContent(c)))
       return contents.map((bytes) => ({ encoding: 0, bytes }))
@@ -57,6 +57,28 @@ describe("SQLite artifact store: compression ahead of a batch", () => {
       expect(db.prepare("select count(*) as n from blobs").get()).toEqual({ n: 80 })
       const back = yield* store.getMany(hashes)
       expect(back.every((b, i) => Buffer.from(b).equals(second[i]!))).toBe(true)
+    }),
+  )
+})
+
+describe("SQLite artifact store: a compression thread still starting", () => {
+  it.effect("gets a large batch (it waits for the thread), not a small one or a single put", () =>
+    Effect.gen(function* () {
+      const { sent, store } = makeStore(false)
+      // ~165 KiB: compressed here while the thread starts.
+      const small = Array.from({ length: 20 }, (_, i) => text(i))
+      yield* store.putMany(small)
+      expect(sent).toEqual([])
+      // A single put, however large, never waits for the thread.
+      const large = new TextEncoder().encode("large content ".repeat(100_000))
+      yield* store.put(large)
+      expect(sent).toEqual([])
+      // A batch of over 1 MiB to compress is sent (it waits there until the thread is up).
+      const batch = Array.from({ length: 160 }, (_, i) => text(1_000 + i))
+      const hashes = yield* store.putMany(batch)
+      expect(sent).toEqual([hashes])
+      const back = yield* store.getMany(hashes)
+      expect(back.every((b, i) => Buffer.from(b).equals(batch[i]!))).toBe(true)
     }),
   )
 })

@@ -91,12 +91,21 @@ const encode = (content: Uint8Array): Encoded => {
 }
 
 /**
- * A batch at least this large is compressed on the compression thread before its transaction
- * (and outside the store's permit): a capture reads its next batch meanwhile. Smaller puts (a
- * checkpoint's one file) stay on this thread, where the round trip would cost more than it saves,
- * and so does the batch that starts the thread (waiting for it to start would cost more).
+ * A batch whose contents to compress come to at least this many bytes is compressed on the
+ * compression thread before its transaction (and outside the store's permit): a capture reads its
+ * next batch meanwhile. Smaller puts stay on this thread, where the round trip would cost more than
+ * it saves.
  */
-const THREAD_FROM_BYTES = 256 * 1024
+const THREAD_FROM_BYTES = 64 * 1024
+/** A single `put` (a checkpoint's one file: its caller waits for it) uses the thread from here. */
+const THREAD_FROM_BYTES_SINGLE = 256 * 1024
+/**
+ * A batch (`putMany`) at least this large waits for a thread that is still starting (~55 ms)
+ * rather than being compressed here: a capture's first batch held 8 MiB, and compressing it here
+ * took the core its reads run on, while waiting costs this thread nothing (the capture reads on).
+ * A smaller one, or a single put, is compressed here while the thread starts.
+ */
+const THREAD_START_FROM_BYTES = 1024 * 1024
 
 /** Vouches kept at most (see `vouched`): about 100 bytes each. */
 const MAX_VOUCHED = 1_000_000
@@ -218,13 +227,21 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
    * stored is looked up before the transaction, so it is only a hint: one stored meanwhile is
    * verified as ever, one gone meanwhile is compressed in the transaction.
    */
-  const encodeAhead = (contents: ReadonlyArray<Uint8Array>, hashes: ReadonlyArray<ContentHash>) =>
+  const encodeAhead = (
+    contents: ReadonlyArray<Uint8Array>,
+    hashes: ReadonlyArray<ContentHash>,
+    single: boolean,
+  ) =>
     Effect.gen(function* () {
       const thread = connection.compression
       if (thread === undefined) return undefined
       let total = 0
       for (const c of contents) total += c.byteLength
-      if (total < THREAD_FROM_BYTES || !thread.ready()) return undefined
+      const from = single ? THREAD_FROM_BYTES_SINGLE : THREAD_FROM_BYTES
+      if (total < from) return undefined
+      // Asking starts the thread (a single put never waits for it).
+      const ready = thread.ready()
+      if (!ready && (single || total < THREAD_START_FROM_BYTES)) return undefined
       const wanted = yield* run("put", () => {
         const first = new Set<string>()
         const out: Array<number> = []
@@ -238,7 +255,7 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
       })
       let wantedBytes = 0
       for (const i of wanted) wantedBytes += contents[i]!.byteLength
-      if (wantedBytes < THREAD_FROM_BYTES) return undefined
+      if (wantedBytes < (ready ? from : THREAD_START_FROM_BYTES)) return undefined
       // A batch the thread cannot compress is compressed in the call instead.
       const encoded = yield* Effect.promise(() =>
         thread.encode(wanted.map((i) => contents[i]!)).catch(() => undefined),
@@ -247,11 +264,11 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
       return new Map<number, Encoded>(wanted.map((i, j) => [i, encoded[j]!]))
     })
 
-  const putBatch = (contents: ReadonlyArray<Uint8Array>) =>
+  const putBatch = (contents: ReadonlyArray<Uint8Array>, single: boolean) =>
     Effect.gen(function* () {
       // Hashed outside the store's permit: the hashes say which contents need compressing at all.
       const hashes = contents.map((c) => hashContent(c))
-      const encoded = yield* encodeAhead(contents, hashes)
+      const encoded = yield* encodeAhead(contents, hashes, single)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
         db
@@ -290,8 +307,8 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     })
 
   const service: ArtifactStoreService = {
-    put: (content) => Effect.map(putBatch([content]), (hashes) => hashes[0]!),
-    putMany: putBatch,
+    put: (content) => Effect.map(putBatch([content], true), (hashes) => hashes[0]!),
+    putMany: (contents) => putBatch(contents, false),
     get: (hash) => Effect.map(getBatch([hash]), (bytes) => bytes[0]!),
     getMany: getBatch,
     has: (hash) =>

@@ -20,11 +20,14 @@ export interface Encoded {
 
 export interface CompressionThread {
   /**
-   * Whether the thread is up and waiting for work; the first call starts it. A caller with work
-   * now compresses it itself while the thread starts (a start costs ~55 ms, more than a batch).
+   * Whether the thread is up and waiting for work; the first call starts it. A start costs
+   * ~55 ms: a caller with a little work compresses it itself meanwhile.
    */
   readonly ready: () => boolean
-  /** The stored forms of `contents`, or `undefined` when the thread is unavailable. */
+  /**
+   * The stored forms of `contents`, or `undefined` when the thread is unavailable. Starts the
+   * thread if need be; work sent while it starts waits for it.
+   */
   readonly encode: (contents: ReadonlyArray<Uint8Array>) => Promise<Array<Encoded> | undefined>
   /** Packing buffers the thread handed back and that are kept for the next batches. */
   readonly spareBuffers: () => number
