@@ -11,11 +11,11 @@ import { Effect, type Scope } from "effect"
 import { BROTLI_QUALITY, COMPRESS_FROM_BYTES, ENCODING_BROTLI } from "./artifactStore.js"
 import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
 import { type CompressionThread, makeCompressionThread } from "./compressionThread.js"
-import { type OpenedDatabase, WAL_BACKSTOP_PAGES } from "./openDatabase.js"
+import { type OpenedDatabase, WAL_BACKSTOP_BYTES } from "./openDatabase.js"
 import { readOnlyReason, toStoreError } from "./sqliteErrors.js"
 
 /** Half of the WAL backstop (openDatabase.ts): a run of writes asks for a checkpoint well before it. */
-const BUSY_CHECKPOINT_BYTES = (WAL_BACKSTOP_PAGES * 4096) / 2
+const BUSY_CHECKPOINT_BYTES = WAL_BACKSTOP_BYTES / 2
 
 export interface SqliteConnection extends OpenedDatabase {
   /** Runs `effect` holding the connection's one permit, uninterruptibly. */
