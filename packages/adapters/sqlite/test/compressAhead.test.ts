@@ -20,7 +20,7 @@ const makeStore = (ready = true) => {
     stored_at integer not null, content blob not null) strict`)
   const sent: Array<Array<string>> = []
   // Answers "store as is", a valid stored form, and records what it was asked to compress.
-  const compression: CompressionThread = {
+  const compression: { -readonly [K in keyof CompressionThread]: CompressionThread[K] } = {
     ready: () => ready,
     encode: async (contents) => {
       sent.push(contents.map((c) => hashContent(c)))
@@ -30,7 +30,7 @@ const makeStore = (ready = true) => {
     close: async () => {},
   }
   const store = makeSqliteArtifactStore({ db, exclusive: (effect) => effect, compression })
-  return { db, sent, store }
+  return { db, sent, store, compression }
 }
 
 describe("SQLite artifact store: compression ahead of a batch", () => {
@@ -58,6 +58,50 @@ describe("SQLite artifact store: compression ahead of a batch", () => {
       const back = yield* store.getMany(hashes)
       expect(back.every((b, i) => Buffer.from(b).equals(second[i]!))).toBe(true)
     }),
+  )
+})
+
+describe("SQLite artifact store: the lookup before a batch", () => {
+  it.effect("finds what is stored among many more keys than one lookup statement takes", () =>
+    Effect.gen(function* () {
+      const { db, sent, store } = makeStore()
+      const contents = Array.from({ length: 600 }, (_, i) => text(2_000 + i))
+      // Every third stored already, in an earlier batch.
+      const early = contents.filter((_, i) => i % 3 === 0)
+      yield* store.putMany(early)
+      sent.length = 0
+      const hashes = yield* store.putMany(contents)
+      expect(hashes).toEqual(contents.map((c) => hashContent(c)))
+      expect(sent).toEqual([hashes.filter((_, i) => i % 3 !== 0)])
+      expect(db.prepare("select count(*) as n from blobs").get()).toEqual({ n: 600 })
+      const back = yield* store.getMany(hashes)
+      expect(back.every((b, i) => Buffer.from(b).equals(contents[i]!))).toBe(true)
+    }),
+  )
+
+  it.effect(
+    "a row stored between the lookup and the transaction is verified, and a damaged one rewritten",
+    () =>
+      Effect.gen(function* () {
+        const { db, store, compression } = makeStore()
+        const contents = Array.from({ length: 40 }, (_, i) => text(3_000 + i))
+        const hashes = contents.map((c) => hashContent(c))
+        const row = (i: number, content: Uint8Array) =>
+          db
+            .prepare("insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, 0, 1, ?)")
+            .run(Buffer.from(hashes[i]!, "hex"), contents[i]!.byteLength, content)
+        // While the batch is being compressed, another writer stores two of its contents: one
+        // intact, one damaged.
+        const encode = compression.encode
+        compression.encode = async (batch) => {
+          row(0, contents[0]!)
+          row(1, new Uint8Array(contents[1]!.byteLength).fill(0x5a))
+          return encode(batch)
+        }
+        expect(yield* store.putMany(contents)).toEqual(hashes)
+        const back = yield* store.getMany(hashes)
+        expect(back.every((b, i) => Buffer.from(b).equals(contents[i]!))).toBe(true)
+      }),
   )
 })
 

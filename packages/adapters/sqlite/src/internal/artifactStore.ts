@@ -35,6 +35,7 @@ import {
 } from "@rewind/core"
 import type Database from "better-sqlite3"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import { compressAhead, makeStoredLookup } from "./compressAhead.js"
 import type { CompressionThread, Encoded } from "./compressionThread.js"
 import { Busy, isBusy, retryBusy } from "./sqliteErrors.js"
 
@@ -90,23 +91,6 @@ const encode = (content: Uint8Array): Encoded => {
   return { encoding: ENCODING_RAW, bytes: content }
 }
 
-/**
- * A batch whose contents to compress come to at least this many bytes is compressed on the
- * compression thread before its transaction (and outside the store's permit): a capture reads its
- * next batch meanwhile. Smaller puts stay on this thread, where the round trip would cost more than
- * it saves.
- */
-const THREAD_FROM_BYTES = 64 * 1024
-/** A single `put` (a checkpoint's one file: its caller waits for it) uses the thread from here. */
-const THREAD_FROM_BYTES_SINGLE = 256 * 1024
-/**
- * A batch (`putMany`) at least this large waits for a thread that is still starting (~55 ms)
- * rather than being compressed here: a capture's first batch held 8 MiB, and compressing it here
- * took the core its reads run on, while waiting costs this thread nothing (the capture reads on).
- * A smaller one, or a single put, is compressed here while the thread starts.
- */
-const THREAD_START_FROM_BYTES = 1024 * 1024
-
 /** Vouches kept at most (see `vouched`): about 100 bytes each. */
 const MAX_VOUCHED = 1_000_000
 
@@ -139,6 +123,11 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
       `insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, ?, ?, ?)
        on conflict (hash) do update set size = excluded.size, encoding = excluded.encoding,
          stored_at = excluded.stored_at, content = excluded.content`,
+    ),
+    // A content the lookup before the transaction found unstored: inserted without looking first.
+    insertNew: db.prepare<[Buffer, number, number, number, Uint8Array]>(
+      `insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, ?, ?, ?)
+       on conflict (hash) do nothing`,
     ),
     remove: db.prepare<[Buffer]>("delete from blobs where hash = ?"),
     // The age test and the delete are one statement, so a put committed before it keeps the blob.
@@ -206,8 +195,23 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
    * is verified, not trusted (unless this connection vouches for it, above). `encoded` is its
    * stored form when it was compressed ahead.
    */
-  const putOne = (content: Uint8Array, hash: ContentHash, now: number, encoded?: Encoded): ContentHash => {
-    const key = keyOf(hash)
+  const putOne = (
+    content: Uint8Array,
+    hash: ContentHash,
+    key: Buffer,
+    now: number,
+    encoded?: Encoded,
+  ): ContentHash => {
+    // Compressed ahead, so found unstored a moment ago: most likely still new, inserted at once.
+    // A row that appeared meanwhile (changes 0) is verified below as any stored row is.
+    if (
+      encoded !== undefined &&
+      statements.insertNew.run(key, content.byteLength, encoded.encoding, now, encoded.bytes).changes === 1
+    ) {
+      connection.noteWritten?.(encoded.bytes.byteLength)
+      vouched.add(hash)
+      return hash
+    }
     if (storedIntact(key, hash)) {
       statements.touch.run(now, key)
       vouched.add(hash)
@@ -220,61 +224,25 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     return hash
   }
 
-  /**
-   * The stored forms, made ahead on the compression thread, of the batch's contents that are not
-   * stored yet (a first capture of a tree with copies, or a repeat put, holds many that are):
-   * compressing those was work thrown away, on the core the capture's reads share. Which are
-   * stored is looked up before the transaction, so it is only a hint: one stored meanwhile is
-   * verified as ever, one gone meanwhile is compressed in the transaction.
-   */
-  const encodeAhead = (
-    contents: ReadonlyArray<Uint8Array>,
-    hashes: ReadonlyArray<ContentHash>,
-    single: boolean,
-  ) =>
-    Effect.gen(function* () {
-      const thread = connection.compression
-      if (thread === undefined) return undefined
-      let total = 0
-      for (const c of contents) total += c.byteLength
-      const from = single ? THREAD_FROM_BYTES_SINGLE : THREAD_FROM_BYTES
-      if (total < from) return undefined
-      // Asking starts the thread (a single put never waits for it).
-      const ready = thread.ready()
-      if (!ready && (single || total < THREAD_START_FROM_BYTES)) return undefined
-      const wanted = yield* run("put", () => {
-        const first = new Set<string>()
-        const out: Array<number> = []
-        hashes.forEach((hash, i) => {
-          if (first.has(hash)) return
-          first.add(hash)
-          if (contents[i]!.byteLength >= COMPRESS_FROM_BYTES && statements.has.get(keyOf(hash)) === undefined)
-            out.push(i)
-        })
-        return out
-      })
-      let wantedBytes = 0
-      for (const i of wanted) wantedBytes += contents[i]!.byteLength
-      if (wantedBytes < (ready ? from : THREAD_START_FROM_BYTES)) return undefined
-      // A batch the thread cannot compress is compressed in the call instead.
-      const encoded = yield* Effect.promise(() =>
-        thread.encode(wanted.map((i) => contents[i]!)).catch(() => undefined),
-      )
-      if (encoded === undefined) return undefined
-      return new Map<number, Encoded>(wanted.map((i, j) => [i, encoded[j]!]))
-    })
+  const storedLookup = makeStoredLookup(db)
+  const ahead = {
+    thread: connection.compression,
+    compressFromBytes: COMPRESS_FROM_BYTES,
+    storedAmong: (keys: ReadonlyArray<Buffer>) => run("put", () => storedLookup(keys)),
+  }
 
   const putBatch = (contents: ReadonlyArray<Uint8Array>, single: boolean) =>
     Effect.gen(function* () {
       // Hashed outside the store's permit: the hashes say which contents need compressing at all.
       const hashes = contents.map((c) => hashContent(c))
-      const encoded = yield* encodeAhead(contents, hashes, single)
+      const keys = hashes.map(keyOf)
+      const encoded = yield* compressAhead(ahead, contents, hashes, keys, single)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
         db
           .transaction(() => {
             checkVouched()
-            return contents.map((c, i) => putOne(c, hashes[i]!, now, encoded?.get(i)))
+            return contents.map((c, i) => putOne(c, hashes[i]!, keys[i]!, now, encoded?.get(i)))
           })
           .immediate(),
       )
