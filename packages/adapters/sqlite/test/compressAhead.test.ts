@@ -84,18 +84,25 @@ describe("SQLite artifact store: the lookup before a batch", () => {
     () =>
       Effect.gen(function* () {
         const { db, store, compression } = makeStore()
-        const contents = Array.from({ length: 40 }, (_, i) => text(3_000 + i))
+        // Two tiny ones too (stored as they are, never sent to the thread).
+        const contents = [
+          ...Array.from({ length: 40 }, (_, i) => text(3_000 + i)),
+          new TextEncoder().encode("tiny 1"),
+          new TextEncoder().encode("tiny 2"),
+        ]
         const hashes = contents.map((c) => hashContent(c))
         const row = (i: number, content: Uint8Array) =>
           db
             .prepare("insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, 0, 1, ?)")
             .run(Buffer.from(hashes[i]!, "hex"), contents[i]!.byteLength, content)
-        // While the batch is being compressed, another writer stores two of its contents: one
-        // intact, one damaged.
+        // While the batch is being compressed, another writer stores four of its contents, two
+        // intact and two damaged.
         const encode = compression.encode
         compression.encode = async (batch) => {
           row(0, contents[0]!)
           row(1, new Uint8Array(contents[1]!.byteLength).fill(0x5a))
+          row(40, new Uint8Array(contents[40]!.byteLength).fill(0x5a))
+          row(41, contents[41]!)
           return encode(batch)
         }
         expect(yield* store.putMany(contents)).toEqual(hashes)

@@ -202,32 +202,35 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
 
   /**
    * Stores one content (its hash computed already) inside the caller's transaction; the stored copy
-   * is verified, not trusted (unless this connection vouches for it, above). `encoded` is its
-   * stored form when it was compressed ahead.
+   * is verified, not trusted (unless this connection vouches for it, above). `unstored`: the lookup
+   * before the transaction found no row for it; `encoded` is its stored form when it was
+   * compressed ahead.
    */
   const putOne = (
     content: Uint8Array,
     hash: ContentHash,
     key: Buffer,
     now: number,
+    unstored: boolean,
     encoded?: Encoded,
   ): ContentHash => {
-    // Compressed ahead, so found unstored a moment ago: most likely still new, inserted at once.
-    // A row that appeared meanwhile (changes 0) is verified below as any stored row is.
-    if (
-      encoded !== undefined &&
-      statements.insertNew.run(key, content.byteLength, encoded.encoding, now, encoded.bytes).changes === 1
-    ) {
-      connection.noteWritten?.(encoded.bytes.byteLength)
-      vouched.add(hash)
-      return hash
+    let form = encoded
+    // Found unstored a moment ago: most likely still new, so inserted without a look at its row
+    // first. A row that appeared meanwhile (no change) is verified below as any stored row is.
+    if (unstored) {
+      form ??= encode(content)
+      if (statements.insertNew.run(key, content.byteLength, form.encoding, now, form.bytes).changes === 1) {
+        connection.noteWritten?.(form.bytes.byteLength)
+        vouched.add(hash)
+        return hash
+      }
     }
     if (storedIntact(key, hash)) {
       statements.touch.run(now, key)
       vouched.add(hash)
       return hash
     }
-    const { encoding, bytes } = encoded ?? encode(content)
+    const { encoding, bytes } = form ?? encode(content)
     statements.upsert.run(key, content.byteLength, encoding, now, bytes)
     connection.noteWritten?.(bytes.byteLength)
     vouched.add(hash)
@@ -246,13 +249,15 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
       // Hashed outside the store's permit: the hashes say which contents need compressing at all.
       const hashes = contents.map((c) => hashContent(c))
       const keys = hashes.map(keyOf)
-      const encoded = yield* compressAhead(ahead, contents, hashes, keys, single)
+      const found = yield* compressAhead(ahead, contents, hashes, keys, single)
       const now = yield* Clock.currentTimeMillis
       return yield* run("put", () =>
         db
           .transaction(() => {
             checkVouched()
-            return contents.map((c, i) => putOne(c, hashes[i]!, keys[i]!, now, encoded?.get(i)))
+            return contents.map((c, i) =>
+              putOne(c, hashes[i]!, keys[i]!, now, found?.unstored.has(i) ?? false, found?.encoded?.get(i)),
+            )
           })
           .immediate(),
       )

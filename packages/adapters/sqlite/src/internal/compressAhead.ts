@@ -56,11 +56,20 @@ export interface AheadOptions<E> {
   readonly storedAmong: (keys: ReadonlyArray<Buffer>) => Effect.Effect<Set<string>, E>
 }
 
+/** What the lookup before a batch's transaction found, by index in the batch. */
+export interface Ahead {
+  /** Contents found unstored (a repeated content: its first occurrence only). */
+  readonly unstored: ReadonlySet<number>
+  /** Stored forms made on the compression thread, for some of those. */
+  readonly encoded: ReadonlyMap<number, Encoded> | undefined
+}
+
 /**
- * The stored forms, made ahead on the compression thread, of the batch's contents that are not
- * stored yet (a first capture of a tree with copies, or a repeat put, holds many that are:
- * compressing those was work thrown away), by index in the batch; a repeated content is sent once.
- * `undefined` when nothing is worth sending or the thread cannot take it (the transaction then
+ * Which of the batch's contents are not stored yet, and their stored forms made ahead on the
+ * compression thread (a first capture of a tree with copies, or a repeat put, holds many contents
+ * that are stored: compressing those was work thrown away); a repeated content is sent once.
+ * `undefined` when the batch is too small for the thread or it cannot be used (nothing is looked up
+ * then); no `encoded` when too little is left to send or the thread failed (the transaction then
  * compresses in the call). `single`: a lone `put`, which never waits for the thread to start.
  */
 export const compressAhead = <E>(
@@ -83,19 +92,23 @@ export const compressAhead = <E>(
     const candidates: Array<number> = []
     const first = new Set<string>()
     hashes.forEach((hash, i) => {
-      if (first.has(hash) || contents[i]!.byteLength < options.compressFromBytes) return
+      if (first.has(hash)) return
       first.add(hash)
       candidates.push(i)
     })
     const stored = yield* options.storedAmong(candidates.map((i) => keys[i]!))
-    const wanted = candidates.filter((i) => !stored.has(hashes[i]!))
+    const unstored = candidates.filter((i) => !stored.has(hashes[i]!))
+    const wanted = unstored.filter((i) => contents[i]!.byteLength >= options.compressFromBytes)
     let wantedBytes = 0
     for (const i of wanted) wantedBytes += contents[i]!.byteLength
-    if (wantedBytes < (ready ? from : THREAD_START_FROM_BYTES)) return undefined
+    const ahead = (encoded: ReadonlyMap<number, Encoded> | undefined): Ahead => ({
+      unstored: new Set(unstored),
+      encoded,
+    })
+    if (wantedBytes < (ready ? from : THREAD_START_FROM_BYTES)) return ahead(undefined)
     // A batch the thread cannot compress is compressed in the call instead.
     const encoded = yield* Effect.promise(() =>
       thread.encode(wanted.map((i) => contents[i]!)).catch(() => undefined),
     )
-    if (encoded === undefined) return undefined
-    return new Map<number, Encoded>(wanted.map((i, j) => [i, encoded[j]!]))
+    return ahead(encoded === undefined ? undefined : new Map(wanted.map((i, j) => [i, encoded[j]!])))
   })
