@@ -172,7 +172,8 @@ describe("a full disk (item 10)", () => {
     const root = join(tempDir(), "small")
     fs.mkdirSync(root)
     try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", root], { stdio: "pipe" })
+      // Room for a new store (16 KiB pages: ~0.45 MB, and its WAL while `init` runs), then filled.
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", root], { stdio: "pipe" })
     } catch (error) {
       console.info(`[skip] cannot mount a small tmpfs here (needs root): ${String(error).slice(0, 200)}`)
       return

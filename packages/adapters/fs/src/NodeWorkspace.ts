@@ -333,6 +333,20 @@ export const nodePrimitives = (
             Effect.sync(() => beneath(root, relatives)),
         }),
 
+    // A capture's reads: one call for a group of files instead of an effect, a walk and a parent
+    // directory opened per file. A file it declines (one that is changing included) is read on
+    // its own, with the retries of `readFile`.
+    ...(files === undefined
+      ? {}
+      : {
+          readFilesBeneath: (at: string, relatives: ReadonlyArray<string>) =>
+            Effect.sync(() =>
+              at === root
+                ? files.readFiles(relatives, (fd, path) => readHeldStill(fd, path, undefined))
+                : relatives.map(() => undefined),
+            ),
+        }),
+
     readlink: (path) => attempt(() => readlinkSync(path)),
 
     symlink: (path, target) =>

@@ -12,7 +12,7 @@ import { tempStorePath, withRawDatabase } from "./tempStore.js"
 
 const text = (i: number) => new TextEncoder().encode(`file ${i}: ${"some source text ".repeat(500 + i)}`)
 
-const makeStore = () => {
+const makeStore = (ready = true) => {
   const db = new Database(":memory:")
   // The table as migration 0005 leaves it.
   db.exec(`create table blobs (id integer primary key, hash blob not null unique check (length(hash) = 32),
@@ -20,8 +20,8 @@ const makeStore = () => {
     stored_at integer not null, content blob not null) strict`)
   const sent: Array<Array<string>> = []
   // Answers "store as is", a valid stored form, and records what it was asked to compress.
-  const compression: CompressionThread = {
-    ready: () => true,
+  const compression: { -readonly [K in keyof CompressionThread]: CompressionThread[K] } = {
+    ready: () => ready,
     encode: async (contents) => {
       sent.push(contents.map((c) => hashContent(c)))
       return contents.map((bytes) => ({ encoding: 0, bytes }))
@@ -30,7 +30,7 @@ const makeStore = () => {
     close: async () => {},
   }
   const store = makeSqliteArtifactStore({ db, exclusive: (effect) => effect, compression })
-  return { db, sent, store }
+  return { db, sent, store, compression }
 }
 
 describe("SQLite artifact store: compression ahead of a batch", () => {
@@ -57,6 +57,79 @@ describe("SQLite artifact store: compression ahead of a batch", () => {
       expect(db.prepare("select count(*) as n from blobs").get()).toEqual({ n: 80 })
       const back = yield* store.getMany(hashes)
       expect(back.every((b, i) => Buffer.from(b).equals(second[i]!))).toBe(true)
+    }),
+  )
+})
+
+describe("SQLite artifact store: the lookup before a batch", () => {
+  it.effect("finds what is stored among many more keys than one lookup statement takes", () =>
+    Effect.gen(function* () {
+      const { db, sent, store } = makeStore()
+      const contents = Array.from({ length: 600 }, (_, i) => text(2_000 + i))
+      // Every third stored already, in an earlier batch.
+      const early = contents.filter((_, i) => i % 3 === 0)
+      yield* store.putMany(early)
+      sent.length = 0
+      const hashes = yield* store.putMany(contents)
+      expect(hashes).toEqual(contents.map((c) => hashContent(c)))
+      expect(sent).toEqual([hashes.filter((_, i) => i % 3 !== 0)])
+      expect(db.prepare("select count(*) as n from blobs").get()).toEqual({ n: 600 })
+      const back = yield* store.getMany(hashes)
+      expect(back.every((b, i) => Buffer.from(b).equals(contents[i]!))).toBe(true)
+    }),
+  )
+
+  it.effect(
+    "a row stored between the lookup and the transaction is verified, and a damaged one rewritten",
+    () =>
+      Effect.gen(function* () {
+        const { db, store, compression } = makeStore()
+        // Two tiny ones too (stored as they are, never sent to the thread).
+        const contents = [
+          ...Array.from({ length: 40 }, (_, i) => text(3_000 + i)),
+          new TextEncoder().encode("tiny 1"),
+          new TextEncoder().encode("tiny 2"),
+        ]
+        const hashes = contents.map((c) => hashContent(c))
+        const row = (i: number, content: Uint8Array) =>
+          db
+            .prepare("insert into blobs (hash, size, encoding, stored_at, content) values (?, ?, 0, 1, ?)")
+            .run(Buffer.from(hashes[i]!, "hex"), contents[i]!.byteLength, content)
+        // While the batch is being compressed, another writer stores four of its contents, two
+        // intact and two damaged.
+        const encode = compression.encode
+        compression.encode = async (batch) => {
+          row(0, contents[0]!)
+          row(1, new Uint8Array(contents[1]!.byteLength).fill(0x5a))
+          row(40, new Uint8Array(contents[40]!.byteLength).fill(0x5a))
+          row(41, contents[41]!)
+          return encode(batch)
+        }
+        expect(yield* store.putMany(contents)).toEqual(hashes)
+        const back = yield* store.getMany(hashes)
+        expect(back.every((b, i) => Buffer.from(b).equals(contents[i]!))).toBe(true)
+      }),
+  )
+})
+
+describe("SQLite artifact store: a compression thread still starting", () => {
+  it.effect("gets a large batch (it waits for the thread), not a small one or a single put", () =>
+    Effect.gen(function* () {
+      const { sent, store } = makeStore(false)
+      // ~165 KiB: compressed here while the thread starts.
+      const small = Array.from({ length: 20 }, (_, i) => text(i))
+      yield* store.putMany(small)
+      expect(sent).toEqual([])
+      // A single put, however large, never waits for the thread.
+      const large = new TextEncoder().encode("large content ".repeat(100_000))
+      yield* store.put(large)
+      expect(sent).toEqual([])
+      // A batch of over 1 MiB to compress is sent (it waits there until the thread is up).
+      const batch = Array.from({ length: 160 }, (_, i) => text(1_000 + i))
+      const hashes = yield* store.putMany(batch)
+      expect(sent).toEqual([hashes])
+      const back = yield* store.getMany(hashes)
+      expect(back.every((b, i) => Buffer.from(b).equals(batch[i]!))).toBe(true)
     }),
   )
 })

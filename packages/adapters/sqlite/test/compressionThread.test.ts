@@ -1,7 +1,7 @@
 // The compression thread on its own: what it answers is what compressing in the call would store
 // (the same choice of encoding, bytes that inflate back to the content), and once it is closed it
 // answers `undefined`, which makes the store compress in the call instead.
-import { brotliDecompressSync } from "node:zlib"
+import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import { incompressible } from "@rewind/testkit"
 import { Effect } from "effect"
@@ -33,6 +33,33 @@ describe("the compression thread", () => {
       yield* Effect.promise(() => thread.close())
       expect(thread.ready()).toBe(false)
       expect(yield* Effect.promise(() => thread.encode(contents))).toBeUndefined()
+    }),
+  )
+
+  it.live("compresses contents from largeFromBytes at largeQuality, smaller ones at quality", () =>
+    Effect.gen(function* () {
+      const thread = makeCompressionThread({
+        compressFromBytes: 64,
+        quality: 3,
+        largeFromBytes: 100_000,
+        largeQuality: 1,
+        encoding: 2,
+      })
+      const small = new TextEncoder().encode("some source text, some more source text ".repeat(500))
+      const large = new TextEncoder().encode("a larger file of source text, repeated ".repeat(5_000))
+      const encoded = yield* Effect.promise(() => thread.encode([small, large]))
+      yield* Effect.promise(() => thread.close())
+      // Brotli is deterministic: each answer is what that quality gives in the call.
+      const at = (content: Uint8Array, quality: number) =>
+        brotliCompressSync(content, {
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: quality,
+            [constants.BROTLI_PARAM_SIZE_HINT]: content.byteLength,
+          },
+        })
+      expect(Buffer.from(encoded![0]!.bytes).equals(at(small, 3))).toBe(true)
+      expect(Buffer.from(encoded![1]!.bytes).equals(at(large, 1))).toBe(true)
+      expect(at(small, 3).equals(at(small, 1))).toBe(false)
     }),
   )
 

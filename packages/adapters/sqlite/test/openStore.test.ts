@@ -12,10 +12,10 @@ import {
   type OperationIntent,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { hashContent, SessionStore } from "@rewind/core"
+import { ArtifactStore, hashContent, SessionStore } from "@rewind/core"
 import { StoreEvents } from "@rewind/testkit"
 import { Effect } from "effect"
-import { SqliteSessionStore } from "../src/index.js"
+import { SqliteArtifactStore, SqliteSessionStore } from "../src/index.js"
 import { makeSqliteStore } from "../src/internal/makeSqliteStore.js"
 import { REWIND_APPLICATION_ID, STORE_MIGRATIONS } from "../src/internal/migrations.js"
 import { migrateStore, openDatabase } from "../src/internal/openDatabase.js"
@@ -105,6 +105,7 @@ describe("opening a SQLite store", () => {
         expect(db.pragma("application_id", { simple: true })).toBe(REWIND_APPLICATION_ID)
         expect(db.pragma("user_version", { simple: true })).toBe(5)
         expect(db.pragma("journal_mode", { simple: true })).toBe("wal")
+        expect(db.pragma("page_size", { simple: true })).toBe(16_384)
         expect(db.prepare("select value from rewind_meta where key = 'schema_version'").pluck().get()).toBe(
           "5",
         )
@@ -218,6 +219,42 @@ describe("opening a SQLite store", () => {
         "0005_blobs_brotli",
       ])
     }),
+  )
+
+  it.scoped(
+    "a store made with 4 KiB pages keeps them, and its sessions and blobs, when opened and written",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const file = path.join(dir, "small-pages.db")
+        const written = yield* writeSampleSessions(file)
+        // Rebuilt with SQLite's default 4 KiB pages, as every store made before 16 KiB ones was.
+        withRawDatabase(file, (db) => {
+          db.pragma("journal_mode = DELETE")
+          db.pragma("page_size = 4096")
+          db.exec("vacuum")
+          expect(db.pragma("page_size", { simple: true })).toBe(4096)
+        })
+        const content = new TextEncoder().encode("kept on small pages ".repeat(2_000))
+        const read = yield* withStore(
+          { path: file },
+          Effect.gen(function* () {
+            const store = yield* SessionStore
+            const hash = yield* Effect.flatMap(ArtifactStore, (a) => a.put(content))
+            return {
+              main: yield* store.read(main),
+              fork: yield* store.read(fork),
+              back: yield* Effect.flatMap(ArtifactStore, (a) => a.get(hash)),
+            }
+          }).pipe(Effect.provide(SqliteArtifactStore.layer)),
+        )
+        expect({ main: read.main, fork: read.fork }).toEqual(written)
+        expect(Buffer.from(read.back).equals(content)).toBe(true)
+        withRawDatabase(file, (db) => {
+          expect(db.pragma("page_size", { simple: true })).toBe(4096)
+          expect(db.pragma("integrity_check", { simple: true })).toBe("ok")
+        })
+      }),
   )
 
   it.effect("closes the connection when the scope closes", () =>

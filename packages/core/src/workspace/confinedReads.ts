@@ -2,12 +2,13 @@
  * The confined workspace's walk and its reads: resolving a workspace path through the primitives
  * (refusing a symlink on the way), reading and stat-ing files, listing and scanning directories.
  * Every path reaches a primitive only after `resolveIn` confined it, except the directories handed
- * to `readdirStatBeneath`, which the operating system confines as it opens them; what that
- * primitive declines goes the walked way, so both give the same answer.
+ * to `readdirStatBeneath` and the files handed to `readFilesBeneath`, which the operating system
+ * confines as it opens them; what those primitives decline goes the walked way, so both give the
+ * same answer.
  */
 import { WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import type { ScannedEntry, WorkspaceError, WorkspaceReadOptions } from "../ports/Workspace.js"
+import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
 import { type ProbedEntry, resolveConfined } from "./confinedPathResolution.js"
 import {
   byName,
@@ -121,12 +122,34 @@ const readUnderSeen = (at: ConfinedRoot, path: string, seen: Map<string, ProbedE
   )
 }
 
+type Read = Either.Either<Option.Option<WorkspaceFile>, WorkspaceError>
+
 export const readMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>
   Effect.suspend(() => {
     const seen = new Map<string, ProbedEntry>()
-    return Effect.forEach(paths, (path) =>
-      Effect.either(readUnderSeen(at, path, seen) ?? readPath(at, path, seen)),
-    )
+    const walked = (path: string) => Effect.either(readUnderSeen(at, path, seen) ?? readPath(at, path, seen))
+    const beneath = at.fs.readFilesBeneath
+    if (beneath === undefined) return Effect.forEach(paths, walked)
+    // Well-formed paths go to the primitive, which the operating system confines; what it
+    // declines, and the rest, the walked way (the answer or error a read on its own gives).
+    const eligible = paths.flatMap((path, i) => (workspacePathProblem(path) === undefined ? [i] : []))
+    return Effect.gen(function* () {
+      const direct = yield* beneath(
+        at.root,
+        eligible.map((i) => paths[i]!),
+      )
+      const answers: Array<Read | undefined> = new Array(paths.length)
+      eligible.forEach((i, k) => {
+        const file = direct[k]
+        if (file !== undefined) answers[i] = Either.right(Option.some(file))
+      })
+      const rest = paths.flatMap((_, i) => (answers[i] === undefined ? [i] : []))
+      const others = yield* Effect.forEach(rest, (i) => walked(paths[i]!))
+      rest.forEach((i, k) => {
+        answers[i] = others[k]
+      })
+      return answers as Array<Read>
+    })
   })
 
 export const statMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>

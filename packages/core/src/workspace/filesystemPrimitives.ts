@@ -1,7 +1,8 @@
 /**
  * The primitives a filesystem adapter supplies to the confined workspace (`FileSystemPrimitives`),
  * and how their failures read to a caller. Every path handed to a primitive has been confined
- * first, except `readdirStatBeneath`'s, which the operating system confines as it opens them. A
+ * first, except `readdirStatBeneath`'s and `readFilesBeneath`'s, which the operating system confines
+ * as it opens them. A
  * primitive failing with `ELOOP` or `EXDEV` met a symlink the walk did not see: it is answered as
  * `symlink_in_path`, so a race and a planted link read the same to the caller.
  */
@@ -89,6 +90,18 @@ export interface FileSystemPrimitives {
     root: string,
     relatives: ReadonlyArray<string>,
   ) => Effect.Effect<ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>>
+  /**
+   * `readFile` of files given relative to the root, each opened by name in its directory, which
+   * the operating system opened beneath the root without following a symlink anywhere on its path
+   * (as for `readdirStatBeneath`; one descriptor serves a run of files of the same directory).
+   * `undefined` for a file not read that way, for whatever reason (missing, not a regular file, a
+   * symlink on the way or in its name, changing while it was read): the workspace then reads it the
+   * walked way, which gives the answer (or the error) it owes. Optional.
+   */
+  readonly readFilesBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+  ) => Effect.Effect<ReadonlyArray<WorkspaceFile | undefined>>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**

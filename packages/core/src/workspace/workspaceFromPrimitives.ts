@@ -4,8 +4,8 @@
  * that a delete never removes a directory or a symlink's target) live here once, and an adapter
  * supplies only the primitives (Node's `fs`, an in-memory tree). Every path handed to a primitive
  * has been confined by `resolveConfined` first, so a primitive never sees a path outside the root;
- * the one exception, `readdirStatBeneath`, is handed paths relative to the root for the operating
- * system to confine as it opens them.
+ * the exceptions, `readdirStatBeneath` and `readFilesBeneath`, are handed paths relative to the
+ * root for the operating system to confine as it opens them.
  *
  * No symlink is ever followed (DESIGN §5): a link in a directory component refuses the path
  * (`symlink_in_path`), a read or write of a link refuses it too, and delete, stat and readLink act

@@ -58,6 +58,14 @@ const check = (answer: number, syscall: string, path: string): number => {
 export interface BeneathOperations {
   /** Opens a file to read (`O_RDONLY | O_NONBLOCK | O_NOFOLLOW`); the caller closes it. */
   readonly openRead: (relative: string) => number
+  /**
+   * `read` of each file opened as `openRead` opens it, with one descriptor of a directory for a
+   * run of files in it; `undefined` for a file that could not be opened or that `read` threw for.
+   */
+  readonly readFiles: <A>(
+    relatives: ReadonlyArray<string>,
+    read: (fd: number, absolute: string) => A,
+  ) => Array<A | undefined>
   readonly writeAtomic: (
     relative: string,
     content: Uint8Array,
@@ -120,6 +128,38 @@ export const beneathOperations = (
       openDirectory: (absolute) =>
         check(native.openDirBeneath(root, relativeOf(absolute), walk), "openat2", absolute),
       createIn: (dirfd, name, flags) => check(native.openAt(dirfd, name, flags, 0o600), "open", name),
+    },
+
+    readFiles: (relatives, read) => {
+      // The directory's descriptor is held only for the run of files in it, all read within this
+      // one synchronous call; it was opened beneath the root like every other (no symlink on its
+      // path), so each file opened by name in it is as confined as by `openRead`.
+      const out = new Array(relatives.length)
+      let directory: string | undefined
+      let dirfd = -1
+      try {
+        for (let i = 0; i < relatives.length; i++) {
+          const relative = relatives[i]!
+          const [parent, name] = splitParent(relative)
+          if (parent !== directory) {
+            if (dirfd >= 0) closeSync(dirfd)
+            directory = parent
+            dirfd = native.openDirBeneath(root, parent, walk)
+          }
+          const fd = dirfd < 0 ? -1 : native.openAt(dirfd, name, constants.O_RDONLY | constants.O_NONBLOCK, 0)
+          if (fd < 0) continue
+          try {
+            out[i] = read(fd, where(relative))
+          } catch {
+            // Declined: the caller reads it on its own, and gets its answer or error that way.
+          } finally {
+            closeSync(fd)
+          }
+        }
+      } finally {
+        if (dirfd >= 0) closeSync(dirfd)
+      }
+      return out
     },
 
     openRead: (relative) => {

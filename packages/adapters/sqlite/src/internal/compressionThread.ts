@@ -20,11 +20,14 @@ export interface Encoded {
 
 export interface CompressionThread {
   /**
-   * Whether the thread is up and waiting for work; the first call starts it. A caller with work
-   * now compresses it itself while the thread starts (a start costs ~55 ms, more than a batch).
+   * Whether the thread is up and waiting for work; the first call starts it. A start costs
+   * ~55 ms: a caller with a little work compresses it itself meanwhile.
    */
   readonly ready: () => boolean
-  /** The stored forms of `contents`, or `undefined` when the thread is unavailable. */
+  /**
+   * The stored forms of `contents`, or `undefined` when the thread is unavailable. Starts the
+   * thread if need be; work sent while it starts waits for it.
+   */
   readonly encode: (contents: ReadonlyArray<Uint8Array>) => Promise<Array<Encoded> | undefined>
   /** Packing buffers the thread handed back and that are kept for the next batches. */
   readonly spareBuffers: () => number
@@ -36,6 +39,9 @@ export interface CompressionSettings {
   readonly compressFromBytes: number
   /** Brotli quality. */
   readonly quality: number
+  /** Contents of at least this many bytes are compressed at `largeQuality` instead (default: none). */
+  readonly largeFromBytes?: number
+  readonly largeQuality?: number
   /** The encoding a compressed content is stored under. */
   readonly encoding: number
   /** How long packing buffers are kept once batches stop (default 1 s). */
@@ -47,7 +53,7 @@ export interface CompressionSettings {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads")
 const { brotliCompressSync, constants } = require("node:zlib")
-const { compressFromBytes, quality, encoding: compressedEncoding } = workerData
+const { compressFromBytes, quality, largeFromBytes, largeQuality, encoding: compressedEncoding } = workerData
 const EMPTY = new Uint8Array(0)
 // Up: a flag in shared memory, readable while the host is too busy to take messages.
 Atomics.store(new Int32Array(workerData.up), 0, 1)
@@ -65,7 +71,10 @@ parentPort.on("message", ({ id, buffer, lengths }) => {
       let encoding = 0
       if (length >= compressFromBytes) {
         const compressed = brotliCompressSync(content, {
-          params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_SIZE_HINT]: length },
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: length >= largeFromBytes ? largeQuality : quality,
+            [constants.BROTLI_PARAM_SIZE_HINT]: length,
+          },
         })
         if (compressed.byteLength <= length - (length >> 3)) {
           out = compressed
@@ -150,6 +159,8 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
     const started = startEvalWorker(WORKER_SOURCE, {
       compressFromBytes: settings.compressFromBytes,
       quality: settings.quality,
+      largeFromBytes: settings.largeFromBytes ?? Number.POSITIVE_INFINITY,
+      largeQuality: settings.largeQuality ?? settings.quality,
       encoding: settings.encoding,
       up: up.buffer,
     })

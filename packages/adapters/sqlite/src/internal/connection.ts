@@ -8,14 +8,20 @@
  */
 import type { StoreError } from "@rewind/contracts"
 import { Effect, type Scope } from "effect"
-import { BROTLI_QUALITY, COMPRESS_FROM_BYTES, ENCODING_BROTLI } from "./artifactStore.js"
+import {
+  BROTLI_QUALITY,
+  COMPRESS_FROM_BYTES,
+  ENCODING_BROTLI,
+  THREAD_BROTLI_QUALITY,
+  THREAD_LARGE_FROM_BYTES,
+} from "./artifactStore.js"
 import { type CheckpointThread, makeCheckpointThread } from "./checkpointThread.js"
 import { type CompressionThread, makeCompressionThread } from "./compressionThread.js"
-import { type OpenedDatabase, WAL_BACKSTOP_PAGES } from "./openDatabase.js"
+import { type OpenedDatabase, WAL_BACKSTOP_BYTES } from "./openDatabase.js"
 import { readOnlyReason, toStoreError } from "./sqliteErrors.js"
 
 /** Half of the WAL backstop (openDatabase.ts): a run of writes asks for a checkpoint well before it. */
-const BUSY_CHECKPOINT_BYTES = (WAL_BACKSTOP_PAGES * 4096) / 2
+const BUSY_CHECKPOINT_BYTES = WAL_BACKSTOP_BYTES / 2
 
 export interface SqliteConnection extends OpenedDatabase {
   /** Runs `effect` holding the connection's one permit, uninterruptibly. */
@@ -87,7 +93,9 @@ export const makeConnection = (opened: OpenedDatabase): Effect.Effect<SqliteConn
     // Large batches of blobs are compressed on a thread of their own (see artifactStore.ts).
     const compression = makeCompressionThread({
       compressFromBytes: COMPRESS_FROM_BYTES,
-      quality: BROTLI_QUALITY,
+      quality: THREAD_BROTLI_QUALITY,
+      largeFromBytes: THREAD_LARGE_FROM_BYTES,
+      largeQuality: BROTLI_QUALITY,
       encoding: ENCODING_BROTLI,
     })
     // The thread's connection closes first, so the store's own close is the last and removes the WAL.

@@ -28,8 +28,18 @@ import { readStoreHeader } from "./storeHeader.js"
 export const SYNC_BUSY_WAIT_MILLIS = 20
 
 export const MEMORY_PATH = ":memory:"
-/** With idle checkpoints, a commit still checkpoints once the WAL passes this many pages (64 MiB of 4 KiB pages). */
-export const WAL_BACKSTOP_PAGES = 16_384
+/** With idle checkpoints, a commit still checkpoints once the WAL passes this many bytes. */
+export const WAL_BACKSTOP_BYTES = 64 * 1024 * 1024
+/**
+ * The page size of a store this build creates (an existing store keeps the one it was made with;
+ * SQLite fixes it when the first page is written). Blobs are most of a store: with 16 KiB pages
+ * a blob of up to ~16 KiB sits in its row instead of spilling into overflow pages whose last one
+ * is partly empty, so a first capture of babel's shape wrote 1.1 MB (3.4%) less and its inserts
+ * took about a third less time than with SQLite's default 4 KiB; a small commit writes 16 KiB
+ * frames to the WAL instead of 4 KiB ones (~40 µs more per commit, measured). Durability is the
+ * same either way (`synchronous`).
+ */
+export const NEW_STORE_PAGE_SIZE = 16_384
 
 export interface OpenedDatabase {
   readonly db: Database.Database
@@ -377,14 +387,16 @@ export const openDatabase = (
         ? yield* backupBeforeMigration(db, location, info.userVersion)
         : undefined
 
+    if (info.kind === "fresh") yield* setPragma(`page_size = ${NEW_STORE_PAGE_SIZE}`)
     yield* setPragma(location === MEMORY_PATH ? "journal_mode" : "journal_mode = WAL")
     yield* setPragma(`synchronous = ${options.synchronous}`)
     yield* setPragma("foreign_keys = ON")
     if (options.idleCheckpointMillis > 0 && location !== MEMORY_PATH) {
       // Checkpoints happen when the store is idle (storeService.ts); SQLite's own, inside a commit,
       // only past this many pages, and the WAL file is cut back to that size after a checkpoint.
-      yield* setPragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`)
-      yield* setPragma(`journal_size_limit = ${WAL_BACKSTOP_PAGES * 4096}`)
+      const pageSize = Number(yield* setPragma("page_size"))
+      yield* setPragma(`wal_autocheckpoint = ${Math.ceil(WAL_BACKSTOP_BYTES / pageSize)}`)
+      yield* setPragma(`journal_size_limit = ${WAL_BACKSTOP_BYTES}`)
     }
 
     const migrationsApplied =

@@ -51,6 +51,7 @@ export interface SqliteStoreInternals {
 
 export const makeStoreService = (connection: SqliteConnection): SqliteStoreInternals => {
   const { db, kysely, location, exclusive, noteWritten, storeError } = connection
+  const pageSize = Number(db.pragma("page_size", { simple: true }))
   const opened = connection
   const hot = prepareHotStatements(db)
   const inWriteTransaction = makeWriteTransaction(db, kysely)
@@ -69,7 +70,7 @@ export const makeStoreService = (connection: SqliteConnection): SqliteStoreInter
         // trigger checks each row's sequence in both cases.
         // A commit writes whole pages: the stream's row, the last events page and its index page
         // at least, however small the events.
-        let bytes = 3 * 4096
+        let bytes = 3 * pageSize
         for (const row of rows) bytes += row.payload.length
         noteWritten(bytes)
         const batchParams: Array<string | number> = new Array(EVENT_BATCH * 6)
