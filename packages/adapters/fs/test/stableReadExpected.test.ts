@@ -45,6 +45,21 @@ describe("stable reads of a file changed moments ago", () => {
     }),
   )
 
+  it.scoped("wait when the file holds part of the expected bytes, or more than them", () =>
+    Effect.gen(function* () {
+      const path = join(yield* tempDirectory("settle"), "a.txt")
+      // A write caught partway: a prefix of what the tool wrote is not what it wrote.
+      writeFileSync(path, "writ")
+      expect(codeOf(() => readAged(path, 0n, bytes("written\n")))).toBe("ECHANGED")
+      // Nor is the expected content with more after it (a write going on past it).
+      writeFileSync(path, "written\nand more")
+      expect(codeOf(() => readAged(path, 0n, bytes("written\n")))).toBe("ECHANGED")
+      // The same text with other line endings is other bytes: it waits too.
+      writeFileSync(path, "written\r\n")
+      expect(codeOf(() => readAged(path, 0n, bytes("written\n")))).toBe("ECHANGED")
+    }),
+  )
+
   it.scoped("are accepted at once when the bytes are exactly the expected ones", () =>
     Effect.gen(function* () {
       const path = join(yield* tempDirectory("settle"), "a.txt")

@@ -23,7 +23,8 @@ export const SqliteStoreOptions = Schema.Struct({
   backupBeforeMigration: Schema.optional(Schema.Boolean),
   /**
    * Checkpoint the WAL (copy its pages into the database file) once the store has had no call for
-   * this long, in ms (default 250), and, with `backgroundCheckpoints`, at most this often while
+   * this long, in ms (default 250), if about 1 MiB was written since the last checkpoint (a smaller
+   * WAL waits: see `IDLE_CHECKPOINT_FROM_BYTES`), and, with `backgroundCheckpoints`, at most this often while
    * calls keep coming, so commits do not pay for it; a commit still checkpoints when the WAL passes
    * 64 MiB. 0: SQLite's default, a checkpoint inside the commit that takes the WAL past 1,000 pages.
    */

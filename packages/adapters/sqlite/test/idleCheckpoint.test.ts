@@ -41,7 +41,11 @@ const appendText = (version: number, n: number) =>
   )
 
 /** Two bursts of appends with a pause between them; the WAL file's size after each. */
-const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints = true) =>
+const walAfterTwoBursts = (
+  idleCheckpointMillis: number,
+  backgroundCheckpoints = true,
+  perBurst = PER_BURST,
+) =>
   Effect.gen(function* () {
     const file = path.join(yield* tempDir, "store.db")
     return yield* Effect.provide(
@@ -51,7 +55,7 @@ const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints =
         const burst = (from: number) =>
           Effect.gen(function* () {
             // One commit per event, as a working session makes them.
-            for (let i = from; i < from + PER_BURST; i++) {
+            for (let i = from; i < from + perBurst; i++) {
               yield* appendText(version, i)
               version++
             }
@@ -59,18 +63,20 @@ const walAfterTwoBursts = (idleCheckpointMillis: number, backgroundCheckpoints =
           })
         const first = yield* burst(0)
         const before = fs.statSync(file).size
-        // Idle: well past the idle delay. With checkpoints on, until one has copied the burst into
-        // the database file (the file grows), however long a loaded machine takes to start the
-        // thread; a few seconds at most.
+        // Idle: well past the idle delay. With checkpoints on and a burst worth copying, until one
+        // has copied the burst into the database file (the file grows), however long a loaded
+        // machine takes to start the thread; a few seconds at most.
+        const copyExpected = idleCheckpointMillis > 0 && perBurst === PER_BURST
         yield* Effect.sleep(`${idleCheckpointMillis * 4 + 200} millis`)
         for (
           let waited = 0;
-          idleCheckpointMillis > 0 && fs.statSync(file).size === before && waited < 10_000;
+          copyExpected && fs.statSync(file).size === before && waited < 10_000;
           waited += 50
         )
           yield* Effect.sleep("50 millis")
-        const second = yield* burst(PER_BURST)
-        return { first, second }
+        const grownWhileIdle = fs.statSync(file).size - before
+        const second = yield* burst(perBurst)
+        return { first, second, grownWhileIdle }
       }),
       SqliteSessionStore.layer({ path: file, idleCheckpointMillis, backgroundCheckpoints }),
     )
@@ -118,6 +124,20 @@ describe("idle WAL checkpoints", () => {
     Effect.gen(function* () {
       const { first, second } = yield* Effect.scoped(walAfterTwoBursts(25))
       expect(second).toBeLessThanOrEqual(first * 1.2)
+    }),
+  )
+
+  it.live("a pause after a few small commits checkpoints nothing: the next commit appends to the WAL", () =>
+    Effect.gen(function* () {
+      // Five commits note about 65 KB, far below IDLE_CHECKPOINT_FROM_BYTES: a checkpoint now would
+      // only make the next commit start the WAL over, and sync its header, inside the next call.
+      for (const backgroundCheckpoints of [true, false]) {
+        const { first, second, grownWhileIdle } = yield* Effect.scoped(
+          walAfterTwoBursts(25, backgroundCheckpoints, 5),
+        )
+        expect(grownWhileIdle).toBe(0)
+        expect(second).toBeGreaterThan(first)
+      }
     }),
   )
 

@@ -8,9 +8,17 @@
  * always what the read found; a guess that is wrong (another writer, line-ending conversion, an
  * edit the tool refused) costs the wait and nothing else.
  *
- * Invariants: edits apply to the pre-image decoded as UTF-8, in order, each as the tool does
- * (`replaceAll`: every occurrence; otherwise the first); an edit whose `oldString` is not found,
- * or a pre-image that is not UTF-8 text, gives no expectation at all (`undefined`).
+ * Invariants: edits apply to the pre-image decoded as UTF-8 (a byte-order mark kept as text, so
+ * it is still there after the edit, as an edit of the text leaves it), in order, each as the tool
+ * does (`replaceAll`: every occurrence; otherwise the first); an edit whose `oldString` is not
+ * found, or a pre-image that is not UTF-8 text, gives no expectation at all (`undefined`).
+ *
+ * Line endings: an agent's edit tool matches and writes `\n` in a file whose lines end in `\r\n`
+ * (it reads the text with its line endings normalised and writes it back with the file's own). So
+ * when every line of the pre-image ends in `\r\n` and no edit string holds a `\r`, the edits are
+ * applied to the text with `\n` endings and the result is given `\r\n` endings again; otherwise
+ * they apply to the text as it is. Either way it stays a guess: a tool that does otherwise makes
+ * the read wait, and never changes what is recorded.
  */
 import { Schema } from "effect"
 
@@ -19,6 +27,7 @@ export const ExpectedEdit = Schema.Struct({
   newString: Schema.String,
   replaceAll: Schema.optional(Schema.Boolean),
 })
+export type ExpectedEdit = typeof ExpectedEdit.Type
 
 export const ExpectedAfter = Schema.Union(
   /** The tool wrote this whole content (Write, write_file). */
@@ -28,7 +37,9 @@ export const ExpectedAfter = Schema.Union(
 )
 export type ExpectedAfter = typeof ExpectedAfter.Type
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+// `ignoreBOM`: the mark stays in the text (the default decoder drops it, and the expected bytes
+// of any edited file that has one would then never match).
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 const encoder = new TextEncoder()
 
 const decoded = (bytes: Uint8Array | null): string | undefined => {
@@ -51,9 +62,29 @@ export const expectedAfterContent = (
   if (expected === undefined) return undefined
   if (expected._tag === "Written") return encoder.encode(expected.content)
   // A new file made by an edit: an empty `oldString` on nothing gives its `newString`.
-  let text = before === null ? "" : decoded(before)
-  if (text === undefined) return undefined
-  for (const [i, edit] of expected.edits.entries()) {
+  const original = before === null ? "" : decoded(before)
+  if (original === undefined) return undefined
+  const crlf =
+    endsLinesInCrlf(original) && !expected.edits.some((e) => hasCr(e.oldString) || hasCr(e.newString))
+  const edited = applyEdits(crlf ? original.replaceAll("\r\n", "\n") : original, expected.edits)
+  if (edited === undefined) return undefined
+  return encoder.encode(crlf ? edited.replaceAll("\n", "\r\n") : edited)
+}
+
+const hasCr = (s: string) => s.includes("\r")
+
+/** Whether the text has lines and every one of them ends in `\r\n` (no bare `\n`). */
+const endsLinesInCrlf = (text: string) => {
+  let at = text.indexOf("\n")
+  if (at === -1) return false
+  for (; at !== -1; at = text.indexOf("\n", at + 1)) if (at === 0 || text[at - 1] !== "\r") return false
+  return true
+}
+
+/** The edits applied in order, as the tool applies them; undefined when one cannot apply. */
+const applyEdits = (from: string, edits: ReadonlyArray<ExpectedEdit>): string | undefined => {
+  let text = from
+  for (const [i, edit] of edits.entries()) {
     if (edit.oldString === "") {
       if (i !== 0 || text !== "") return undefined
       text = edit.newString
@@ -66,5 +97,5 @@ export const expectedAfterContent = (
         ? text.split(edit.oldString).join(edit.newString)
         : text.slice(0, at) + edit.newString + text.slice(at + edit.oldString.length)
   }
-  return encoder.encode(text)
+  return text
 }

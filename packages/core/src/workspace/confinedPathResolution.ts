@@ -75,15 +75,20 @@ const utf8 = new TextEncoder()
  * Refuses a path the system could not name once it is put under the root: checked at the door,
  * so a restore of it fails before a directory is made, not half-way down with ENAMETOOLONG.
  */
+/**
+ * Whether the path is so short, rooted, that no limit can refuse it: a UTF-16 code unit is at most
+ * 3 bytes of UTF-8, and nearly every path is this short (encoding every one cost a fifth of a
+ * per-path protection check). False says nothing: `checkRootedLength` decides.
+ */
+export const surelyShortEnough = (root: string, path: string, segments: ReadonlyArray<string>) =>
+  3 * (root.length + 1 + path.length) < PATH_MAX && segments.every((s) => 3 * s.length <= NAME_MAX)
+
 export const checkRootedLength = (
   root: string,
   path: string,
   segments: ReadonlyArray<string>,
 ): Effect.Effect<void, PathRefused> => {
-  // A UTF-16 code unit is at most 3 bytes of UTF-8: a path that short cannot be too long, and
-  // nearly every path is (encoding every one cost a fifth of a per-path protection check).
-  if (3 * (root.length + 1 + path.length) < PATH_MAX && segments.every((s) => 3 * s.length <= NAME_MAX))
-    return Effect.void
+  if (surelyShortEnough(root, path, segments)) return Effect.void
   const long = segments.find((s) => utf8.encode(s).length > NAME_MAX)
   const rootedBytes = utf8.encode(joinUnder(root, segments)).length
   if (long === undefined && rootedBytes < PATH_MAX) return Effect.void

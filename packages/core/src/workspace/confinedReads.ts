@@ -9,7 +9,7 @@
 import { WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
-import { type ProbedEntry, resolveConfined } from "./confinedPathResolution.js"
+import { type ProbedEntry, resolveConfined, surelyShortEnough } from "./confinedPathResolution.js"
 import {
   byName,
   type FileSystemPrimitives,
@@ -152,10 +152,41 @@ export const readMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>
     })
   })
 
+/**
+ * The stat of a path whose directories this bulk call has all probed already: only its last
+ * component is probed, then stat'ed as the walk's `report` would (missing: none; anything else,
+ * a symlink too, its stat). A protection check stats a few files in each directory of one chain,
+ * so all but the first go this way. Undefined when a directory on the way was not probed in this
+ * call, or the path is not plainly valid and short (the walk decides those); any failure goes the
+ * whole way round (`statPath`), which gives the same answer and the same error.
+ */
+const statUnderSeen = (at: ConfinedRoot, path: string, seen: Map<string, ProbedEntry>) => {
+  if (workspacePathProblem(path) !== undefined) return undefined
+  const segments = path.split("/")
+  if (!surelyShortEnough(at.root, path, segments)) return undefined
+  let absolute = at.root === "/" ? "" : at.root
+  for (let i = 0; i < segments.length - 1; i++) {
+    absolute = `${absolute}/${segments[i]}`
+    if (seen.get(absolute)?.kind !== "directory") return undefined
+  }
+  absolute = `${absolute}/${segments.at(-1)}`
+  const probed = seen.get(absolute)
+  return Effect.orElse(
+    Effect.flatMap(probed === undefined ? at.fs.probe(absolute) : Effect.succeed(probed), (entry) =>
+      entry.kind === "missing"
+        ? Effect.succeed(Option.none())
+        : Effect.map(at.fs.stat(absolute), Option.some),
+    ),
+    () => statPath(at, path, seen),
+  )
+}
+
 export const statMany = (at: ConfinedRoot, paths: ReadonlyArray<string>) =>
   Effect.suspend(() => {
     const seen = new Map<string, ProbedEntry>()
-    return Effect.forEach(paths, (path) => Effect.either(statPath(at, path, seen)))
+    return Effect.forEach(paths, (path) =>
+      Effect.either(statUnderSeen(at, path, seen) ?? statPath(at, path, seen)),
+    )
   })
 
 export const listDirectory = (at: ConfinedRoot, directory: WorkspacePath | undefined) =>

@@ -45,6 +45,31 @@ describe("the content a file tool says it left", () => {
     ).toBeUndefined()
   })
 
+  it("keeps a file's \\r\\n line endings, as an edit tool that matches \\n in them writes them", () => {
+    const before = bytes("one\r\ntwo\r\nthree\r\n")
+    // A multi-line old string written with \n: found in the text with its endings normalised.
+    const multi = { _tag: "Edited" as const, edits: [edit("one\ntwo\n", "1\n2\n2b\n")] }
+    expect(text(expectedAfterContent(multi, before))).toBe("1\r\n2\r\n2b\r\nthree\r\n")
+    // A one-line edit that adds a line: the new line ends as the file's do.
+    const added = { _tag: "Edited" as const, edits: [edit("three", "three\nfour")] }
+    expect(text(expectedAfterContent(added, before))).toBe("one\r\ntwo\r\nthree\r\nfour\r\n")
+    // An edit that names the \r itself applies to the text as it is.
+    const raw = { _tag: "Edited" as const, edits: [edit("two\r\n", "")] }
+    expect(text(expectedAfterContent(raw, before))).toBe("one\r\nthree\r\n")
+    // Mixed endings are not the file's own style: the edit applies as it is (and misses here).
+    const mixed = bytes("one\r\ntwo\nthree\r\n")
+    expect(expectedAfterContent({ _tag: "Edited", edits: [edit("one\ntwo", "x")] }, mixed)).toBeUndefined()
+    expect(text(expectedAfterContent({ _tag: "Edited", edits: [edit("two\n", "2\n")] }, mixed))).toBe(
+      "one\r\n2\nthree\r\n",
+    )
+  })
+
+  it("keeps a byte-order mark the file starts with", () => {
+    const before = new Uint8Array([0xef, 0xbb, 0xbf, ...bytes("a\n")])
+    const got = expectedAfterContent({ _tag: "Edited", edits: [edit("a", "b")] }, before)
+    expect([...got!]).toEqual([0xef, 0xbb, 0xbf, ...bytes("b\n")])
+  })
+
   it("agrees with String.replace on any text (property)", () => {
     FastCheck.assert(
       FastCheck.property(

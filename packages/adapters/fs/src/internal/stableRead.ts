@@ -7,7 +7,18 @@
  * The settle rule (`SETTLE_NS`) has one exception: a read told which bytes the file should hold
  * (`expected`, what an agent's tool says it wrote) that finds exactly those accepts them at once.
  * Equal bytes are one whole version, whatever the stamps say; the checks that the stamps did not
- * move during the read, and the second read of a file changed within seconds, still apply.
+ * move during the read, and the second read of a file changed within seconds, still apply. Why
+ * that is safe, case by case:
+ * - a write of the expected content caught partway holds a prefix of it, or its start over the
+ *   old tail: other bytes (a prefix is shorter), so the read waits as ever;
+ * - equal bytes read while a later write is already on its way are still that version whole, one
+ *   the file held; the later write is a change like any other, seen by the next read or capture;
+ * - other line endings, a byte-order mark added or dropped: other bytes, so it waits (the guess is
+ *   the caller's, core `files/expectedAfter.ts`, which writes `\r\n` files' edits as tools do);
+ * - a file deleted or replaced by a symlink: the open answers (absent, or refused by `O_NOFOLLOW`)
+ *   before any byte is read, so `expected` changes nothing there.
+ * Only the wait is skipped: what is returned is always the bytes read, never `expected` itself.
+ * `recordFileMutation` (content supplied by the host) reads nothing and never meets this rule.
  */
 import { type BigIntStats, fstatSync, readFileSync, readSync } from "node:fs"
 import { Clock, Duration, Effect, Schedule } from "effect"

@@ -302,7 +302,13 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     delete: (hash) =>
       Effect.zipRight(
         checked(hash, "delete"),
-        run("delete", () => statements.remove.run(keyOf(hash)).changes > 0),
+        run("delete", () => {
+          const removed = statements.remove.run(keyOf(hash)).changes > 0
+          // A removal rewrites pages too (the row's leaf, the freed pages' list): counted, so the
+          // WAL a GC leaves behind is checkpointed when the store next goes idle (connection.ts).
+          if (removed) connection.noteWritten?.(4096)
+          return removed
+        }),
       ),
     list: () =>
       Stream.paginateChunkEffect(Buffer.alloc(0) as Buffer, (after) =>

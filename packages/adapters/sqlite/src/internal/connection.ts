@@ -22,6 +22,17 @@ import { readOnlyReason, toStoreError } from "./sqliteErrors.js"
 
 /** Half of the WAL backstop (openDatabase.ts): a run of writes asks for a checkpoint well before it. */
 const BUSY_CHECKPOINT_BYTES = WAL_BACKSTOP_BYTES / 2
+/**
+ * An idle period checkpoints only once this much was written since the last checkpoint. A
+ * checkpoint that copies the whole WAL makes the next commit start the WAL over, and starting it
+ * over writes and syncs its header (SQLite does that even under NORMAL): an fsync inside the next
+ * call. Checkpointing after every pause put that fsync in every call a host makes after a pause,
+ * a per-edit checkpoint's among them (2–10 ms, most of its wall time). Below this the WAL holds a
+ * few MiB at most (SQLite's own threshold is 1,000 pages), so letting it grow costs nothing, and
+ * the fsync is paid once per this many bytes instead of once per pause. Durability is untouched:
+ * a commit is as durable in the WAL as after a checkpoint (the sync setting decides both).
+ */
+export const IDLE_CHECKPOINT_FROM_BYTES = 1024 * 1024
 
 export interface SqliteConnection extends OpenedDatabase {
   /** Runs `effect` holding the connection's one permit, uninterruptibly. */
@@ -41,11 +52,13 @@ export const makeConnection = (opened: OpenedDatabase): Effect.Effect<SqliteConn
 
     // WAL checkpoints while the store is idle: copying the WAL into the database file (and, under
     // NORMAL, flushing both) is the slowest thing a commit can do, and SQLite does it inside the
-    // commit that crosses its threshold. Every call ends by (re)starting the idle timer. With the
-    // checkpoint thread, the timer only asks it for a checkpoint, and so does a run of calls that
-    // has written BUSY_CHECKPOINT_BYTES since the last request (the thread works beside the calls,
-    // so a long run of writes need not reach SQLite's threshold); without it, a PASSIVE checkpoint
-    // (never waits for other connections) runs here when the timer fires with no call running.
+    // commit that crosses its threshold. Every call ends by (re)starting the idle timer; when it
+    // fires with at least IDLE_CHECKPOINT_FROM_BYTES written since the last checkpoint (see there
+    // why not less), a checkpoint is made. With the checkpoint thread, the timer only asks it for
+    // one, and so does a run of calls that has written BUSY_CHECKPOINT_BYTES since the last request
+    // (the thread works beside the calls, so a long run of writes need not reach SQLite's
+    // threshold); without it, a PASSIVE checkpoint (never waits for other connections) runs here
+    // when the timer fires with no call running.
     let running = 0
     let idleTimer: ReturnType<typeof setTimeout> | undefined
     const period = opened.idleCheckpointMillis
@@ -73,9 +86,11 @@ export const makeConnection = (opened: OpenedDatabase): Effect.Effect<SqliteConn
     }
     const checkpointIfIdle = () => {
       idleTimer = undefined
+      if (writtenSinceRequest < IDLE_CHECKPOINT_FROM_BYTES) return
       if (thread !== undefined) return requestCheckpoint()
       if (running > 0 || !db.open || db.inTransaction) return
       try {
+        writtenSinceRequest = 0
         db.pragma("wal_checkpoint(PASSIVE)")
       } catch {
         // Best effort: the next idle period tries again, and SQLite's backstop bounds the WAL.
