@@ -4,7 +4,6 @@
  * built bin its output and exit codes are the full CLI's (`REWIND_CAPTURE_FAST=off`), point line
  * for point line, error for error, in both the JSON and the human form.
  */
-import { execFile } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
@@ -13,20 +12,11 @@ import { Option } from "effect"
 import { parseCaptureArgs } from "../src/cli/captureClient.js"
 import { captureFast, parseFastCaptureArgs } from "../src/cli/captureFast.js"
 import { PLAIN_ID } from "../src/cli/plainCaptureArgs.js"
-import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+import { cli, jsonLines, tempDir } from "./cliHarness.js"
 
+// The process path only: no hand-over to a running server.
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", REWIND_CAPTURE_SERVER: "off", ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+  cli(args, undefined, { REWIND_CAPTURE_SERVER: "off", ...env })
 const FAST = { REWIND_CAPTURE_FAST: "on" }
 const FULL = { REWIND_CAPTURE_FAST: "off" }
 

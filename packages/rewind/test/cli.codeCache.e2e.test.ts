@@ -12,20 +12,11 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
 
+// The process path only: no hand-over to a running server.
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", REWIND_CAPTURE_SERVER: "off", ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+  cli(args, undefined, { REWIND_CAPTURE_SERVER: "off", ...env })
 
 const CLI_DIST = dirname(BIN)
 const BUNDLE = join(CLI_DIST, "chunks", "captureBundle.cjs")

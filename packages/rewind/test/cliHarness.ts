@@ -25,12 +25,17 @@ afterEach(() => {
 })
 
 // Asynchronous on purpose: a blocking spawn would stall the test worker's event loop.
-export const cli = (args: ReadonlyArray<string>, cwd?: string) =>
+// `env` is laid over this process's environment (and NO_COLOR).
+export const cli = (args: ReadonlyArray<string>, cwd?: string, env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { encoding: "utf8", ...(cwd === undefined ? {} : { cwd }), env: { ...process.env, NO_COLOR: "1" } },
+      {
+        encoding: "utf8",
+        ...(cwd === undefined ? {} : { cwd }),
+        env: { ...process.env, NO_COLOR: "1", ...env },
+      },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
         resolve({ code, stdout, stderr })
