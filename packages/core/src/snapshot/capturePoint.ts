@@ -203,8 +203,15 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       return { _tag: "Captured", point, existing: false } as const
     }
     if (base !== undefined && baseManifest === undefined)
-      // Matched, but a checkpoint or a declared path outside the scan is to be tracked too.
-      baseManifest = { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
+      // Matched, but a checkpoint or a declared path outside the scan is to be tracked too: decoded
+      // from the bytes the match read.
+      baseManifest = {
+        hash: base.manifestHash,
+        value: yield* loadManifestLayers(
+          base.manifestHash,
+          match?._tag === "Same" ? match.manifest : undefined,
+        ),
+      }
     const previous: Manifest = baseManifest?.value.map ?? new Map()
 
     const built = yield* buildManifest({

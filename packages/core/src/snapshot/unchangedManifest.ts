@@ -15,7 +15,6 @@
  * (and so checked) either way: a missing or damaged one fails the capture as the full path does.
  */
 import type { ContentHash, PointCaptured, WorkspacePath } from "@rewind/contracts"
-import { workspacePathProblem } from "@rewind/contracts"
 import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { hashPieces } from "../workspace/contentHash.js"
@@ -29,8 +28,14 @@ export const mayDeferManifest = (base: PointCaptured, statCache: StatCache): boo
   base.tombstones === 0 && base.files === statCache.size
 
 export type BaseMatch =
-  /** The tree is the base point's: its manifest, its counts. */
-  | { readonly _tag: "Same"; readonly files: number; readonly links: number; readonly bytes: number }
+  /** The tree is the base point's: its manifest (`manifest`: the bytes read), its counts. */
+  | {
+      readonly _tag: "Same"
+      readonly files: number
+      readonly links: number
+      readonly bytes: number
+      readonly manifest: Uint8Array
+    }
   /** Decode the base manifest; `bytes`: its top layer, when it was read. */
   | { readonly _tag: "Differs"; readonly bytes?: Uint8Array }
 
@@ -52,11 +57,10 @@ export const matchBaseManifest = (
     // The manifest the full path builds: a vouched file keeps the cache's hash, mode and size; a
     // link its target. Anything else (changed, new, over the size limit, not a regular file) is work
     // the full path does. Stops at the first such entry.
+    // Every scanned path is a workspace path: the scan reports any other name as
+    // `unsupported_name` and leaves it out (scanState.ts), so the encoding below is the decoder's.
     let links: Array<WorkspacePath> | undefined
     for (const [path, { stat, target }] of scan.entries) {
-      // A path the manifest decoder refuses (a name with a backslash, say) makes the full path
-      // fail to read the manifest it would compare with; leave that to it.
-      if (workspacePathProblem(path) !== undefined) return differs
       if (stat.kind === "symlink" && target !== undefined) {
         if (links === undefined) links = []
         links.push(path)
@@ -98,7 +102,13 @@ export const matchBaseManifest = (
     })
     // The same address: the same bytes (what every content address in the store rests on).
     if (address !== manifestHash) return { _tag: "Differs", bytes } satisfies BaseMatch
-    return { _tag: "Same", files: statCache.size, links: linkCount, bytes: fileBytes } satisfies BaseMatch
+    return {
+      _tag: "Same",
+      files: statCache.size,
+      links: linkCount,
+      bytes: fileBytes,
+      manifest: bytes,
+    } satisfies BaseMatch
   })
 
 /** The manifest's paths in its encoding's order (code unit order, as `sortedPaths`). */
