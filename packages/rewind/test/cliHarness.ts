@@ -3,26 +3,19 @@
  * binary asynchronously, parsing JSON Lines, and a seeded store.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterEach, expect } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { openRewind } from "../src/index.js"
 import { okValue } from "./okValue.js"
+import { tempDir as makeTempDir } from "./tempDirs.js"
 
 /** The package's `bin`: the bundled executable the build writes. */
 export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "rewind.mjs")
 
-const temps: Array<string> = []
-export const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "rewind-cli-"))
-  temps.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+/** A temp directory removed after the test (test/tempDirs.ts). */
+export const tempDir = () => makeTempDir("rewind-cli-")
 
 // Asynchronous on purpose: a blocking spawn would stall the test worker's event loop.
 // `env` is laid over this process's environment (and NO_COLOR).

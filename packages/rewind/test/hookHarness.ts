@@ -5,10 +5,8 @@
  * holds.
  */
 import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll } from "@effect/vitest"
 import type { HookAgent } from "../src/hooks/hookEvent.js"
 import { hookCommandLine, nativeClientPath } from "../src/hooks/nativeClient.js"
 import { runHook } from "../src/hooks/runHook.js"
@@ -30,17 +28,20 @@ const agentFreeEnv = () => {
   return env
 }
 
+const runtimeDir = process.env.REWIND_TEST_RUNTIME_DIR
+if (runtimeDir === undefined)
+  throw new Error("REWIND_TEST_RUNTIME_DIR unset: test/isolatedEnv.ts is the global setup")
+
 /**
- * The environment every hook run of these tests gets: its own runtime directory (so the servers
- * the hooks start have sockets of their own, mode 0700 as `mkdtemp` makes it) and a short idle
- * exit, so no server outlives the tests by more than a few seconds.
+ * The environment every hook run of these tests gets: the run's own runtime directory (so the
+ * servers the hooks start have sockets of their own, mode 0700 as `mkdtemp` makes it; removed by
+ * the global setup after the run) and a short idle exit, so no server outlives the tests by more
+ * than a few seconds.
  */
 export const HOOK_TEST_ENV = {
-  XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "rewind-run-")),
+  XDG_RUNTIME_DIR: runtimeDir,
   REWIND_HOOK_IDLE_EXIT: "5s",
 }
-// A server still idling there loses only its socket's directory, and stops on its own.
-afterAll(() => rmSync(HOOK_TEST_ENV.XDG_RUNTIME_DIR, { recursive: true, force: true }))
 
 /** The socket of the server the hooks of `root` (store `.rewind`) reach, under `HOOK_TEST_ENV`. */
 export const hookSocket = (root: string) => workspaceSocketPath(root, join(root, ".rewind"), HOOK_TEST_ENV)!

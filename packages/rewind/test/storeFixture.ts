@@ -4,26 +4,14 @@
  * written outside the root), an agent turn through the facade, and a snapshot of a tree.
  */
 import * as fs from "node:fs"
-import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { afterEach, expect } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import type { Rewind } from "../src/index.js"
 import { okValue } from "./okValue.js"
+import { tempDir as makeTempDir } from "./tempDirs.js"
 
-const temps: Array<string> = []
-
-export const tempDir = (prefix = "rewind-reliability-"): string => {
-  const dir = fs.mkdtempSync(join(tmpdir(), prefix))
-  temps.push(dir)
-  return dir
-}
-
-afterEach(() => {
-  for (const dir of temps.splice(0)) {
-    // Restore write permission so read-only blobs and directories can be removed.
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-})
+/** A temp directory removed after the test (test/tempDirs.ts). */
+export const tempDir = (prefix = "rewind-reliability-"): string => makeTempDir(prefix)
 
 export interface Sandbox {
   readonly base: string

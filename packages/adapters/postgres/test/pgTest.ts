@@ -2,7 +2,7 @@
 // throwaway one). Without it every PostgreSQL test is skipped with a printed reason, never silently.
 // Each test gets its own schema (the store's tables live there), dropped when the test's scope ends.
 import { randomUUID } from "node:crypto"
-import { afterAll, describe } from "@effect/vitest"
+import { describe } from "@effect/vitest"
 import { SessionStore } from "@rewind/core"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import pg from "pg"
@@ -29,10 +29,14 @@ export const adminPool = (): pg.Pool => {
   }
   return admin
 }
-afterAll(async () => {
+/**
+ * Closes the pool: run after every test file by the setup file test/closeAdminPool.ts (an
+ * `afterAll` here would belong only to the first file of a worker, as files share modules).
+ */
+export const closeAdminPool = async (): Promise<void> => {
   await admin?.end()
   admin = undefined
-})
+}
 
 /** Runs raw SQL with the schema first on the search path. */
 export const rawQuery = async <R extends pg.QueryResultRow = pg.QueryResultRow>(
