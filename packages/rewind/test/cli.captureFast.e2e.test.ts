@@ -4,7 +4,7 @@
  * built bin its output and exit codes are the full CLI's (`REWIND_CAPTURE_FAST=off`), point line
  * for point line, error for error, in both the JSON and the human form.
  */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { ID_PATTERN } from "@rewind/contracts"
@@ -178,6 +178,14 @@ describe("capture without the option parser", () => {
     expect(fastHuman.code).toBe(0)
     expect(human(fastHuman.stdout)).toBe(human(fullHuman.stdout))
     expect(fastHuman.stdout).toMatch(/^captured point pt-[0-9a-f]+ for turn manual-/)
+    expect(fastHuman.stdout).not.toMatch(/symlink/)
+    // A symlink is counted in the human line too (both paths), as the JSON record's `links`.
+    symlinkSync("a.txt", join(root, "link"))
+    for (const how of [FAST, FULL]) {
+      const linked = await run(base, how)
+      expect(linked.code).toBe(0)
+      expect(linked.stdout).toMatch(/: 2 file\(s\), 1 symlink\(s\), /)
+    }
 
     // Failures: no store, an unknown session.
     for (const args of [

@@ -102,7 +102,7 @@ export const runCapture = (o: CaptureArgs) =>
       yield* out.human(
         result.existing
           ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`
-          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s), ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(" (nothing changed since the last point)") : ""}`,
+          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s)${p.links > 0 ? `, ${p.links} symlink(s)` : ""}, ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(" (nothing changed since the last point)") : ""}`,
       )
       yield* warnSkipped(out, p)
     }),
