@@ -78,6 +78,15 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     const human = await cli(["diff", pointId], root)
     expect(human.stdout).toMatch(/^CHANGE\s+PATH\s+POINT\s+NOW/)
     expect(human.stdout).toContain("+two")
+    // Without a point: the session's latest one (t1's, of the same tree).
+    const latest = jsonLines((await cli(["diff", "--stat", "--json"], root)).stdout)
+    expect(latest.at(-1)).toMatchObject({
+      type: "diff_summary",
+      pointId: t1[0]!.pointId,
+      added: 1,
+      modified: 2,
+      deleted: 1,
+    })
 
     const pointsBefore = jsonLines((await cli(["points", "--json"], root)).stdout)
     expect(pointsBefore.map((p) => [p.type, p.kind, p.turnId === "t1"])).toEqual([
@@ -284,10 +293,17 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect(snapshots.pointsPerSession).toEqual([{ sessionId: expect.any(String), points: 1 }])
   })
 
+  it("diff without a point in a session that has none fails clearly (exit 2)", async () => {
+    const { root } = await seeded()
+    const none = await cli(["diff", "--json"], root)
+    expect(none.code).toBe(2)
+    expect(jsonLines(none.stdout).at(-1)).toMatchObject({ type: "error", reason: "no_point" })
+    expect(none.stdout).toContain("has no point yet to compare with (rewind capture makes one)")
+  })
+
   it("bad arguments exit 3 with a clear message, before any store is opened", async () => {
     const root = tempDir()
     const cases: Array<[ReadonlyArray<string>, string]> = [
-      [["diff"], "Missing argument <point>"],
       [["diff", "../etc/passwd"], "PointId"],
       [["capture", "--path", "../outside.txt"], "--path ../outside.txt"],
       [["capture", "--turn", "a turn"], "TurnId"],
