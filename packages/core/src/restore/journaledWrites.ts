@@ -6,6 +6,7 @@
  * workspace is back where it started, the directories the writes created removed again. Only if
  * that compensation fails too (after a few attempts
  * per file) is an `UnrecoverableRewindError` raised, naming every file of the plan and its state.
+ * Once every write is done, the directories the deletions left empty are removed (only those).
  */
 import {
   type ContentHash,
@@ -250,8 +251,39 @@ export const applyJournaled = (
         return yield* fail(step, write.path, `could not write ${write.path}: ${written.left.message}`)
       }
     }
+    yield* removeEmptied(writes.filter((w) => w.content === null).map((w) => w.path))
     return {
       _tag: "Applied",
       files: outcomes(yield* journal.entries(), writes),
     } satisfies JournaledWriteResult
+  })
+
+/**
+ * The directories the deletions left empty go too, deepest first, as git's checkout does: a restore
+ * that puts back a tree without a directory should not leave its empty skeleton. Only directories
+ * above a deleted path are tried, each removed only if empty (never recursively), so a directory
+ * that still holds anything (an ignored file, the store, a file made meanwhile) stays, with all its
+ * ancestors. Best effort, like the rollback's: a directory left behind holds nobody's data, and
+ * putting a file back (rollback, redo, recover) makes its parents again.
+ */
+const removeEmptied = (deleted: ReadonlyArray<WorkspacePath>) =>
+  Effect.gen(function* () {
+    if (deleted.length === 0) return
+    const workspace = yield* Workspace
+    const above = new Set<WorkspacePath>()
+    for (const path of deleted) {
+      for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
+        above.add(path.slice(0, cut) as WorkspacePath)
+      }
+    }
+    const depth = (path: string) => path.split("/").length
+    // The ancestors of a directory that stayed hold it: not empty, no call for them.
+    const holding = new Set<WorkspacePath>()
+    for (const dir of [...above].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
+      if (holding.has(dir)) continue
+      if (yield* Effect.orElseSucceed(workspace.removeEmptyDirectory(dir), () => false)) continue
+      for (let cut = dir.lastIndexOf("/"); cut > 0; cut = dir.lastIndexOf("/", cut - 1)) {
+        holding.add(dir.slice(0, cut) as WorkspacePath)
+      }
+    }
   })
