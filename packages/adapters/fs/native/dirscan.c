@@ -550,7 +550,7 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
 
 /* Opens `relative` (no leading `/`; "" is `root_fd` itself) beneath `root_fd`, no symlink followed
    anywhere on the way; -errno on failure, -ELOOP for a symlink on the way. */
-static int open_beneath(int root_fd, const char *relative, int walk) {
+int dirscan_open_beneath(int root_fd, const char *relative, int walk) {
   (void)walk; /* only consulted where openat2 exists */
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   if (relative[0] == '\0') {
@@ -657,7 +657,7 @@ static napi_value open_dir_beneath(napi_env env, napi_callback_info info) {
   if (root[0] != '/') result = -EINVAL;
   else if (root_fd < 0) result = -errno;
   else {
-    result = open_beneath(root_fd, relative, walk);
+    result = dirscan_open_beneath(root_fd, relative, walk);
     close(root_fd);
   }
   free(root);
@@ -771,10 +771,13 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 
 /* The workspace watcher (`watch.c`). */
 int export_watch(napi_env env, napi_value exports);
+/* A capture's bulk reads on a pool thread (`readbatch.c`). */
+int export_read_batch(napi_env env, napi_value exports);
 
 NAPI_MODULE_INIT() {
   if (export_function(env, exports, "scan", scan) != 0) return NULL;
   if (export_watch(env, exports) != 0) return NULL;
+  if (export_read_batch(env, exports) != 0) return NULL;
   if (export_function(env, exports, "openDirBeneath", open_dir_beneath) != 0 ||
       export_function(env, exports, "openAt", open_at) != 0 ||
       export_function(env, exports, "renameAt", rename_at) != 0 ||

@@ -64,6 +64,7 @@ import {
 } from "./internal/durable.js"
 import { escapedName } from "./internal/names.js"
 import { nativeModuleStatus } from "./internal/nativeModule.js"
+import { makeNativeReads, nativeReadsStatus } from "./internal/nativeReads.js"
 import { makeNativeScanners } from "./internal/nativeScan.js"
 import { createNewFiles } from "./internal/newFiles.js"
 import { readHeldStill, retryWhileChanging } from "./internal/stableRead.js"
@@ -97,6 +98,12 @@ export interface NodeWorkspaceOptions {
    * true); false forces the checked JavaScript ones (tests compare the two).
    */
   readonly nativeFiles?: boolean
+  /**
+   * A capture's bulk reads (`readFilesBeneath`) run on a native pool thread, with the contents'
+   * hashes, when the module has them (default true; needs `nativeFiles`); false reads them on the
+   * main thread. The answers are the same.
+   */
+  readonly nativeReads?: boolean
 }
 
 /** Whether the native directory scanner was built and loads on this machine. */
@@ -113,12 +120,22 @@ export interface Implementation {
   readonly scanner: "native" | "javascript"
   /** `kernel-confined`: through directory descriptors opened beneath the root; `checked`: re-checked paths. */
   readonly fileOperations: "kernel-confined" | "checked"
+  /** Where a capture's bulk reads run (`native-thread` needs the kernel-confined operations too), and why not there. */
+  readonly reads: "native-thread" | "main-thread"
+  readonly readsReason: string | null
 }
 
 export const implementation: Implementation = {
   nativeModule: nativeModuleStatus,
   scanner: nativeScanAvailable ? "native" : "javascript",
   fileOperations: beneathAvailable ? "kernel-confined" : "checked",
+  reads: beneathAvailable ? nativeReadsStatus.reads : "main-thread",
+  readsReason:
+    nativeReadsStatus.reads === "main-thread"
+      ? nativeReadsStatus.reason
+      : beneathAvailable
+        ? null
+        : "the kernel-confined file operations are unavailable",
 }
 
 const joinBuffer = (directory: string, name: Buffer): Buffer =>
@@ -241,6 +258,10 @@ export const nodePrimitives = (
   const beneath = native?.scanBeneath
   const files =
     options.nativeFiles === false ? undefined : beneathOperations(root, durability, internal.walkBeneath)
+  const threadReads =
+    files === undefined || options.nativeReads === false
+      ? undefined
+      : makeNativeReads(root, internal.walkBeneath ?? false)
   const rootPrefix = root === "/" ? "/" : `${root}/`
   /** The path relative to the root; a path elsewhere is a bug of the caller, refused as EXDEV. */
   const relativeOf = (path: string): string => {
@@ -334,17 +355,25 @@ export const nodePrimitives = (
         }),
 
     // A capture's reads: one call for a group of files instead of an effect, a walk and a parent
-    // directory opened per file. A file it declines (one that is changing included) is read on
-    // its own, with the retries of `readFile`.
+    // directory opened per file; on a native pool thread with the contents' hashes where it can
+    // (the main thread stores the previous group meanwhile). A file it declines (one that is
+    // changing included) is read on its own, with the retries of `readFile`.
     ...(files === undefined
       ? {}
       : {
-          readFilesBeneath: (at: string, relatives: ReadonlyArray<string>) =>
-            Effect.sync(() =>
+          readFilesBeneath: (at: string, relatives: ReadonlyArray<string>) => {
+            const onMainThread = Effect.sync(() =>
               at === root
                 ? files.readFiles(relatives, (fd, path) => readHeldStill(fd, path, undefined))
                 : relatives.map(() => undefined),
-            ),
+            )
+            if (threadReads === undefined || at !== root || relatives.length === 0) return onMainThread
+            // A batch that could not run at all is read on the main thread instead.
+            return Effect.orElse(
+              Effect.tryPromise(() => threadReads(relatives)),
+              () => onMainThread,
+            )
+          },
         }),
 
     readlink: (path) => attempt(() => readlinkSync(path)),

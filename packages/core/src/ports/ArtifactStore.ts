@@ -55,9 +55,13 @@ export interface ArtifactStoreService {
   /**
    * Stores every content (once each) and returns their addresses in order. All of them are stored
    * when it succeeds; when it fails, some may be stored (left for GC), none is half-written.
+   * `hashes`, where given, holds `hashContent` of the content at the same index (or `undefined`),
+   * computed over exactly those bytes by whoever read them (`WorkspaceFile.hash`); a store may use
+   * it instead of hashing again, or ignore it.
    */
   readonly putMany: (
     contents: ReadonlyArray<Uint8Array>,
+    hashes?: ReadonlyArray<ContentHash | undefined>,
   ) => Effect.Effect<ReadonlyArray<ContentHash>, ArtifactStoreError>
   /** The verified bytes of a blob. */
   readonly get: (

@@ -57,6 +57,8 @@ export const DoctorReport = Schema.Struct({
     path: Schema.NullOr(Schema.String),
     scanner: Schema.Literal("native", "javascript"),
     fileOperations: Schema.Literal("kernel-confined", "checked"),
+    /** Where a capture's bulk reads and their hashing run. */
+    reads: Schema.Literal("native-thread", "main-thread"),
     warning: Schema.NullOr(Schema.String),
   }),
 })

@@ -15,6 +15,7 @@
  * `ENOTDIR` when a regular file sits where the path needs a directory.
  */
 import type {
+  ContentHash,
   DirectoryEntry,
   FileStat,
   PathRefused,
@@ -27,6 +28,12 @@ export interface WorkspaceFile {
   readonly content: Uint8Array
   /** Permission bits of the file (`st_mode & 0o7777`). */
   readonly mode: number
+  /**
+   * `hashContent(content)`, when the reader computed it over exactly these bytes as it read them
+   * (the fs adapter's native reads hash on their own thread); absent otherwise. A capture hands it
+   * to `putMany` so the main thread need not hash the content again.
+   */
+  readonly hash?: ContentHash
 }
 
 export interface WorkspaceReadOptions {

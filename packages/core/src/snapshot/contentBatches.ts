@@ -6,7 +6,7 @@
  * read. A file that cannot be read keeps its previous entry (unreadable is never absent); one gone
  * since the scan becomes a tombstone.
  */
-import type { ArtifactStoreError, FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
+import type { ArtifactStoreError, ContentHash, FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Fiber, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace } from "../ports/Workspace.js"
@@ -17,7 +17,10 @@ const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 /** Files read by one `readMany`. */
 const READ_GROUP_FILES = 1_024
-/** Batches being stored at once; with the one being read, a capture holds at most 4 × BATCH_BYTES. */
+/**
+ * Batches being stored at once; with the group being taken in and the next one being read, a
+ * capture holds at most about 5 × BATCH_BYTES.
+ */
 const STORES_IN_FLIGHT = 3
 
 /** What a build accumulates; each step adds to it. */
@@ -51,11 +54,15 @@ export const readAndStore = (
       readonly stat: FileStat
       readonly mode: number
       readonly content: Uint8Array
+      readonly hash: ContentHash | undefined
     }> = []
     let batchBytes = 0
     const store = (stored: typeof batch) =>
       Effect.gen(function* () {
-        const hashes = yield* artifacts.putMany(stored.map((f) => f.content))
+        const hashes = yield* artifacts.putMany(
+          stored.map((f) => f.content),
+          stored.map((f) => f.hash),
+        )
         stored.forEach(({ path, stat, mode, content }, i) => {
           const hash = hashes[i]!
           manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
@@ -85,7 +92,10 @@ export const readAndStore = (
       storing.push(yield* Effect.fork(store(stored)))
     })
     // Read in groups (`readMany` checks the directories they share once), each at most
-    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES.
+    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES. The next group's
+    // read is under way while this one is taken in: a workspace that reads off the main thread
+    // (the fs adapter's native reads) reads it meanwhile, instead of the main thread waiting.
+    const groups: Array<ReadonlyArray<readonly [WorkspacePath, FileStat]>> = []
     for (let start = 0; start < toRead.length; ) {
       let end = start
       let expected = 0
@@ -93,9 +103,15 @@ export const readAndStore = (
         expected += toRead[end]![1].size
         end++
       }
-      const group = toRead.slice(start, end)
+      groups.push(toRead.slice(start, end))
       start = end
-      const reads = yield* workspace.readMany(group.map(([path]) => path))
+    }
+    const readGroup = (g: number) => Effect.fork(workspace.readMany(groups[g]!.map(([path]) => path)))
+    let next = groups.length === 0 ? undefined : yield* readGroup(0)
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g]!
+      const reads = yield* Fiber.join(next!)
+      next = g + 1 < groups.length ? yield* readGroup(g + 1) : undefined
       for (let i = 0; i < group.length; i++) {
         const [path, stat] = group[i]!
         const read = reads[i]!
@@ -117,7 +133,7 @@ export const readAndStore = (
           continue
         }
         const file = read.right.value
-        batch.push({ path, stat, mode: file.mode, content: file.content })
+        batch.push({ path, stat, mode: file.mode, content: file.content, hash: file.hash })
         batchBytes += file.content.byteLength
         if (batchBytes >= BATCH_BYTES || batch.length >= BATCH_FILES) yield* flush
       }

@@ -84,9 +84,9 @@ export const doctor = Command.make(
               ],
               [
                 "native module",
-                report.native.loaded ? green("ok") : yellow("warning"),
+                report.native.warning === null ? green("ok") : yellow("warning"),
                 report.native.loaded
-                  ? `${report.native.scanner} scanner, ${report.native.fileOperations} file operations`
+                  ? `${report.native.scanner} scanner, ${report.native.fileOperations} file operations, reads: ${report.native.reads}${report.native.warning === null ? "" : `: ${report.native.warning}`}`
                   : (report.native.warning ?? ""),
               ],
               ["live engine", live.available ? green("ok") : yellow("warning"), live.detail],

@@ -67,7 +67,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
       yield* out.record("native", { ...native })
       yield* out.human(
         native.loaded
-          ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations`
+          ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations, reads: ${native.reads}${native.warning === null ? "" : ` (${yellow(native.warning)})`}`
           : `${yellow("native")}    ${native.warning}`,
       )
       yield* reportHookProblems(rewind, out)

@@ -244,10 +244,15 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
     storedAmong: (keys: ReadonlyArray<Buffer>) => run("put", () => storedLookup(keys)),
   }
 
-  const putBatch = (contents: ReadonlyArray<Uint8Array>, single: boolean) =>
+  const putBatch = (
+    contents: ReadonlyArray<Uint8Array>,
+    single: boolean,
+    given?: ReadonlyArray<ContentHash | undefined>,
+  ) =>
     Effect.gen(function* () {
       // Hashed outside the store's permit: the hashes say which contents need compressing at all.
-      const hashes = contents.map((c) => hashContent(c))
+      // A hash the reader computed over these very bytes (the port's contract) is taken as is.
+      const hashes = contents.map((c, i) => given?.[i] ?? hashContent(c))
       const keys = hashes.map(keyOf)
       const found = yield* compressAhead(ahead, contents, hashes, keys, single)
       const now = yield* Clock.currentTimeMillis
@@ -291,7 +296,7 @@ export const makeSqliteArtifactStore = (connection: SqliteConnection): ArtifactS
 
   const service: ArtifactStoreService = {
     put: (content) => Effect.map(putBatch([content], true), (hashes) => hashes[0]!),
-    putMany: (contents) => putBatch(contents, false),
+    putMany: (contents, hashes) => putBatch(contents, false, hashes),
     get: (hash) => Effect.map(getBatch([hash]), (bytes) => bytes[0]!),
     getMany: getBatch,
     has: (hash) =>

@@ -37,20 +37,33 @@ export interface DoctorNative {
   readonly scanner: "native" | "javascript"
   /** `kernel-confined`: through directory descriptors opened beneath the root; `checked`: re-checked paths. */
   readonly fileOperations: "kernel-confined" | "checked"
-  /** Why it did not load and what that costs; null when it did. */
+  /** Where a capture's bulk reads (and their hashing) run: a native pool thread, or the main thread. */
+  readonly reads: "native-thread" | "main-thread"
+  /** Why it did not load (or its reads run on the main thread) and what that costs; null when all is well. */
   readonly warning: string | null
 }
 
 /** Whether the fs adapter's native module loaded here, and what its absence costs (doctor and status). */
 export const nativeStatus = (): DoctorNative => {
-  const { nativeModule, scanner, fileOperations } = NodeWorkspace.implementation
+  const { nativeModule, scanner, fileOperations, reads, readsReason } = NodeWorkspace.implementation
   return nativeModule.loaded
-    ? { loaded: true, path: nativeModule.path, scanner, fileOperations, warning: null }
+    ? {
+        loaded: true,
+        path: nativeModule.path,
+        scanner,
+        fileOperations,
+        reads,
+        warning:
+          reads === "native-thread"
+            ? null
+            : `a capture's reads and hashing run on the main thread (${readsReason ?? "unknown reason"}), so a large first capture is slower`,
+      }
     : {
         loaded: false,
         path: null,
         scanner,
         fileOperations,
+        reads,
         warning: `the native module (@rewind/adapter-fs dirscan.node) did not load: ${nativeModule.reason}. Scans use the slower JavaScript scanner, and file operations are re-checked before each system call rather than confined by the kernel (reinstall with a C compiler, python3 and make to build it)`,
       }
 }
