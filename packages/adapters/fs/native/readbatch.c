@@ -6,7 +6,8 @@
  * readFilesBeneath(root: string, relatives: string[], walk: boolean)
  *   -> Promise<{ buffer: ArrayBuffer, table: Float64Array, digests: Buffer } | null>
  *   table: [offset, length, mode] per file; mode -1 when the file was declined. buffer: the
- *   contents back to back. digests: 64 lowercase hex digits per file (latin1), in order.
+ *   contents back to back. digests: 64 lowercase hex digits per file (latin1), in order, or null
+ *   when this Node exports no SHA256 to addons (the caller hashes then).
  *   null: the root itself could not be opened (every file declined).
  *
  * Confinement is the JavaScript `readFiles` one (beneath.ts): each file's directory is opened
@@ -32,7 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sha256.h"
 
 #ifdef __APPLE__
 #define MTIME_NS(s) ((int64_t)(s).st_mtimespec.tv_sec * 1000000000LL + (s).st_mtimespec.tv_nsec)
@@ -52,17 +52,13 @@
 int dirscan_open_beneath(int root_fd, const char *relative, int walk);
 
 /* OpenSSL's one-shot SHA-256, which Node exports to addons (hardware-accelerated where the CPU
-   has it, several times the portable code's speed). Weak: a host without it (another OpenSSL
-   build, BoringSSL without the symbol) leaves it NULL, and the portable `sha256.c` hashes. */
+   has it). Weak: a host without it (another OpenSSL build, BoringSSL without the symbol) leaves
+   it NULL; the batch then answers no digests and the caller hashes on its own thread, as it did
+   before this module read for it (no second SHA-256 implementation to keep here). */
 extern unsigned char *SHA256(const unsigned char *data, size_t length, unsigned char *digest) __attribute__((weak));
 
 static void digest_hex(const unsigned char *data, size_t length, char *hex) {
-  if (SHA256 == NULL) {
-    char text[65];
-    sha256_hex(data, length, text);
-    memcpy(hex, text, 64);
-    return;
-  }
+  if (SHA256 == NULL) return;
   unsigned char digest[32];
   SHA256(data, length, digest);
   static const char digits[] = "0123456789abcdef";
@@ -222,7 +218,8 @@ static void complete(napi_env env, napi_status status, void *data) {
     napi_resolve_deferred(env, b->deferred, result);
   } else if (napi_create_arraybuffer(env, b->used, &bytes, &buffer) == napi_ok &&
              napi_create_arraybuffer(env, sizeof(double) * 3 * b->count, (void **)&table, &table_buffer) == napi_ok &&
-             napi_create_buffer_copy(env, 64 * (size_t)b->count, b->digests, NULL, &digests) == napi_ok) {
+             (SHA256 == NULL ? napi_get_null(env, &digests)
+                             : napi_create_buffer_copy(env, 64 * (size_t)b->count, b->digests, NULL, &digests)) == napi_ok) {
     if (b->used > 0) memcpy(bytes, b->data, b->used);
     void *cells;
     napi_get_arraybuffer_info(env, table_buffer, &cells, NULL);

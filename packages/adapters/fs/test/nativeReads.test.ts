@@ -108,11 +108,13 @@ describe("readMany through the native pool-thread reads", () => {
               false,
             ),
           )
+          // Node 20 exports OpenSSL's SHA256 to addons: the batch hashes (null only without it).
+          expect(batch.digests).not.toBeNull()
           lengths.forEach((n, i) => {
             expect(batch.table[3 * i + 1]).toBe(n)
             const bytes = new Uint8Array(batch.buffer, batch.table[3 * i]!, n)
             expect(Buffer.from(bytes).equals(contentOf(n, i * 7))).toBe(true)
-            expect(batch.digests.toString("latin1", 64 * i, 64 * i + 64)).toBe(
+            expect(batch.digests!.toString("latin1", 64 * i, 64 * i + 64)).toBe(
               createHash("sha256")
                 .update(contentOf(n, i * 7))
                 .digest("hex"),

@@ -18,8 +18,8 @@ interface ReadBatch {
   readonly buffer: ArrayBuffer
   /** [offset, length, mode] per file; mode -1: declined. */
   readonly table: Float64Array
-  /** 64 hex digits per file (latin1). */
-  readonly digests: Buffer
+  /** 64 hex digits per file (latin1); null when this Node exports no SHA256 to addons (the caller hashes). */
+  readonly digests: Buffer | null
 }
 
 interface ReadBatchModule {
@@ -70,11 +70,11 @@ export const makeNativeReads = (root: string, walk: boolean) => {
     for (let i = 0; i < relatives.length; i++) {
       const mode = table[3 * i + 2]!
       if (mode < 0) continue
-      out[i] = {
-        content: new Uint8Array(buffer, table[3 * i]!, table[3 * i + 1]!),
-        mode,
-        hash: digests.toString("latin1", 64 * i, 64 * i + 64) as ContentHash,
-      }
+      const content = new Uint8Array(buffer, table[3 * i]!, table[3 * i + 1]!)
+      out[i] =
+        digests === null
+          ? { content, mode }
+          : { content, mode, hash: digests.toString("latin1", 64 * i, 64 * i + 64) as ContentHash }
     }
     return out
   }
