@@ -5,11 +5,13 @@
 // files with negations, `.git` files and directories, store and skip-listed directories, symlinked
 // directories and ignore files); an ignore file edited in place with the same size, mtime and
 // inode is read again (its ctime moved); and a "racy" file, whose timestamps are too recent to
-// trust, is read again even when its whole stat is unchanged.
+// trust, is read again even when its whole stat is unchanged. The same verdicts when the stats come
+// from a restore plan's directory listings (`knownStats`) instead of `statMany`.
 import { describe, expect, it } from "@effect/vitest"
 import { type FileStat, PathRefused, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, FastCheck as fc, Option, TestClock } from "effect"
 import { Workspace, type WorkspaceService } from "../src/ports/Workspace.js"
+import { knownStats, listDirectoriesOf } from "../src/snapshot/pointInspection.js"
 import { makeIgnoreCheck } from "../src/workspace/ignoreCheck.js"
 import { RACY_MARGIN_NS } from "../src/workspace/ignoreRulesCache.js"
 import { makeOldIgnoreCheck } from "./support/oldIgnoreCheck.js"
@@ -50,6 +52,20 @@ const makeFakeWorkspace = () => {
     root: "/fake",
     stat: (path: WorkspacePath) => Effect.suspend(() => statNow(path)),
     statMany: (paths: ReadonlyArray<WorkspacePath>) => Effect.sync(() => paths.map(statNow)),
+    // A listing as the port gives it: a directory's entries with their `lstat`, refused through
+    // a link or when the path is not a directory (the restore plan's listings, `knownStats`).
+    scanDirectories: (directories: ReadonlyArray<WorkspacePath | undefined>) =>
+      Effect.sync(() =>
+        directories.map((d) => {
+          const dir = d ?? ""
+          if (dir !== "" && (throughLink(dir) || nodes.get(dir)?.kind !== "directory"))
+            return Either.left(refused(dir))
+          const entries = [...nodes]
+            .filter(([p]) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "") === dir)
+            .map(([p, n]) => ({ name: p.slice(p.lastIndexOf("/") + 1), stat: n.stat }))
+          return Either.right(entries)
+        }),
+      ),
     read: (path: WorkspacePath) =>
       Effect.suspend(() => {
         reads.push(path)
@@ -199,6 +215,15 @@ describe("the ignore check", () => {
           const expected = yield* verdicts(fake, makeOldIgnoreCheck, asked)
           const actual = yield* verdicts(fake, makeIgnoreCheck, asked)
           expect(actual).toEqual(expected)
+          // With the stats a restore's plan takes from its listings of the asked paths'
+          // directories and their ancestors: the very same verdicts.
+          const listings = yield* Effect.provideService(
+            listDirectoriesOf(asked.map(([p]) => p as WorkspacePath)),
+            Workspace,
+            fake.service,
+          )
+          const known = knownStats(listings)
+          expect(yield* verdicts(fake, () => makeIgnoreCheck(known), asked)).toEqual(expected)
           decided += expected.filter((v) => v !== "free").length
         }
       }

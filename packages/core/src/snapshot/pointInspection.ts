@@ -1,14 +1,16 @@
 /**
- * What is at each path of a point now, for a restore's plan (module-internal to `snapshot/`):
- * directories holding several of the paths are listed once through the bulk `scanDirectories`
- * (one `lstat` per entry instead of a confined walk per path), and the latest capture's stat cache
- * vouches for unchanged files, so a plan over a large point reads only what changed. What the plan
- * reads may be kept (up to a budget) for the apply's rescue point, so it is not read twice.
+ * What is at each path of a point now, for a restore's plan (module-internal to `snapshot/`): the
+ * directories holding the paths are listed once through the bulk `scanDirectories` (one `lstat`
+ * per entry instead of a confined walk per path; the same listings answer the protection check's
+ * stats of ignore files and `.git`), and the latest capture's stat cache vouches for unchanged
+ * files, so a plan over a large point reads only what changed and stats each entry once. What the
+ * plan reads may be kept (up to a budget) for the apply's rescue point, so it is not read twice.
  */
 import type { ContentHash, FileStat, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
+import type { KnownStats } from "../workspace/ignoreCheck.js"
 import { sameStat } from "./capturePoint.js"
 import type { StatCache } from "./pointManifest.js"
 
@@ -86,48 +88,98 @@ const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | und
     return yield* classify(path, stat.value, undefined, cache, keep)
   })
 
-/** Below this many paths in one directory, stat them one by one rather than list the directory. */
-const SCAN_FROM_PATHS = 8
-
 const parentOf = (path: string) => {
   const slash = path.lastIndexOf("/")
   return slash < 0 ? "" : path.slice(0, slash)
 }
 
 /**
- * Inspects every path: directories holding several of them are listed once with their `lstat`s;
- * a directory that cannot be listed (missing, a file, refused) falls back to per-path inspection,
- * which gives each path its own answer (absent, or its own error).
+ * The directories of a plan's paths and their ancestors, each listed once with its entries'
+ * `lstat`s in one bulk `scanDirectories` (about the cost of a scan of them, one `lstat` per
+ * entry), and the Clock just before. A directory that could not be listed (missing, a file, refused) is left out: its paths
+ * are inspected one by one, and its stats taken the usual way.
+ */
+export interface Listings {
+  readonly at: bigint
+  readonly paths: ReadonlyMap<string, ReadonlyArray<WorkspacePath>>
+  readonly byDirectory: ReadonlyMap<string, ReadonlyMap<string, ScannedEntry>>
+}
+
+export const listDirectoriesOf = (paths: Iterable<WorkspacePath>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const byPath = new Map<string, Array<WorkspacePath>>()
+    for (const path of paths) {
+      const dir = parentOf(path)
+      const group = byPath.get(dir)
+      if (group === undefined) byPath.set(dir, [path])
+      else group.push(path)
+    }
+    // Their ancestors too: the protection check decides every directory from the root down.
+    const directories = new Set<string>()
+    for (let dir of byPath.keys())
+      while (!directories.has(dir)) {
+        directories.add(dir)
+        if (dir === "") break
+        dir = parentOf(dir)
+      }
+    const at = (yield* Effect.clock).unsafeCurrentTimeNanos()
+    const listed = [...directories]
+    const listings = yield* workspace.scanDirectories(
+      listed.map((dir) => (dir === "" ? undefined : (dir as WorkspacePath))),
+    )
+    const byDirectory = new Map<string, ReadonlyMap<string, ScannedEntry>>()
+    listed.forEach((dir, i) => {
+      const scan = listings[i]!
+      if (Either.isRight(scan)) byDirectory.set(dir, new Map(scan.right.map((e) => [e.name, e])))
+    })
+    return { at, paths: byPath, byDirectory } satisfies Listings
+  })
+
+/**
+ * The listings as the stats a protection check would take (`KnownStats`): what is at a path of a
+ * listed directory, `lstat` or nothing. A name the listing holds only in another case is left to
+ * a stat of its own, which a case-insensitive filesystem may answer differently.
+ */
+export const knownStats = (listings: Listings): KnownStats => {
+  const foldedNames = new Map<string, ReadonlySet<string>>()
+  return {
+    at: listings.at,
+    answer: (path) => {
+      const dir = parentOf(path)
+      const listed = listings.byDirectory.get(dir)
+      if (listed === undefined) return undefined
+      const name = path.slice(path.lastIndexOf("/") + 1)
+      const entry = listed.get(name)
+      if (entry !== undefined) return Either.right(Option.some(entry.stat))
+      let folded = foldedNames.get(dir)
+      if (folded === undefined) {
+        folded = new Set([...listed.keys()].map((n) => n.toLowerCase()))
+        foldedNames.set(dir, folded)
+      }
+      return folded.has(name.toLowerCase()) ? undefined : Either.right(Option.none())
+    },
+  }
+}
+
+/**
+ * Inspects every path (of `listings`' directories; `skip` leaves some out): what a listing holds
+ * is decided from its entry, most of them without an effect per path; the paths of a directory
+ * that could not be listed are inspected path by path, which gives each its own answer (absent, or
+ * its own error).
  */
 export const inspectAll = (
-  paths: Iterable<WorkspacePath>,
+  listings: Listings,
+  skip: (path: WorkspacePath) => boolean,
   cache: StatCache,
   keep: KeptContents | undefined,
 ) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
-    const byDirectory = new Map<string, Array<WorkspacePath>>()
-    for (const path of paths) {
-      const dir = parentOf(path)
-      const group = byDirectory.get(dir)
-      if (group === undefined) byDirectory.set(dir, [path])
-      else group.push(path)
-    }
     const out = new Map<WorkspacePath, Inspected>()
-    // Directories holding enough paths are listed together in one bulk call (one `lstat` per
-    // entry, overlapped where the workspace can); the rest are inspected path by path.
-    const listedDirectories = [...byDirectory].filter(([, group]) => group.length >= SCAN_FROM_PATHS)
-    const listings = yield* workspace.scanDirectories(
-      listedDirectories.map(([dir]) => (dir === "" ? undefined : (dir as WorkspacePath))),
-    )
-    const listedBy = new Map<string, ReadonlyMap<string, ScannedEntry>>()
-    listedDirectories.forEach(([dir], i) => {
-      const scan = listings[i]!
-      if (Either.isRight(scan)) listedBy.set(dir, new Map(scan.right.map((e) => [e.name, e])))
-    })
-    for (const [dir, group] of byDirectory) {
-      const listed = listedBy.get(dir)
+    for (const [dir, group] of listings.paths) {
+      const listed = listings.byDirectory.get(dir)
       for (const path of group) {
+        if (skip(path)) continue
         if (listed === undefined) {
           out.set(path, yield* Effect.either(inspect(path, cache, keep)))
           continue

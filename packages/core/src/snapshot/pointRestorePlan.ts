@@ -23,7 +23,14 @@ import { sha256Hex } from "../workspace/contentHash.js"
 import { checkProtection } from "../workspace/protection.js"
 import { loadStatCache } from "./capturePoint.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
-import { type CurrentState, type Inspected, inspectAll, type KeptContents } from "./pointInspection.js"
+import {
+  type CurrentState,
+  type Inspected,
+  inspectAll,
+  type KeptContents,
+  knownStats,
+  listDirectoriesOf,
+} from "./pointInspection.js"
 import { loadManifest, type ManifestEntry, type StatCache } from "./pointManifest.js"
 
 export interface PlannedChange {
@@ -176,11 +183,11 @@ export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: 
     )
     const latest = latestTurnPoint(yield* readPointIndex(sessionId))
     const cache: StatCache = yield* loadStatCache(latest?.statCacheHash)
-    const protectedPaths = yield* checkProtection(manifest.keys())
-    // A manifest holds a whole tree: not copied when nothing in it is protected (the common case).
-    const inScope =
-      protectedPaths.size === 0 ? manifest.keys() : [...manifest.keys()].filter((p) => !protectedPaths.has(p))
-    const inspected = yield* inspectAll(inScope, cache, keep)
+    // One listing of the point's directories answers both the protection check (ignore files and
+    // `.git` of each directory) and what is at each path: every entry is stat'ed once.
+    const listings = yield* listDirectoriesOf(manifest.keys())
+    const protectedPaths = yield* checkProtection(manifest.keys(), knownStats(listings))
+    const inspected = yield* inspectAll(listings, (p) => protectedPaths.has(p), cache, keep)
     const { changes, conflicts, unchanged } = yield* compare(manifest, protectedPaths, inspected)
     const contents = yield* readContents(changes, conflicts)
     const planDigest = sha256Hex(

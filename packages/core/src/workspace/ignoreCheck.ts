@@ -45,6 +45,17 @@ interface Missing {
 }
 const isMissing = <A extends object>(x: A | Missing): x is Missing => "missing" in x
 
+/**
+ * Stats a caller took already in bulk (a restore's plan lists the directories of its paths): the
+ * answer for a path it can vouch for, or undefined, and the Clock just before it took them. An
+ * answer must be what `statMany` would give (the `lstat`, or None when nothing is there), so the
+ * decisions and the kept rules' racy check are the same either way.
+ */
+export interface KnownStats {
+  readonly at: bigint
+  readonly answer: (path: string) => StatAnswer | undefined
+}
+
 /** What a directory's decision looks at: its ignore files, then (below the root) its `.git`. */
 const lookedAt = (dir: string) => {
   const paths = IGNORE_FILES.map((name) => join(dir, name))
@@ -58,12 +69,12 @@ const lookedAt = (dir: string) => {
  * from the root down, each against the rules above it, and once per checker (a plan of thousands of
  * paths decides each directory once); then the path itself.
  *
- * Cost: the undecided directories' ignore files and `.git` are stat'ed in one `statMany`, then the
- * decisions are plain synchronous code over that answer. A directory's rules come from the
+ * Cost: the undecided directories' ignore files and `.git` are taken from `known` or stat'ed in one
+ * `statMany`, then the decisions are plain synchronous code over that answer. A directory's rules come from the
  * Workspace's kept rules when its ignore files' stats are unchanged (`ignoreRulesCache.ts`: a
  * sound validator, never content that changed); only a miss reads them, one Effect per directory.
  */
-export const makeIgnoreCheck = () =>
+export const makeIgnoreCheck = (known?: KnownStats) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const clock = yield* Effect.clock
@@ -72,7 +83,16 @@ export const makeIgnoreCheck = () =>
     /** The Clock just before the `statMany` that answered each path: what makes a stat racy. */
     const statAt = new Map<string, bigint>()
     const statAll = (paths: ReadonlyArray<string>) => {
-      const missing = paths.filter((p) => !stats.has(p))
+      const missing: Array<string> = []
+      for (const p of paths) {
+        if (stats.has(p)) continue
+        const answer = known?.answer(p)
+        if (answer === undefined) missing.push(p)
+        else {
+          stats.set(p, answer)
+          statAt.set(p, known!.at)
+        }
+      }
       if (missing.length === 0) return Effect.void
       const at = clock.unsafeCurrentTimeNanos()
       return Effect.map(workspace.statMany(missing as Array<WorkspacePath>), (answers) => {

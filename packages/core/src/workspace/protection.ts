@@ -17,7 +17,7 @@
  */
 import type { ProtectedPath, WorkspacePath } from "@rewind/contracts"
 import { Context, Effect, Option } from "effect"
-import { makeIgnoreCheck } from "./ignoreCheck.js"
+import { type KnownStats, makeIgnoreCheck } from "./ignoreCheck.js"
 
 /**
  * Where the store lies inside the workspace, as workspace-relative directories (empty when it lies
@@ -81,10 +81,10 @@ export const storeDirectories = Effect.map(Effect.serviceOption(StoreLocation), 
  * per directory for the checker's life, so a plan of a thousand paths reads each directory's rules
  * once). Build one per operation: ignore files may change between operations.
  */
-export const makeProtectionCheck = () =>
+export const makeProtectionCheck = (known?: KnownStats) =>
   Effect.gen(function* () {
     const stores = yield* storeDirectories
-    const ignored = yield* makeIgnoreCheck()
+    const ignored = yield* makeIgnoreCheck(known)
     return (path: WorkspacePath, isDirectory = false): Effect.Effect<Option.Option<ProtectedPath>> =>
       Effect.gen(function* () {
         const byName = protectionByName(path, stores)
@@ -111,10 +111,14 @@ export const makeProtectionCheck = () =>
       })
   })
 
-/** The protected paths among `paths`, each with its reason (unprotected paths are left out). */
-export const checkProtection = (paths: Iterable<WorkspacePath>) =>
+/**
+ * The protected paths among `paths`, each with its reason (unprotected paths are left out).
+ * `known`: stats the caller took in bulk already (see `KnownStats`), so a check of a whole tree
+ * does not stat every directory's ignore files and `.git` again.
+ */
+export const checkProtection = (paths: Iterable<WorkspacePath>, known?: KnownStats) =>
   Effect.gen(function* () {
-    const check = yield* makeProtectionCheck()
+    const check = yield* makeProtectionCheck(known)
     const found = new Map<WorkspacePath, ProtectedPath>()
     for (const path of paths) {
       const p = yield* check(path)
