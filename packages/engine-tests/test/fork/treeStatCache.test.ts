@@ -4,7 +4,14 @@
 // edits — including in-place edits that keep size, inode and a recent mtime — are always seen.
 import { describe, expect, it } from "@effect/vitest"
 import type { SessionId } from "@rewind/contracts"
-import { currentTree, diffSessions, hashContent, layerTreeStatCache } from "@rewind/core"
+import {
+  cleanup,
+  currentTree,
+  diffSessions,
+  hashContent,
+  layerTreeStatCache,
+  previewCleanup,
+} from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
 
@@ -103,6 +110,28 @@ describe("a session's tree read again", () => {
       mark = env.fs.accesses.length
       expect((yield* diffSessions(a, b)).entries).toEqual([])
       expect(reads(env, mark)).toEqual(["f1.md", "f1.md"])
+    }).pipe(Effect.provide(layer(env)))
+  })
+
+  it.effect("a GC sweep forgets the trees: their hashes name content no point holds", () => {
+    const env = makeEnv()
+    for (let i = 0; i < 3; i++) env.fs.writeFile(`${ROOT}/f${i}.md`, `doc ${i}`)
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      yield* TestClock.adjust("10 seconds")
+      yield* hashes(sessionId)
+      let mark = env.fs.accesses.length
+      yield* hashes(sessionId)
+      expect(reads(env, mark)).toEqual([])
+      // A preview of the collection deletes nothing and forgets nothing.
+      yield* previewCleanup({ graceMs: 0 })
+      mark = env.fs.accesses.length
+      yield* hashes(sessionId)
+      expect(reads(env, mark)).toEqual([])
+      yield* cleanup({ graceMs: 0 })
+      mark = env.fs.accesses.length
+      expect(yield* hashes(sessionId)).toEqual(truth(env))
+      expect(reads(env, mark)).toHaveLength(3)
     }).pipe(Effect.provide(layer(env)))
   })
 
