@@ -1,6 +1,7 @@
 /**
  * Two sessions' trees side by side: what each holds now (`currentTree`: a scan and hash of the
- * session's own tree, its content stored so a merge can write it, recorded nowhere), the fork base
+ * session's own tree, its content stored so a merge can write it, recorded in no point; its stat
+ * cache kept in memory for the next one), the fork base
  * they share (`commonBase`: through their chains of isolated forks, parent and child or siblings), and `diffSessions`,
  * what differs between them. Every read goes through the session's own workspace
  * (`withSessionWorkspace`), so comparing never writes either tree.
@@ -16,11 +17,15 @@ import {
 import { createTwoFilesPatch } from "diff"
 import { Clock, Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import { withSessionWorkspace } from "../session/sessionWorkspace.js"
-import { buildManifest, DEFAULT_CAPTURE_SETTINGS, loadStatCache } from "../snapshot/capturePoint.js"
+import { buildManifest, DEFAULT_CAPTURE_SETTINGS } from "../snapshot/capturePoint.js"
+import { loadBaseStatCache } from "../snapshot/pointBuild.js"
 import { latestTurnPoint } from "../snapshot/pointIndex.js"
-import { loadManifest, type Manifest, type ManifestEntry } from "../snapshot/pointManifest.js"
+import { loadManifest, type Manifest, type ManifestEntry, type StatCache } from "../snapshot/pointManifest.js"
+import { reusableFromStatCache } from "../snapshot/scanReuse.js"
+import { treeStatCache } from "../snapshot/treeStatCache.js"
 import { scanWorkspace } from "../snapshot/workspaceScan.js"
 
 /** One side of a difference: a file or a link; absent is null. */
@@ -38,20 +43,39 @@ export const sameSide = (a: TreeSide | null, b: TreeSide | null) =>
       ? a.hash === b.hash && a.mode === b.mode
       : a.kind === "link" && b.kind === "link" && a.target === b.target
 
-/** A session's tree as it is now: scanned, hashed and stored, with what the scan left out. */
+/**
+ * A session's tree as it is now: scanned, hashed and stored, with what the scan left out. A file is
+ * read unless a stat cache vouches for it (`sameStat`): its latest turn point's, or the one the
+ * last `currentTree` of this session built (`TreeStatCache`), which it records in turn. Both were
+ * built under the racy rule, so either may vouch: a file written since has another stat.
+ */
 export const currentTree = (sessionId: SessionId) =>
   withSessionWorkspace(
     sessionId,
     Effect.gen(function* () {
       const state = yield* loadSession(sessionId)
+      const root = (yield* Workspace).root
+      const trees = yield* treeStatCache
+      const generation = trees?.generation() ?? 0
       const startedAtMs = yield* Clock.currentTimeMillis
       const settings = DEFAULT_CAPTURE_SETTINGS
-      const scan = yield* scanWorkspace({
-        maxFiles: settings.maxFiles,
-        deadlineMs: startedAtMs + settings.timeBudgetMs,
-      })
-      const cache = yield* loadStatCache(
+      const point = yield* loadBaseStatCache(
         latestTurnPoint({ points: state.points, writeIntents: [] })?.statCacheHash,
+      )
+      const remembered = trees?.get(sessionId, root)
+      const cache = unionOf(point?.value.map, remembered?.statCache)
+      // The ignore decisions of the tree as last seen, each offered only with the rules it was made
+      // under (the scan checks them against its rules now); never the union's, made under two.
+      const reuse =
+        remembered === undefined
+          ? point === undefined
+            ? undefined
+            : reusableFromStatCache(point.value.map, point.value.rules)
+          : reusableFromStatCache(remembered.statCache, remembered.rules)
+      const scan = yield* scanWorkspace(
+        { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs },
+        undefined,
+        reuse,
       )
       const built = yield* buildManifest({
         scanned: scan.entries,
@@ -61,12 +85,22 @@ export const currentTree = (sessionId: SessionId) =>
         settings,
         startedAtMs,
       })
+      trees?.set(sessionId, root, { statCache: built.statCache, rules: scan.rules }, generation)
       return {
         manifest: built.manifest as Manifest,
         skipped: [...scan.skipped, ...built.skipped] as ReadonlyArray<SkippedPath>,
       }
     }),
   )
+
+/** Both caches' entries; where both hold a path, the newer (`remembered`) one. */
+const unionOf = (point: StatCache | undefined, remembered: StatCache | undefined): StatCache => {
+  if (point === undefined || point.size === 0) return remembered ?? new Map()
+  if (remembered === undefined || remembered.size === 0) return point
+  const union = new Map(point)
+  for (const [path, entry] of remembered) union.set(path, entry)
+  return union
+}
 
 /** A session's isolated-fork ancestry: itself, then each source, with the fork that left it. */
 const MAX_FORK_DEPTH = 64

@@ -16,6 +16,7 @@ import type { SessionStore } from "../ports/SessionStore.js"
 import type { Workspace } from "../ports/Workspace.js"
 import type { SessionStateCache } from "../session/SessionStateCache.js"
 import type { PointArtifactCache } from "../snapshot/pointArtifactCache.js"
+import type { TreeStatCache } from "../snapshot/treeStatCache.js"
 import type { RewindApi, RewindError } from "./api.js"
 import { decodeArguments } from "./arguments.js"
 import { RewindOperations, type SuccessOf } from "./operations.js"
@@ -31,7 +32,12 @@ export type RewindPorts =
   | BackgroundTasks
 
 /** What the engine's programs run over: the ports and the engine's own services. */
-export type Engine = RewindPorts | ForkWorkspaceRestore | SessionStateCache | PointArtifactCache
+export type Engine =
+  | RewindPorts
+  | ForkWorkspaceRestore
+  | SessionStateCache
+  | PointArtifactCache
+  | TreeStatCache
 
 /**
  * Binds operation `name` to its program. `body` is typed by the operation's signature, so a

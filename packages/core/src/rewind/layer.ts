@@ -1,7 +1,7 @@
 /**
  * `layerRewind`: the `Rewind` service over the ports a host supplies, with every engine service
- * built inside — the fork workspace restore, the session state cache and the point artifact
- * cache — so a host that provides only the ports gets the same safe engine the facade runs. GC
+ * built inside — the fork workspace restore, the session state cache, the point artifact
+ * cache and the tree stat cache — so a host that provides only the ports gets the same safe engine the facade runs. GC
  * marks the operation journal's live content itself (`pointGc.ts`), so no host can forget it.
  *
  * Every operation goes through one door (`door.ts`); which program answers each is in
@@ -12,6 +12,7 @@ import { Effect, Layer } from "effect"
 import { layerForkWorkspaceRestore } from "../fork/forkWorkspaceRestore.js"
 import { layerSessionStateCache } from "../session/SessionStateCache.js"
 import { layerPointArtifactCache } from "../snapshot/pointArtifactCache.js"
+import { layerTreeStatCache } from "../snapshot/treeStatCache.js"
 import { Rewind, type RewindApi } from "./api.js"
 import { type Engine, makeDoor, type RewindPorts } from "./door.js"
 import {
@@ -29,6 +30,7 @@ const layerEngine = Layer.mergeAll(
   layerForkWorkspaceRestore,
   layerSessionStateCache(),
   layerPointArtifactCache(),
+  layerTreeStatCache(),
 )
 
 const makeRewind = Effect.gen(function* () {

@@ -60,6 +60,12 @@ export {
 } from "./restoreToPoint.js"
 export { decodeStatCacheLayer } from "./statCacheBinary.js"
 export {
+  layerTreeStatCache,
+  type TreeStat,
+  TreeStatCache,
+  type TreeStatCacheService,
+} from "./treeStatCache.js"
+export {
   type ScanResult,
   scanWorkspace,
 } from "./workspaceScan.js"

@@ -24,6 +24,7 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { type WatcherStatus, WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import { journalRoots } from "../restore/journalRoots.js"
 import { collectRoots, type RetentionPolicy, retain, sizes } from "./gcRoots.js"
+import { treeStatCache } from "./treeStatCache.js"
 
 export { GcRootUnreadable, type RetentionPolicy } from "./gcRoots.js"
 
@@ -114,8 +115,15 @@ const collect = (options: CleanupOptions, apply: boolean) =>
     for (const p of released) for (const layer of p.layers) marked.add(layer)
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS
     const candidates = [...size.keys()].filter((hash) => !marked.has(hash))
+    // The trees' stat caches name content no root holds: after a sweep it may be gone. Cleared
+    // before (no build starts from them during it) and after (none begun before it keeps its tree).
+    const trees = apply ? yield* treeStatCache : undefined
+    trees?.clear()
     const deleted = apply
-      ? yield* artifacts.sweep({ candidates, markedAt, graceMs })
+      ? yield* Effect.ensuring(
+          artifacts.sweep({ candidates, markedAt, graceMs }),
+          Effect.sync(() => trees?.clear()),
+        )
       : candidates
           .filter((hash) => size.get(hash)!.storedAt < markedAt - graceMs)
           .map((hash) => ({ hash, size: size.get(hash)!.size }))
