@@ -63,18 +63,13 @@
 #include <unistd.h>
 #include <sys/types.h>
 
+#include "shared.h"
+
 #if defined(__linux__)
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #endif
 
-#ifdef __APPLE__
-#define MTIME_NS(s) ((int64_t)(s).st_mtimespec.tv_sec * 1000000000LL + (s).st_mtimespec.tv_nsec)
-#define CTIME_NS(s) ((int64_t)(s).st_ctimespec.tv_sec * 1000000000LL + (s).st_ctimespec.tv_nsec)
-#else
-#define MTIME_NS(s) ((int64_t)(s).st_mtim.tv_sec * 1000000000LL + (s).st_mtim.tv_nsec)
-#define CTIME_NS(s) ((int64_t)(s).st_ctim.tv_sec * 1000000000LL + (s).st_ctim.tv_nsec)
-#endif
 
 #define MAX_THREADS 8
 
@@ -550,6 +545,19 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
 
 /* Opens `relative` (no leading `/`; "" is `root_fd` itself) beneath `root_fd`, no symlink followed
    anywhere on the way; -errno on failure, -ELOOP for a symlink on the way. */
+char *dirscan_js_string(napi_env env, napi_value value, size_t *length) {
+  size_t size;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &size) != napi_ok) return NULL;
+  char *out = malloc(size + 1);
+  if (out == NULL) return NULL;
+  if (napi_get_value_string_utf8(env, value, out, size + 1, &size) != napi_ok) {
+    free(out);
+    return NULL;
+  }
+  if (length != NULL) *length = size;
+  return out;
+}
+
 int dirscan_open_beneath(int root_fd, const char *relative, int walk) {
   (void)walk; /* only consulted where openat2 exists */
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;

@@ -33,14 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shared.h"
 
-#ifdef __APPLE__
-#define MTIME_NS(s) ((int64_t)(s).st_mtimespec.tv_sec * 1000000000LL + (s).st_mtimespec.tv_nsec)
-#define CTIME_NS(s) ((int64_t)(s).st_ctimespec.tv_sec * 1000000000LL + (s).st_ctimespec.tv_nsec)
-#else
-#define MTIME_NS(s) ((int64_t)(s).st_mtim.tv_sec * 1000000000LL + (s).st_mtim.tv_nsec)
-#define CTIME_NS(s) ((int64_t)(s).st_ctim.tv_sec * 1000000000LL + (s).st_ctim.tv_nsec)
-#endif
+
 
 /* The same values as stableRead.ts. */
 #define SETTLE_NS 100000000LL
@@ -49,7 +44,6 @@
 /* Larger files are declined: the caller reads them on its own, without a second copy here. */
 #define MAX_FILE_BYTES (64LL * 1024 * 1024)
 
-int dirscan_open_beneath(int root_fd, const char *relative, int walk);
 
 /* OpenSSL's one-shot SHA-256, which Node exports to addons (hardware-accelerated where the CPU
    has it). Weak: a host without it (another OpenSSL build, BoringSSL without the symbol) leaves
@@ -243,15 +237,9 @@ static void complete(napi_env env, napi_status status, void *data) {
 
 static char *copy_string(napi_env env, napi_value value) {
   size_t length;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
-  char *out = malloc(length + 1);
-  if (out == NULL) return NULL;
-  if (napi_get_value_string_utf8(env, value, out, length + 1, &length) != napi_ok) {
-    free(out);
-    return NULL;
-  }
+  char *out = dirscan_js_string(env, value, &length);
   /* A name with a NUL in it would be cut short: decline it (an empty name is never opened). */
-  if (strlen(out) != length) out[0] = '\0';
+  if (out != NULL && strlen(out) != length) out[0] = '\0';
   return out;
 }
 

@@ -43,6 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shared.h"
+
 #ifdef __linux__
 #include <sys/inotify.h>
 #include <sys/vfs.h>
@@ -296,17 +298,7 @@ static napi_value throw_message(napi_env env, const char *message) {
   return NULL;
 }
 
-static char *js_string(napi_env env, napi_value value) {
-  size_t length;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
-  char *out = malloc(length + 1);
-  if (out == NULL) return NULL;
-  if (napi_get_value_string_utf8(env, value, out, length + 1, &length) != napi_ok) {
-    free(out);
-    return NULL;
-  }
-  return out;
-}
+static char *js_string(napi_env env, napi_value value) { return dirscan_js_string(env, value, NULL); }
 
 /* A JS array of strings as a C array (count in *count); NULL with *count -1 on a bad value. */
 static char **js_strings(napi_env env, napi_value array, int *count) {

@@ -15,6 +15,7 @@ import { Effect, Either, FastCheck as fc, Option } from "effect"
 import { NodeWorkspace } from "../src/index.js"
 import { nativeModule } from "../src/internal/nativeModule.js"
 import { tempDirectory } from "./fsFixture.js"
+import { readAnswerShape } from "./readAnswer.js"
 
 const available = NodeWorkspace.implementation.reads === "native-thread"
 
@@ -23,16 +24,7 @@ const SETTLED_MS = 150
 
 type Answer = Either.Either<Option.Option<WorkspaceFile>, unknown>
 
-const shape = (answer: Answer) => {
-  if (Either.isLeft(answer)) {
-    const e = answer.left as { _tag?: string; code?: string; reason?: string }
-    return { failed: e._tag, code: e.code, reason: e.reason }
-  }
-  return Option.match(answer.right, {
-    onNone: () => "absent",
-    onSome: (f) => ({ content: Buffer.from(f.content).toString("base64"), mode: f.mode }),
-  })
-}
+const shape = readAnswerShape
 
 const hashOf = (answer: Answer) =>
   Either.isRight(answer) && Option.isSome(answer.right) ? answer.right.value.hash : undefined

@@ -9,21 +9,12 @@ import { chmodSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { NodeWorkspace } from "../src/index.js"
 import { hasMkfifo, tempDirectory } from "./fsFixture.js"
+import { readAnswerShape } from "./readAnswer.js"
 
-/** An answer as data: the file's bytes and mode, absence, or the failure's tag, code and reason. */
-const shape = (answer: Either.Either<Option.Option<{ content: Uint8Array; mode: number }>, unknown>) => {
-  if (Either.isLeft(answer)) {
-    const e = answer.left as { _tag?: string; code?: string; reason?: string }
-    return { failed: e._tag, code: e.code, reason: e.reason }
-  }
-  return Option.match(answer.right, {
-    onNone: () => "absent",
-    onSome: (f) => ({ content: Buffer.from(f.content).toString("base64"), mode: f.mode }),
-  })
-}
+const shape = readAnswerShape
 
 describe("readMany through readFilesBeneath", () => {
   it.scoped.skipIf(NodeWorkspace.implementation.fileOperations !== "kernel-confined")(
