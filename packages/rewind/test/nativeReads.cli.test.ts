@@ -38,9 +38,9 @@ process.dlopen = function (module, filename, ...rest) {
   const answer = dlopen.call(this, module, filename, ...rest)
   const read = module.exports && module.exports.readFilesBeneath
   if (String(filename).endsWith("dirscan.node") && typeof read === "function") {
-    module.exports.readFilesBeneath = (root, relatives, walk) => {
+    module.exports.readFilesBeneath = (root, relatives, ...rest) => {
       fs.appendFileSync(${JSON.stringify(log)}, relatives.map((r) => r + "\\n").join(""))
-      return read(root, relatives, walk)
+      return read(root, relatives, ...rest)
     }
   }
   return answer

@@ -3,7 +3,8 @@
  * pool, with each content's SHA-256, so the main thread (which stores the previous batch
  * meanwhile) does none of the opens, stats, reads or hashing.
  *
- * readFilesBeneath(root: string, relatives: string[], walk: boolean)
+ * readFilesBeneath(root: string, relatives: string[], walk: boolean, windows: [settle, clockSlack,
+ *                  secondReadWithin] in ns, stableRead.ts's, so the rule is written once)
  *   -> Promise<{ buffer: ArrayBuffer, table: Float64Array, digests: Buffer } | null>
  *   table: [offset, length, mode] per file; mode -1 when the file was declined. buffer: the
  *   contents back to back. digests: 64 lowercase hex digits per file (latin1), in order, or null
@@ -37,10 +38,6 @@
 
 
 
-/* The same values as stableRead.ts. */
-#define SETTLE_NS 100000000LL
-#define CLOCK_SLACK_NS 1000000000LL
-#define SECOND_READ_WITHIN_NS 5000000000LL
 /* Larger files are declined: the caller reads them on its own, without a second copy here. */
 #define MAX_FILE_BYTES (64LL * 1024 * 1024)
 
@@ -67,6 +64,9 @@ typedef struct {
   char **relatives;
   uint32_t count;
   int walk;
+  /* The hold-still rule's windows, handed over by stableRead.ts (`HOLD_STILL_WINDOWS_NS`), its one
+     place: settle, clock slack, second read within. */
+  int64_t settle_ns, clock_slack_ns, second_read_within_ns;
   int root_failed;
   unsigned char *data;
   size_t used, capacity;
@@ -131,8 +131,8 @@ static int read_one(batch_t *b, int dirfd, const char *name, uint32_t i) {
   if (length < 0 || fstat(fd, &after) != 0) goto done;
   if (moved(&before, &after) || length != (int64_t)after.st_size) goto done;
   int64_t age = started - CTIME_NS(after);
-  if (age < SETTLE_NS && age > -CLOCK_SLACK_NS) goto done;
-  if (age < SECOND_READ_WITHIN_NS && length > 0) {
+  if (age < b->settle_ns && age > -b->clock_slack_ns) goto done;
+  if (age < b->second_read_within_ns && length > 0) {
     again = malloc((size_t)length);
     if (again == NULL) goto done;
     int64_t filled = 0;
@@ -250,9 +250,9 @@ static napi_value fail(napi_env env, batch_t *b, const char *message) {
 }
 
 static napi_value read_files_beneath(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) {
     napi_throw_error(env, NULL, "readFilesBeneath: bad arguments");
     return NULL;
   }
@@ -262,8 +262,17 @@ static napi_value read_files_beneath(napi_env env, napi_callback_info info) {
     return NULL;
   }
   bool walk = false;
-  if (argc >= 3) napi_get_value_bool(env, argv[2], &walk);
+  napi_get_value_bool(env, argv[2], &walk);
   b->walk = walk;
+  int64_t *windows[3] = {&b->settle_ns, &b->clock_slack_ns, &b->second_read_within_ns};
+  for (uint32_t i = 0; i < 3; i++) {
+    napi_value element;
+    double value;
+    if (napi_get_element(env, argv[3], i, &element) != napi_ok ||
+        napi_get_value_double(env, element, &value) != napi_ok || !(value >= 0))
+      return fail(env, b, "readFilesBeneath: the hold-still windows must be three non-negative numbers");
+    *windows[i] = (int64_t)value;
+  }
   b->root = copy_string(env, argv[0]);
   if (b->root == NULL || b->root[0] != '/') return fail(env, b, "readFilesBeneath: the root must be an absolute path");
   uint32_t count;

@@ -14,6 +14,7 @@ import { hashContent, type WorkspaceFile } from "@rewind/core"
 import { Effect, Either, FastCheck as fc, Option } from "effect"
 import { NodeWorkspace } from "../src/index.js"
 import { nativeModule } from "../src/internal/nativeModule.js"
+import { HOLD_STILL_WINDOWS_NS } from "../src/internal/stableRead.js"
 import { tempDirectory } from "./fsFixture.js"
 import { readAnswerShape } from "./readAnswer.js"
 
@@ -76,13 +77,47 @@ const materialise = (root: string, tree: ReadonlyArray<Node>) => {
 }
 
 describe("readMany through the native pool-thread reads", () => {
+  it.skipIf(!available)(
+    "applies the hold-still windows it is handed (stableRead.ts's), not its own",
+    async () => {
+      const module = nativeModule as {
+        readFilesBeneath: (
+          root: string,
+          relatives: Array<string>,
+          walk: boolean,
+          windows: readonly [number, number, number],
+        ) => Promise<{ table: Float64Array }>
+      }
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const dir = realpathSync(yield* tempDirectory("native-windows"))
+            writeFileSync(join(dir, "fresh"), "just written")
+            const modeWith = (windows: readonly [number, number, number]) =>
+              Effect.promise(() => module.readFilesBeneath(dir, ["fresh"], false, windows)).pipe(
+                Effect.map((batch) => batch.table[2]),
+              )
+            // A settle window of a minute declines a file written just now; none takes it at once.
+            expect(yield* modeWith([60e9, 1e9, 5e9])).toBe(-1)
+            expect(yield* modeWith([0, 0, 0])).toBe(0o644 & ~process.umask())
+            // Without the windows the call is refused rather than run on a rule of its own.
+            expect(() =>
+              (module.readFilesBeneath as (...a: Array<unknown>) => unknown)(dir, ["fresh"], false),
+            ).toThrow(/bad arguments/)
+          }),
+        ),
+      )
+    },
+  )
+
   it.skipIf(!available)("hashes as node:crypto does, at every length around the block size", async () => {
     const module = nativeModule as {
       readFilesBeneath: (
         root: string,
         relatives: Array<string>,
         walk: boolean,
-      ) => Promise<{ buffer: ArrayBuffer; table: Float64Array; digests: Buffer }>
+        windows: readonly [number, number, number],
+      ) => Promise<{ buffer: ArrayBuffer; table: Float64Array; digests: Buffer | null }>
     }
     await Effect.runPromise(
       Effect.scoped(
@@ -98,6 +133,7 @@ describe("readMany through the native pool-thread reads", () => {
               dir,
               lengths.map((_, i) => `f${i}`),
               false,
+              HOLD_STILL_WINDOWS_NS,
             ),
           )
           // Node 20 exports OpenSSL's SHA256 to addons: the batch hashes (null only without it).

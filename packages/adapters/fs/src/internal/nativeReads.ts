@@ -13,6 +13,7 @@
 import type { ContentHash } from "@rewind/contracts"
 import type { WorkspaceFile } from "@rewind/core"
 import { nativeModule } from "./nativeModule.js"
+import { HOLD_STILL_WINDOWS_NS } from "./stableRead.js"
 
 interface ReadBatch {
   readonly buffer: ArrayBuffer
@@ -27,6 +28,7 @@ interface ReadBatchModule {
     root: string,
     relatives: ReadonlyArray<string>,
     walk: boolean,
+    windows: readonly [number, number, number],
   ) => Promise<ReadBatch | null>
 }
 
@@ -63,7 +65,7 @@ export const makeNativeReads = (root: string, walk: boolean) => {
   const native = module_
   if (native === undefined) return undefined
   return async (relatives: ReadonlyArray<string>): Promise<Array<WorkspaceFile | undefined>> => {
-    const batch = await native.readFilesBeneath(root, relatives, walk)
+    const batch = await native.readFilesBeneath(root, relatives, walk, HOLD_STILL_WINDOWS_NS)
     const out = new Array<WorkspaceFile | undefined>(relatives.length)
     if (batch === null) return out
     const { buffer, table, digests } = batch

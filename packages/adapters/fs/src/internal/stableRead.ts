@@ -72,6 +72,16 @@ const changing = (path: string, why: string) =>
  */
 const SECOND_READ_WITHIN_NS = 5_000_000_000n
 
+/**
+ * The windows of the hold-still rule (settle, clock slack, second read within), as the native
+ * batch read (`native/readbatch.c`) takes them, so it applies this module's rule, not a copy.
+ */
+export const HOLD_STILL_WINDOWS_NS: readonly [number, number, number] = [
+  Number(SETTLE_NS),
+  Number(CLOCK_SLACK_NS),
+  Number(SECOND_READ_WITHIN_NS),
+]
+
 const moved = (a: BigIntStats, b: BigIntStats) =>
   a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
 
