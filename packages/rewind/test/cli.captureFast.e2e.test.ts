@@ -186,6 +186,14 @@ describe("capture without the option parser", () => {
       expect(linked.code).toBe(0)
       expect(linked.stdout).toMatch(/: 2 file\(s\), 1 symlink\(s\), /)
     }
+    // A name the capture leaves out is shown with its control characters escaped, never raw.
+    writeFileSync(join(root, "odd\x1b[2Jname"), "x")
+    for (const how of [FAST, FULL]) {
+      const odd = await run(base, how)
+      expect(odd.code).toBe(0)
+      expect(odd.stdout).toContain("left out odd\\x1b[2Jname: unsupported_name")
+      expect(odd.stdout).not.toContain("\x1b")
+    }
 
     // Failures: no store, an unknown session.
     for (const args of [

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto"
 import type { PointCaptured, SessionId, TurnId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { bold, bytes, CliFailure, dim, ExitCode, iso, type Output, yellow } from "./output.js"
+import { bold, bytes, CliFailure, dim, ExitCode, iso, leftOutLine, type Output, yellow } from "./output.js"
 import { pointRecord } from "./pointRecord.js"
 import { type CliRewind, type CommonOptions, expect, withRewind } from "./storeAccess.js"
 
@@ -21,11 +21,7 @@ export interface CaptureArgs extends CommonOptions {
 }
 
 const warnSkipped = (out: Output, p: PointCaptured) =>
-  Effect.forEach(
-    p.skipped,
-    (s) => out.human(`${yellow("left out")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`),
-    { discard: true },
-  )
+  Effect.forEach(p.skipped, (s) => out.human(`${yellow("left out")} ${leftOutLine(s)}`), { discard: true })
 
 /** A turn id for a capture a person asked for: sortable by time, unique per call. */
 const manualTurnId = (): TurnId => {

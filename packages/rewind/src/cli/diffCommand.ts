@@ -16,6 +16,7 @@ import {
   ExitCode,
   green,
   iso,
+  leftOutLine,
   red,
   table,
   yellow,
@@ -143,9 +144,7 @@ export const diff = Command.make(
                   )
                 }
                 for (const s of d.skipped) {
-                  yield* out.human(
-                    `${yellow("not compared")} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`,
-                  )
+                  yield* out.human(`${yellow("not compared")} ${leftOutLine(s)}`)
                 }
               }),
             ),

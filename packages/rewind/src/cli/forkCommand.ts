@@ -6,7 +6,7 @@ import { resolve as resolvePath } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { MessageId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { bold, bytes, dim, yellow } from "./output.js"
+import { bold, bytes, dim, leftOutLine, yellow } from "./output.js"
 import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 
 export const fork = Command.make(
@@ -73,11 +73,7 @@ export const fork = Command.make(
                 )
                 for (const s of tree.leftOut) {
                   const copied = tree.copied.some((c) => c === s.path || c.startsWith(`${s.path}/`))
-                  yield* out.human(
-                    dim(
-                      `${copied ? "copied" : "left out"} ${s.path}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`,
-                    ),
-                  )
+                  yield* out.human(dim(`${copied ? "copied" : "left out"} ${leftOutLine(s)}`))
                 }
                 for (const s of tree.notMaterialised)
                   yield* out.human(yellow(`not materialised ${s.path}: ${s.reason}`))

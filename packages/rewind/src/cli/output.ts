@@ -37,6 +37,22 @@ export const red = colour("31")
 export const green = colour("32")
 export const yellow = colour("33")
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a path's control characters, to show them escaped
+const CONTROL = /[\x00-\x1f\x7f-\x9f]/g
+/**
+ * A workspace path for a terminal line: its control characters as `\xNN`, so a hostile name (one
+ * a capture leaves out as `unsupported_name`) is shown, not obeyed by the terminal.
+ */
+export const shownPath = (path: string) =>
+  path.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+
+/** A path a command left out or could not take, and why: `path: reason (detail)`. */
+export const leftOutLine = (s: {
+  readonly path: string
+  readonly reason: string
+  readonly detail?: string | undefined
+}) => `${shownPath(s.path)}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes to measure width
 const ANSI = /\x1b\[[0-9;]*m/g
 const width = (s: string) => s.replace(ANSI, "").length

@@ -7,7 +7,19 @@
 import { Command } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { nativeStatus } from "../internal/doctor.js"
-import { bytes, CliFailure, dim, ExitCode, green, iso, type Output, red, table, yellow } from "./output.js"
+import {
+  bytes,
+  CliFailure,
+  dim,
+  ExitCode,
+  green,
+  iso,
+  leftOutLine,
+  type Output,
+  red,
+  table,
+  yellow,
+} from "./output.js"
 import {
   type CliRewind,
   common,
@@ -86,9 +98,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
             : `watcher   not running: ${w.reason}`,
         )
         for (const u of st.unprotected) {
-          yield* out.human(
-            `${yellow("unprotected")} ${u.path}: ${u.reason}${u.detail ? ` (${u.detail})` : ""}`,
-          )
+          yield* out.human(`${yellow("unprotected")} ${leftOutLine(u)}`)
         }
       } else {
         yield* out.record("snapshots", { error: snapshots.left.message })
