@@ -9,6 +9,10 @@ import { Schema } from "effect"
 export const FileKind = Schema.Literal("file", "directory", "symlink", "other")
 export type FileKind = typeof FileKind.Type
 
+/** A kind as a message says it ("a directory", "a FIFO, socket or device"): one wording everywhere. */
+export const aFileKind = (kind: FileKind): string =>
+  kind === "other" ? "a FIFO, socket or device" : `a ${kind}`
+
 export const FileStat = Schema.Struct({
   kind: FileKind,
   size: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),

@@ -136,16 +136,19 @@ const outcomes = (
 ): ReadonlyArray<FileOutcome> => {
   const original = new Map<WorkspacePath, Option.Option<WorkspaceFile>>()
   for (const e of entries) if (!original.has(e.path)) original.set(e.path, e.previous)
-  const final = new Map<WorkspacePath, Uint8Array | null>()
-  for (const w of writes) final.set(w.path, w.content)
-  return [...final].map(([path, content]) => {
+  const final = new Map<WorkspacePath, PlannedWrite>()
+  for (const w of writes) final.set(w.path, w)
+  return [...final].map(([path, { content, mode }]) => {
     const before = original.get(path) ?? Option.none()
+    // A write that changed only the mode (a point restore, its redo) restored something too.
     const action: FileRestoreAction =
       content === null
         ? Option.isNone(before)
           ? "unchanged"
           : "deleted"
-        : Option.isSome(before) && sameBytes(before.value.content, content)
+        : Option.isSome(before) &&
+            sameBytes(before.value.content, content) &&
+            (mode === undefined || before.value.mode === mode)
           ? "unchanged"
           : "restored"
     return { path, action }

@@ -92,6 +92,23 @@ export const restoreBranch = (state: SessionState, branch: ReadonlyArray<Message
   }
 }
 
+/**
+ * The outcome per path with the links the redo put back or took away: a link that came back where
+ * the rewind had written a file was reported as that file's deletion, and a link taken away where
+ * nothing is written was not reported at all.
+ */
+const withLinks = (
+  files: ReadonlyArray<FileOutcome>,
+  links: ReadonlyArray<{ readonly path: WorkspacePath; readonly planned: string | null }>,
+): ReadonlyArray<FileOutcome> => {
+  const byPath = new Map(files.map((f) => [f.path, f] as const))
+  for (const link of links) {
+    if (link.planned !== null) byPath.set(link.path, { path: link.path, action: "restored" })
+    else if (!byPath.has(link.path)) byPath.set(link.path, { path: link.path, action: "deleted" })
+  }
+  return [...byPath.values()]
+}
+
 /** Undoes the session's last rewind (files and conversation) or point restore (files). */
 export const redo = (sessionId: SessionId) =>
   Effect.gen(function* () {
@@ -199,7 +216,7 @@ export const redo = (sessionId: SessionId) =>
     return {
       operationId,
       redoneOperationId: intent.operationId,
-      files: applied.files,
+      files: withLinks(applied.files, reverse),
       activeBranch: activeBranch(applied.committed),
     } satisfies RedoResult
   })

@@ -23,12 +23,13 @@ export {
   PointArtifactCache,
   type PointArtifactCacheService,
 } from "./pointArtifactCache.js"
-export type {
-  DiffSide,
-  NoPatchReason,
-  PointDiff,
-  PointDiffEntry,
-  PointDiffOptions,
+export {
+  type DiffSide,
+  diffPoint,
+  type NoPatchReason,
+  type PointDiff,
+  type PointDiffEntry,
+  type PointDiffOptions,
 } from "./pointDiff.js"
 export {
   type CleanupOptions,

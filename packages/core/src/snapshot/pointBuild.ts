@@ -7,6 +7,7 @@
  * keeps its previous entry and is reported as unreadable: unreadable is never absent.
  */
 import {
+  aFileKind,
   type ContentHash,
   type FileStat,
   PointCaptured,
@@ -48,8 +49,9 @@ const isNotThere = (error: WorkspaceError) =>
   (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
   (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
 
-const kindDetail = (kind: FileStat["kind"]) =>
-  kind === "other" ? "a FIFO, socket or device, not a regular file" : `a ${kind}, not a regular file`
+const isFileOrLink = (entry: ManifestEntry | undefined) => entry !== undefined && entry.kind !== "tombstone"
+
+const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
 
 /** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
 export const loadBaseStatCache = (hash: ContentHash | undefined) =>
@@ -160,6 +162,11 @@ const consider = (
   const { manifest, statCache, skipped, keepPrevious } = into
   if (stat.kind === "symlink" && target !== undefined) {
     manifest.set(path, { kind: "link", target })
+  } else if (stat.kind === "directory" && isFileOrLink(input.previous.get(path))) {
+    // The previous point's file or link here became a directory: it is gone, as a file or link
+    // under a directory that became a link is (`isNotThere`), so a restore to this point may take
+    // it away. Nothing was left out: what the directory holds is the scan's.
+    manifest.set(path, { kind: "tombstone" })
   } else if (stat.kind !== "file") {
     skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })
   } else if (stat.size > input.settings.maxFileBytes) {

@@ -6,6 +6,7 @@
  * sides and, for text files, a unified diff (point → now) made with the `diff` package.
  */
 import {
+  aFileKind,
   type ContentHash,
   type PointId,
   refuse,
@@ -123,7 +124,10 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
           const target = scanned?.target ?? (yield* workspace.readLink(path))
           return { side: { kind: "link", target } } as Current
         }
-        if (stat.kind !== "file") return `a ${stat.kind}`
+        // A directory where the point had a file or link: that entry is gone (what the directory
+        // holds is compared path by path, as added files).
+        if (stat.kind === "directory") return { side: null } as Current
+        if (stat.kind !== "file") return aFileKind(stat.kind)
         // The latest capture's stat cache vouches for a file it saw unchanged, as it does for a capture.
         const cached = cache.get(path)
         if (cached !== undefined && sameStat(cached, stat)) {

@@ -6,7 +6,7 @@
  * files, so a plan over a large point reads only what changed and stats each entry once. What the
  * plan reads may be kept (up to a budget) for the apply's rescue point, so it is not read twice.
  */
-import type { ContentHash, FileStat, WorkspacePath } from "@rewind/contracts"
+import { aFileKind, type ContentHash, type FileStat, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -74,11 +74,12 @@ const classify = (
         return { kind: "file", hash: hashContent(content), mode: file.value.mode } as CurrentState
       }
       default:
-        return `a ${stat.kind}` as const
+        return aFileKind(stat.kind)
     }
   })
 
-export type Inspected = Either.Either<CurrentState | `a ${string}`, WorkspaceError>
+/** What is at a path, or (a string: `aFileKind`'s words) a kind a point never holds. */
+export type Inspected = Either.Either<CurrentState | string, WorkspaceError>
 
 /** One path on its own: a confined `lstat`, then `classify`. */
 const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | undefined) =>

@@ -9,6 +9,7 @@
  * so a corrupt blob refuses the preview rather than the apply.
  */
 import {
+  aFileKind,
   type ContentHash,
   type PointId,
   type ProtectedPath,
@@ -18,12 +19,14 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
+import type { WorkspaceError } from "../ports/Workspace.js"
 import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { checkProtection } from "../workspace/protection.js"
 import { loadStatCache } from "./capturePoint.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
 import {
+  ABSENT,
   type CurrentState,
   type Inspected,
   inspectAll,
@@ -77,6 +80,30 @@ const findPoint = (sessionId: SessionId, pointId: PointId) =>
     return point
   })
 
+/**
+ * Whether a directory above `path` is a link now that the point records as absent: the restore
+ * removes that link before it writes (links in the way go first), so `path` is free.
+ */
+const underRemovedLink = (
+  path: WorkspacePath,
+  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
+  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+): boolean => {
+  for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
+    const above = path.slice(0, cut) as WorkspacePath
+    if (manifest.get(above)?.kind !== "tombstone") continue
+    const now = inspected.get(above)
+    if (
+      now !== undefined &&
+      Either.isRight(now) &&
+      typeof now.right !== "string" &&
+      now.right.kind === "link"
+    )
+      return true
+  }
+  return false
+}
+
 /** The manifest's paths against what is there now: the changes, the conflicts, how many hold already. */
 const compare = (
   manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
@@ -91,19 +118,33 @@ const compare = (
     const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {
       if (protectedPaths.has(path)) continue
-      const current = inspected.get(path)!
-      if (Either.isLeft(current)) {
-        if (current.left._tag === "PathRefused" && current.left.reason === "symlink_in_path") {
-          // Through a link nothing is at this path in the tree: a tombstone holds already.
-          if (wanted.kind === "tombstone") unchanged++
-          else conflicts.push({ path, reason: "symlink_in_path", detail: current.left.message })
+      const inspectedNow = inspected.get(path)!
+      let current: Either.Either<CurrentState | string, WorkspaceError> = inspectedNow
+      if (Either.isLeft(inspectedNow)) {
+        if (inspectedNow.left._tag === "PathRefused" && inspectedNow.left.reason === "symlink_in_path") {
+          // Through a link nothing is at this path in the tree: a tombstone holds already. A link
+          // this very restore takes away (the point has a tombstone there: it was a link when
+          // captured, and became a directory) leaves nothing at the path either.
+          if (wanted.kind === "tombstone") {
+            unchanged++
+            continue
+          }
+          if (!underRemovedLink(path, manifest, inspected)) {
+            conflicts.push({ path, reason: "symlink_in_path", detail: inspectedNow.left.message })
+            continue
+          }
+          current = Either.right(ABSENT)
+        } else {
+          conflicts.push({ path, reason: "unreadable", detail: inspectedNow.left.message })
           continue
         }
-        conflicts.push({ path, reason: "unreadable", detail: current.left.message })
-        continue
       }
+      if (Either.isLeft(current)) continue
       if (typeof current.right === "string") {
-        conflicts.push({ path, reason: "not_a_regular_file", detail: `${current.right} is in the way` })
+        // A tombstone says no file or link is at the path; a directory there (a later point's, say)
+        // is not one, and the restore leaves it alone.
+        if (wanted.kind === "tombstone" && current.right === aFileKind("directory")) unchanged++
+        else conflicts.push({ path, reason: "not_a_regular_file", detail: `${current.right} is in the way` })
         continue
       }
       if (satisfied(current.right, wanted)) {

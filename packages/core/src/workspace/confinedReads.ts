@@ -6,7 +6,7 @@
  * confines as it opens them; what those primitives decline goes the walked way, so both give the
  * same answer.
  */
-import { WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { aFileKind, WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
 import { type ProbedEntry, resolveConfined, surelyShortEnough } from "./confinedPathResolution.js"
@@ -68,7 +68,7 @@ const directoryOf = (at: ConfinedRoot, directory: string | undefined, seen?: Map
         operation: "scan",
         path: directory,
         code: target.kind === "missing" ? "ENOENT" : "ENOTDIR",
-        message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a directory`,
+        message: `${JSON.stringify(directory)} is ${target.kind === "missing" ? "missing" : aFileKind(target.kind)}, not a directory`,
       })
     }
     return target.absolute
@@ -262,7 +262,7 @@ export const readLink = (at: ConfinedRoot, path: string) =>
         operation: "readlink",
         path,
         code: "EINVAL",
-        message: `${JSON.stringify(path)} is ${target.kind === "missing" ? "missing" : `a ${target.kind}`}, not a symlink`,
+        message: `${JSON.stringify(path)} is ${target.kind === "missing" ? "missing" : aFileKind(target.kind)}, not a symlink`,
       })
     }
     return yield* Effect.mapError(at.fs.readlink(target.absolute), ioError("readlink", path))

@@ -5,7 +5,7 @@
  * file's mode unless told one, a new file's parents are made one level at a time under the walked
  * parent, and a delete removes a file or a link itself, never a directory or a link's target.
  */
-import { type DirectoryEntry, WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
+import { aFileKind, type DirectoryEntry, WorkspaceIoError, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either } from "effect"
 import type { NewFile, WorkspaceWriteOptions } from "../ports/Workspace.js"
 import {
@@ -97,7 +97,7 @@ export const createFiles = (at: ConfinedRoot, files: ReadonlyArray<NewFile>) =>
             operation: "write",
             path: file.path,
             code: "ENOTDIR",
-            message: `${JSON.stringify(parent)} is a ${target.kind}, so ${JSON.stringify(file.path)} cannot be created`,
+            message: `${JSON.stringify(parent)} is ${aFileKind(target.kind)}, so ${JSON.stringify(file.path)} cannot be created`,
           })
         }
         parents.set(parent, absoluteParent)

@@ -6,7 +6,14 @@
  * primitive failing with `ELOOP` or `EXDEV` met a symlink the walk did not see: it is answered as
  * `symlink_in_path`, so a race and a planted link read the same to the caller.
  */
-import { type DirectoryEntry, type FileStat, PathRefused, WorkspaceIoError } from "@rewind/contracts"
+import {
+  aFileKind,
+  type DirectoryEntry,
+  type FileKind,
+  type FileStat,
+  PathRefused,
+  WorkspaceIoError,
+} from "@rewind/contracts"
 import type { Effect, Either } from "effect"
 import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
 import type { ProbedEntry } from "./confinedPathResolution.js"
@@ -129,11 +136,11 @@ export const ioError =
           ...(failure.code === undefined ? {} : { code: failure.code }),
         })
 
-export const notRegular = (path: string, kind: string, doing: string) =>
+export const notRegular = (path: string, kind: FileKind, doing: string) =>
   new PathRefused({
     path,
     reason: "not_a_regular_file",
-    message: `refused to ${doing} ${JSON.stringify(path)}: it is a ${kind}, not a regular file`,
+    message: `refused to ${doing} ${JSON.stringify(path)}: it is ${aFileKind(kind)}, not a regular file`,
   })
 
 export const byName = (a: { readonly name: string }, b: { readonly name: string }) =>
