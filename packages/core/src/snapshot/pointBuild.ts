@@ -49,8 +49,6 @@ const isNotThere = (error: WorkspaceError) =>
   (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
   (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
 
-const isFileOrLink = (entry: ManifestEntry | undefined) => entry !== undefined && entry.kind !== "tombstone"
-
 const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
 
 /** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
@@ -162,10 +160,12 @@ const consider = (
   const { manifest, statCache, skipped, keepPrevious } = into
   if (stat.kind === "symlink" && target !== undefined) {
     manifest.set(path, { kind: "link", target })
-  } else if (stat.kind === "directory" && isFileOrLink(input.previous.get(path))) {
-    // The previous point's file or link here became a directory: it is gone, as a file or link
-    // under a directory that became a link is (`isNotThere`), so a restore to this point may take
-    // it away. Nothing was left out: what the directory holds is the scan's.
+  } else if (stat.kind === "directory" && input.previous.get(path)?.kind === "link") {
+    // The previous point's link here became a directory (a linked package vendored in place): it
+    // is gone, as a file under a directory that became a link is (`isNotThere`), so a restore to
+    // this point takes it away before writing beneath it. Nothing was left out: what the directory
+    // holds is the scan's. A file that became a directory stays a conflict for a restore (its
+    // deletion and the writes beneath it would share one pass, and a rollback could not undo it).
     manifest.set(path, { kind: "tombstone" })
   } else if (stat.kind !== "file") {
     skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })

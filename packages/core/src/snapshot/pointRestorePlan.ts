@@ -81,8 +81,10 @@ const findPoint = (sessionId: SessionId, pointId: PointId) =>
   })
 
 /**
- * Whether a directory above `path` is a link now that the point records as absent: the restore
- * removes that link before it writes (links in the way go first), so `path` is free.
+ * Whether a directory above `path` is a link now that the point records as absent (it became a
+ * directory after): the restore takes links in the way away before any write, so nothing is at
+ * `path` for it. Only links: a file in the way would be deleted in the same pass of writes as the
+ * paths beneath it are written, and its rollback could not put it back over their directory.
  */
 const underRemovedLink = (
   path: WorkspacePath,
@@ -123,8 +125,8 @@ const compare = (
       if (Either.isLeft(inspectedNow)) {
         if (inspectedNow.left._tag === "PathRefused" && inspectedNow.left.reason === "symlink_in_path") {
           // Through a link nothing is at this path in the tree: a tombstone holds already. A link
-          // this very restore takes away (the point has a tombstone there: it was a link when
-          // captured, and became a directory) leaves nothing at the path either.
+          // this very restore takes away (the point has a tombstone there: it became a directory
+          // when captured) leaves nothing at the path either.
           if (wanted.kind === "tombstone") {
             unchanged++
             continue
