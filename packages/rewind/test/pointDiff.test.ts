@@ -2,6 +2,7 @@
  * `Rewind.diffPoint` on the embedded default: each kind of difference (content, mode only, link
  * target, tombstone brought back, untracked file), why a path has no unified diff, and refusals.
  */
+import { execFileSync } from "node:child_process"
 import { chmodSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -91,6 +92,39 @@ describe("diffPoint", () => {
       expect(missing.ok ? undefined : missing.refusal.kind).toBe("not_found")
       const nobody = await rewind.diffPoint("ses_nobody" as SessionId, pointId)
       expect(nobody.ok ? undefined : nobody.refusal.kind).toBe("session_not_found")
+    } finally {
+      await rewind.close()
+    }
+  })
+
+  it("leaves out, unread and with the capture's words, a file over the capture's cap and a FIFO", async () => {
+    const root = mkdtempSync(join(tmpdir(), "rewind-diff-"))
+    temps.push(root)
+    writeFileSync(join(root, "data.bin"), "small")
+    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+    try {
+      const session = await rewind.createSession({ title: "diff", cwd: root })
+      if (!session.ok) throw new Error(session.refusal.message)
+      const pointId = await captured(rewind, session.value.id, "t1")
+      // Grown past the 16 MiB cap: a capture leaves it out (keeping its previous entry), so the
+      // diff neither reads it (it could be gigabytes) nor calls it changed.
+      writeFileSync(join(root, "data.bin"), Buffer.alloc(16 * 1024 * 1024 + 1))
+      execFileSync("mkfifo", [join(root, "pipe")])
+      const diff = await rewind.diffPoint(session.value.id, pointId)
+      if (!diff.ok) throw new Error(diff.refusal.message)
+      expect(diff.value.entries).toEqual([])
+      expect(diff.value.skipped).toEqual([
+        {
+          path: "data.bin",
+          reason: "over_size_limit",
+          detail: `${16 * 1024 * 1024 + 1} bytes > ${16 * 1024 * 1024}`,
+        },
+        {
+          path: "pipe",
+          reason: "not_a_regular_file",
+          detail: "a FIFO, socket or device, not a regular file",
+        },
+      ])
     } finally {
       await rewind.close()
     }

@@ -49,7 +49,8 @@ const isNotThere = (error: WorkspaceError) =>
   (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
   (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
 
-const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
+/** Why a path of this kind is left out, in the words every report uses. */
+export const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
 
 /** The stat cache of a point (with its layers); undefined when there is none or it cannot be read. */
 export const loadBaseStatCache = (hash: ContentHash | undefined) =>

@@ -6,7 +6,6 @@
  * sides and, for text files, a unified diff (point → now) made with the `diff` package.
  */
 import {
-  aFileKind,
   type ContentHash,
   type PointId,
   refuse,
@@ -21,6 +20,7 @@ import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { DEFAULT_CAPTURE_SETTINGS, loadStatCache, sameStat } from "./capturePoint.js"
+import { kindDetail } from "./pointBuild.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
 import { loadManifest, type ManifestEntry } from "./pointManifest.js"
 import { type ScannedPath, scanWorkspace } from "./workspaceScan.js"
@@ -115,7 +115,8 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
     const skipped: Array<SkippedPath> = [...scan.skipped]
     const maxPatchBytes = options.maxPatchBytes ?? DEFAULT_MAX_PATCH_BYTES
 
-    /** What is at `path` now; a string when it cannot be compared (the reason goes to `skipped`). */
+    const skip = (reason: "not_a_regular_file" | "over_size_limit", detail: string) => ({ reason, detail })
+    /** What is at `path` now, or why it cannot be compared (the reason goes to `skipped`). */
     const current = (path: WorkspacePath, scanned: ScannedPath | undefined) =>
       Effect.gen(function* () {
         const stat = scanned?.stat ?? Option.getOrUndefined(yield* workspace.stat(path))
@@ -127,7 +128,11 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
         // A directory where the point had a file or link: that entry is gone (what the directory
         // holds is compared path by path, as added files).
         if (stat.kind === "directory") return { side: null } as Current
-        if (stat.kind !== "file") return aFileKind(stat.kind)
+        if (stat.kind !== "file") return skip("not_a_regular_file", kindDetail(stat.kind))
+        // Over the capture's per-file cap: the capture leaves it out, so the diff does not read it.
+        if (stat.size > DEFAULT_CAPTURE_SETTINGS.maxFileBytes) {
+          return skip("over_size_limit", `${stat.size} bytes > ${DEFAULT_CAPTURE_SETTINGS.maxFileBytes}`)
+        }
         // The latest capture's stat cache vouches for a file it saw unchanged, as it does for a capture.
         const cached = cache.get(path)
         if (cached !== undefined && sameStat(cached, stat)) {
@@ -204,8 +209,8 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
         skipped.push({ path, reason: "unreadable", detail: now.left.message })
         continue
       }
-      if (typeof now.right === "string") {
-        skipped.push({ path, reason: "not_a_regular_file", detail: now.right })
+      if ("reason" in now.right) {
+        skipped.push({ path, ...now.right })
         continue
       }
       const before = sideOf(wanted)
