@@ -28,10 +28,19 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
     )
   })
 
-const startServer = (root: string, dir: string, socket: string, env: Record<string, string>) => {
+/** `socket`: a path, or undefined for `--workspace-socket` (the server finds its own). */
+const startServer = (root: string, dir: string, socket: string | undefined, env: Record<string, string>) => {
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--workspace", root, "--dir", dir, "--socket", socket],
+    [
+      BIN,
+      "serve",
+      "--workspace",
+      root,
+      "--dir",
+      dir,
+      ...(socket === undefined ? ["--workspace-socket"] : ["--socket", socket]),
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },
@@ -164,6 +173,32 @@ describe("rewind capture --json through a running server (the built bin)", () =>
         await server.stop()
       }
     }),
+  )
+})
+
+describe("rewind serve --workspace-socket", () => {
+  it.effect(
+    "listens where the capture looks, without the path being given; beside --socket it is a usage error",
+    () =>
+      Effect.promise(async () => {
+        const { root, dir, env, socket } = await setup()
+        const both = await run(
+          ["serve", "--workspace", root, "--dir", dir, "--workspace-socket", "--socket", socket],
+          env,
+        )
+        expect(both.code).toBe(3)
+        expect(both.stderr).toMatch(/--workspace-socket and --socket/)
+        const server = startServer(root, dir, undefined, env)
+        try {
+          expect(await server.ready).toBe(true)
+          expect(server.stderr()).toContain(socket)
+          const out = await run(["capture", "--json", "--workspace", root, "--dir", dir], env)
+          expect(out.code, out.stderr).toBe(0)
+          expect(pointOf(out.stdout).point).toMatchObject({ via: "server", files: 2 })
+        } finally {
+          await server.stop()
+        }
+      }),
   )
 })
 

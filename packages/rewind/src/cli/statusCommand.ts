@@ -56,7 +56,7 @@ const reportHookProblems = (rewind: CliRewind, out: Output) =>
         ? `${dim("hook server")} no socket path fits this workspace (hooks run in their own process)`
         : server.running
           ? `${dim("hook server")} running on ${server.socket} (pid ${server.pid ?? "?"}, idle exit ${server.idleExitMs === null ? "none" : `${Math.round(server.idleExitMs / 1000)} s`})`
-          : `${dim("hook server")} not running (the next hook starts one on ${server.socket})`,
+          : `${dim("hook server")} not running (the next hook starts one on ${server.socket}; \`rewind serve --workspace-socket\` starts one now, and captures run in its live engine)`,
     )
     const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
     const problems = readProblems(rewind.dir)

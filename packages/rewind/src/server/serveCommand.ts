@@ -19,11 +19,13 @@ import { RewindOperations } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import { withFacade } from "../cli/facadeStore.js"
 import { common } from "../cli/store.js"
+import { usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
 import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
+import { workspaceSocketPath } from "./workspaceSocket.js"
 
 /** Resolves on the first of SIGTERM / SIGINT; the handlers are removed when it ends. */
 export const untilSignal = Effect.async<NodeJS.Signals>((resume) => {
@@ -63,10 +65,15 @@ const options = {
     ),
     Options.optional,
   ),
+  workspaceSocket: Options.boolean("workspace-socket").pipe(
+    Options.withDescription(
+      "Listen on this workspace and store's own socket, the one the hooks and `rewind capture` look for: their captures then run in this server's live engine (`rewind status` shows it)",
+    ),
+  ),
   idleExit: Options.text("idle-exit").pipe(
     Options.withSchema(IdleExit),
     Options.withDescription(
-      "With --socket: stop once no client has been connected for this long (e.g. 500ms, 30s, 10m)",
+      "With a socket: stop once no client has been connected for this long (e.g. 500ms, 30s, 10m)",
     ),
     Options.optional,
   ),
@@ -90,6 +97,21 @@ const options = {
 }
 
 /**
+ * The socket of this workspace and store (`workspaceSocket.ts`: the path the hook client starts
+ * its server on and `rewind capture` hands over to), so a user need not copy it from `status`.
+ */
+const ownSocket = (workspaceRoot: string, storeDir: string) =>
+  Effect.gen(function* () {
+    const path = yield* Effect.try({
+      try: () => workspaceSocketPath(workspaceRoot, storeDir, process.env, true),
+      catch: (error) => String(error),
+    }).pipe(Effect.orElseSucceed(() => undefined))
+    if (path === undefined)
+      return yield* usage("--workspace-socket: no runtime directory can hold this workspace's socket")
+    return path
+  })
+
+/**
  * What the server declares and serves: the engine's operations and the hook protocol's `hook`
  * (hooks/hookMethod.ts), one table, so `--schema` lists exactly what a connection can call.
  */
@@ -100,34 +122,42 @@ export const serve = Command.make("serve", options, (o) =>
     ? Effect.sync(() => {
         process.stdout.write(`${JSON.stringify(openRpcDocument(servedTable, VERSION), null, 2)}\n`)
       })
-    : withFacade(
-        { workspace: o.workspace, dir: o.dir },
-        o.create,
-        (rewind) =>
-          Effect.gen(function* () {
-            const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
-            const implementation = {
-              ...serviceImplementation(rewind),
-              [hookOperation.name]: hookImplementation(rewind, storeDir),
-            }
-            const server = makeRpcServer(servedTable, implementation, {
-              ...Option.match(o.maxLineBytes, {
-                onNone: () => ({}),
-                onSome: (maxLineBytes) => ({ maxLineBytes }),
-              }),
-            })
-            if (Option.isSome(o.socket)) {
-              yield* serveSocket(server, o.socket.value, untilSignal, {
-                ...Option.match(o.idleExit, { onNone: () => ({}), onSome: (idleExitMs) => ({ idleExitMs }) }),
+    : o.workspaceSocket && Option.isSome(o.socket)
+      ? usage("--workspace-socket and --socket name two sockets: give one")
+      : withFacade(
+          { workspace: o.workspace, dir: o.dir },
+          o.create,
+          (rewind) =>
+            Effect.gen(function* () {
+              const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
+              const implementation = {
+                ...serviceImplementation(rewind),
+                [hookOperation.name]: hookImplementation(rewind, storeDir),
+              }
+              const server = makeRpcServer(servedTable, implementation, {
+                ...Option.match(o.maxLineBytes, {
+                  onNone: () => ({}),
+                  onSome: (maxLineBytes) => ({ maxLineBytes }),
+                }),
               })
-              return
-            }
-            yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
-            // The input may still hold the event loop open after a signal.
-            process.stdin.destroy()
-          }),
-        { live: !o.noWatch },
-      ),
+              const socket = o.workspaceSocket
+                ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
+                : o.socket
+              if (Option.isSome(socket)) {
+                yield* serveSocket(server, socket.value, untilSignal, {
+                  ...Option.match(o.idleExit, {
+                    onNone: () => ({}),
+                    onSome: (idleExitMs) => ({ idleExitMs }),
+                  }),
+                })
+                return
+              }
+              yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+              // The input may still hold the event loop open after a signal.
+              process.stdin.destroy()
+            }),
+          { live: !o.noWatch },
+        ),
 ).pipe(
   Command.withDescription(
     "Serve the engine as JSON-RPC 2.0 (one message per line) over stdio or --socket; see docs/server.md",
