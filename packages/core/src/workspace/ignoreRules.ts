@@ -22,6 +22,7 @@ import ignore, { type Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "./contentHash.js"
 import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+import { type RuleMatcher, ruleMatcherOf } from "./ruleMatcher.js"
 
 export { IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
 
@@ -46,7 +47,7 @@ export const IGNORE_FILES: ReadonlyArray<string> = [".gitignore", ".rewindignore
 /** The rules of one directory (`base`, "" for the root). */
 export interface RuleSet {
   readonly base: string
-  readonly matcher: Ignore
+  readonly matcher: RuleMatcher
 }
 
 /** The rule sets that apply in a directory, shallowest first. */
@@ -152,7 +153,8 @@ const loadDirectoryRules = (
     // The directory's files taken together, in order (a later file's rule wins a tie), from the
     // rules already compiled and vetted: nothing is parsed twice.
     const matcher = matchers.length <= 1 ? matchers[0] : matchers.reduce((all, m) => all.add(m), ignore())
-    const rules: RuleSet | undefined = matcher === undefined ? undefined : { base: dir, matcher }
+    const rules: RuleSet | undefined =
+      matcher === undefined ? undefined : { base: dir, matcher: ruleMatcherOf(matcher) }
     return { rules, refused, identity } satisfies DirectoryRules
   })
 

@@ -17,14 +17,14 @@
  *
  * Invariants: one cache per Workspace service object (a WeakMap: it goes with the engine), at most
  * `DIRECTORIES_KEPT` directories (least recently used dropped first); a hit hands out a fresh
- * matcher over the kept rules (the `ignore` library caches results per matcher, so a long session's
+ * matcher over the kept rules (a matcher caches its directories' verdicts, so a long session's
  * paths never accumulate in a shared one).
  */
 import type { FileStat } from "@rewind/contracts"
 import { Either, Option } from "effect"
-import ignore from "ignore"
 import type { WorkspaceError, WorkspaceService } from "../ports/Workspace.js"
 import type { DirectoryRules } from "./ignoreRules.js"
+import { ruleMatcherOf } from "./ruleMatcher.js"
 
 export type StatAnswer = Either.Either<Option.Option<FileStat>, WorkspaceError>
 
@@ -57,7 +57,7 @@ const unchanged = (kept: Option.Option<FileStat>, now: StatAnswer) =>
 const withFreshMatcher = (rules: DirectoryRules): DirectoryRules =>
   rules.rules === undefined
     ? rules
-    : { ...rules, rules: { base: rules.rules.base, matcher: ignore().add(rules.rules.matcher) } }
+    : { ...rules, rules: { base: rules.rules.base, matcher: ruleMatcherOf(rules.rules.matcher.source) } }
 
 export interface KeptRules {
   /** The rules kept for `dir`, if its ignore files' stats (`stats`, in `IGNORE_FILES` order) are unchanged. */

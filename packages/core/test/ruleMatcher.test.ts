@@ -1,0 +1,124 @@
+// The ignore matcher with literals (`workspace/ruleMatcher.ts`) answers exactly as the `ignore`
+// library does: generated ignore files (negations, anchors, `**`, classes, escapes, trailing
+// slashes and spaces, mixed case, non-ASCII letters whose case rules differ) against generated
+// paths, every path's directories tested first as a scan does, then in a random order.
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import ignore from "ignore"
+import { ruleMatcherOf } from "../src/workspace/ruleMatcher.js"
+
+// Path pieces that meet the patterns' pieces, in several cases and scripts: `σ`/`ς`/`Σ` and `K`
+// (Kelvin) / `ſ` (long s) are where lower-casing and case-insensitive matching part ways.
+const NAMES = [
+  "aς",
+  "dist",
+  "Dist",
+  "DIST",
+  "lib",
+  "a",
+  "b",
+  "x.log",
+  "X.LOG",
+  "node_modules",
+  "σς",
+  "Σ",
+  "K",
+  "k",
+  "ſ",
+  "s",
+  "babel-runtime",
+  "one two",
+  "foo[1]",
+  "!bang",
+  "#hash",
+]
+const segment = fc.constantFrom(...NAMES)
+const path = fc
+  .tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.boolean())
+  .map(([parts, dir]) => `${parts.join("/")}${dir ? "/" : ""}`)
+
+const PIECES = [
+  "aσ",
+  "dist",
+  "DIST",
+  "lib",
+  "*",
+  "**",
+  "?",
+  "x.log",
+  "*.log",
+  "*.LOG",
+  "node_modules",
+  "σ",
+  "Σ",
+  "k",
+  "s",
+  "babel-runtime",
+  "[ab]",
+  "[!a]",
+  "\\!bang",
+  "\\#hash",
+  "one two",
+  "foo\\[1\\]",
+  "a",
+  "b",
+]
+const pattern = fc
+  .tuple(
+    fc.constantFrom("", "!", "/", "!/"),
+    fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 3 }),
+    fc.constantFrom("", "/", "  ", "/**", "\\ "),
+    fc.constantFrom("/", ""),
+  )
+  .map(([lead, parts, tail, join]) => `${lead}${parts.join(join)}${tail}`)
+const ignoreFile = fc.array(pattern, { minLength: 1, maxLength: 8 }).map((lines) => lines.join("\n"))
+
+/** Every directory of each path, shallowest first, then the path: the order a scan asks in. */
+const scanOrder = (paths: ReadonlyArray<string>) => {
+  const out: Array<string> = []
+  for (const p of paths) {
+    const parts = p.split("/").filter(Boolean)
+    for (let i = 1; i < parts.length; i++) out.push(`${parts.slice(0, i).join("/")}/`)
+    out.push(p)
+  }
+  return out
+}
+
+describe("ruleMatcherOf", () => {
+  it("uses literals with the installed ignore library (its rule objects are as this module reads them)", () => {
+    const matcher = ruleMatcherOf(ignore().add("dist\n*.log\n!keep.log\n"))
+    expect(matcher.usesLiterals).toBe(true)
+    expect(matcher.test("a/dist/x.js")).toEqual({ ignored: true, unignored: false })
+    expect(matcher.test("keep.log")).toEqual({ ignored: false, unignored: true })
+    expect(matcher.test("src/x.js")).toEqual({ ignored: false, unignored: false })
+  })
+
+  it("answers as the library does, for any rules and paths, in a scan's order and in any order", () => {
+    fc.assert(
+      fc.property(
+        ignoreFile,
+        fc.array(path, { minLength: 1, maxLength: 12 }),
+        fc.boolean(),
+        (text, paths, caseless) => {
+          const library = ignore({ ignorecase: caseless }).add(text)
+          const matcher = ruleMatcherOf(ignore({ ignorecase: caseless }).add(text))
+          expect(matcher.usesLiterals).toBe(true)
+          for (const p of [...scanOrder(paths), ...[...paths].reverse()]) {
+            const want = library.test(p)
+            expect(matcher.test(p), `${JSON.stringify(text)} ${p}`).toEqual({
+              ignored: want.ignored,
+              unignored: want.unignored,
+            })
+          }
+        },
+      ),
+      { numRuns: 600, seed: 23 },
+    )
+  })
+
+  it("hands the library what it treats specially (refusing a path it refuses)", () => {
+    const matcher = ruleMatcherOf(ignore().add("dist\n"))
+    expect(() => matcher.test("")).toThrow()
+    expect(() => matcher.test("../x")).toThrow()
+  })
+})
