@@ -24,7 +24,6 @@ import type { FileStat } from "@rewind/contracts"
 import { Either, Option } from "effect"
 import type { WorkspaceError, WorkspaceService } from "../ports/Workspace.js"
 import type { DirectoryRules } from "./ignoreRules.js"
-import { ruleMatcherOf } from "./ruleMatcher.js"
 
 export type StatAnswer = Either.Either<Option.Option<FileStat>, WorkspaceError>
 
@@ -57,7 +56,7 @@ const unchanged = (kept: Option.Option<FileStat>, now: StatAnswer) =>
 const withFreshMatcher = (rules: DirectoryRules): DirectoryRules =>
   rules.rules === undefined
     ? rules
-    : { ...rules, rules: { base: rules.rules.base, matcher: ruleMatcherOf(rules.rules.matcher.source) } }
+    : { ...rules, rules: { base: rules.rules.base, matcher: rules.rules.matcher.fresh() } }
 
 export interface KeptRules {
   /** The rules kept for `dir`, if its ignore files' stats (`stats`, in `IGNORE_FILES` order) are unchanged. */

@@ -19,7 +19,7 @@
  * every scan unnoticed). The rules are read when the matcher is made: `source` must not be added
  * to afterwards (every caller builds it whole first).
  */
-import type { Ignore } from "ignore"
+import ignore, { type Ignore } from "ignore"
 
 /** What a rule set says of a path: the library's `TestResult` fields Rewind reads. */
 export interface RuleVerdict {
@@ -34,6 +34,8 @@ export interface RuleMatcher {
   readonly source: Ignore
   /** Whether literals are used (false: every test is the library's own). */
   readonly usesLiterals: boolean
+  /** A matcher over the same compiled rules with nothing remembered (no rule is compiled again). */
+  readonly fresh: () => RuleMatcher
 }
 
 interface CompiledRule {
@@ -92,7 +94,19 @@ const plainRelative = (path: string) =>
  */
 export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
   const rules = compiledRules(source)
-  if (rules === undefined) return { test: (path) => source.test(path), source, usesLiterals: false }
+  if (rules === undefined) {
+    const library = (from: Ignore): RuleMatcher => ({
+      test: (path) => from.test(path),
+      source: from,
+      usesLiterals: false,
+      fresh: () => library(ignore().add(from)),
+    })
+    return library(source)
+  }
+  return withLiterals(source, rules)
+}
+
+const withLiterals = (source: Ignore, rules: ReadonlyArray<CompiledRule>): RuleMatcher => {
   const anyCaseless = rules.some((r) => r.caseless)
 
   // RuleManager#test with checkUnignored (what `test` asks), rules whose literal is absent skipped.
@@ -127,5 +141,5 @@ export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
     if (end !== path.length) directories.set(path, verdict)
     return verdict
   }
-  return { test, source, usesLiterals: true }
+  return { test, source, usesLiterals: true, fresh: () => withLiterals(source, rules) }
 }
