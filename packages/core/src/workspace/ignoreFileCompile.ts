@@ -8,7 +8,7 @@
  * ignore files of every directory above the path, and compiling babel's 70-line root
  * `.gitignore` cost more than everything else the check does. The answer is a function of the
  * bytes alone, so equal bytes reuse it. Invariants: a hit hands out a fresh matcher over the
- * shared compiled rules (`ignore().add(compiled)`: the library's rule objects are immutable once
+ * shared compiled rules (`newRules().add(compiled)`: the library's rule objects are immutable once
  * built, while its per-path result caches are per matcher, so no caller's tests grow another's
  * memory); a refusal for taking too long by the Clock is never remembered (the machine may just
  * have been busy); at most `COMPILED_KEPT` files are kept, the least recently used dropped first.
@@ -16,6 +16,19 @@
 import type { ContentHash } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import ignore, { type Ignore } from "ignore"
+
+/**
+ * A rule container, the one way this module set makes one. Case-sensitive, as git matches on a
+ * case-sensitive filesystem (its default `core.ignorecase=false`): the library's default is
+ * case-insensitive, which made `build/` leave out a `Build/` of sources and `tags` a `Tags/`
+ * directory that git tracks, unprotected and unreported. On a case-insensitive filesystem (where
+ * git sets `core.ignorecase=true`) this errs toward capturing: a path git ignores only through a
+ * case difference is captured. `core.ignorecase` itself is not read.
+ */
+export const newRules = (): Ignore => ignore({ ignorecase: false })
+
+/** Stands in every ignore file's identity line, so decisions made under another matching are not reused. */
+export const RULE_MATCHING = "case-sensitive"
 
 /**
  * The budget of one ignore file. Real ones are a few KiB (babel's largest is under 2 KiB); these
@@ -109,7 +122,7 @@ const compileWithin = (
     const started = yield* Clock.currentTimeMillis
     const compiled = Either.try({
       try: () => {
-        const matcher = ignore().add(text)
+        const matcher = newRules().add(text)
         // Regular expressions are built on first use: build them all now, inside the try.
         matcher.test("rewind-probe")
         matcher.test("rewind-probe/")
@@ -147,7 +160,8 @@ const COMPILED_KEPT = 512
 /** By content hash: the compiled rules (`undefined`: no pattern) or the deterministic refusal. */
 const compiledByHash = new Map<ContentHash, Either.Either<Ignore | undefined, string>>()
 
-const fresh = (compiled: Ignore | undefined) => (compiled === undefined ? undefined : ignore().add(compiled))
+const fresh = (compiled: Ignore | undefined) =>
+  compiled === undefined ? undefined : newRules().add(compiled)
 
 /**
  * `compileIgnoreFile` of bytes whose SHA-256 is `hash`, answered from the memo when the same bytes

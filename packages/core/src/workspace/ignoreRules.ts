@@ -4,7 +4,8 @@
  * protection policy, `protection.ts`), so "ignored" means the same thing everywhere: a path a scan
  * would not capture is one a restore will not write (DESIGN §5, rules apply both ways).
  *
- * Semantics follow git's: the rules of a deeper directory take precedence over those above it (so
+ * Semantics follow git's: patterns match case-sensitively (`newRules`), the rules of a deeper
+ * directory take precedence over those above it (so
  * `!keep.log` in `sub/.gitignore` re-includes what the root's `*.log` excluded), the last matching
  * pattern of one file wins, and nothing under an excluded directory can be re-included.
  *
@@ -18,10 +19,16 @@
  */
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import ignore, { type Ignore } from "ignore"
+import type { Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "./contentHash.js"
-import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+import {
+  compileIgnoreFileByHash,
+  IGNORE_FILE_LIMITS,
+  newRules,
+  type RefusedIgnoreFile,
+  RULE_MATCHING,
+} from "./ignoreFileCompile.js"
 import { type RuleMatcher, ruleMatcherOf } from "./ruleMatcher.js"
 
 export { IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
@@ -147,12 +154,12 @@ const loadDirectoryRules = (
         identity.push(`${path}\0${hash}\0refused`)
         continue
       }
-      identity.push(`${path}\0${hash}\0applied`)
+      identity.push(`${path}\0${hash}\0applied\0${RULE_MATCHING}`)
       if (compiled.right !== undefined) matchers.push(compiled.right)
     }
     // The directory's files taken together, in order (a later file's rule wins a tie), from the
     // rules already compiled and vetted: nothing is parsed twice.
-    const matcher = matchers.length <= 1 ? matchers[0] : matchers.reduce((all, m) => all.add(m), ignore())
+    const matcher = matchers.length <= 1 ? matchers[0] : matchers.reduce((all, m) => all.add(m), newRules())
     const rules: RuleSet | undefined =
       matcher === undefined ? undefined : { base: dir, matcher: ruleMatcherOf(matcher) }
     return { rules, refused, identity } satisfies DirectoryRules

@@ -19,7 +19,8 @@
  * every scan unnoticed). The rules are read when the matcher is made: `source` must not be added
  * to afterwards (every caller builds it whole first).
  */
-import ignore, { type Ignore } from "ignore"
+import type { Ignore } from "ignore"
+import { newRules } from "./ignoreFileCompile.js"
 
 /** What a rule set says of a path: the library's `TestResult` fields Rewind reads. */
 export interface RuleVerdict {
@@ -30,7 +31,7 @@ export interface RuleVerdict {
 export interface RuleMatcher {
   /** The library's `test(path)`: `path` relative to the rules' directory, `/`-terminated for one. */
   readonly test: (path: string) => RuleVerdict
-  /** The compiled rules, to combine with others or copy (`ignore().add(source)`). */
+  /** The compiled rules, to combine with others or copy (`newRules().add(source)`). */
   readonly source: Ignore
   /** Whether literals are used (false: every test is the library's own). */
   readonly usesLiterals: boolean
@@ -99,7 +100,7 @@ export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
       test: (path) => from.test(path),
       source: from,
       usesLiterals: false,
-      fresh: () => library(ignore().add(from)),
+      fresh: () => library(newRules().add(from)),
     })
     return library(source)
   }
