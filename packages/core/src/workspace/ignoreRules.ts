@@ -99,7 +99,7 @@ export const decidingSet = (
   for (let i = stack.length - 1; i >= 0; i--) {
     const r = stack[i]!
     const rel = relativeTo(r.base, path)
-    const verdict = r.matcher.test(isDirectory ? `${rel}/` : rel)
+    const verdict = r.matcher.verdict(isDirectory ? `${rel}/` : rel)
     if (verdict.ignored || verdict.unignored) return { base: r.base, ignored: verdict.ignored }
   }
   return undefined

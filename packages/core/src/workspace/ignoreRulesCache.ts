@@ -17,7 +17,8 @@
  *
  * Invariants: one cache per Workspace service object (a WeakMap: it goes with the engine), at most
  * `DIRECTORIES_KEPT` directories (least recently used dropped first); a hit hands out a fresh
- * matcher over the kept rules (a matcher caches its directories' verdicts, so a long session's
+ * matcher over the kept rules (`RuleMatcher.fresh`: the library's own matcher, used only where
+ * `ruleMatcher.ts` cannot read its rules, remembers every path it tested, so a long session's
  * paths never accumulate in a shared one).
  */
 import type { FileStat } from "@rewind/contracts"

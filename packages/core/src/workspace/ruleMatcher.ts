@@ -1,23 +1,31 @@
 /**
- * How one directory's compiled ignore rules test a path (`RuleSet.matcher` in `ignoreRules.ts`):
- * the `ignore` library's own rules and regular expressions, with the same answer as its `test`,
- * found faster. A scan tests every path against every rule of every ignore file above it (babel's
- * root `.gitignore` has 57 rules, so ~2.3 million regular-expression tests for a first capture of
- * its 40k paths, a tenth of the capture). Most rules name a literal a matching path must contain
- * (`dist`, `.log`, `babel-runtime`): a rule whose literal is not in the path cannot match it, so
- * its expression is not run.
+ * What one directory's compiled ignore rules say of a path itself (`RuleSet.matcher` in
+ * `ignoreRules.ts`), with the `ignore` library's own rules and regular expressions, found faster.
  *
- * Invariants: the answer is the library's, rule for rule: the same order (the last matching rule
- * decides), the same skips (a negative rule only matters once something is ignored, and so on),
- * the same parent rule (nothing under an ignored directory is re-included), the same case rule (a
- * rule compiled case-insensitively compares case-insensitively). A literal is taken only where it
- * is sound: ASCII characters outside `* ? [ ] \ /` and spaces, from a pattern with no escape and no
- * character class, so every path the expression matches contains it. `ruleMatcher.test.ts`
- * compares this with the library on generated rules and paths. Where the library's rule objects
- * do not look as this module expects (another version), the library's own `test` answers, and
- * `usesLiterals` says so (a test pins it for the installed version, so an upgrade cannot slow
- * every scan unnoticed). The rules are read when the matcher is made: `source` must not be added
- * to afterwards (every caller builds it whole first).
+ * Of the path itself, as git decides: git checks each path against the patterns when it reaches
+ * it, and never enters an excluded directory, so a directory a deeper ignore file re-includes
+ * (`!/node_modules/` beside a fixture, under a root `node_modules`) has its files decided by the
+ * patterns alone. The library's public `test` also tests every parent directory against the same
+ * file's rules, so the root's `node_modules` excluded the files of a directory the deeper file had
+ * re-included (vite's test fixtures, tracked by git, were never captured). The callers walk the
+ * directories themselves, against the whole stack (`ignoreRules.ts`): this answers for the path.
+ *
+ * Faster: a scan tests every path against every rule of every ignore file above it (babel's root
+ * `.gitignore` has 57 rules: ~2.3 million regular-expression tests for a first capture of its 40k
+ * paths, a tenth of the capture). Most rules name a literal a matching path must contain (`dist`,
+ * `.log`, `babel-runtime`): a rule whose literal is not in the path cannot match it, so its
+ * expression is not run.
+ *
+ * Invariants: the answer is the library's rule manager's, rule for rule: the same order (the last
+ * matching rule decides), the same skips (a negative rule only matters once something is ignored,
+ * and so on), the same case rule. A literal is taken only where it is sound: ASCII characters
+ * outside `* ? [ ] \ /` and spaces, from a pattern with no escape and no character class, so every
+ * path the expression matches contains it. `ruleMatcher.test.ts` compares this with the library on
+ * generated rules and paths. Where the library's rule objects do not look as this module expects
+ * (another version), the library's `test` answers (with its parent rule), and `usesLiterals` says
+ * so (a test pins it for the installed version, so an upgrade cannot change answers unnoticed).
+ * The rules are read when the matcher is made: `source` must not be added to afterwards (every
+ * caller builds it whole first).
  */
 import type { Ignore } from "ignore"
 import { newRules } from "./ignoreFileCompile.js"
@@ -29,13 +37,16 @@ export interface RuleVerdict {
 }
 
 export interface RuleMatcher {
-  /** The library's `test(path)`: `path` relative to the rules' directory, `/`-terminated for one. */
-  readonly test: (path: string) => RuleVerdict
+  /**
+   * What these rules say of `path` itself (relative to their directory, `/`-terminated for a
+   * directory); its directories are the caller's to decide against the whole stack.
+   */
+  readonly verdict: (path: string) => RuleVerdict
   /** The compiled rules, to combine with others or copy (`newRules().add(source)`). */
   readonly source: Ignore
   /** Whether literals are used (false: every test is the library's own). */
   readonly usesLiterals: boolean
-  /** A matcher over the same compiled rules with nothing remembered (no rule is compiled again). */
+  /** A matcher over the same compiled rules with nothing remembered from this one's calls. */
   readonly fresh: () => RuleMatcher
 }
 
@@ -84,34 +95,22 @@ const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined 
     return { negative: r.negative, regex: r.regex, literal: literalOf(r.body, caseless), caseless }
   })
 
-/** Paths the library refuses or treats specially go to it unchanged. */
-const plainRelative = (path: string) =>
-  path !== "" && !path.startsWith("/") && !path.includes("//") && !/^\.{1,2}(\/|$)/.test(path)
-
-/**
- * A matcher over `source`. Each matcher keeps the verdicts of the directories it tested (the
- * parents of the paths it is asked about), as the library's `test` keeps every path's: a fresh
- * matcher per operation keeps one caller's paths out of another's memory.
- */
+/** A matcher over `source`. */
 export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
   const rules = compiledRules(source)
   if (rules === undefined) {
     const library = (from: Ignore): RuleMatcher => ({
-      test: (path) => from.test(path),
+      verdict: (path) => from.test(path),
       source: from,
       usesLiterals: false,
+      // The library remembers every path it tested: a copy per operation keeps them apart.
       fresh: () => library(newRules().add(from)),
     })
     return library(source)
   }
-  return withLiterals(source, rules)
-}
-
-const withLiterals = (source: Ignore, rules: ReadonlyArray<CompiledRule>): RuleMatcher => {
   const anyCaseless = rules.some((r) => r.caseless)
-
   // RuleManager#test with checkUnignored (what `test` asks), rules whose literal is absent skipped.
-  const own = (path: string): RuleVerdict => {
+  const verdict = (path: string): RuleVerdict => {
     const lower = anyCaseless ? path.toLowerCase() : path
     let ignored = false
     let unignored = false
@@ -124,23 +123,7 @@ const withLiterals = (source: Ignore, rules: ReadonlyArray<CompiledRule>): RuleM
     }
     return { ignored, unignored }
   }
-
-  const directories = new Map<string, RuleVerdict>()
-  // Ignore#_t: a path under an ignored directory is that directory's verdict.
-  const test = (path: string): RuleVerdict => {
-    if (!plainRelative(path)) return source.test(path)
-    const known = directories.get(path)
-    if (known !== undefined) return known
-    const end = path.endsWith("/") ? path.length - 1 : path.length
-    const cut = path.lastIndexOf("/", end - 1)
-    let verdict: RuleVerdict
-    if (cut <= 0) verdict = own(path)
-    else {
-      const parent = test(path.slice(0, cut + 1))
-      verdict = parent.ignored ? parent : own(path)
-    }
-    if (end !== path.length) directories.set(path, verdict)
-    return verdict
-  }
-  return { test, source, usesLiterals: true, fresh: () => withLiterals(source, rules) }
+  // Nothing is remembered between calls: the one matcher serves every operation.
+  const matcher: RuleMatcher = { verdict, source, usesLiterals: true, fresh: () => matcher }
+  return matcher
 }

@@ -1,0 +1,81 @@
+// Ignore rules decide as git's do. Patterns match case-sensitively, as git's do on a
+// case-sensitive filesystem: `build/`
+// and `tags` in a .gitignore leave out `build/` and `tags` but not a `Build/` or `Tags/` directory
+// of sources git tracks, `*.log` leaves out `x.log` but not `NOTES.LOG`, and a negation re-includes
+// only the spelling it names. The library's default (case-insensitive) left those files out of
+// every point, unprotected and unreported. And a directory a deeper ignore file re-includes
+// (`!/node_modules/` beside a test fixture, under a root `node_modules`: vite's layout) has its
+// files captured, and a restore may write them: the root's rule is not applied again to each file
+// under it.
+import { describe, expect, it } from "@effect/vitest"
+import type { TurnId } from "@rewind/contracts"
+import { applyPointRestore, capturePoint, loadManifest, previewPointRestore } from "@rewind/core"
+import { Effect } from "effect"
+import { makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
+
+describe("ignore rules and letter case", () => {
+  it.effect("leave out only the spelling a pattern names", () => {
+    const env = makeEnv()
+    const files: Record<string, string> = {
+      ".gitignore": "tags\nbuild/\n*.log\n!Keep.log\n",
+      "Tags/src.c": "int x;\n",
+      tags: "ctags output\n",
+      "Build/main.c": "int main;\n",
+      "build/out.o": "object\n",
+      "NOTES.LOG": "notes\n",
+      "x.log": "log\n",
+      "keep.log": "lower\n",
+      "Keep.log": "upper\n",
+    }
+    for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/${path}`, content)
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
+      if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+      const manifest = yield* loadManifest(outcome.point.manifestHash)
+      expect([...manifest.keys()].sort()).toEqual([
+        ".gitignore",
+        "Build/main.c",
+        "Keep.log",
+        "NOTES.LOG",
+        "Tags/src.c",
+      ])
+      expect(outcome.point.skipped).toEqual([])
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect(
+    "capture what a deeper ignore file re-includes under a directory the root excludes, and restore it",
+    () => {
+      const env = makeEnv()
+      const files: Record<string, string> = {
+        ".gitignore": "node_modules\n",
+        "fixture/.gitignore": "!/node_modules/\n",
+        "fixture/node_modules/pkg/index.js": "export default 1\n",
+        "fixture/node_modules/pkg/deep/a.js": "a\n",
+        "other/node_modules/dep/index.js": "dependency\n",
+        "node_modules/top/index.js": "dependency\n",
+      }
+      for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/${path}`, content)
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
+        if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+        const manifest = yield* loadManifest(outcome.point.manifestHash)
+        expect([...manifest.keys()].sort()).toEqual([
+          ".gitignore",
+          "fixture/.gitignore",
+          "fixture/node_modules/pkg/deep/a.js",
+          "fixture/node_modules/pkg/index.js",
+        ])
+        // The restore's protection check decides as the capture did: the fixture is written back.
+        env.fs.writeFile(`${ROOT}/fixture/node_modules/pkg/index.js`, "changed\n")
+        const preview = yield* previewPointRestore(sessionId, outcome.point.pointId)
+        expect(preview.conflicts).toEqual([])
+        expect(preview.changes.map((c) => c.path)).toEqual(["fixture/node_modules/pkg/index.js"])
+        yield* applyPointRestore(sessionId, outcome.point.pointId, preview.token!)
+        expect(env.files()["fixture/node_modules/pkg/index.js"]).toBe("export default 1\n")
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+})
