@@ -28,7 +28,7 @@ import ignore, { type Ignore } from "ignore"
 export const newRules = (): Ignore => ignore({ ignorecase: false })
 
 /** Stands in every ignore file's identity line, so decisions made under another matching are not reused. */
-export const RULE_MATCHING = "case-sensitive, each path itself"
+export const RULE_MATCHING = "case-sensitive, each path itself, named skips by the rules"
 
 /**
  * The budget of one ignore file. Real ones are a few KiB (babel's largest is under 2 KiB); these

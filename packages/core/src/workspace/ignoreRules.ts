@@ -110,12 +110,32 @@ export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean)
   verdictOf(stack, path, isDirectory) === "ignored"
 
 /**
- * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's
- * own rules re-include it explicitly with a `!` rule (babel does so for the `node_modules`
- * directories of its test fixtures: files the repository tracks, not dependencies).
+ * The skip-list names that stand in for rules a repository did not write (dependencies, caches):
+ * where a pattern of the rules in force names one, those rules decide it, as git's would. jest and
+ * webpack ignore `/node_modules` at the root only and track the `node_modules` of their fixtures
+ * and examples; babel ignores every `node_modules` and re-includes its fixtures' with a `!` rule.
+ * Never VCS data or the store: those are always left out.
  */
-export const onSkipList = (stack: RuleStack, path: string): boolean =>
-  BUILT_IN_SKIP.has(path.slice(path.lastIndexOf("/") + 1)) && verdictOf(stack, path, true) !== "included"
+const RULES_DECIDE: ReadonlySet<string> = new Set([
+  "node_modules",
+  ".venv",
+  "__pycache__",
+  ".cache",
+  ".turbo",
+  ".next",
+])
+
+/**
+ * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's
+ * own rules name it (then they decide, and every caller asks them before this), or re-include
+ * this directory explicitly with a `!` rule.
+ */
+export const onSkipList = (stack: RuleStack, path: string): boolean => {
+  const name = path.slice(path.lastIndexOf("/") + 1)
+  if (!BUILT_IN_SKIP.has(name)) return false
+  if (RULES_DECIDE.has(name) && stack.some((r) => r.matcher.mentions(name))) return false
+  return verdictOf(stack, path, true) !== "included"
+}
 
 /** The stack for a directory's children: its parent's plus its own rules. */
 export const pushRules = (stack: RuleStack, own: RuleSet | undefined): RuleStack =>

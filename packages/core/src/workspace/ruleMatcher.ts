@@ -46,11 +46,14 @@ export interface RuleMatcher {
   readonly source: Ignore
   /** Whether literals are used (false: every test is the library's own). */
   readonly usesLiterals: boolean
+  /** Whether a pattern of these rules names `name` (a skip-list name the rules then decide). */
+  readonly mentions: (name: string) => boolean
   /** A matcher over the same compiled rules with nothing remembered from this one's calls. */
   readonly fresh: () => RuleMatcher
 }
 
 interface CompiledRule {
+  readonly body: string
   readonly negative: boolean
   readonly regex: RegExp
   /** A text every matching path contains (lower case when `caseless`), or undefined. */
@@ -92,7 +95,13 @@ const libraryRules = (source: Ignore): ReadonlyArray<LibraryRule> | undefined =>
 const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined =>
   libraryRules(source)?.map((r) => {
     const caseless = r.regex.flags.includes("i")
-    return { negative: r.negative, regex: r.regex, literal: literalOf(r.body, caseless), caseless }
+    return {
+      body: r.body,
+      negative: r.negative,
+      regex: r.regex,
+      literal: literalOf(r.body, caseless),
+      caseless,
+    }
   })
 
 /** A matcher over `source`. */
@@ -101,6 +110,8 @@ export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
   if (rules === undefined) {
     const library = (from: Ignore): RuleMatcher => ({
       verdict: (path) => from.test(path),
+      // The patterns cannot be read: as if none named it (the built-in skip list applies).
+      mentions: () => false,
       source: from,
       usesLiterals: false,
       // The library remembers every path it tested: a copy per operation keeps them apart.
@@ -124,6 +135,8 @@ export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
     return { ignored, unignored }
   }
   // Nothing is remembered between calls: the one matcher serves every operation.
-  const matcher: RuleMatcher = { verdict, source, usesLiterals: true, fresh: () => matcher }
+  const bodies = rules.map((r) => r.body)
+  const mentions = (name: string) => bodies.some((body) => body.includes(name))
+  const matcher: RuleMatcher = { verdict, mentions, source, usesLiterals: true, fresh: () => matcher }
   return matcher
 }

@@ -78,4 +78,49 @@ describe("ignore rules and letter case", () => {
       }).pipe(Effect.provide(env.layer()))
     },
   )
+
+  it.effect(
+    "leave a skip-listed name to the repository's rules where they name it, and skip it (reported) where they do not",
+    () => {
+      const named = makeEnv()
+      // webpack's and jest's layout: only the root's dependencies are ignored; fixtures are tracked.
+      const namedFiles: Record<string, string> = {
+        ".gitignore": "/node_modules\n",
+        "node_modules/dep/index.js": "dependency\n",
+        "examples/app/node_modules/a.js": "fixture\n",
+        ".rewind-like/x": "kept\n",
+      }
+      for (const [path, content] of Object.entries(namedFiles)) named.fs.writeFile(`${ROOT}/${path}`, content)
+      const unnamed = makeEnv()
+      const unnamedFiles: Record<string, string> = {
+        ".gitignore": "*.log\n",
+        "node_modules/dep/index.js": "dependency\n",
+        "examples/app/node_modules/a.js": "fixture\n",
+        "src/a.ts": "a\n",
+      }
+      for (const [path, content] of Object.entries(unnamedFiles))
+        unnamed.fs.writeFile(`${ROOT}/${path}`, content)
+      const captured = Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
+        if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+        const manifest = yield* loadManifest(outcome.point.manifestHash)
+        return {
+          paths: [...manifest.keys()].sort(),
+          skipped: outcome.point.skipped.map((s) => [s.path, s.reason]),
+        }
+      })
+      return Effect.gen(function* () {
+        const byRules = yield* Effect.provide(captured, named.layer())
+        expect(byRules.paths).toEqual([".gitignore", ".rewind-like/x", "examples/app/node_modules/a.js"])
+        expect(byRules.skipped).toEqual([])
+        const bySkipList = yield* Effect.provide(captured, unnamed.layer())
+        expect(bySkipList.paths).toEqual([".gitignore", "src/a.ts"])
+        expect([...bySkipList.skipped].sort()).toEqual([
+          ["examples/app/node_modules", "skipped_directory"],
+          ["node_modules", "skipped_directory"],
+        ])
+      })
+    },
+  )
 })
