@@ -18,14 +18,14 @@
  *
  * Invariants: the answer is the library's rule manager's, rule for rule: the same order (the last
  * matching rule decides), the same skips (a negative rule only matters once something is ignored,
- * and so on), the same case rule. A literal is taken only where it is sound: ASCII characters
- * outside `* ? [ ] \ /` and spaces, from a pattern with no escape and no character class, so every
- * path the expression matches contains it. `ruleMatcher.test.ts` compares this with the library on
- * generated rules and paths. Where the library's rule objects do not look as this module expects
- * (another version), the library's `test` answers (with its parent rule), and `usesLiterals` says
- * so (a test pins it for the installed version, so an upgrade cannot change answers unnoticed).
- * The rules are read when the matcher is made: `source` must not be added to afterwards (every
- * caller builds it whole first).
+ * and so on), the same case rule; but a negated character class is git's (`withGitClasses`). A
+ * literal is taken only where it is sound: ASCII characters outside `* ? [ ] \ /` and spaces, from
+ * a pattern with no escape and no character class, so every path the expression matches contains
+ * it. `ruleMatcher.test.ts` compares this with the library on generated rules and paths. Where the
+ * library's rule objects do not look as this module expects (another version), the library's
+ * `test` answers (with its parent rule), and `usesLiterals` says so (a test pins it for the
+ * installed version, so an upgrade cannot change answers unnoticed). The rules are read when the
+ * matcher is made: `source` must not be added to afterwards (every caller builds it whole first).
  */
 import type { Ignore } from "ignore"
 import { newRules } from "./ignoreFileCompile.js"
@@ -91,6 +91,17 @@ const libraryRules = (source: Ignore): ReadonlyArray<LibraryRule> | undefined =>
   return rules as ReadonlyArray<LibraryRule>
 }
 
+/**
+ * The library's expression with git's negated character class: git reads `[!a]` and `[^a]` as
+ * "any character but `a`" (wildmatch), the library as a class of `!` and `a` (`[!a]`) or of `^`
+ * and `a` (`[\^a]`), so `[!a]b` ignored `ab` and kept `bb`. A class opening is a `[` not escaped
+ * (an escaped one is `\[` in the source); only the first character after it is rewritten.
+ */
+const withGitClasses = (regex: RegExp): RegExp => {
+  const source = regex.source.replace(/(^|[^\\])\[(?:!|\\\^)/g, "$1[^")
+  return source === regex.source ? regex : new RegExp(source, regex.flags)
+}
+
 /** `source`'s rules with their literals (the expressions are the library's, compiled once per rule). */
 const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined =>
   libraryRules(source)?.map((r) => {
@@ -98,7 +109,7 @@ const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined 
     return {
       body: r.body,
       negative: r.negative,
-      regex: r.regex,
+      regex: /\[[!^]/.test(r.body) ? withGitClasses(r.regex) : r.regex,
       literal: literalOf(r.body, caseless),
       caseless,
     }
