@@ -5,7 +5,8 @@
  * default (`openRewind`) are exactly what `git ls-files -o --exclude-standard` lists in a fresh
  * repository of the same tree. Built from differences found against webpack, jest, vite and a
  * fuzzing run: the library's case-insensitive default, its parent rule per ignore file, its
- * `[!a]`, and the skip list over rules that name `node_modules`. Needs `git` on the PATH.
+ * `[!a]`, its escaped and bracketed `*` and `?`, and the skip list over rules that name
+ * `node_modules`. Needs `git` on the PATH.
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
@@ -40,6 +41,8 @@ const NAMES = [
   "#h",
   "!bang",
   "c~",
+  "b*",
+  "a?c",
   "node_modules",
 ]
 const PATTERNS = [
@@ -87,6 +90,10 @@ const PATTERNS = [
   "!deep/",
   "*.txt/",
   "abc ",
+  "b\\*",
+  "a\\?c",
+  "b[*]",
+  "a[?]c",
 ]
 
 /** A tree: files (no path both a file and a directory) and ignore files in some of its directories. */

@@ -27,6 +27,47 @@ import ignore, { type Ignore } from "ignore"
  */
 export const newRules = (): Ignore => ignore({ ignorecase: false })
 
+/**
+ * Where a pattern means a literal `*` or `?` (escaped, `b\*`, or inside a class, `b[*]`), the
+ * ignore library reads a wildcard (`b\*` matched `bx`) or builds a broken expression (`a\?c`,
+ * `a[?]c` matched nothing), while git matches the character itself. Such a character is handed to
+ * the library as a private-use stand-in it takes literally (`LITERAL_STAR`, `LITERAL_QUESTION`),
+ * and `ruleMatcher.ts` puts the escaped character back into the compiled expression. Lines
+ * without a backslash or a class are returned as they are.
+ */
+export const LITERAL_STAR = "\uE000"
+export const LITERAL_QUESTION = "\uE001"
+
+const withLiteralWildcards = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => {
+      if (!line.includes("\\") && !line.includes("[")) return line
+      let out = ""
+      let inClass = false
+      let classStart = 0
+      for (let i = 0; i < line.length; i++) {
+        const c = line[i]!
+        if (c === "\\" && i + 1 < line.length) {
+          const next = line[i + 1]!
+          out += next === "*" ? LITERAL_STAR : next === "?" ? LITERAL_QUESTION : c + next
+          i++
+        } else if (inClass) {
+          // `]` right after the opening (or after its `!`/`^`) is a member, not the end.
+          if (c === "]" && i > classStart) inClass = false
+          out += c === "*" ? LITERAL_STAR : c === "?" ? LITERAL_QUESTION : c
+        } else {
+          if (c === "[") {
+            inClass = true
+            classStart = line[i + 1] === "!" || line[i + 1] === "^" ? i + 2 : i + 1
+          }
+          out += c
+        }
+      }
+      return out
+    })
+    .join("\n")
+
 /** Stands in every ignore file's identity line, so decisions made under another matching are not reused. */
 export const RULE_MATCHING = "case-sensitive, each path itself, named skips by the rules"
 
@@ -122,7 +163,7 @@ const compileWithin = (
     const started = yield* Clock.currentTimeMillis
     const compiled = Either.try({
       try: () => {
-        const matcher = newRules().add(text)
+        const matcher = newRules().add(withLiteralWildcards(text))
         // Regular expressions are built on first use: build them all now, inside the try.
         matcher.test("rewind-probe")
         matcher.test("rewind-probe/")

@@ -28,7 +28,7 @@
  * matcher is made: `source` must not be added to afterwards (every caller builds it whole first).
  */
 import type { Ignore } from "ignore"
-import { newRules } from "./ignoreFileCompile.js"
+import { LITERAL_QUESTION, LITERAL_STAR, newRules } from "./ignoreFileCompile.js"
 
 /** What a rule set says of a path: the library's `TestResult` fields Rewind reads. */
 export interface RuleVerdict {
@@ -98,7 +98,11 @@ const libraryRules = (source: Ignore): ReadonlyArray<LibraryRule> | undefined =>
  * (an escaped one is `\[` in the source); only the first character after it is rewritten.
  */
 const withGitClasses = (regex: RegExp): RegExp => {
-  const source = regex.source.replace(/(^|[^\\])\[(?:!|\\\^)/g, "$1[^")
+  const source = regex.source
+    .replace(/(^|[^\\])\[(?:!|\\\^)/g, "$1[^")
+    // The literal `*` and `?` handed to the library as stand-ins (`withLiteralWildcards`).
+    .replaceAll(LITERAL_STAR, "\\*")
+    .replaceAll(LITERAL_QUESTION, "\\?")
   return source === regex.source ? regex : new RegExp(source, regex.flags)
 }
 
@@ -109,7 +113,7 @@ const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined 
     return {
       body: r.body,
       negative: r.negative,
-      regex: /\[[!^]/.test(r.body) ? withGitClasses(r.regex) : r.regex,
+      regex: /\[[!^]|[\uE000\uE001]/.test(r.body) ? withGitClasses(r.regex) : r.regex,
       literal: literalOf(r.body, caseless),
       caseless,
     }
