@@ -15,61 +15,8 @@
  */
 import type { ContentHash } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
-import ignore, { type Ignore } from "ignore"
-
-/**
- * A rule container, the one way this module set makes one. Case-sensitive, as git matches on a
- * case-sensitive filesystem (its default `core.ignorecase=false`): the library's default is
- * case-insensitive, which made `build/` leave out a `Build/` of sources and `tags` a `Tags/`
- * directory that git tracks, unprotected and unreported. On a case-insensitive filesystem (where
- * git sets `core.ignorecase=true`) this errs toward capturing: a path git ignores only through a
- * case difference is captured. `core.ignorecase` itself is not read.
- */
-export const newRules = (): Ignore => ignore({ ignorecase: false })
-
-/**
- * Where a pattern means a literal `*` or `?` (escaped, `b\*`, or inside a class, `b[*]`), the
- * ignore library reads a wildcard (`b\*` matched `bx`) or builds a broken expression (`a\?c`,
- * `a[?]c` matched nothing), while git matches the character itself. Such a character is handed to
- * the library as a private-use stand-in it takes literally (`LITERAL_STAR`, `LITERAL_QUESTION`),
- * and `ruleMatcher.ts` puts the escaped character back into the compiled expression. Lines
- * without a backslash or a class are returned as they are.
- */
-export const LITERAL_STAR = "\uE000"
-export const LITERAL_QUESTION = "\uE001"
-
-const withLiteralWildcards = (text: string): string =>
-  text
-    .split("\n")
-    .map((line) => {
-      if (!line.includes("\\") && !line.includes("[")) return line
-      let out = ""
-      let inClass = false
-      let classStart = 0
-      for (let i = 0; i < line.length; i++) {
-        const c = line[i]!
-        if (c === "\\" && i + 1 < line.length) {
-          const next = line[i + 1]!
-          out += next === "*" ? LITERAL_STAR : next === "?" ? LITERAL_QUESTION : c + next
-          i++
-        } else if (inClass) {
-          // `]` right after the opening (or after its `!`/`^`) is a member, not the end.
-          if (c === "]" && i > classStart) inClass = false
-          out += c === "*" ? LITERAL_STAR : c === "?" ? LITERAL_QUESTION : c
-        } else {
-          if (c === "[") {
-            inClass = true
-            classStart = line[i + 1] === "!" || line[i + 1] === "^" ? i + 2 : i + 1
-          }
-          out += c
-        }
-      }
-      return out
-    })
-    .join("\n")
-
-/** Stands in every ignore file's identity line, so decisions made under another matching are not reused. */
-export const RULE_MATCHING = "case-sensitive, each path itself, named skips by the rules"
+import type { Ignore } from "ignore"
+import { compileRules, newRules } from "./ruleMatcher.js"
 
 /**
  * The budget of one ignore file. Real ones are a few KiB (babel's largest is under 2 KiB); these
@@ -163,7 +110,7 @@ const compileWithin = (
     const started = yield* Clock.currentTimeMillis
     const compiled = Either.try({
       try: () => {
-        const matcher = newRules().add(withLiteralWildcards(text))
+        const matcher = compileRules(text)
         // Regular expressions are built on first use: build them all now, inside the try.
         matcher.test("rewind-probe")
         matcher.test("rewind-probe/")

@@ -22,24 +22,21 @@ import { Effect, Either, Option } from "effect"
 import type { Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "./contentHash.js"
-import {
-  compileIgnoreFileByHash,
-  IGNORE_FILE_LIMITS,
-  newRules,
-  type RefusedIgnoreFile,
-  RULE_MATCHING,
-} from "./ignoreFileCompile.js"
-import { type RuleMatcher, ruleMatcherOf } from "./ruleMatcher.js"
+import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+import { newRules, RULE_MATCHING, type RuleMatcher, ruleMatcherOf } from "./ruleMatcher.js"
 
 export { IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
 
-/** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
-export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
-  ".git",
-  ".hg",
-  ".svn",
-  ".jj",
-  ".rewind",
+/** Directory names always left out: VCS data and Rewind's own store. */
+const NEVER_SCANNED = [".git", ".hg", ".svn", ".jj", ".rewind"] as const
+
+/**
+ * The skip-list names that stand in for rules a repository did not write (dependencies, caches):
+ * where a pattern of the rules in force names one, those rules decide it, as git's would. jest and
+ * webpack ignore `/node_modules` at the root only and track the `node_modules` of their fixtures
+ * and examples; babel ignores every `node_modules` and re-includes its fixtures' with a `!` rule.
+ */
+const RULES_DECIDE: ReadonlySet<string> = new Set([
   "node_modules",
   ".venv",
   "__pycache__",
@@ -47,6 +44,9 @@ export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([
   ".turbo",
   ".next",
 ])
+
+/** Directory names never scanned: VCS data, dependencies, caches and Rewind's own store. */
+export const BUILT_IN_SKIP: ReadonlySet<string> = new Set([...NEVER_SCANNED, ...RULES_DECIDE])
 
 /** Ignore files read in every directory, in this order (a later file's rules win on a tie). */
 export const IGNORE_FILES: ReadonlyArray<string> = [".gitignore", ".rewindignore"]
@@ -108,22 +108,6 @@ export const decidingSet = (
 /** Whether the stack excludes `path` itself (see `verdictOf`). */
 export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean): boolean =>
   verdictOf(stack, path, isDirectory) === "ignored"
-
-/**
- * The skip-list names that stand in for rules a repository did not write (dependencies, caches):
- * where a pattern of the rules in force names one, those rules decide it, as git's would. jest and
- * webpack ignore `/node_modules` at the root only and track the `node_modules` of their fixtures
- * and examples; babel ignores every `node_modules` and re-includes its fixtures' with a `!` rule.
- * Never VCS data or the store: those are always left out.
- */
-const RULES_DECIDE: ReadonlySet<string> = new Set([
-  "node_modules",
-  ".venv",
-  "__pycache__",
-  ".cache",
-  ".turbo",
-  ".next",
-])
 
 /**
  * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's

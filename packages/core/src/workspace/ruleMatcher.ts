@@ -10,6 +10,9 @@
  * re-included (vite's test fixtures, tracked by git, were never captured). The callers walk the
  * directories themselves, against the whole stack (`ignoreRules.ts`): this answers for the path.
  *
+ * It is the one module that knows the library: how rules are made (`newRules`, `compileRules`),
+ * read and tested, and where its answers are corrected to git's.
+ *
  * Faster: a scan tests every path against every rule of every ignore file above it (babel's root
  * `.gitignore` has 57 rules: ~2.3 million regular-expression tests for a first capture of its 40k
  * paths, a tenth of the capture). Most rules name a literal a matching path must contain (`dist`,
@@ -27,8 +30,60 @@
  * installed version, so an upgrade cannot change answers unnoticed). The rules are read when the
  * matcher is made: `source` must not be added to afterwards (every caller builds it whole first).
  */
-import type { Ignore } from "ignore"
-import { LITERAL_QUESTION, LITERAL_STAR, newRules } from "./ignoreFileCompile.js"
+import ignore, { type Ignore } from "ignore"
+
+/**
+ * A rule container, the one way Rewind makes one. Case-sensitive, as git matches on a
+ * case-sensitive filesystem (its default `core.ignorecase=false`): the library's default is
+ * case-insensitive, which made `build/` leave out a `Build/` of sources and `tags` a `Tags/`
+ * directory that git tracks, unprotected and unreported. On a case-insensitive filesystem (where
+ * git sets `core.ignorecase=true`) this errs toward capturing: a path git ignores only through a
+ * case difference is captured. `core.ignorecase` itself is not read.
+ */
+export const newRules = (): Ignore => ignore({ ignorecase: false })
+
+/** Stands in every ignore file's identity line, so decisions made under another matching are not reused. */
+export const RULE_MATCHING = "case-sensitive, each path itself, named skips by the rules"
+
+/**
+ * Where a pattern means a literal `*` or `?` (escaped, `b\*`, or inside a class, `b[*]`), the
+ * library reads a wildcard (`b\*` matched `bx`) or builds a broken expression (`a\?c`, `a[?]c`
+ * matched nothing), while git matches the character itself. Such a character is handed to the
+ * library as a private-use stand-in it takes literally, and `withGitClasses` puts the escaped
+ * character back into the compiled expression.
+ */
+const LITERAL_STAR = "\uE000"
+const LITERAL_QUESTION = "\uE001"
+
+const withLiteralWildcards = (line: string): string => {
+  if (!line.includes("\\") && !line.includes("[")) return line
+  let out = ""
+  let inClass = false
+  let classStart = 0
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!
+    if (c === "\\" && i + 1 < line.length) {
+      const next = line[i + 1]!
+      out += next === "*" ? LITERAL_STAR : next === "?" ? LITERAL_QUESTION : c + next
+      i++
+    } else if (inClass) {
+      // `]` right after the opening (or after its `!`/`^`) is a member, not the end.
+      if (c === "]" && i > classStart) inClass = false
+      out += c === "*" ? LITERAL_STAR : c === "?" ? LITERAL_QUESTION : c
+    } else {
+      if (c === "[") {
+        inClass = true
+        classStart = line[i + 1] === "!" || line[i + 1] === "^" ? i + 2 : i + 1
+      }
+      out += c
+    }
+  }
+  return out
+}
+
+/** An ignore file's text as rules (the library may throw on a pattern it cannot compile). */
+export const compileRules = (text: string): Ignore =>
+  newRules().add(text.split("\n").map(withLiteralWildcards).join("\n"))
 
 /** What a rule set says of a path: the library's `TestResult` fields Rewind reads. */
 export interface RuleVerdict {
@@ -56,9 +111,8 @@ interface CompiledRule {
   readonly body: string
   readonly negative: boolean
   readonly regex: RegExp
-  /** A text every matching path contains (lower case when `caseless`), or undefined. */
+  /** A text every matching path contains, or undefined. */
   readonly literal: string | undefined
-  readonly caseless: boolean
 }
 
 interface LibraryRule {
@@ -69,14 +123,14 @@ interface LibraryRule {
 
 const MIN_LITERAL = 2
 
-const literalOf = (body: string, caseless: boolean): string | undefined => {
-  if (/[\\[\]]/.test(body)) return undefined
+/** None for a rule compiled case-insensitively (`newRules` never makes one: only a test does). */
+const literalOf = (body: string, regex: RegExp): string | undefined => {
+  if (regex.flags.includes("i") || /[\\[\]]/.test(body)) return undefined
   let best = ""
   for (const run of body.split(/[*?/\s]+/)) {
     if (run.length > best.length && /^[\x21-\x7e]+$/.test(run)) best = run
   }
-  if (best.length < MIN_LITERAL) return undefined
-  return caseless ? best.toLowerCase() : best
+  return best.length < MIN_LITERAL ? undefined : best
 }
 
 /** The library's rule objects, when they have the shape this module reads. */
@@ -100,7 +154,7 @@ const libraryRules = (source: Ignore): ReadonlyArray<LibraryRule> | undefined =>
 const withGitClasses = (regex: RegExp): RegExp => {
   const source = regex.source
     .replace(/(^|[^\\])\[(?:!|\\\^)/g, "$1[^")
-    // The literal `*` and `?` handed to the library as stand-ins (`withLiteralWildcards`).
+    // The literal `*` and `?` handed to the library as stand-ins (`compileRules`).
     .replaceAll(LITERAL_STAR, "\\*")
     .replaceAll(LITERAL_QUESTION, "\\?")
   return source === regex.source ? regex : new RegExp(source, regex.flags)
@@ -108,16 +162,12 @@ const withGitClasses = (regex: RegExp): RegExp => {
 
 /** `source`'s rules with their literals (the expressions are the library's, compiled once per rule). */
 const compiledRules = (source: Ignore): ReadonlyArray<CompiledRule> | undefined =>
-  libraryRules(source)?.map((r) => {
-    const caseless = r.regex.flags.includes("i")
-    return {
-      body: r.body,
-      negative: r.negative,
-      regex: /\[[!^]|[\uE000\uE001]/.test(r.body) ? withGitClasses(r.regex) : r.regex,
-      literal: literalOf(r.body, caseless),
-      caseless,
-    }
-  })
+  libraryRules(source)?.map((r) => ({
+    body: r.body,
+    negative: r.negative,
+    regex: /\[[!^]|[\uE000\uE001]/.test(r.body) ? withGitClasses(r.regex) : r.regex,
+    literal: literalOf(r.body, r.regex),
+  }))
 
 /** A matcher over `source`. */
 export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
@@ -134,15 +184,13 @@ export const ruleMatcherOf = (source: Ignore): RuleMatcher => {
     })
     return library(source)
   }
-  const anyCaseless = rules.some((r) => r.caseless)
   // RuleManager#test with checkUnignored (what `test` asks), rules whose literal is absent skipped.
   const verdict = (path: string): RuleVerdict => {
-    const lower = anyCaseless ? path.toLowerCase() : path
     let ignored = false
     let unignored = false
     for (const rule of rules) {
       if (unignored === rule.negative && ignored !== unignored) continue
-      if (rule.literal !== undefined && !(rule.caseless ? lower : path).includes(rule.literal)) continue
+      if (rule.literal !== undefined && !path.includes(rule.literal)) continue
       if (!rule.regex.test(path)) continue
       ignored = !rule.negative
       unignored = rule.negative
