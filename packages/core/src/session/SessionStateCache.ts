@@ -6,6 +6,7 @@
  */
 import type { SessionId } from "@rewind/contracts"
 import { Context, Layer } from "effect"
+import { boundedMap } from "../internal/boundedMap.js"
 import type { SessionState } from "./sessionState.js"
 
 export interface SessionStateCacheService {
@@ -21,20 +22,6 @@ export class SessionStateCache extends Context.Tag("@rewind/core/SessionStateCac
 /** A bounded cache keeping the most recently used `capacity` sessions. */
 export const layerSessionStateCache = (capacity = 32): Layer.Layer<SessionStateCache> =>
   Layer.sync(SessionStateCache, () => {
-    const entries = new Map<SessionId, SessionState>()
-    return {
-      get: (sessionId) => {
-        const state = entries.get(sessionId)
-        if (state !== undefined) {
-          entries.delete(sessionId)
-          entries.set(sessionId, state)
-        }
-        return state
-      },
-      set: (sessionId, state) => {
-        entries.delete(sessionId)
-        entries.set(sessionId, state)
-        while (entries.size > capacity) entries.delete(entries.keys().next().value!)
-      },
-    }
+    const entries = boundedMap<SessionId, SessionState>(capacity)
+    return { get: entries.get, set: entries.set }
   })

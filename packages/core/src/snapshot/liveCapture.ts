@@ -14,6 +14,7 @@
  * Records are kept per watcher instance (a WeakMap: they die with the layer) and per session, a
  * few sessions at most (each holds the tree: about as much memory as a scan of it).
  */
+
 import {
   type ContentHash,
   type PointCaptured,
@@ -25,6 +26,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Option } from "effect"
+import { type BoundedMap, boundedMap } from "../internal/boundedMap.js"
 import {
   type ChangeCursor,
   WorkspaceChanges,
@@ -60,7 +62,7 @@ interface LiveRecord {
 /** Sessions whose records one watcher keeps. */
 const SESSIONS_KEPT = 4
 
-const records = new WeakMap<WorkspaceChangesService, Map<SessionId, LiveRecord>>()
+const records = new WeakMap<WorkspaceChangesService, BoundedMap<SessionId, LiveRecord>>()
 
 const takeRecord = (service: WorkspaceChangesService, sessionId: SessionId) => {
   const kept = records.get(service)
@@ -72,11 +74,10 @@ const takeRecord = (service: WorkspaceChangesService, sessionId: SessionId) => {
 const keepRecord = (service: WorkspaceChangesService, sessionId: SessionId, record: LiveRecord) => {
   let kept = records.get(service)
   if (kept === undefined) {
-    kept = new Map()
+    kept = boundedMap(SESSIONS_KEPT)
     records.set(service, kept)
   }
   kept.set(sessionId, record)
-  while (kept.size > SESSIONS_KEPT) kept.delete(kept.keys().next().value!)
 }
 
 export interface LiveSync {

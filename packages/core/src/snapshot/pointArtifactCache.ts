@@ -12,6 +12,7 @@
  */
 import type { ContentHash } from "@rewind/contracts"
 import { Context, Effect, Layer, Option } from "effect"
+import { boundedMap } from "../internal/boundedMap.js"
 import type { Layered, ManifestEntry, StatCacheEntry } from "./pointManifest.js"
 
 export interface PointArtifactCacheService {
@@ -26,26 +27,6 @@ export class PointArtifactCache extends Context.Tag("@rewind/core/PointArtifactC
   PointArtifactCacheService
 >() {}
 
-/** A most-recently-used map bounded to `capacity` entries. */
-const boundedMap = <V>(capacity: number) => {
-  const entries = new Map<ContentHash, V>()
-  return {
-    get: (key: ContentHash) => {
-      const value = entries.get(key)
-      if (value !== undefined) {
-        entries.delete(key)
-        entries.set(key, value)
-      }
-      return value
-    },
-    set: (key: ContentHash, value: V) => {
-      entries.delete(key)
-      entries.set(key, value)
-      while (entries.size > capacity) entries.delete(entries.keys().next().value!)
-    },
-  }
-}
-
 /**
  * Keeps the `capacity` most recently used manifests and as many stat caches. A decoded manifest of
  * 100,000 paths is a few tens of MB, so the default keeps only what the next capture and a restore
@@ -53,8 +34,8 @@ const boundedMap = <V>(capacity: number) => {
  */
 export const layerPointArtifactCache = (capacity = 4): Layer.Layer<PointArtifactCache> =>
   Layer.sync(PointArtifactCache, () => {
-    const manifests = boundedMap<Layered<ManifestEntry>>(capacity)
-    const statCaches = boundedMap<Layered<StatCacheEntry>>(capacity)
+    const manifests = boundedMap<ContentHash, Layered<ManifestEntry>>(capacity)
+    const statCaches = boundedMap<ContentHash, Layered<StatCacheEntry>>(capacity)
     return {
       getManifest: manifests.get,
       setManifest: manifests.set,

@@ -19,6 +19,7 @@
  */
 import type { SessionId } from "@rewind/contracts"
 import { Context, Effect, Layer, Option } from "effect"
+import { boundedMap } from "../internal/boundedMap.js"
 import type { StatCache } from "./pointManifest.js"
 
 export interface TreeStat {
@@ -45,26 +46,14 @@ export class TreeStatCache extends Context.Tag("@rewind/core/TreeStatCache")<
 /** Keeps the `capacity` most recently used trees (a tree of 100,000 files is some tens of MB). */
 export const layerTreeStatCache = (capacity = 4): Layer.Layer<TreeStatCache> =>
   Layer.sync(TreeStatCache, () => {
-    const trees = new Map<string, TreeStat>()
+    const trees = boundedMap<string, TreeStat>(capacity)
     let generation = 0
     const keyOf = (sessionId: SessionId, root: string) => `${sessionId}\u0000${root}`
     return {
       generation: () => generation,
-      get: (sessionId, root) => {
-        const key = keyOf(sessionId, root)
-        const tree = trees.get(key)
-        if (tree !== undefined) {
-          trees.delete(key)
-          trees.set(key, tree)
-        }
-        return tree
-      },
+      get: (sessionId, root) => trees.get(keyOf(sessionId, root)),
       set: (sessionId, root, tree, since) => {
-        if (since !== generation) return
-        const key = keyOf(sessionId, root)
-        trees.delete(key)
-        trees.set(key, tree)
-        while (trees.size > capacity) trees.delete(trees.keys().next().value!)
+        if (since === generation) trees.set(keyOf(sessionId, root), tree)
       },
       clear: () => {
         generation++

@@ -16,6 +16,7 @@
 import type { ContentHash } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import type { Ignore } from "ignore"
+import { boundedMap } from "../internal/boundedMap.js"
 import { compileRules, newRules } from "./ruleMatcher.js"
 
 /**
@@ -146,7 +147,7 @@ export const compileIgnoreFile = (
 const COMPILED_KEPT = 512
 
 /** By content hash: the compiled rules (`undefined`: no pattern) or the deterministic refusal. */
-const compiledByHash = new Map<ContentHash, Either.Either<Ignore | undefined, string>>()
+const compiledByHash = boundedMap<ContentHash, Either.Either<Ignore | undefined, string>>(COMPILED_KEPT)
 
 const fresh = (compiled: Ignore | undefined) =>
   compiled === undefined ? undefined : newRules().add(compiled)
@@ -163,9 +164,6 @@ export const compileIgnoreFileByHash = (
   Effect.suspend(() => {
     const known = compiledByHash.get(hash)
     if (known !== undefined) {
-      // Most recently used last.
-      compiledByHash.delete(hash)
-      compiledByHash.set(hash, known)
       return Effect.succeed(
         Either.isLeft(known) ? Either.left({ path, detail: known.left }) : Either.right(fresh(known.right)),
       )
@@ -173,7 +171,6 @@ export const compileIgnoreFileByHash = (
     return Effect.map(compileWithin(bytes), (outcome) => {
       if (outcome.remember) {
         compiledByHash.set(hash, outcome.result)
-        while (compiledByHash.size > COMPILED_KEPT) compiledByHash.delete(compiledByHash.keys().next().value!)
       }
       return Either.isLeft(outcome.result)
         ? Either.left({ path, detail: outcome.result.left })

@@ -23,6 +23,7 @@
  */
 import type { FileStat } from "@rewind/contracts"
 import { Either, Option } from "effect"
+import { boundedMap } from "../internal/boundedMap.js"
 import type { WorkspaceError, WorkspaceService } from "../ports/Workspace.js"
 import type { DirectoryRules } from "./ignoreRules.js"
 
@@ -75,15 +76,12 @@ export interface KeptRules {
 }
 
 const makeKeptRules = (): KeptRules => {
-  const entries = new Map<string, Entry>()
+  const entries = boundedMap<string, Entry>(DIRECTORIES_KEPT)
   return {
     lookup: (dir, stats) => {
       const entry = entries.get(dir)
       if (entry === undefined || entry.files.length !== stats.length) return undefined
       for (let i = 0; i < stats.length; i++) if (!unchanged(entry.files[i]!, stats[i]!)) return undefined
-      // Most recently used last.
-      entries.delete(dir)
-      entries.set(dir, entry)
       return withFreshMatcher(entry.rules)
     },
     remember: (dir, stats, statAtNs, rules) => {
@@ -101,7 +99,6 @@ const makeKeptRules = (): KeptRules => {
       }
       // A copy: the caller's matcher caches every path this operation tests.
       entries.set(dir, { files, rules: withFreshMatcher(rules) })
-      while (entries.size > DIRECTORIES_KEPT) entries.delete(entries.keys().next().value!)
     },
   }
 }
