@@ -6,7 +6,7 @@
  * files, so a plan over a large point reads only what changed and stats each entry once. What the
  * plan reads may be kept (up to a budget) for the apply's rescue point, so it is not read twice.
  */
-import { aFileKind, type ContentHash, type FileStat, type WorkspacePath } from "@rewind/contracts"
+import type { ContentHash, FileKind, FileStat, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -74,12 +74,17 @@ const classify = (
         return { kind: "file", hash: hashContent(content), mode: file.value.mode } as CurrentState
       }
       default:
-        return aFileKind(stat.kind)
+        return { notRegular: stat.kind } satisfies NotRegular
     }
   })
 
-/** What is at a path, or (a string: `aFileKind`'s words) a kind a point never holds. */
-export type Inspected = Either.Either<CurrentState | string, WorkspaceError>
+/** A kind a point never holds (a directory, a FIFO, a socket, a device) standing at a path. */
+export interface NotRegular {
+  readonly notRegular: FileKind
+}
+
+/** What is at a path, or what stands there that a point never holds. */
+export type Inspected = Either.Either<CurrentState | NotRegular, WorkspaceError>
 
 /** One path on its own: a confined `lstat`, then `classify`. */
 const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | undefined) =>
@@ -94,18 +99,19 @@ const parentOf = (path: string) => {
   return slash < 0 ? "" : path.slice(0, slash)
 }
 
-/**
- * The directories of a plan's paths and their ancestors, each listed once with its entries'
- * `lstat`s in one bulk `scanDirectories` (about the cost of a scan of them, one `lstat` per
- * entry), and the Clock just before. A directory that could not be listed (missing, a file, refused) is left out: its paths
- * are inspected one by one, and its stats taken the usual way.
- */
+/** The listed directories of a plan's paths, by directory (see `listDirectoriesOf`). */
 export interface Listings {
   readonly at: bigint
   readonly paths: ReadonlyMap<string, ReadonlyArray<WorkspacePath>>
   readonly byDirectory: ReadonlyMap<string, ReadonlyMap<string, ScannedEntry>>
 }
 
+/**
+ * The directories of a plan's paths and their ancestors, each listed once with its entries'
+ * `lstat`s in one bulk `scanDirectories` (about the cost of a scan of them, one `lstat` per
+ * entry), and the Clock just before. A directory that could not be listed (missing, a file,
+ * refused) is left out: its paths are inspected one by one, and its stats taken the usual way.
+ */
 export const listDirectoriesOf = (paths: Iterable<WorkspacePath>) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace

@@ -19,7 +19,6 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import type { WorkspaceError } from "../ports/Workspace.js"
 import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { checkProtection } from "../workspace/protection.js"
@@ -95,15 +94,43 @@ const underRemovedLink = (
     const above = path.slice(0, cut) as WorkspacePath
     if (manifest.get(above)?.kind !== "tombstone") continue
     const now = inspected.get(above)
-    if (
-      now !== undefined &&
-      Either.isRight(now) &&
-      typeof now.right !== "string" &&
-      now.right.kind === "link"
-    )
+    if (now !== undefined && Either.isRight(now) && "kind" in now.right && now.right.kind === "link")
       return true
   }
   return false
+}
+
+const HOLDS = "holds"
+
+/**
+ * What stands at `path` for a restore to `wanted`: its state, a conflict, or `HOLDS` when the
+ * point's tombstone holds already.
+ */
+const standing = (
+  path: WorkspacePath,
+  wanted: ManifestEntry,
+  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
+  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+): CurrentState | RestoreConflict | typeof HOLDS => {
+  const now = inspected.get(path)!
+  if (Either.isRight(now)) {
+    if (!("notRegular" in now.right)) return now.right
+    // A tombstone says no file or link is at the path; a directory there (a later point's, say)
+    // is not one, and the restore leaves it alone.
+    if (wanted.kind === "tombstone" && now.right.notRegular === "directory") return HOLDS
+    return { path, reason: "not_a_regular_file", detail: `${aFileKind(now.right.notRegular)} is in the way` }
+  }
+  const error = now.left
+  if (error._tag !== "PathRefused" || error.reason !== "symlink_in_path") {
+    return { path, reason: "unreadable", detail: error.message }
+  }
+  // Through a link nothing is at this path in the tree: a tombstone holds already. A link this
+  // very restore takes away (the point has a tombstone there: it became a directory when
+  // captured) leaves nothing at the path either.
+  if (wanted.kind === "tombstone") return HOLDS
+  return underRemovedLink(path, manifest, inspected)
+    ? ABSENT
+    : { path, reason: "symlink_in_path", detail: error.message }
 }
 
 /** The manifest's paths against what is there now: the changes, the conflicts, how many hold already. */
@@ -120,36 +147,16 @@ const compare = (
     const missing = new Set<ContentHash>()
     for (const [path, wanted] of manifest) {
       if (protectedPaths.has(path)) continue
-      const inspectedNow = inspected.get(path)!
-      let current: Either.Either<CurrentState | string, WorkspaceError> = inspectedNow
-      if (Either.isLeft(inspectedNow)) {
-        if (inspectedNow.left._tag === "PathRefused" && inspectedNow.left.reason === "symlink_in_path") {
-          // Through a link nothing is at this path in the tree: a tombstone holds already. A link
-          // this very restore takes away (the point has a tombstone there: it became a directory
-          // when captured) leaves nothing at the path either.
-          if (wanted.kind === "tombstone") {
-            unchanged++
-            continue
-          }
-          if (!underRemovedLink(path, manifest, inspected)) {
-            conflicts.push({ path, reason: "symlink_in_path", detail: inspectedNow.left.message })
-            continue
-          }
-          current = Either.right(ABSENT)
-        } else {
-          conflicts.push({ path, reason: "unreadable", detail: inspectedNow.left.message })
-          continue
-        }
-      }
-      if (Either.isLeft(current)) continue
-      if (typeof current.right === "string") {
-        // A tombstone says no file or link is at the path; a directory there (a later point's, say)
-        // is not one, and the restore leaves it alone.
-        if (wanted.kind === "tombstone" && current.right === aFileKind("directory")) unchanged++
-        else conflicts.push({ path, reason: "not_a_regular_file", detail: `${current.right} is in the way` })
+      const current = standing(path, wanted, manifest, inspected)
+      if (current === HOLDS) {
+        unchanged++
         continue
       }
-      if (satisfied(current.right, wanted)) {
+      if ("reason" in current) {
+        conflicts.push(current)
+        continue
+      }
+      if (satisfied(current, wanted)) {
         unchanged++
         continue
       }
@@ -176,7 +183,7 @@ const compare = (
       changes.push({
         path,
         action: wanted.kind === "file" ? "write" : wanted.kind === "link" ? "link" : "delete",
-        current: current.right,
+        current,
         wanted,
       })
     }
