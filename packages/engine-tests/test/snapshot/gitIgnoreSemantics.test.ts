@@ -13,10 +13,25 @@ import { applyPointRestore, capturePoint, loadManifest, previewPointRestore } fr
 import { Effect } from "effect"
 import { makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
 
+/** A memory workspace holding `files` (path: content). */
+const envWith = (files: Record<string, string>) => {
+  const env = makeEnv()
+  for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/${path}`, content)
+  return env
+}
+
+/** A first point of a new session: the point, and the paths its manifest records, sorted. */
+const firstPoint = Effect.gen(function* () {
+  const sessionId = yield* newSession
+  const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
+  if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+  const manifest = yield* loadManifest(outcome.point.manifestHash)
+  return { sessionId, point: outcome.point, paths: [...manifest.keys()].sort() }
+})
+
 describe("ignore rules and letter case", () => {
   it.effect("leave out only the spelling a pattern names", () => {
-    const env = makeEnv()
-    const files: Record<string, string> = {
+    const env = envWith({
       ".gitignore": "tags\nbuild/\n*.log\n!Keep.log\n",
       "Tags/src.c": "int x;\n",
       tags: "ctags output\n",
@@ -26,43 +41,28 @@ describe("ignore rules and letter case", () => {
       "x.log": "log\n",
       "keep.log": "lower\n",
       "Keep.log": "upper\n",
-    }
-    for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/${path}`, content)
+    })
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
-      if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-      const manifest = yield* loadManifest(outcome.point.manifestHash)
-      expect([...manifest.keys()].sort()).toEqual([
-        ".gitignore",
-        "Build/main.c",
-        "Keep.log",
-        "NOTES.LOG",
-        "Tags/src.c",
-      ])
-      expect(outcome.point.skipped).toEqual([])
+      const { point, paths } = yield* firstPoint
+      expect(paths).toEqual([".gitignore", "Build/main.c", "Keep.log", "NOTES.LOG", "Tags/src.c"])
+      expect(point.skipped).toEqual([])
     }).pipe(Effect.provide(env.layer()))
   })
 
   it.effect(
     "capture what a deeper ignore file re-includes under a directory the root excludes, and restore it",
     () => {
-      const env = makeEnv()
-      const files: Record<string, string> = {
+      const env = envWith({
         ".gitignore": "node_modules\n",
         "fixture/.gitignore": "!/node_modules/\n",
         "fixture/node_modules/pkg/index.js": "export default 1\n",
         "fixture/node_modules/pkg/deep/a.js": "a\n",
         "other/node_modules/dep/index.js": "dependency\n",
         "node_modules/top/index.js": "dependency\n",
-      }
-      for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/${path}`, content)
+      })
       return Effect.gen(function* () {
-        const sessionId = yield* newSession
-        const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
-        if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-        const manifest = yield* loadManifest(outcome.point.manifestHash)
-        expect([...manifest.keys()].sort()).toEqual([
+        const { sessionId, point, paths } = yield* firstPoint
+        expect(paths).toEqual([
           ".gitignore",
           "fixture/.gitignore",
           "fixture/node_modules/pkg/deep/a.js",
@@ -70,10 +70,10 @@ describe("ignore rules and letter case", () => {
         ])
         // The restore's protection check decides as the capture did: the fixture is written back.
         env.fs.writeFile(`${ROOT}/fixture/node_modules/pkg/index.js`, "changed\n")
-        const preview = yield* previewPointRestore(sessionId, outcome.point.pointId)
+        const preview = yield* previewPointRestore(sessionId, point.pointId)
         expect(preview.conflicts).toEqual([])
         expect(preview.changes.map((c) => c.path)).toEqual(["fixture/node_modules/pkg/index.js"])
-        yield* applyPointRestore(sessionId, outcome.point.pointId, preview.token!)
+        yield* applyPointRestore(sessionId, point.pointId, preview.token!)
         expect(env.files()["fixture/node_modules/pkg/index.js"]).toBe("export default 1\n")
       }).pipe(Effect.provide(env.layer()))
     },
@@ -82,34 +82,23 @@ describe("ignore rules and letter case", () => {
   it.effect(
     "leave a skip-listed name to the repository's rules where they name it, and skip it (reported) where they do not",
     () => {
-      const named = makeEnv()
       // webpack's and jest's layout: only the root's dependencies are ignored; fixtures are tracked.
-      const namedFiles: Record<string, string> = {
+      const named = envWith({
         ".gitignore": "/node_modules\n",
         "node_modules/dep/index.js": "dependency\n",
         "examples/app/node_modules/a.js": "fixture\n",
         ".rewind-like/x": "kept\n",
-      }
-      for (const [path, content] of Object.entries(namedFiles)) named.fs.writeFile(`${ROOT}/${path}`, content)
-      const unnamed = makeEnv()
-      const unnamedFiles: Record<string, string> = {
+      })
+      const unnamed = envWith({
         ".gitignore": "*.log\n",
         "node_modules/dep/index.js": "dependency\n",
         "examples/app/node_modules/a.js": "fixture\n",
         "src/a.ts": "a\n",
-      }
-      for (const [path, content] of Object.entries(unnamedFiles))
-        unnamed.fs.writeFile(`${ROOT}/${path}`, content)
-      const captured = Effect.gen(function* () {
-        const sessionId = yield* newSession
-        const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
-        if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-        const manifest = yield* loadManifest(outcome.point.manifestHash)
-        return {
-          paths: [...manifest.keys()].sort(),
-          skipped: outcome.point.skipped.map((s) => [s.path, s.reason]),
-        }
       })
+      const captured = Effect.map(firstPoint, ({ point, paths }) => ({
+        paths,
+        skipped: point.skipped.map((s) => [s.path, s.reason]),
+      }))
       return Effect.gen(function* () {
         const byRules = yield* Effect.provide(captured, named.layer())
         expect(byRules.paths).toEqual([".gitignore", ".rewind-like/x", "examples/app/node_modules/a.js"])

@@ -101,15 +101,16 @@ const options = {
  * its server on and `rewind capture` hands over to), so a user need not copy it from `status`.
  */
 const ownSocket = (workspaceRoot: string, storeDir: string) =>
-  Effect.gen(function* () {
-    const path = yield* Effect.try({
-      try: () => workspaceSocketPath(workspaceRoot, storeDir, process.env, true),
-      catch: (error) => String(error),
-    }).pipe(Effect.orElseSucceed(() => undefined))
-    if (path === undefined)
-      return yield* usage("--workspace-socket: no runtime directory can hold this workspace's socket")
-    return path
-  })
+  Effect.flatMap(
+    Effect.orElseSucceed(
+      Effect.try(() => workspaceSocketPath(workspaceRoot, storeDir, process.env, true)),
+      () => undefined,
+    ),
+    (path) =>
+      path === undefined
+        ? usage("--workspace-socket: no runtime directory can hold this workspace's socket")
+        : Effect.succeed(path),
+  )
 
 /**
  * What the server declares and serves: the engine's operations and the hook protocol's `hook`
