@@ -9,7 +9,7 @@
  * `node_modules`. Needs `git` on the PATH.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { PointId, SessionId, TurnId } from "@rewind/contracts"
@@ -137,13 +137,33 @@ const gitView = (root: string) => {
     .sort()
 }
 
-/** The paths a point records: after every file is removed, the diff lists each as deleted. */
-const pointPaths = async (root: string) => {
+const git = (root: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "core.excludesFile=/dev/null", ...args], { cwd: root, encoding: "utf8" })
+
+/** What git lists of the tree: its tracked files and the untracked ones no rule ignores. */
+const gitTrackedAndOthers = (root: string) =>
+  git(root, "ls-files", "-z", "-c", "-o", "--exclude-standard")
+    .split("\0")
+    .filter((p) => p !== "")
+    .sort()
+    .filter((p, i, all) => p !== all[i - 1])
+
+/**
+ * The paths a point records: after every file is removed, the diff lists each as deleted.
+ * `repeat`: a first point is taken, `repeat` edits the tree, and the second point is the one read
+ * (a repeat capture reuses the first one's ignore decisions).
+ */
+const pointPaths = async (root: string, repeat?: () => void) => {
   const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
   try {
     const session = await rewind.createSession({ title: "oracle", cwd: root })
     if (!session.ok) throw new Error(session.refusal.message)
     const sessionId = session.value.id as SessionId
+    if (repeat !== undefined) {
+      const first = await rewind.capturePoint(sessionId, "t0" as TurnId)
+      if (!first.ok || first.value._tag !== "Captured") throw new Error("not captured")
+      repeat()
+    }
     const captured = await rewind.capturePoint(sessionId, "t1" as TurnId)
     if (!captured.ok || captured.value._tag !== "Captured") throw new Error("not captured")
     for (const name of readdirSync(root))
@@ -158,6 +178,30 @@ const pointPaths = async (root: string) => {
   }
 }
 
+const writeTree = (
+  root: string,
+  files: ReadonlyArray<string>,
+  ignoreFiles: ReadonlyMap<string, string>,
+): ((path: string) => boolean) => {
+  for (const f of files) {
+    mkdirSync(join(root, dirname(f)), { recursive: true })
+    writeFileSync(join(root, f), `${f}\n`)
+  }
+  for (const [dir, text] of ignoreFiles) writeFileSync(join(root, dir, ".gitignore"), text)
+  // Rewind's one rule git does not have: a node_modules the rules in force there never name is
+  // a dependency directory, left out (and reported). Returns which paths that leaves out.
+  const named = (dir: string) =>
+    [...ignoreFiles].some(
+      ([at, text]) => text.includes("node_modules") && (at === "" || dir === at || dir.startsWith(`${at}/`)),
+    )
+  return (path: string) => {
+    const parts = path.split("/")
+    return parts
+      .slice(0, -1)
+      .some((part, i) => part === "node_modules" && !named(parts.slice(0, i).join("/")))
+  }
+}
+
 describe("what a capture takes in, against git", () => {
   it.effect(
     "is what git ls-files -o --exclude-standard lists, on generated trees",
@@ -166,24 +210,7 @@ describe("what a capture takes in, against git", () => {
         fc.assert(
           fc.asyncProperty(tree, async ({ files, ignoreFiles }) => {
             const root = join(tempDir("rewind-git-oracle-"), "ws")
-            for (const f of files) {
-              mkdirSync(join(root, dirname(f)), { recursive: true })
-              writeFileSync(join(root, f), `${f}\n`)
-            }
-            for (const [dir, text] of ignoreFiles) writeFileSync(join(root, dir, ".gitignore"), text)
-            // Rewind's one rule git does not have: a node_modules the rules in force there never
-            // name is a dependency directory, left out (and reported).
-            const named = (dir: string) =>
-              [...ignoreFiles].some(
-                ([at, text]) =>
-                  text.includes("node_modules") && (at === "" || dir === at || dir.startsWith(`${at}/`)),
-              )
-            const skipped = (path: string) => {
-              const parts = path.split("/")
-              return parts
-                .slice(0, -1)
-                .some((part, i) => part === "node_modules" && !named(parts.slice(0, i).join("/")))
-            }
+            const skipped = writeTree(root, files, ignoreFiles)
             const git = gitView(root).filter((p) => !skipped(p))
             expect(await pointPaths(root), JSON.stringify([...ignoreFiles])).toEqual(git)
           }),
@@ -191,5 +218,94 @@ describe("what a capture takes in, against git", () => {
         ),
       ),
     120_000,
+  )
+
+  it.effect(
+    "takes the files git tracks whatever the rules say: git ls-files -c -o --exclude-standard, first and repeat captures, index versions 2 to 4",
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            tree,
+            fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+            fc.constantFrom("2", "3", "4"),
+            fc.boolean(),
+            async ({ files, ignoreFiles }, picks, version, repeat) => {
+              const root = join(tempDir("rewind-git-tracked-"), "ws")
+              const skipped = writeTree(root, files, ignoreFiles)
+              execFileSync("git", ["init", "-q"], { cwd: root })
+              // Force-added: tracked although a rule or a directory above ignores them (some
+              // with untracked, ignored neighbours in the same ignored directory).
+              const added = [...new Set(picks.map((i) => files[i % files.length]!))]
+              git(root, "add", "-f", "--", ...added)
+              git(root, "update-index", "--index-version", version)
+              const tracked = new Set(git(root, "ls-files", "-z", "-c").split("\0"))
+              const expected = gitTrackedAndOthers(root).filter((p) => tracked.has(p) || !skipped(p))
+              const edit = () => writeFileSync(join(root, added[0]!), "edited\n")
+              const context = JSON.stringify({ ignoreFiles: [...ignoreFiles], added, version })
+              expect(await pointPaths(root, repeat ? edit : undefined), context).toEqual(expected)
+            },
+          ),
+          { numRuns: 25, seed: 1812 },
+        ),
+      ),
+    120_000,
+  )
+
+  it.effect(
+    "a directory taken only for its tracked file stays ignored for its other files in a repeat capture",
+    () =>
+      Effect.promise(async () => {
+        const root = join(tempDir("rewind-git-tracked-"), "ws")
+        // `build` is ignored as a directory; build/tracked.js is force-added, so a repeat capture
+        // that reused "build was in scope" from the first point would take build/untracked.js.
+        writeTree(
+          root,
+          ["build/tracked.js", "build/untracked.js", "build/sub/x.js", "src/a.js"],
+          new Map([["", "build\n"]]),
+        )
+        execFileSync("git", ["init", "-q"], { cwd: root })
+        git(root, "add", "-f", "--", "build/tracked.js")
+        const expected = ["build/tracked.js", "src/a.js"]
+        expect(gitTrackedAndOthers(root).filter((p) => p !== ".gitignore")).toEqual(expected)
+        const edit = () => writeFileSync(join(root, "src/a.js"), "edited\n")
+        expect(await pointPaths(root, edit)).toEqual([".gitignore", ...expected])
+      }),
+    60_000,
+  )
+
+  it.effect(
+    "a restore puts back a tracked file the rules ignore, and leaves the ignored files beside it alone",
+    () =>
+      Effect.promise(async () => {
+        const root = join(tempDir("rewind-git-tracked-"), "ws")
+        writeTree(root, ["build/tracked.js", "build/untracked.js", "src/a.js"], new Map([["", "build/\n"]]))
+        execFileSync("git", ["init", "-q"], { cwd: root })
+        git(root, "add", "-f", "--", "build/tracked.js")
+        const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
+        try {
+          const session = await rewind.createSession({ title: "tracked", cwd: root })
+          if (!session.ok) throw new Error(session.refusal.message)
+          const sessionId = session.value.id as SessionId
+          const first = await rewind.capturePoint(sessionId, "t0" as TurnId)
+          if (!first.ok || first.value._tag !== "Captured") throw new Error("not captured")
+          writeFileSync(join(root, "build/tracked.js"), "agent edit\n")
+          writeFileSync(join(root, "build/untracked.js"), "agent edit\n")
+          const preview = await rewind.previewPointRestore(sessionId, first.value.point.pointId as PointId)
+          if (!preview.ok) throw new Error(preview.refusal.message)
+          expect(preview.value.token).toBeDefined()
+          const restored = await rewind.restorePoint(
+            sessionId,
+            first.value.point.pointId as PointId,
+            preview.value.token!,
+          )
+          if (!restored.ok) throw new Error(restored.refusal.message)
+          expect(readFileSync(join(root, "build/tracked.js"), "utf8")).toBe("build/tracked.js\n")
+          expect(readFileSync(join(root, "build/untracked.js"), "utf8")).toBe("agent edit\n")
+        } finally {
+          await rewind.close()
+        }
+      }),
+    60_000,
   )
 })

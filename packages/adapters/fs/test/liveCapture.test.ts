@@ -6,6 +6,7 @@
 // the fast path, not only the fallback. Then the fallbacks: overflow, a watcher error, a lost
 // flush cookie, a watcher that cannot start — each makes the next capture a full scan and its
 // point still right.
+import { execFileSync } from "node:child_process"
 import {
   chmodSync,
   lstatSync,
@@ -269,6 +270,48 @@ describe.skipIf(!available)("the live engine", () => {
       ),
     ),
   )
+
+  it.live("captures the files git tracks under ignored paths, and sees git start tracking one", () => {
+    const box = sandbox()
+    const git = (...args: Array<string>) =>
+      execFileSync("git", ["-c", "core.excludesFile=/dev/null", ...args], { cwd: box.root })
+    apply(box.root, { op: "write", path: ".gitignore", content: "*.log\nbuild/\n" })
+    for (const path of ["build/t.js", "build/u.js", "keep.log", "x.log", "src/a.js"])
+      apply(box.root, { op: "write", path, content: "seed" })
+    git("init", "-q")
+    git("add", "-f", "--", "build/t.js", "keep.log", "src/a.js")
+    const { live } = layers(box)
+    const program = Effect.gen(function* () {
+      const watched = yield* createSession({ title: "live", cwd: box.root })
+      const scanned = yield* createSession({ title: "full", cwd: box.root })
+      const paths = (hash: Parameters<typeof loadManifest>[0]) =>
+        Effect.map(loadManifest(hash), (m) => [...m.keys()].sort())
+      const both = Effect.gen(function* () {
+        yield* Effect.sleep("120 millis")
+        const a = yield* turnPoint(watched.id)
+        const b = yield* withoutWatcher(turnPoint(scanned.id))
+        expect(yield* manifestText(a.manifestHash)).toEqual(yield* manifestText(b.manifestHash))
+        return yield* paths(a.manifestHash)
+      })
+      expect(yield* both).toEqual([".gitignore", "build/t.js", "keep.log", "src/a.js"])
+      // Edits to tracked files the rules exclude, and to ignored ones that are not tracked.
+      for (const path of ["build/t.js", "keep.log", "build/u.js", "x.log"])
+        apply(box.root, { op: "write", path, content: `edited ${path}` })
+      expect(yield* both).toEqual([".gitignore", "build/t.js", "keep.log", "src/a.js"])
+      apply(box.root, { op: "remove", path: "build/t.js" })
+      yield* both
+      apply(box.root, { op: "write", path: "build/t.js", content: "back" })
+      yield* both
+      // git starts tracking an ignored file: the index changed, not the file.
+      git("add", "-f", "--", "build/u.js")
+      expect(yield* both).toEqual([".gitignore", "build/t.js", "build/u.js", "keep.log", "src/a.js"])
+      git("rm", "-q", "-f", "--cached", "--", "keep.log")
+      expect(yield* both).toEqual([".gitignore", "build/t.js", "build/u.js", "src/a.js"])
+    })
+    return Effect.scoped(Effect.provide(program, live)).pipe(
+      Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
+    )
+  })
 
   /** The real backend with faults to inject, each for one drain (or, for cookies, until cleared). */
   const faulty = () => {

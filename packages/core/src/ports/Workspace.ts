@@ -186,6 +186,21 @@ export interface WorkspaceService {
   readonly discardPartialWrites: (
     path: WorkspacePath,
   ) => Effect.Effect<ReadonlyArray<WorkspacePath>, WorkspaceError>
+  /**
+   * The index of the git repository whose `.git` is at the root (none without one): what tells a
+   * tracked file from an untracked one (`workspace/gitIndex.ts`). Read-only; the one place a
+   * workspace may read outside its root, since a worktree's `.git` file names a git directory
+   * elsewhere. Optional: a workspace without it has no tracked set, and the ignore rules alone
+   * decide.
+   */
+  readonly gitIndex?: Effect.Effect<Option.Option<GitIndexFile>>
+}
+
+/** A repository index as found: a fingerprint of its stat, and its bytes when read. */
+export interface GitIndexFile {
+  /** Equal fingerprints: the same file, unchanged (path, size, mtime, ctime, inode). */
+  readonly fingerprint: string
+  readonly read: Effect.Effect<Option.Option<Uint8Array>>
 }
 
 export class Workspace extends Context.Tag("@rewind/core/Workspace")<Workspace, WorkspaceService>() {}

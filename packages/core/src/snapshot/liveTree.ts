@@ -11,12 +11,14 @@
  * named loses everything below it and is scanned again. When a patch cannot be made with the same
  * certainty — an ignore file changed (its rules reach below it), a subtree scan read an ignore
  * file or hit its budget or an unreadable directory, a stat failed, a name is not a workspace
- * path — it answers "full" and the caller scans the whole tree.
+ * path, the files git tracks changed, or a change reaches a tracked file the rules exclude (the
+ * scan takes those its own way) — it answers "full" and the caller scans the whole tree.
  */
 import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { IGNORE_FILES, isExcluded, onSkipList } from "../workspace/ignoreRules.js"
+import { currentTrackedFiles, type TrackedFiles } from "../workspace/gitIndex.js"
+import { IGNORE_FILES, isExcluded, keptAsTracked, onSkipList } from "../workspace/ignoreRules.js"
 import { protectionByName } from "../workspace/protection.js"
 import { type ScannedPath, type ScanResult, type ScanTree, scanSubtrees } from "./workspaceScan.js"
 
@@ -56,7 +58,30 @@ export const unseedable = (scan: ScanResult, unwatchedNames: ReadonlySet<string>
   for (const dir of scan.tree.scopes.keys())
     if (dir !== "" && unwatchedNames.has(baseName(dir)))
       return `${dir} is in scope but the watcher does not watch directories named ${baseName(dir)}`
+  for (const path of scan.tree.beyond)
+    for (let at = parentOf(path); at !== ""; at = parentOf(at))
+      if (unwatchedNames.has(baseName(at)))
+        return `${path} is tracked by git but the watcher does not watch directories named ${baseName(at)}`
   return undefined
+}
+
+/**
+ * Whether a change at `path` can reach a tracked file the rules exclude (`keptAsTracked`): one
+ * the scan took below an excluded path, a directory above one, or any tracked path the rules
+ * exclude now. Such a change is left to a full scan, which takes those files the one way it
+ * knows (`takeTracked`); they are few, and changes to them rare.
+ */
+const reachesTracked = (live: LiveTree, path: string, tracked: TrackedFiles | undefined) => {
+  if (tracked === undefined) return false
+  if (tracked.has(path)) return live.tree.beyond.has(path) || !live.tree.scopes.has(parentOf(path))
+  for (const p of live.tree.beyond) if (p.startsWith(`${path}/`)) return true
+  return false
+}
+
+/** Whether a tracked file lies below `dir` (a directory the rules exclude: see `applyChanges`). */
+const tracksBelow = (tracked: TrackedFiles | undefined, dir: string) => {
+  if (tracked === undefined) return false
+  return tracked.atOrBelow(dir).length > 0
 }
 
 /** The live tree of a full scan (one pass over what it found). */
@@ -106,7 +131,7 @@ const isNotThere = (error: WorkspaceError) =>
 
 /** Merges a subtree scan into the tree; "full" when it cannot stand in for a full scan's part. */
 const mergeSubtree = (live: LiveTree, scan: ScanResult, touched: Set<WorkspacePath>): "full" | undefined => {
-  if (scan.tree.ignoreFiles > 0) return "full"
+  if (scan.tree.ignoreFiles > 0 || scan.tree.beyond.size > 0) return "full"
   if (scan.skipped.some((s) => s.reason === "budget" || s.reason === "unreadable")) return "full"
   for (const [path, entry] of scan.entries) {
     live.entries.set(path, entry)
@@ -140,10 +165,14 @@ export const applyChanges = (
 ): Effect.Effect<{ readonly touched: Set<WorkspacePath> } | "full", never, Workspace> =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
+    const tracked = yield* currentTrackedFiles
+    // The tracked files the scan applied are no longer the ones git tracks: its decisions are stale.
+    if ((tracked?.identity ?? "") !== live.tree.tracked) return "full" as const
     const touched = new Set<WorkspacePath>()
     const unique = [...new Set(changed)]
     for (const path of unique) {
       if (path === "" || workspacePathProblem(path) !== undefined) return "full" as const
+      if (reachesTracked(live, path, tracked)) return "full" as const
       // An ignore file's rules reach below its directory, and a `.git` appearing or going makes or
       // unmakes a nested repository: both change decisions beyond the path itself.
       if (IGNORE_FILES.includes(baseName(path)) || baseName(path) === ".git") return "full" as const
@@ -176,6 +205,8 @@ export const applyChanges = (
         continue
       }
       if (found.kind === "directory") {
+        const excluded = isExcluded(scope, path, true) || onSkipList(scope, path)
+        if (excluded && tracksBelow(tracked, path)) return "full" as const
         if (isExcluded(scope, path, true)) live.tree.excluded.add(path)
         else if (onSkipList(scope, path)) {
           live.tree.excluded.add(path)
@@ -195,7 +226,7 @@ export const applyChanges = (
         }
         continue
       }
-      if (isExcluded(scope, path, false)) {
+      if (isExcluded(scope, path, false) && !keptAsTracked(tracked, path, false)) {
         live.tree.excluded.add(path)
         continue
       }

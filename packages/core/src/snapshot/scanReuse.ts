@@ -49,12 +49,18 @@ const reuseOver = (
   inScope: () => Iterable<string>,
 ): ScanReuse => {
   let directories: Set<string> | undefined
+  // The directories the scan took only for the tracked files below them (they follow the rules'
+  // hash, see `finishScan`): the rules excluded them, so they and everything below them are
+  // decided afresh, which excludes them again.
+  const trackedOnly = rules.split("\n").slice(1)
+  const excludedAbove = (path: string) =>
+    trackedOnly.some((dir) => path === dir || path.startsWith(`${dir}/`))
   return {
     rules,
     fileInScope,
     directoryInScope: (path) => {
       directories ??= directoriesAbove(inScope())
-      return directories.has(path)
+      return directories.has(path) && (trackedOnly.length === 0 || !excludedAbove(path))
     },
   }
 }

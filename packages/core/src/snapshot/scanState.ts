@@ -6,13 +6,15 @@
  * whatever the wave size.
  */
 import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
-import { Effect } from "effect"
-import type { ScannedEntry, Workspace } from "../ports/Workspace.js"
+import { Effect, Either, Option } from "effect"
+import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
+import type { TrackedFiles } from "../workspace/gitIndex.js"
 import {
   BUILT_IN_SKIP,
   IGNORE_FILES,
   isExcluded,
+  keptAsTracked,
   onSkipList,
   pushRules,
   type RuleStack,
@@ -47,6 +49,14 @@ export interface ScanState {
   readonly provisional: Provisional
   readonly scopes: Map<string, RuleStack>
   queue: Array<{ dir: string; rules: RuleStack }>
+  /** The files git tracks (`gitIndex.ts`), which no rule excludes. */
+  readonly tracked: TrackedFiles | undefined
+  /** Nested repositories met: a tracked path inside one stays out (it is not a rule). */
+  readonly nested: Set<string>
+  /** Tracked files taken below what the rules excluded (see `takeTracked`), present or not. */
+  readonly beyond: Set<string>
+  /** The excluded directories they lie under (what a reused decision must not take as in scope). */
+  readonly trackedOnly: Set<string>
 }
 
 export const newScanState = (
@@ -54,6 +64,7 @@ export const newScanState = (
   reuse: ScanReuse | undefined,
   stores: Stores,
   start: ReadonlyArray<ScanStart>,
+  tracked: TrackedFiles | undefined,
 ): ScanState => ({
   budget,
   reuse,
@@ -69,6 +80,10 @@ export const newScanState = (
   provisional: { rules: [], paths: [], directory: [] },
   scopes: new Map(),
   queue: [...start],
+  tracked,
+  nested: new Set(),
+  beyond: new Set(),
+  trackedOnly: new Set(),
 })
 
 export const outOfBudget = (state: ScanState, dir: string, detail: string) =>
@@ -122,6 +137,7 @@ export const takeListing = (
   if (dir !== "" && children.some((c) => c.name === ".git")) {
     state.ignored++
     state.excluded.add(dir)
+    state.nested.add(dir)
     state.skipped.push({
       path: dir,
       reason: "skipped_directory",
@@ -212,7 +228,7 @@ const takeChildren = (
     if (reused) {
       state.reusedDecisions++
       provisionally(state, scope, path, false)
-    } else if (isExcluded(scope, path, false)) {
+    } else if (isExcluded(scope, path, false) && !keptAsTracked(state.tracked, path, false)) {
       state.ignored++
       excluded.add(path)
       continue
@@ -265,6 +281,59 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
   } else if (!unsupportedPath(state, path)) state.queue.push({ dir: path, rules: scope })
 }
 
+/**
+ * The tracked files the listing did not take because a rule or the skip list excluded them or a
+ * directory above them (`keptAsTracked`: they are the repository's files all the same). Each is
+ * stat'ed on its own, after the listing: they are few, and listing an excluded directory to find
+ * them would list everything git ignores there. A tracked path inside a nested repository, under
+ * a protected name, or below a directory the scan did not list (budget, unreadable, absent) is
+ * not one of them. Paths absent from the disk are remembered too (`beyond`), so a live engine
+ * knows a change there is one the rules alone would miss.
+ */
+export const takeTracked = (state: ScanState): Effect.Effect<void, never, Workspace> | undefined => {
+  const { tracked, entries, excluded, stores } = state
+  if (tracked === undefined || excluded.size === 0) return undefined
+  const candidates: Array<WorkspacePath> = []
+  // Nothing below an excluded path was listed, so no excluded path lies below another: each is
+  // looked up once in the index, and only the tracked paths below one are ever decoded.
+  for (const top of excluded) {
+    if (state.nested.has(top) || protectionByName(top, stores) !== undefined) continue
+    for (const path of tracked.atOrBelow(top)) {
+      if (entries.has(path as WorkspacePath) || protectionByName(path, stores) !== undefined) continue
+      if (workspacePathProblem(path) !== undefined) continue
+      candidates.push(path as WorkspacePath)
+      state.beyond.add(path)
+      if (top !== path) state.trackedOnly.add(top)
+    }
+  }
+  if (candidates.length === 0) return undefined
+  return Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const stats = yield* workspace.statMany(candidates)
+    for (let i = 0; i < candidates.length; i++) {
+      const path = candidates[i]!
+      const stat = stats[i]!
+      // Gone, under a link, or no longer a file: nothing to take (a previous point's copy becomes
+      // a tombstone through the capture's tracking, as for any file that went).
+      if (Either.isLeft(stat) || Option.isNone(stat.right)) continue
+      const found = stat.right.value
+      if (entries.size >= state.budget.maxFiles) {
+        outOfBudget(
+          state,
+          parentOf(path),
+          "file-count budget spent before the tracked files under ignored paths",
+        )
+        return
+      }
+      if (found.kind === "file") entries.set(path, { stat: found })
+      else if (found.kind === "symlink") {
+        const target = yield* Effect.either(workspace.readLink(path))
+        if (Either.isRight(target)) entries.set(path, { stat: found, target: target.right })
+      }
+    }
+  })
+}
+
 /** The scan's result, and the decisions it took on trust (for `scanWorkspace` to check). */
 export const finishScan = (state: ScanState): { scan: ScanResult; provisional: Provisional } => {
   const { entries, skipped, listed, excluded, identity, stores, ignored, reusedDecisions } = state
@@ -275,9 +344,19 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
     for (let at = path; at !== ""; at = parentOf(at)) if (excluded.has(at)) return true
     return listed.has(parentOf(path)) ? false : undefined
   }
+  const ignoreFiles = identity.length
+  if (state.tracked !== undefined) identity.push(`\0tracked\0${state.tracked.identity}`)
   identity.sort()
-  const rules = hashContent(identity.join("\n"))
-  const tree: ScanTree = { scopes: state.scopes, excluded, ignoreFiles: identity.length }
+  // The directories taken for their tracked files only follow the hash in the clear: a reused
+  // decision must not read them as in scope (`scanReuse.ts`), and they are part of the identity.
+  const rules = [hashContent(identity.join("\n")), ...[...state.trackedOnly].sort()].join("\n")
+  const tree: ScanTree = {
+    scopes: state.scopes,
+    excluded,
+    ignoreFiles,
+    tracked: state.tracked?.identity ?? "",
+    beyond: state.beyond,
+  }
   const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }
   return { scan, provisional: state.provisional }
 }

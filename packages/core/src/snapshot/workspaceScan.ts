@@ -4,7 +4,8 @@
  * directory is recorded as a link and never descended), applying the one ignore-rule module
  * (`workspace/ignoreRules.ts`) at every level and a file-count and time budget counted per entry.
  *
- * Never in scope, and not reported: what the ignore rules exclude, and what the protection policy
+ * Never in scope, and not reported: what the ignore rules exclude (but a file git tracks, which no
+ * rule excludes: `takeTracked` stats those after the listing), and what the protection policy
  * keeps out by name (`.git` anywhere, Rewind's store). Left out and reported (DESIGN §7: never
  * silent): directories on the built-in skip list that the ignore rules neither exclude already nor
  * re-include explicitly with a `!` rule (then they are the repository's own files and scanned),
@@ -20,15 +21,18 @@
  * applied (path, content hash, applied or refused), and when that identity differs from the one
  * the reused decisions were made under, each provisional answer is asked of the rules in force
  * (and if one does not stand, the scan runs again deciding everything). Equal identity means every directory's rule stack is the one that
- * decided last time, so the reused answer is the answer the rules give now. Names on the skip list,
+ * decided last time, so the reused answer is the answer the rules give now. The identity covers
+ * the files git tracks too, and the directories taken only for their tracked files follow it in
+ * the clear, so a reused decision never takes one of those as in scope. Names on the skip list,
  * protected names and nested repositories are always decided afresh (they are cheap).
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { isExcluded, type RuleStack } from "../workspace/ignoreRules.js"
+import { currentTrackedFiles, type TrackedFiles } from "../workspace/gitIndex.js"
+import { isExcluded, keptAsTracked, type RuleStack } from "../workspace/ignoreRules.js"
 import { storeDirectories } from "../workspace/protection.js"
-import { finishScan, newScanState, outOfBudget, takeListing } from "./scanState.js"
+import { finishScan, newScanState, outOfBudget, takeListing, takeTracked } from "./scanState.js"
 
 /** Directories listed in one call: few enough that their listings fit in memory together. */
 const SCAN_WAVE = 256
@@ -85,8 +89,12 @@ export interface ScanTree {
   readonly scopes: Map<string, RuleStack>
   /** Paths decided out of scope in a listed directory (ignored, protected, skipped directories). */
   readonly excluded: Set<string>
-  /** How many ignore files the scan read (the lines of `rules`). */
+  /** How many ignore files the scan read. */
   readonly ignoreFiles: number
+  /** The identity of the tracked files it applied (`gitIndex.ts`; "" without an index). */
+  readonly tracked: string
+  /** Tracked files taken below what the rules excluded, present or not (`takeTracked`). */
+  readonly beyond: Set<string>
 }
 
 /** Where a scan starts: the root, or (a live engine) directories whose parents were listed before. */
@@ -102,7 +110,8 @@ export const scanWorkspace = (
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
-    const { scan, provisional } = yield* scanOnce(budget, onProgress, reuse)
+    const tracked = yield* currentTrackedFiles
+    const { scan, provisional } = yield* scanOnce(tracked, budget, onProgress, reuse)
     if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
     // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
@@ -110,11 +119,15 @@ export const scanWorkspace = (
     // stands the scan is the one that decides everything. Only when one does not is the tree
     // scanned again, in a budget window of its own (the first may be spent).
     if (
-      !provisional.paths.some((path, i) => isExcluded(provisional.rules[i]!, path, provisional.directory[i]!))
+      !provisional.paths.some((path, i) => {
+        const directory = provisional.directory[i]!
+        return isExcluded(provisional.rules[i]!, path, directory) && !keptAsTracked(tracked, path, directory)
+      })
     )
       return scan
     const now = yield* Clock.currentTimeMillis
     const again = yield* scanOnce(
+      tracked,
       { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
       onProgress,
     )
@@ -129,13 +142,16 @@ export const scanSubtrees = (
   budget: ScanBudget,
   start: ReadonlyArray<ScanStart>,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
-  Effect.map(scanOnce(budget, undefined, undefined, start), ({ scan }) => scan)
+  Effect.flatMap(currentTrackedFiles, (tracked) =>
+    Effect.map(scanOnce(tracked, budget, undefined, undefined, start), ({ scan }) => scan),
+  )
 
 /**
  * One scan: directories are listed a wave at a time through the bulk `scanDirectories` (one call
  * per wave, not per directory); results are taken in queue order (`scanState.ts`).
  */
 const scanOnce = (
+  tracked: TrackedFiles | undefined,
   budget: ScanBudget,
   onProgress: ((p: ScanProgress) => void) | undefined,
   reuse?: ScanReuse,
@@ -144,7 +160,7 @@ const scanOnce = (
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
-    const state = newScanState(budget, reuse, stores, start)
+    const state = newScanState(budget, reuse, stores, start, tracked)
     const { entries, skipped } = state
     while (state.queue.length > 0) {
       const now = yield* Clock.currentTimeMillis
@@ -179,5 +195,7 @@ const scanOnce = (
         onProgress?.({ directories: state.directories, entries: entries.size })
       }
     }
+    const beyond = takeTracked(state)
+    if (beyond !== undefined) yield* beyond
     return finishScan(state)
   })

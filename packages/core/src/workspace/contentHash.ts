@@ -32,6 +32,20 @@ export const hashPieces = (pieces: (put: (text: string) => void) => void): Conte
   return hash.digest("hex") as ContentHash
 }
 
+/**
+ * Whether `content` ends with its own digest under `algorithm` (the trailer git writes after its
+ * index): what tells a SHA-1 repository's index from a SHA-256 one's, and a whole file from one
+ * read half way through a rewrite.
+ */
+export const endsWithDigest = (content: Uint8Array, algorithm: "sha1" | "sha256"): boolean => {
+  const size = algorithm === "sha1" ? 20 : 32
+  if (content.byteLength < size) return false
+  const digest = createHash(algorithm)
+    .update(content.subarray(0, content.byteLength - size))
+    .digest()
+  return sameBytes(digest, content.subarray(content.byteLength - size))
+}
+
 /** Byte-for-byte equality, for comparisons that must not depend on a hash. */
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a.byteLength !== b.byteLength) return false

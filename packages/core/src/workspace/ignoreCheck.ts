@@ -3,23 +3,29 @@
  * scan that meets directories in order: `makeIgnoreCheck` decides each directory once per checker,
  * from the root down, each against the rules above it, with the same verdicts a scan gives
  * (`ignoreRules.ts`): nothing under an excluded directory or inside a nested repository is
- * re-included, and a refused ignore file contributes no rules. Stats are looked up ahead in bulk,
+ * re-included, a refused ignore file contributes no rules, and a file git tracks is never excluded
+ * by them (`keptAsTracked`). Stats are looked up ahead in bulk,
  * and the decisions themselves are synchronous (see `makeIgnoreCheck`).
  */
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
+import { currentTrackedFiles } from "./gitIndex.js"
 import {
   type DirectoryRules,
   decidingSet,
   IGNORE_FILES,
   join,
+  keptAsTracked,
   onSkipList,
   pushRules,
   type RuleStack,
   readDirectoryRules,
 } from "./ignoreRules.js"
 import { keptRulesOf, type StatAnswer } from "./ignoreRulesCache.js"
+
+const excludedByRules = (decided: ReturnType<typeof decidingSet>): Exclusion | undefined =>
+  decided?.ignored === true ? { by: "rules", rulesOf: decided.base } : undefined
 
 /** Why a path is excluded: by the skip list, or by the rules of one directory. */
 export type Exclusion =
@@ -79,6 +85,7 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
     const workspace = yield* Workspace
     const clock = yield* Effect.clock
     const kept = keptRulesOf(workspace)
+    const tracked = yield* currentTrackedFiles
     const stats = new Map<string, StatAnswer>()
     /** The Clock just before the `statMany` that answered each path: what makes a stat racy. */
     const statAt = new Map<string, bigint>()
@@ -165,11 +172,13 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
     const decide = (path: WorkspacePath, isDirectory: boolean): Option.Option<Exclusion> | Missing => {
       const parent = stateOf(parentOf(path))
       if (isMissing(parent)) return parent
-      if (parent.excluded !== undefined) return Option.some(parent.excluded)
-      const decided = decidingSet(parent.stack, path, isDirectory)
-      return decided?.ignored === true
-        ? Option.some<Exclusion>({ by: "rules", rulesOf: decided.base })
-        : Option.none<Exclusion>()
+      const exclusion: Exclusion | undefined =
+        parent.excluded ?? excludedByRules(decidingSet(parent.stack, path, isDirectory))
+      if (exclusion === undefined) return Option.none()
+      // A nested repository is not a rule: a tracked path there stays out.
+      return exclusion.by !== "nested_repository" && keptAsTracked(tracked, path, isDirectory)
+        ? Option.none()
+        : Option.some(exclusion)
     }
     // Decides synchronously; stops only to stat or read one directory's files, then goes on.
     const decideOrLoad = (

@@ -7,7 +7,8 @@
  * Semantics follow git's: patterns match case-sensitively (`newRules`), the rules of a deeper
  * directory take precedence over those above it (so
  * `!keep.log` in `sub/.gitignore` re-includes what the root's `*.log` excluded), the last matching
- * pattern of one file wins, and nothing under an excluded directory can be re-included.
+ * pattern of one file wins, nothing under an excluded directory can be re-included, and a file git
+ * tracks is not excluded at all (`keptAsTracked`).
  *
  * Ignore files are hostile input. Each is compiled within a budget (`ignoreFileCompile.ts`: size,
  * line length, pattern count, wildcards per pattern, compile time); a file over it, one that holds
@@ -22,6 +23,7 @@ import { Effect, Either, Option } from "effect"
 import type { Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "./contentHash.js"
+import type { TrackedFiles } from "./gitIndex.js"
 import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
 import { newRules, RULE_MATCHING, type RuleMatcher, ruleMatcherOf } from "./ruleMatcher.js"
 
@@ -104,6 +106,15 @@ export const decidingSet = (
   }
   return undefined
 }
+
+/**
+ * Git's rule for tracked files: ignore rules and the skip list decide only what git does not track
+ * (`gitIndex.ts`), so a tracked file is never excluded by them, even below an excluded directory.
+ * Every caller that excludes by the rules asks this first; protection by name and nested
+ * repositories are not rules and still keep a tracked path out.
+ */
+export const keptAsTracked = (tracked: TrackedFiles | undefined, path: string, isDirectory: boolean) =>
+  !isDirectory && tracked !== undefined && tracked.has(path)
 
 /** Whether the stack excludes `path` itself (see `verdictOf`). */
 export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean): boolean =>

@@ -34,6 +34,7 @@ import {
   writePath,
 } from "./confinedWrites.js"
 import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
+import { locateGitIndex } from "./gitIndex.js"
 
 export type { FileSystemPrimitives, PrimitiveFailure } from "./filesystemPrimitives.js"
 
@@ -60,5 +61,6 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     discardPartialWrites: (path) => discardPartialWrites(at, path),
     readLink: (path) => readLink(at, path),
     symlink: (path, linkTarget) => makeSymlink(at, path, linkTarget),
+    gitIndex: locateGitIndex(root, fs),
   } satisfies WorkspaceService
 }

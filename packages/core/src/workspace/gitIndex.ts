@@ -1,0 +1,330 @@
+/**
+ * The files git tracks in the workspace, read from the repository's index: `.git/index` at the
+ * root, or the index of the git directory a `.git` file names (a worktree's, a submodule's). Git
+ * applies ignore rules only to files it does not track — a file added with `git add -f`, or a
+ * fixture under a `node_modules` the rules exclude, is still the repository's file — so Rewind
+ * does the same: the ignore rules and the skip list never exclude a tracked file (`ignoreRules.ts`
+ * states the rule; the scan and the ignore check apply it). Protection by name (`.git`, the store)
+ * and nested repositories are not rules: a tracked path there stays out.
+ *
+ * The index is input Rewind does not control. It is read only when its stat changed (a
+ * fingerprint of size, mtime, ctime and inode; the parsed set is kept per workspace), refused over
+ * `MAX_INDEX_BYTES`, and parsed defensively: an unknown version, a split index (whose entries live
+ * in another file), a truncated or inconsistent file give no tracked set at all, and the rules
+ * alone decide, as they did before this module. Only regular files and symlinks count: a
+ * submodule's entry (a gitlink), a sparse directory entry and a skip-worktree entry name nothing
+ * git keeps in the working tree; names that are not valid UTF-8 cannot be workspace paths.
+ *
+ * Scope: the repository whose `.git` is at the workspace root. A workspace inside a repository
+ * (its `.git` above the root) gets no tracked set, as it gets none of the ignore files above it.
+ */
+import type { FileStat } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { type GitIndexFile, Workspace, type WorkspaceService } from "../ports/Workspace.js"
+import { endsWithDigest, hashContent } from "./contentHash.js"
+import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
+
+/** An index larger than this is not read (about 4 million entries' worth). */
+export const MAX_INDEX_BYTES = 256 * 1024 * 1024
+
+/** The files git tracks, as workspace paths. */
+export interface TrackedFiles {
+  readonly has: (path: string) => boolean
+  /** The tracked paths that are `path` or lie below it as a directory ("" for all), in index order. */
+  readonly atOrBelow: (path: string) => ReadonlyArray<string>
+  /** How many paths are tracked. */
+  readonly count: number
+  /** A hash of the tracked paths: equal identities, equal sets. */
+  readonly identity: string
+}
+
+const SIGNATURE = 0x44495243 // "DIRC"
+const TYPE_MASK = 0o170000
+const REGULAR = 0o100000
+const SYMLINK = 0o120000
+const EXTENDED = 0x4000
+const SKIP_WORKTREE = 0x4000
+const NAME_MASK = 0xfff
+
+const SPLIT_INDEX = "a split index (its entries live in a shared index file)"
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+const encoder = new TextEncoder()
+
+/**
+ * The names, as bytes: each is `joined[starts[i] .. starts[i + 1] - 1)` (a NUL follows each). Kept
+ * as bytes in the index's order (sorted, as git sorts them: byte by byte), so a lookup is a binary
+ * search and only the names a caller asks for are ever decoded — decoding them all costs more than
+ * the rest of reading the index.
+ */
+interface Names {
+  readonly joined: Uint8Array
+  readonly starts: Int32Array
+  readonly count: number
+}
+
+/**
+ * The regular files and symlinks an index names, or why it cannot be used. The object-name length
+ * is not recorded in the file; its trailer, a digest of everything before it, tells: SHA-1's (20
+ * bytes) or SHA-256's (32). A trailer of zeros (git's `index.skipHash`) tells nothing: 20 is tried
+ * first, then 32, and the one under which the whole file parses consistently is taken. Any other
+ * trailer is a file read while git rewrote it, or not an index: refused.
+ */
+export const parseGitIndex = (bytes: Uint8Array): Either.Either<TrackedFiles, string> => {
+  if (bytes.byteLength < 12) return Either.left("the index is too short")
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (view.getUint32(0) !== SIGNATURE) return Either.left("the index does not start with DIRC")
+  const version = view.getUint32(4)
+  if (version < 2 || version > 4) return Either.left(`index version ${version} is not one Rewind reads`)
+  if (endsWithDigest(bytes, "sha1")) return Either.map(parseEntries(bytes, view, version, 20), trackedFilesOf)
+  if (endsWithDigest(bytes, "sha256"))
+    return Either.map(parseEntries(bytes, view, version, 32), trackedFilesOf)
+  if (bytes.subarray(bytes.byteLength - 20).some((b) => b !== 0))
+    return Either.left("the index's trailing checksum does not match its content")
+  // A split index parses whole as SHA-1 before it is refused: that answer stands.
+  const sha1 = parseEntries(bytes, view, version, 20)
+  const parsed =
+    Either.isRight(sha1) || sha1.left === SPLIT_INDEX
+      ? sha1
+      : Either.orElse(parseEntries(bytes, view, version, 32), () => sha1)
+  return Either.map(parsed, trackedFilesOf)
+}
+
+const parseEntries = (
+  bytes: Uint8Array,
+  view: DataView,
+  version: number,
+  hashSize: number,
+): Either.Either<Names, string> => {
+  const count = view.getUint32(8)
+  const end = bytes.byteLength - hashSize
+  const fixed = 40 + hashSize + 2
+  // Every name is shorter than the file, so the joined names fit in its size plus a NUL each.
+  let joined = new Uint8Array(Math.min(bytes.byteLength, 1 << 20))
+  const starts = new Int32Array(count + 1)
+  let kept = 0
+  let used = 0
+  let previous: Uint8Array = new Uint8Array(0)
+  let o = 12
+  for (let i = 0; i < count; i++) {
+    if (o + fixed > end) return Either.left("the index is truncated")
+    const mode = view.getUint32(o + 24)
+    const flags = view.getUint16(o + 40 + hashSize)
+    let p = o + fixed
+    let skipWorktree = false
+    if ((flags & EXTENDED) !== 0) {
+      if (version < 3) return Either.left("an extended entry in a version 2 index")
+      if (p + 2 > end) return Either.left("the index is truncated")
+      skipWorktree = (view.getUint16(p) & SKIP_WORKTREE) !== 0
+      p += 2
+    }
+    let name: Uint8Array
+    if (version === 4) {
+      // The name is the previous one less `strip` bytes, then the bytes up to a NUL.
+      if (p >= end) return Either.left("the index is truncated")
+      let c = bytes[p++]!
+      let strip = c & 127
+      while ((c & 128) !== 0) {
+        if (p >= end) return Either.left("the index is truncated")
+        c = bytes[p++]!
+        strip = ((strip + 1) << 7) | (c & 127)
+      }
+      if (strip > previous.byteLength) return Either.left("an entry strips more than its predecessor's name")
+      const nul = bytes.indexOf(0, p)
+      if (nul === -1 || nul >= end) return Either.left("the index is truncated")
+      const suffix = bytes.subarray(p, nul)
+      name = new Uint8Array(previous.byteLength - strip + suffix.byteLength)
+      name.set(previous.subarray(0, previous.byteLength - strip))
+      name.set(suffix, previous.byteLength - strip)
+      o = nul + 1
+    } else {
+      const length = flags & NAME_MASK
+      const nul = length < NAME_MASK ? p + length : bytes.indexOf(0, p)
+      if (nul === -1 || nul >= end || bytes[nul] !== 0)
+        return Either.left("an entry's name is not terminated")
+      name = bytes.subarray(p, nul)
+      // Padded with 1 to 8 NULs to a multiple of eight bytes from the entry's start.
+      o += (p - o + (nul - p) + 8) & ~7
+      if (o > end) return Either.left("the index is truncated")
+    }
+    previous = name
+    const type = mode & TYPE_MASK
+    if ((type !== REGULAR && type !== SYMLINK) || skipWorktree) continue
+    // A conflicted path has an entry per stage, next to each other: kept once.
+    if (kept > 0 && sameAs(joined, starts[kept - 1]!, used - 1, name)) continue
+    if (used + name.byteLength + 1 > joined.byteLength) {
+      const grown = new Uint8Array(Math.max(joined.byteLength * 2, used + name.byteLength + 1))
+      grown.set(joined.subarray(0, used))
+      joined = grown
+    }
+    starts[kept++] = used
+    joined.set(name, used)
+    used += name.byteLength
+    joined[used++] = 0
+  }
+  starts[kept] = used
+  // Extensions follow the entries: each a 4-byte signature and a 4-byte length.
+  while (o < end) {
+    if (o + 8 > end) return Either.left("an extension is truncated")
+    const signature = String.fromCharCode(bytes[o]!, bytes[o + 1]!, bytes[o + 2]!, bytes[o + 3]!)
+    const length = view.getUint32(o + 4)
+    if (signature === "link") return Either.left(SPLIT_INDEX)
+    o += 8 + length
+  }
+  if (o !== end) return Either.left("the index's extensions overrun its checksum")
+  return Either.right({ joined: joined.subarray(0, used), starts, count: kept })
+}
+
+const sameAs = (joined: Uint8Array, from: number, to: number, name: Uint8Array) => {
+  if (to - from !== name.byteLength) return false
+  for (let i = 0; i < name.byteLength; i++) if (joined[from + i] !== name[i]) return false
+  return true
+}
+
+/** Compares name `i` with `key` byte by byte, as git orders names; `prefix`: only key's length. */
+const compareName = (names: Names, i: number, key: Uint8Array, prefix: boolean) => {
+  const from = names.starts[i]!
+  const length = names.starts[i + 1]! - 1 - from
+  const n = Math.min(length, key.byteLength)
+  for (let k = 0; k < n; k++) {
+    const d = names.joined[from + k]! - key[k]!
+    if (d !== 0) return d
+  }
+  return prefix && length >= key.byteLength ? 0 : length - key.byteLength
+}
+
+/** The first name not before `key` (compared as a prefix when `prefix`). */
+const lowerBound = (names: Names, key: Uint8Array, prefix: boolean) => {
+  let lo = 0
+  let hi = names.count
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (compareName(names, mid, key, prefix) < 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+const nameAt = (names: Names, i: number): string | undefined => {
+  try {
+    return utf8.decode(names.joined.subarray(names.starts[i]!, names.starts[i + 1]! - 1))
+  } catch {
+    return undefined // not UTF-8: not a workspace path
+  }
+}
+
+const trackedFilesOf = (names: Names): TrackedFiles => {
+  const has = (path: string) => {
+    const key = encoder.encode(path)
+    const i = lowerBound(names, key, false)
+    return i < names.count && compareName(names, i, key, false) === 0
+  }
+  const within = (key: Uint8Array) => {
+    const found: Array<string> = []
+    for (let i = lowerBound(names, key, true); i < names.count; i++) {
+      if (compareName(names, i, key, true) !== 0) break
+      const path = nameAt(names, i)
+      if (path !== undefined) found.push(path)
+    }
+    return found
+  }
+  return {
+    has,
+    atOrBelow: (path) => {
+      if (path === "") return within(new Uint8Array(0))
+      const below = within(encoder.encode(`${path}/`))
+      return has(path) ? [path, ...below] : below
+    },
+    count: names.count,
+    identity: hashContent(names.joined),
+  }
+}
+
+/** The stat fields that tell a changed index from an unchanged one. */
+const fingerprintOf = (stat: FileStat) => `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.inode}`
+
+const dirname = (absolute: string) => {
+  const slash = absolute.lastIndexOf("/")
+  return slash <= 0 ? "/" : absolute.slice(0, slash)
+}
+
+/** Resolves `target` (absolute, or relative to `from`) to a normalised absolute path. */
+const resolveAbsolute = (from: string, target: string) => {
+  const parts: Array<string> = []
+  for (const segment of `${target.startsWith("/") ? "" : from}/${target}`.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment === "..") parts.pop()
+    else parts.push(segment)
+  }
+  return `/${parts.join("/")}`
+}
+
+/**
+ * Where the index of the repository at `root` is, through a filesystem's primitives: `.git` a
+ * directory, or a file reading `gitdir: <path>` (relative to the root, or absolute). Read-only,
+ * and the one read the workspace makes outside its root: a worktree's git directory lies in the
+ * main repository's. None when there is no repository, or its `.git` is a symlink or unreadable.
+ */
+export const locateGitIndex = (
+  root: string,
+  fs: FileSystemPrimitives,
+): Effect.Effect<Option.Option<GitIndexFile>> =>
+  Effect.gen(function* () {
+    const dotGit = `${root === "/" ? "" : root}/.git`
+    const probed = yield* fs.probe(dotGit)
+    let gitDir: string
+    if (probed.kind === "directory") gitDir = dotGit
+    else if (probed.kind === "file") {
+      const file = yield* fs.readFile(dotGit)
+      if (file.content.byteLength > 4096) return Option.none()
+      const text = new TextDecoder().decode(file.content)
+      const match = /^gitdir: *(.+?)\s*$/m.exec(text)
+      if (match === null) return Option.none()
+      gitDir = resolveAbsolute(dirname(dotGit), match[1]!)
+    } else return Option.none()
+    const absolute = `${gitDir}/index`
+    const stat = yield* fs.stat(absolute)
+    if (stat.kind !== "file" || stat.size > MAX_INDEX_BYTES) return Option.none()
+    return Option.some<GitIndexFile>({
+      fingerprint: `${absolute}\0${fingerprintOf(stat)}`,
+      read: Effect.map(
+        Effect.option(fs.readFile(absolute)),
+        Option.map((f) => f.content),
+      ),
+    })
+  }).pipe(Effect.orElseSucceed(() => Option.none()))
+
+/** The last tracked set read, per workspace: read again only when the index's fingerprint moved. */
+const kept = new WeakMap<
+  WorkspaceService,
+  { readonly fingerprint: string; readonly files: TrackedFiles | undefined }
+>()
+
+/**
+ * The files git tracks in the workspace now, or undefined when there is no readable index (the
+ * ignore rules alone decide then). Cheap when the index did not change: two stats.
+ */
+export const currentTrackedFiles: Effect.Effect<TrackedFiles | undefined, never, Workspace> = Effect.gen(
+  function* () {
+    const workspace = yield* Workspace
+    if (workspace.gitIndex === undefined) return undefined
+    const located = yield* workspace.gitIndex
+    if (Option.isNone(located)) {
+      kept.delete(workspace)
+      return undefined
+    }
+    const { fingerprint, read } = located.value
+    const known = kept.get(workspace)
+    if (known?.fingerprint === fingerprint) return known.files
+    const bytes = yield* read
+    const parsed = Option.isNone(bytes) ? undefined : parseGitIndex(bytes.value)
+    const files =
+      parsed === undefined || Either.isLeft(parsed) || parsed.right.count === 0 ? undefined : parsed.right
+    kept.set(workspace, { fingerprint, files })
+    return files
+  },
+)
+
+/** The identity a scan records for a tracked set (see `workspaceScan.ts`): "" when there is none. */
+export const trackedIdentity = (files: TrackedFiles | undefined) =>
+  files === undefined ? "" : files.identity
