@@ -253,6 +253,120 @@ describe("what a capture takes in, against git", () => {
   )
 
   it.effect(
+    "a workspace below its repository's top takes what git lists there: the rules above it and info/exclude apply, tracked files are kept",
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            tree,
+            fc.array(fc.nat(), { minLength: 0, maxLength: 6 }),
+            fc.nat(),
+            fc.array(fc.constantFrom(...PATTERNS), { minLength: 1, maxLength: 3 }),
+            fc.array(fc.constantFrom(...PATTERNS), { minLength: 1, maxLength: 4 }),
+            async ({ files, ignoreFiles }, picks, pick, excludes, topRules) => {
+              const top = join(tempDir("rewind-git-subdir-"), "repo")
+              // Rules at the top always, so what lies above the workspace root has a say.
+              const rules = new Map(ignoreFiles)
+              rules.set("", `${topRules.join("\n")}\n${rules.get("") ?? ""}`)
+              const skipped = writeTree(top, files, rules)
+              execFileSync("git", ["init", "-q"], { cwd: top })
+              writeFileSync(join(top, ".git/info/exclude"), `${excludes.join("\n")}\n`)
+              const added = [...new Set(picks.map((i) => files[i % files.length]!))]
+              if (added.length > 0) git(top, "add", "-f", "--", ...added)
+              // A directory of the tree that git itself does not ignore (nor one above it): the
+              // workspace root is always in scope, whatever a rule above it says.
+              const dirs = [...new Set(files.map((f) => dirname(f)).filter((d) => d !== "."))].sort()
+              const notIgnored = (dir: string) => {
+                const parts = dir.split("/")
+                return parts.every((_, i) => {
+                  try {
+                    git(top, "check-ignore", "-q", "--no-index", `${parts.slice(0, i + 1).join("/")}/`)
+                    return false
+                  } catch {
+                    return true
+                  }
+                })
+              }
+              // (A root inside a node_modules is scanned: the skip list is for directories below it.)
+              const candidates = dirs.filter((d) => !d.split("/").includes("node_modules") && notIgnored(d))
+              fc.pre(candidates.length > 0)
+              const sub = candidates[pick % candidates.length]!
+              const tracked = new Set(git(top, "ls-files", "-z", "-c").split("\0"))
+              const expected = gitTrackedAndOthers(top)
+                .filter((p) => p.startsWith(`${sub}/`) && (tracked.has(p) || !skipped(p)))
+                .map((p) => p.slice(sub.length + 1))
+              const context = JSON.stringify({ rules: [...rules], excludes, added, sub })
+              expect(await pointPaths(join(top, sub)), context).toEqual(expected)
+            },
+          ),
+          { numRuns: 40, seed: 2024 },
+        ),
+      ),
+    120_000,
+  )
+
+  it.effect(
+    "a worktree (its .git a file naming a git directory elsewhere) has its index read: git ls-files -c -o --exclude-standard",
+    () =>
+      Effect.promise(async () => {
+        const base = tempDir("rewind-git-worktree-")
+        const main = join(base, "main")
+        writeTree(
+          main,
+          ["build/tracked.js", "build/untracked.js", "src/a.js", "x.log"],
+          new Map([["", "build/\n*.log\n"]]),
+        )
+        execFileSync("git", ["init", "-q"], { cwd: main })
+        git(main, "add", "-A")
+        git(main, "add", "-f", "--", "build/tracked.js")
+        git(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+        git(main, "worktree", "add", "-q", join(base, "wt"))
+        const root = join(base, "wt")
+        writeFileSync(join(root, "build/untracked.js"), "ignored\n")
+        writeFileSync(join(root, "y.log"), "ignored\n")
+        const expected = gitTrackedAndOthers(root)
+        expect(expected).toEqual([".gitignore", "build/tracked.js", "src/a.js"])
+        expect(await pointPaths(root)).toEqual(expected)
+      }),
+    60_000,
+  )
+
+  it.effect(
+    "the search for the repository stops below the home directory and GIT_CEILING_DIRECTORIES: a home kept in git with `*` ignored leaves a project below it whole",
+    () =>
+      Effect.promise(async () => {
+        const home = join(tempDir("rewind-git-home-"), "home")
+        writeTree(home, ["dotfile", "projects/p/a.js", "projects/p/b/c.txt"], new Map([["", "*\n"]]))
+        execFileSync("git", ["init", "-q"], { cwd: home })
+        git(home, "add", "-f", "--", "dotfile")
+        const root = join(home, "projects/p")
+        // git itself, from inside the project, ignores everything in it.
+        expect(gitTrackedAndOthers(root)).toEqual([])
+        const saved = { home: process.env.HOME, ceilings: process.env.GIT_CEILING_DIRECTORIES }
+        try {
+          process.env.HOME = home
+          expect(await pointPaths(root)).toEqual(["a.js", "b/c.txt"])
+          writeTree(home, ["projects/p/a.js", "projects/p/b/c.txt"], new Map())
+          process.env.HOME = "/nonexistent-home"
+          process.env.GIT_CEILING_DIRECTORIES = `/nowhere:${join(home, "projects")}`
+          expect(await pointPaths(root)).toEqual(["a.js", "b/c.txt"])
+          // Without a ceiling, git's answer: the rules of the home's repository apply.
+          delete process.env.GIT_CEILING_DIRECTORIES
+          writeTree(home, ["projects/p/a.js", "projects/p/b/c.txt"], new Map())
+          expect(await pointPaths(root)).toEqual([])
+        } finally {
+          for (const [key, value] of [
+            ["HOME", saved.home],
+            ["GIT_CEILING_DIRECTORIES", saved.ceilings],
+          ] as const)
+            if (value === undefined) delete process.env[key]
+            else process.env[key] = value
+        }
+      }),
+    60_000,
+  )
+
+  it.effect(
     "a directory taken only for its tracked file stays ignored for its other files in a repeat capture",
     () =>
       Effect.promise(async () => {

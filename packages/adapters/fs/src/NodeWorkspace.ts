@@ -33,6 +33,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   realpathSync,
   rmdirSync,
@@ -40,6 +41,7 @@ import {
   symlinkSync,
   unlinkSync,
 } from "node:fs"
+import { homedir } from "node:os"
 import type { DirectoryEntry, FileKind, FileStat } from "@rewind/contracts"
 import { WorkspaceIoError } from "@rewind/contracts"
 import {
@@ -291,6 +293,16 @@ export const nodePrimitives = (
 
     stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
+    readOutsideRoot: (path) =>
+      attempt(() => {
+        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+        try {
+          return readFileSync(fd)
+        } finally {
+          closeSync(fd)
+        }
+      }),
+
     readFile: (path, readOptions) =>
       retryWhileChanging(
         path,
@@ -387,6 +399,30 @@ export const nodePrimitives = (
   }
 }
 
+/**
+ * Where the search for a workspace's repository stops (`repository.ts` in core): git's
+ * `GIT_CEILING_DIRECTORIES` (absolute paths, `:`-separated) and the user's home directory.
+ */
+const repositoryCeilings = (): ReadonlyArray<string> => {
+  const ceilings = (process.env.GIT_CEILING_DIRECTORIES ?? "")
+    .split(":")
+    .filter((p) => p.startsWith("/"))
+    .map((p) => (p.length > 1 ? p.replace(/\/+$/, "") : p))
+  const home = homedir()
+  if (home.startsWith("/") && home !== "/") {
+    // The root is a real path: so must the ceiling be to meet it on the way up.
+    const real = (() => {
+      try {
+        return realpathSync(home)
+      } catch {
+        return home.replace(/\/+$/, "")
+      }
+    })()
+    ceilings.push(real)
+  }
+  return ceilings
+}
+
 /** A workspace confined to `root` (which must be an existing directory). */
 export const make = (
   root: string,
@@ -398,7 +434,9 @@ export const make = (
       if (!statSync(real).isDirectory()) {
         throw Object.assign(new Error(`${root} is not a directory`), { code: "ENOTDIR" })
       }
-      return makeConfinedWorkspace(real, nodePrimitives(real, options))
+      return makeConfinedWorkspace(real, nodePrimitives(real, options), {
+        repositoryCeilings: repositoryCeilings(),
+      })
     },
     catch: (e) => {
       const f = errnoOf(e)

@@ -313,6 +313,38 @@ describe.skipIf(!available)("the live engine", () => {
     )
   })
 
+  it.live(
+    "in a workspace below its repository's top, applies the rules above it and sees them change",
+    () => {
+      const box = sandbox()
+      // The sandbox's base is the repository's top; the workspace root is its `ws` directory.
+      execFileSync("git", ["init", "-q"], { cwd: box.base })
+      writeFileSync(join(box.base, ".gitignore"), "*.log\nstore/\n")
+      for (const path of ["a.log", "b.js", "c/d.log"]) apply(box.root, { op: "write", path, content: "seed" })
+      const { live } = layers(box)
+      const program = Effect.gen(function* () {
+        const watched = yield* createSession({ title: "live", cwd: box.root })
+        const scanned = yield* createSession({ title: "full", cwd: box.root })
+        const both = Effect.gen(function* () {
+          yield* Effect.sleep("120 millis")
+          const a = yield* turnPoint(watched.id)
+          const b = yield* withoutWatcher(turnPoint(scanned.id))
+          expect(yield* manifestText(a.manifestHash)).toEqual(yield* manifestText(b.manifestHash))
+          return [...(yield* loadManifest(a.manifestHash)).keys()].sort()
+        })
+        expect(yield* both).toEqual(["b.js"])
+        apply(box.root, { op: "write", path: "e.log", content: "new" })
+        expect(yield* both).toEqual(["b.js"])
+        // The rules above the root change: nothing the watcher sees.
+        writeFileSync(join(box.base, ".gitignore"), "c/\nstore/\n")
+        expect(yield* both).toEqual(["a.log", "b.js", "e.log"])
+      })
+      return Effect.scoped(Effect.provide(program, live)).pipe(
+        Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
+      )
+    },
+  )
+
   /** The real backend with faults to inject, each for one drain (or, for cookies, until cleared). */
   const faulty = () => {
     const real = WorkspaceWatcher.inotifyBackend as WorkspaceWatcher.WatchBackend

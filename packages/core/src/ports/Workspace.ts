@@ -187,20 +187,38 @@ export interface WorkspaceService {
     path: WorkspacePath,
   ) => Effect.Effect<ReadonlyArray<WorkspacePath>, WorkspaceError>
   /**
-   * The index of the git repository whose `.git` is at the root (none without one): what tells a
-   * tracked file from an untracked one (`workspace/gitIndex.ts`). Read-only; the one place a
-   * workspace may read outside its root, since a worktree's `.git` file names a git directory
-   * elsewhere. Optional: a workspace without it has no tracked set, and the ignore rules alone
-   * decide.
+   * The git repository the root lies in (none outside one): where its index and the ignore files
+   * that reach the root from outside it are (`workspace/repository.ts`). Read-only; the one place
+   * a workspace reads outside its root, since a repository's top, or a worktree's git directory,
+   * lies elsewhere. Optional: a workspace without it has no tracked set and only its own ignore
+   * files.
    */
-  readonly gitIndex?: Effect.Effect<Option.Option<GitIndexFile>>
+  readonly repository?: Effect.Effect<Option.Option<RepositoryFiles>>
 }
 
-/** A repository index as found: a fingerprint of its stat, and its bytes when read. */
-export interface GitIndexFile {
+/** A file of the repository as found: a fingerprint of its stat, and its bytes when read. */
+export interface RepositoryFile {
   /** Equal fingerprints: the same file, unchanged (path, size, mtime, ctime, inode). */
   readonly fingerprint: string
-  readonly read: Effect.Effect<Option.Option<Uint8Array>>
+  /** Its bytes, or why they cannot be had (over a size limit, unreadable). */
+  readonly read: Effect.Effect<Either.Either<Uint8Array, string>>
+}
+
+export interface RepositoryFiles {
+  /** The root's path below the repository's top ("" when its `.git` is at the root). */
+  readonly prefix: string
+  /** The index, when there is one. */
+  readonly index?: RepositoryFile
+  /**
+   * Ignore files that apply from outside the root, lowest precedence first: `info/exclude`, then
+   * the `.gitignore` of each directory from the top down to the root's parent. `at`: the
+   * directory they apply from, relative to the top; `label`: how a report names them.
+   */
+  readonly outerIgnoreFiles: ReadonlyArray<{
+    readonly at: string
+    readonly label: string
+    readonly file: RepositoryFile
+  }>
 }
 
 export class Workspace extends Context.Tag("@rewind/core/Workspace")<Workspace, WorkspaceService>() {}

@@ -11,15 +11,16 @@
  * named loses everything below it and is scanned again. When a patch cannot be made with the same
  * certainty — an ignore file changed (its rules reach below it), a subtree scan read an ignore
  * file or hit its budget or an unreadable directory, a stat failed, a name is not a workspace
- * path, the files git tracks changed, or a change reaches a tracked file the rules exclude (the
- * scan takes those its own way) — it answers "full" and the caller scans the whole tree.
+ * path, the files git tracks or the ignore files above the root changed, or a change reaches a
+ * tracked file the rules exclude (the scan takes those its own way) — it answers "full" and the caller scans the whole tree.
  */
 import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { currentTrackedFiles, type TrackedFiles } from "../workspace/gitIndex.js"
+import type { TrackedFiles } from "../workspace/gitIndex.js"
 import { IGNORE_FILES, isExcluded, keptAsTracked, onSkipList } from "../workspace/ignoreRules.js"
 import { protectionByName } from "../workspace/protection.js"
+import { currentRepository, repositoryIdentity } from "../workspace/repository.js"
 import { type ScannedPath, type ScanResult, type ScanTree, scanSubtrees } from "./workspaceScan.js"
 
 export interface LiveTree {
@@ -165,9 +166,11 @@ export const applyChanges = (
 ): Effect.Effect<{ readonly touched: Set<WorkspacePath> } | "full", never, Workspace> =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const tracked = yield* currentTrackedFiles
-    // The tracked files the scan applied are no longer the ones git tracks: its decisions are stale.
-    if ((tracked?.identity ?? "") !== live.tree.tracked) return "full" as const
+    const repository = yield* currentRepository
+    const tracked = repository?.tracked
+    // The tracked files or outer rules the scan applied are not the repository's now: its
+    // decisions are stale (nothing watches the index or the ignore files above the root).
+    if (repositoryIdentity(repository) !== live.tree.repository) return "full" as const
     const touched = new Set<WorkspacePath>()
     const unique = [...new Set(changed)]
     for (const path of unique) {

@@ -21,6 +21,7 @@ import {
   readDirectoryRules,
 } from "../workspace/ignoreRules.js"
 import { protectionByName, STORE_DIRECTORY_NAME, VCS_NAME } from "../workspace/protection.js"
+import { type Repository, repositoryIdentity } from "../workspace/repository.js"
 import type { ScanBudget, ScannedPath, ScanResult, ScanReuse, ScanStart, ScanTree } from "./workspaceScan.js"
 
 type Stores = Parameters<typeof protectionByName>[1]
@@ -51,6 +52,8 @@ export interface ScanState {
   queue: Array<{ dir: string; rules: RuleStack }>
   /** The files git tracks (`gitIndex.ts`), which no rule excludes. */
   readonly tracked: TrackedFiles | undefined
+  /** The repository around the root (`repository.ts`): part of the identity. */
+  readonly repository: Repository | undefined
   /** Nested repositories met: a tracked path inside one stays out (it is not a rule). */
   readonly nested: Set<string>
   /** Tracked files taken below what the rules excluded (see `takeTracked`), present or not. */
@@ -64,7 +67,7 @@ export const newScanState = (
   reuse: ScanReuse | undefined,
   stores: Stores,
   start: ReadonlyArray<ScanStart>,
-  tracked: TrackedFiles | undefined,
+  repository: Repository | undefined,
 ): ScanState => ({
   budget,
   reuse,
@@ -80,7 +83,8 @@ export const newScanState = (
   provisional: { rules: [], paths: [], directory: [] },
   scopes: new Map(),
   queue: [...start],
-  tracked,
+  tracked: repository?.tracked,
+  repository,
   nested: new Set(),
   beyond: new Set(),
   trackedOnly: new Set(),
@@ -345,7 +349,7 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
     return listed.has(parentOf(path)) ? false : undefined
   }
   const ignoreFiles = identity.length
-  if (state.tracked !== undefined) identity.push(`\0tracked\0${state.tracked.identity}`)
+  for (const line of state.repository?.identity ?? []) identity.push(line)
   identity.sort()
   // The directories taken for their tracked files only follow the hash in the clear: a reused
   // decision must not read them as in scope (`scanReuse.ts`), and they are part of the identity.
@@ -354,7 +358,7 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
     scopes: state.scopes,
     excluded,
     ignoreFiles,
-    tracked: state.tracked?.identity ?? "",
+    repository: repositoryIdentity(state.repository),
     beyond: state.beyond,
   }
   const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }

@@ -29,9 +29,9 @@
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { currentTrackedFiles, type TrackedFiles } from "../workspace/gitIndex.js"
 import { isExcluded, keptAsTracked, type RuleStack } from "../workspace/ignoreRules.js"
 import { storeDirectories } from "../workspace/protection.js"
+import { currentRepository, type Repository } from "../workspace/repository.js"
 import { finishScan, newScanState, outOfBudget, takeListing, takeTracked } from "./scanState.js"
 
 /** Directories listed in one call: few enough that their listings fit in memory together. */
@@ -91,8 +91,8 @@ export interface ScanTree {
   readonly excluded: Set<string>
   /** How many ignore files the scan read. */
   readonly ignoreFiles: number
-  /** The identity of the tracked files it applied (`gitIndex.ts`; "" without an index). */
-  readonly tracked: string
+  /** The identity of what its repository contributed (`repository.ts`; "" without one). */
+  readonly repository: string
   /** Tracked files taken below what the rules excluded, present or not (`takeTracked`). */
   readonly beyond: Set<string>
 }
@@ -110,8 +110,9 @@ export const scanWorkspace = (
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
-    const tracked = yield* currentTrackedFiles
-    const { scan, provisional } = yield* scanOnce(tracked, budget, onProgress, reuse)
+    const repository = yield* currentRepository
+    const tracked = repository?.tracked
+    const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, reuse)
     if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
     // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
@@ -127,7 +128,7 @@ export const scanWorkspace = (
       return scan
     const now = yield* Clock.currentTimeMillis
     const again = yield* scanOnce(
-      tracked,
+      repository,
       { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
       onProgress,
     )
@@ -142,8 +143,8 @@ export const scanSubtrees = (
   budget: ScanBudget,
   start: ReadonlyArray<ScanStart>,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
-  Effect.flatMap(currentTrackedFiles, (tracked) =>
-    Effect.map(scanOnce(tracked, budget, undefined, undefined, start), ({ scan }) => scan),
+  Effect.flatMap(currentRepository, (repository) =>
+    Effect.map(scanOnce(repository, budget, undefined, undefined, start), ({ scan }) => scan),
   )
 
 /**
@@ -151,16 +152,21 @@ export const scanSubtrees = (
  * per wave, not per directory); results are taken in queue order (`scanState.ts`).
  */
 const scanOnce = (
-  tracked: TrackedFiles | undefined,
+  repository: Repository | undefined,
   budget: ScanBudget,
   onProgress: ((p: ScanProgress) => void) | undefined,
   reuse?: ScanReuse,
-  start: ReadonlyArray<ScanStart> = [{ dir: "", rules: [] }],
+  // From the root, under the rules that reach it from its repository (`repository.ts`).
+  start: ReadonlyArray<ScanStart> = [{ dir: "", rules: repository?.outerRules ?? [] }],
 ) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
-    const state = newScanState(budget, reuse, stores, start, tracked)
+    const state = newScanState(budget, reuse, stores, start, repository)
+    // An ignore file above the root that was refused is reported as any refused ignore file is.
+    if (start.some((s) => s.dir === ""))
+      for (const r of repository?.refused ?? [])
+        state.skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
     const { entries, skipped } = state
     while (state.queue.length > 0) {
       const now = yield* Clock.currentTimeMillis

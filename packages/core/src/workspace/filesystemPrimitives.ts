@@ -38,6 +38,13 @@ export interface FileSystemPrimitives {
   /** `lstat` of an existing entry. */
   readonly stat: (absolute: string) => Effect.Effect<FileStat, PrimitiveFailure>
   /**
+   * The bytes of a regular file anywhere (a symlink in the last component is not followed): only
+   * for what the root's repository keeps outside the root, its index and ignore files
+   * (`repository.ts`), which are read and never written. Without it those reads go through
+   * `readFile`, which a filesystem may confine to the root.
+   */
+  readonly readOutsideRoot?: (absolute: string) => Effect.Effect<Uint8Array, PrimitiveFailure>
+  /**
    * Content and mode of a regular file. Fails for anything else at the path (nothing, a directory,
    * a FIFO, a symlink in the last component, which is never followed) and never blocks: bulk reads
    * rely on it to tell a file from everything else without an `lstat` first.

@@ -1,28 +1,20 @@
 /**
- * The files git tracks in the workspace, read from the repository's index: `.git/index` at the
- * root, or the index of the git directory a `.git` file names (a worktree's, a submodule's). Git
+ * The files git tracks, read from a repository's index (found by `repository.ts`). Git
  * applies ignore rules only to files it does not track — a file added with `git add -f`, or a
  * fixture under a `node_modules` the rules exclude, is still the repository's file — so Rewind
  * does the same: the ignore rules and the skip list never exclude a tracked file (`ignoreRules.ts`
  * states the rule; the scan and the ignore check apply it). Protection by name (`.git`, the store)
  * and nested repositories are not rules: a tracked path there stays out.
  *
- * The index is input Rewind does not control. It is read only when its stat changed (a
- * fingerprint of size, mtime, ctime and inode; the parsed set is kept per workspace), refused over
- * `MAX_INDEX_BYTES`, and parsed defensively: an unknown version, a split index (whose entries live
+ * The index is input Rewind does not control: refused over `MAX_INDEX_BYTES` (by `repository.ts`,
+ * which also reads it again only when its stat changed), and parsed defensively: an unknown version, a split index (whose entries live
  * in another file), a truncated or inconsistent file give no tracked set at all, and the rules
  * alone decide, as they did before this module. Only regular files and symlinks count: a
  * submodule's entry (a gitlink), a sparse directory entry and a skip-worktree entry name nothing
  * git keeps in the working tree; names that are not valid UTF-8 cannot be workspace paths.
- *
- * Scope: the repository whose `.git` is at the workspace root. A workspace inside a repository
- * (its `.git` above the root) gets no tracked set, as it gets none of the ignore files above it.
  */
-import type { FileStat } from "@rewind/contracts"
-import { Effect, Either, Option } from "effect"
-import { type GitIndexFile, Workspace, type WorkspaceService } from "../ports/Workspace.js"
+import { Either } from "effect"
 import { endsWithDigest, hashContent } from "./contentHash.js"
-import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
 
 /** An index larger than this is not read (about 4 million entries' worth). */
 export const MAX_INDEX_BYTES = 256 * 1024 * 1024
@@ -32,8 +24,6 @@ export interface TrackedFiles {
   readonly has: (path: string) => boolean
   /** The tracked paths that are `path` or lie below it as a directory ("" for all), in index order. */
   readonly atOrBelow: (path: string) => ReadonlyArray<string>
-  /** How many paths are tracked. */
-  readonly count: number
   /** A hash of the tracked paths: equal identities, equal sets. */
   readonly identity: string
 }
@@ -235,96 +225,24 @@ const trackedFilesOf = (names: Names): TrackedFiles => {
       const below = within(encoder.encode(`${path}/`))
       return has(path) ? [path, ...below] : below
     },
-    count: names.count,
     identity: hashContent(names.joined),
   }
 }
 
-/** The stat fields that tell a changed index from an unchanged one. */
-const fingerprintOf = (stat: FileStat) => `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.inode}`
-
-const dirname = (absolute: string) => {
-  const slash = absolute.lastIndexOf("/")
-  return slash <= 0 ? "/" : absolute.slice(0, slash)
-}
-
-/** Resolves `target` (absolute, or relative to `from`) to a normalised absolute path. */
-const resolveAbsolute = (from: string, target: string) => {
-  const parts: Array<string> = []
-  for (const segment of `${target.startsWith("/") ? "" : from}/${target}`.split("/")) {
-    if (segment === "" || segment === ".") continue
-    if (segment === "..") parts.pop()
-    else parts.push(segment)
+/**
+ * The tracked files of a workspace that lies `prefix` below its repository's top: the index's
+ * paths under it, relative to the workspace root.
+ */
+export const trackedBelow = (files: TrackedFiles, prefix: string): TrackedFiles => {
+  if (prefix === "") return files
+  const at = (path: string) => (path === "" ? prefix : `${prefix}/${path}`)
+  const strip = (path: string) => path.slice(prefix.length + 1)
+  return {
+    has: (path) => files.has(at(path)),
+    atOrBelow: (path) => {
+      const found = files.atOrBelow(at(path))
+      return (path === "" ? found.filter((p) => p !== prefix) : found).map(strip)
+    },
+    identity: `${files.identity}\0${prefix}`,
   }
-  return `/${parts.join("/")}`
 }
-
-/**
- * Where the index of the repository at `root` is, through a filesystem's primitives: `.git` a
- * directory, or a file reading `gitdir: <path>` (relative to the root, or absolute). Read-only,
- * and the one read the workspace makes outside its root: a worktree's git directory lies in the
- * main repository's. None when there is no repository, or its `.git` is a symlink or unreadable.
- */
-export const locateGitIndex = (
-  root: string,
-  fs: FileSystemPrimitives,
-): Effect.Effect<Option.Option<GitIndexFile>> =>
-  Effect.gen(function* () {
-    const dotGit = `${root === "/" ? "" : root}/.git`
-    const probed = yield* fs.probe(dotGit)
-    let gitDir: string
-    if (probed.kind === "directory") gitDir = dotGit
-    else if (probed.kind === "file") {
-      const file = yield* fs.readFile(dotGit)
-      if (file.content.byteLength > 4096) return Option.none()
-      const text = new TextDecoder().decode(file.content)
-      const match = /^gitdir: *(.+?)\s*$/m.exec(text)
-      if (match === null) return Option.none()
-      gitDir = resolveAbsolute(dirname(dotGit), match[1]!)
-    } else return Option.none()
-    const absolute = `${gitDir}/index`
-    const stat = yield* fs.stat(absolute)
-    if (stat.kind !== "file" || stat.size > MAX_INDEX_BYTES) return Option.none()
-    return Option.some<GitIndexFile>({
-      fingerprint: `${absolute}\0${fingerprintOf(stat)}`,
-      read: Effect.map(
-        Effect.option(fs.readFile(absolute)),
-        Option.map((f) => f.content),
-      ),
-    })
-  }).pipe(Effect.orElseSucceed(() => Option.none()))
-
-/** The last tracked set read, per workspace: read again only when the index's fingerprint moved. */
-const kept = new WeakMap<
-  WorkspaceService,
-  { readonly fingerprint: string; readonly files: TrackedFiles | undefined }
->()
-
-/**
- * The files git tracks in the workspace now, or undefined when there is no readable index (the
- * ignore rules alone decide then). Cheap when the index did not change: two stats.
- */
-export const currentTrackedFiles: Effect.Effect<TrackedFiles | undefined, never, Workspace> = Effect.gen(
-  function* () {
-    const workspace = yield* Workspace
-    if (workspace.gitIndex === undefined) return undefined
-    const located = yield* workspace.gitIndex
-    if (Option.isNone(located)) {
-      kept.delete(workspace)
-      return undefined
-    }
-    const { fingerprint, read } = located.value
-    const known = kept.get(workspace)
-    if (known?.fingerprint === fingerprint) return known.files
-    const bytes = yield* read
-    const parsed = Option.isNone(bytes) ? undefined : parseGitIndex(bytes.value)
-    const files =
-      parsed === undefined || Either.isLeft(parsed) || parsed.right.count === 0 ? undefined : parsed.right
-    kept.set(workspace, { fingerprint, files })
-    return files
-  },
-)
-
-/** The identity a scan records for a tracked set (see `workspaceScan.ts`): "" when there is none. */
-export const trackedIdentity = (files: TrackedFiles | undefined) =>
-  files === undefined ? "" : files.identity

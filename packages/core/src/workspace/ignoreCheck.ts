@@ -10,7 +10,6 @@
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { currentTrackedFiles } from "./gitIndex.js"
 import {
   type DirectoryRules,
   decidingSet,
@@ -23,6 +22,7 @@ import {
   readDirectoryRules,
 } from "./ignoreRules.js"
 import { keptRulesOf, type StatAnswer } from "./ignoreRulesCache.js"
+import { currentRepository } from "./repository.js"
 
 const excludedByRules = (decided: ReturnType<typeof decidingSet>): Exclusion | undefined =>
   decided?.ignored === true ? { by: "rules", rulesOf: decided.base } : undefined
@@ -85,7 +85,9 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
     const workspace = yield* Workspace
     const clock = yield* Effect.clock
     const kept = keptRulesOf(workspace)
-    const tracked = yield* currentTrackedFiles
+    const repository = yield* currentRepository
+    const tracked = repository?.tracked
+    const outer = repository?.outerRules ?? []
     const stats = new Map<string, StatAnswer>()
     /** The Clock just before the `statMany` that answered each path: what makes a stat racy. */
     const statAt = new Map<string, bigint>()
@@ -145,7 +147,7 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
     const decideDirectory = (dir: string): DirectoryState | Missing => {
       if (dir === "") {
         const own = rulesOf("")
-        return isMissing(own) ? own : { excluded: undefined, stack: pushRules([], own.rules) }
+        return isMissing(own) ? own : { excluded: undefined, stack: pushRules(outer, own.rules) }
       }
       const parent = stateOf(parentOf(dir))
       if (isMissing(parent)) return parent

@@ -57,6 +57,11 @@ export const IGNORE_FILES: ReadonlyArray<string> = [".gitignore", ".rewindignore
 export interface RuleSet {
   readonly base: string
   readonly matcher: RuleMatcher
+  /**
+   * For the rules of a directory above the root (`repository.ts`): the root's path from there,
+   * which every workspace path is seen under.
+   */
+  readonly prefix?: string
 }
 
 /** The rule sets that apply in a directory, shallowest first. */
@@ -100,7 +105,8 @@ export const decidingSet = (
 ): { readonly base: string; readonly ignored: boolean } | undefined => {
   for (let i = stack.length - 1; i >= 0; i--) {
     const r = stack[i]!
-    const rel = relativeTo(r.base, path)
+    const rel =
+      r.prefix === undefined ? relativeTo(r.base, path) : r.prefix === "" ? path : `${r.prefix}/${path}`
     const verdict = r.matcher.verdict(isDirectory ? `${rel}/` : rel)
     if (verdict.ignored || verdict.unignored) return { base: r.base, ignored: verdict.ignored }
   }

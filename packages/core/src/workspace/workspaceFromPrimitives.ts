@@ -34,7 +34,7 @@ import {
   writePath,
 } from "./confinedWrites.js"
 import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
-import { locateGitIndex } from "./gitIndex.js"
+import { locateRepository } from "./repository.js"
 
 export type { FileSystemPrimitives, PrimitiveFailure } from "./filesystemPrimitives.js"
 
@@ -43,7 +43,17 @@ export type { FileSystemPrimitives, PrimitiveFailure } from "./filesystemPrimiti
  * and the reads are in `confinedReads.ts`, the writes in `confinedWrites.ts`; this only binds them
  * to one root.
  */
-export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): WorkspaceService => {
+export const makeConfinedWorkspace = (
+  root: string,
+  fs: FileSystemPrimitives,
+  options: {
+    /**
+     * Directories the search for the root's repository does not go up into (git's
+     * `GIT_CEILING_DIRECTORIES`; the Node adapter adds the home directory): see `repository.ts`.
+     */
+    readonly repositoryCeilings?: ReadonlyArray<string>
+  } = {},
+): WorkspaceService => {
   const at: ConfinedRoot = { root, fs }
   return {
     root,
@@ -61,6 +71,6 @@ export const makeConfinedWorkspace = (root: string, fs: FileSystemPrimitives): W
     discardPartialWrites: (path) => discardPartialWrites(at, path),
     readLink: (path) => readLink(at, path),
     symlink: (path, linkTarget) => makeSymlink(at, path, linkTarget),
-    gitIndex: locateGitIndex(root, fs),
+    repository: locateRepository(root, fs, options.repositoryCeilings),
   } satisfies WorkspaceService
 }

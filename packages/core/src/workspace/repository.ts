@@ -1,0 +1,215 @@
+/**
+ * The git repository a workspace lies in, as far as Rewind's scope depends on it: the files git
+ * tracks (`gitIndex.ts`: no ignore rule excludes them) and the ignore rules that reach the
+ * workspace from outside its root — the repository's `info/exclude`, and the `.gitignore` of every
+ * directory from the repository's top down to the root's parent when the workspace is a
+ * subdirectory (a package of a monorepo: its `dist/` or `.env` ignored by the top's rules). With
+ * them, what a capture takes in is what `git ls-files -c -o --exclude-standard` lists below the
+ * root, wherever the root is (the user's global `core.excludesFile` aside: it belongs to the
+ * user's machine, not the repository).
+ *
+ * Found by walking up from the root to the first directory holding `.git` (a directory, or a
+ * worktree's or submodule's file naming its git directory); read-only, the one read Rewind makes
+ * outside the root. The walk does not go up into a ceiling directory (git's
+ * `GIT_CEILING_DIRECTORIES`; the Node adapter adds the user's home directory): a home directory
+ * kept in git, whose `.gitignore` is often `*`, would otherwise leave a project below it that is
+ * not a repository of its own with nothing in scope — a safety tool must not go quiet that way. Everything is read again only when a file's stat (size, mtime, ctime, inode)
+ * changed, and kept per workspace. What cannot be read gives nothing: no repository, no index or
+ * an unusable one (no tracked set), an outer ignore file refused by the budget every ignore file
+ * has (reported by the scan like any refused ignore file, its rules not applied).
+ *
+ * Invariants: the outer rules come before the root's own in every rule stack (a deeper file's rule
+ * wins, as in git); the workspace root itself is always in scope, even if an outer rule names it
+ * (the user chose it); `identity` changes whenever any of this changes, so reused ignore
+ * decisions and a live engine's tree are dropped then.
+ */
+import type { FileStat } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import type { RepositoryFile, RepositoryFiles, WorkspaceService } from "../ports/Workspace.js"
+import { Workspace } from "../ports/Workspace.js"
+import { hashContent } from "./contentHash.js"
+import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
+import { MAX_INDEX_BYTES, parseGitIndex, type TrackedFiles, trackedBelow } from "./gitIndex.js"
+import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+import type { RuleStack } from "./ignoreRules.js"
+import { RULE_MATCHING, ruleMatcherOf } from "./ruleMatcher.js"
+
+export interface Repository {
+  /** The files git tracks below the root, as workspace paths; undefined without a usable index. */
+  readonly tracked: TrackedFiles | undefined
+  /** The rule sets from outside the root, lowest precedence first: the base of every stack. */
+  readonly outerRules: RuleStack
+  /** Outer ignore files refused (over budget, unreadable): reported, their rules not applied. */
+  readonly refused: ReadonlyArray<RefusedIgnoreFile>
+  /** One line per outer ignore file and one for the tracked set: what a scan's identity includes. */
+  readonly identity: ReadonlyArray<string>
+}
+
+/** Directories walked up at most looking for `.git`. */
+const MAX_DEPTH = 256
+
+/** The stat fields that tell a changed file from an unchanged one. */
+const fingerprintOf = (absolute: string, stat: FileStat) =>
+  `${absolute}\0${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.inode}`
+
+const dirname = (absolute: string) => {
+  const slash = absolute.lastIndexOf("/")
+  return slash <= 0 ? "/" : absolute.slice(0, slash)
+}
+
+const join = (dir: string, name: string) => `${dir === "/" ? "" : dir}/${name}`
+
+/** Resolves `target` (absolute, or relative to `from`) to a normalised absolute path. */
+const resolveAbsolute = (from: string, target: string) => {
+  const parts: Array<string> = []
+  for (const segment of `${target.startsWith("/") ? "" : from}/${target}`.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment === "..") parts.pop()
+    else parts.push(segment)
+  }
+  return `/${parts.join("/")}`
+}
+
+/**
+ * Where the repository enclosing `root` keeps what Rewind reads, through a filesystem's
+ * primitives (see the header). None when no directory from the root up holds `.git`, or its `.git`
+ * is a symlink or a file that names no git directory.
+ */
+export const locateRepository = (
+  root: string,
+  fs: FileSystemPrimitives,
+  ceilings: ReadonlyArray<string> = [],
+): Effect.Effect<Option.Option<RepositoryFiles>> =>
+  Effect.gen(function* () {
+    const readAnywhere =
+      fs.readOutsideRoot ?? ((absolute: string) => Effect.map(fs.readFile(absolute), (f) => f.content))
+    /** A regular file's fingerprint and reader, or undefined when there is none. */
+    const fileAt = (absolute: string, maxBytes: number) =>
+      Effect.gen(function* () {
+        if ((yield* fs.probe(absolute)).kind !== "file") return undefined
+        const stat = yield* fs.stat(absolute)
+        const read: RepositoryFile["read"] =
+          stat.size > maxBytes
+            ? Effect.succeed(Either.left(`${stat.size} bytes, over the ${maxBytes}-byte limit`))
+            : Effect.map(
+                Effect.either(readAnywhere(absolute)),
+                Either.mapLeft((e) => e.message),
+              )
+        return { fingerprint: fingerprintOf(absolute, stat), read } satisfies RepositoryFile
+      })
+    let top = root
+    const below: Array<string> = []
+    let dotGit: { readonly at: string; readonly kind: string } | undefined
+    for (let depth = 0; depth < MAX_DEPTH; depth++) {
+      const at = join(top, ".git")
+      const { kind } = yield* fs.probe(at)
+      if (kind === "directory" || kind === "file") {
+        dotGit = { at, kind }
+        break
+      }
+      if (top === "/" || ceilings.includes(dirname(top))) break
+      below.unshift(top.slice(top.lastIndexOf("/") + 1))
+      top = dirname(top)
+    }
+    if (dotGit === undefined) return Option.none()
+    let gitDir = dotGit.at
+    if (dotGit.kind === "file") {
+      if ((yield* fs.stat(dotGit.at)).size > 4096) return Option.none()
+      const content = yield* readAnywhere(dotGit.at)
+      const match = /^gitdir: *(.+?)\s*$/m.exec(new TextDecoder().decode(content))
+      if (match === null) return Option.none()
+      gitDir = resolveAbsolute(top, match[1]!)
+    }
+    const outer: Array<RepositoryFiles["outerIgnoreFiles"][number]> = []
+    const exclude = yield* fileAt(`${gitDir}/info/exclude`, IGNORE_FILE_LIMITS.maxBytes)
+    if (exclude !== undefined) outer.push({ at: "", label: ".git/info/exclude", file: exclude })
+    for (let i = 0; i < below.length; i++) {
+      const dir = below.slice(0, i).join("/")
+      const file = yield* fileAt(
+        join(dir === "" ? top : `${top}/${dir}`, ".gitignore"),
+        IGNORE_FILE_LIMITS.maxBytes,
+      )
+      if (file !== undefined)
+        outer.push({ at: dir, label: `${"../".repeat(below.length - i)}.gitignore`, file })
+    }
+    const index = yield* fileAt(`${gitDir}/index`, MAX_INDEX_BYTES)
+    return Option.some<RepositoryFiles>({
+      prefix: below.join("/"),
+      ...(index === undefined ? {} : { index }),
+      outerIgnoreFiles: outer,
+    })
+  }).pipe(Effect.orElseSucceed(() => Option.none()))
+
+/** The last repository read, per workspace: read again only when a fingerprint moved. */
+const kept = new WeakMap<
+  WorkspaceService,
+  { readonly key: string; readonly repository: Repository | undefined }
+>()
+
+const keyOf = (files: RepositoryFiles) =>
+  [
+    files.prefix,
+    files.index?.fingerprint ?? "",
+    ...files.outerIgnoreFiles.map((f) => f.file.fingerprint),
+  ].join("\n")
+
+const readRepository = (files: RepositoryFiles) =>
+  Effect.gen(function* () {
+    let tracked: TrackedFiles | undefined
+    if (files.index !== undefined) {
+      const bytes = yield* files.index.read
+      const parsed = Either.isLeft(bytes) ? undefined : parseGitIndex(bytes.right)
+      if (parsed !== undefined && Either.isRight(parsed)) tracked = trackedBelow(parsed.right, files.prefix)
+    }
+    const outerRules: Array<RuleStack[number]> = []
+    const refused: Array<RefusedIgnoreFile> = []
+    const identity: Array<string> = []
+    for (const { at, label, file } of files.outerIgnoreFiles) {
+      const bytes = yield* file.read
+      if (Either.isLeft(bytes)) {
+        refused.push({ path: label, detail: `it cannot be read: ${bytes.left}` })
+        identity.push(`${label}\0unread`)
+        continue
+      }
+      const hash = hashContent(bytes.right)
+      const compiled = yield* compileIgnoreFileByHash(label, bytes.right, hash)
+      if (Either.isLeft(compiled)) {
+        refused.push(compiled.left)
+        identity.push(`${label}\0${hash}\0refused`)
+        continue
+      }
+      identity.push(`${label}\0${hash}\0applied\0${RULE_MATCHING}`)
+      if (compiled.right === undefined) continue
+      // The rules of a directory above the root see a workspace path from there.
+      const fromThere = at === "" ? files.prefix : files.prefix.slice(at.length + 1)
+      outerRules.push({ base: "", matcher: ruleMatcherOf(compiled.right), prefix: fromThere })
+    }
+    if (tracked !== undefined) identity.push(`\0tracked\0${tracked.identity}`)
+    return { tracked, outerRules, refused, identity } satisfies Repository
+  })
+
+/**
+ * The repository around the workspace now, or undefined without one (the workspace's own ignore
+ * files alone decide then). Cheap when nothing changed: a few stats.
+ */
+export const currentRepository: Effect.Effect<Repository | undefined, never, Workspace> = Effect.gen(
+  function* () {
+    const workspace = yield* Workspace
+    if (workspace.repository === undefined) return undefined
+    const located = yield* workspace.repository
+    if (Option.isNone(located)) {
+      kept.delete(workspace)
+      return undefined
+    }
+    const key = keyOf(located.value)
+    const known = kept.get(workspace)
+    if (known?.key === key) return known.repository
+    const repository = yield* readRepository(located.value)
+    kept.set(workspace, { key, repository })
+    return repository
+  },
+)
+
+/** What a live engine compares to tell that the repository's part in its decisions changed. */
+export const repositoryIdentity = (repository: Repository | undefined) =>
+  repository === undefined ? "" : repository.identity.join("\n")
