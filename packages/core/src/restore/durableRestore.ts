@@ -217,7 +217,10 @@ const journalAndWrite = <A, E, R>(
     const finish = (status: "committed" | "rolled_back") =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => journal.complete(input.operationId, { status, at }))
 
-    const applied = yield* applyJournaled(checkedWrites, logged, { targetsRead: true })
+    const applied = yield* applyJournaled(checkedWrites, logged, {
+      targetsRead: true,
+      removedBefore: links.flatMap((l) => (l.rescue !== null && l.planned === null ? [l.path] : [])),
+    })
     if (applied._tag === "RolledBack") {
       yield* finish("rolled_back")
       return applied satisfies DurableRestoreResult<A>

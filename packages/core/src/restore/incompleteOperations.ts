@@ -19,12 +19,12 @@ import {
 import { Effect, Either, Option } from "effect"
 import { type DamagedOperation, OperationJournal } from "../ports/OperationJournal.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace } from "../ports/Workspace.js"
 import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { inspectLinks, type RecoveredLink } from "./journaledLinks.js"
 import { inspectTree, type RecoveredTree } from "./recoverTree.js"
 import { versionHash } from "./redo.js"
+import { readTarget } from "./targetRead.js"
 
 export type RecoveredFileState = "rescue" | "planned" | "changed" | "unreadable"
 
@@ -81,7 +81,6 @@ const isRecorded = (sessionId: SessionId, operationId: OperationId) =>
 
 export const inspect = (record: OperationRecord) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
     const links = yield* inspectLinks(record.intent.links ?? [])
     // A path where a journaled link stands now holds no file: its file version there is absent.
     const linkedNow = new Set(links.flatMap((l) => (l.current === null ? [] : [l.path])))
@@ -91,7 +90,7 @@ export const inspect = (record: OperationRecord) =>
       const plannedHash = versionHash(file.planned)
       const current = linkedNow.has(file.path)
         ? Either.right(Option.none())
-        : yield* Effect.either(workspace.read(file.path))
+        : yield* Effect.either(readTarget(file.path))
       if (Either.isLeft(current)) {
         files.push({ path: file.path, state: "unreadable", currentHash: null, rescueHash, plannedHash })
         continue

@@ -13,16 +13,22 @@
 import type { JournaledLink, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
+import { fileOnTheWay } from "./targetRead.js"
 
 type Side = "rescue" | "planned"
 
 const other = (side: Side): Side => (side === "rescue" ? "planned" : "rescue")
 
-/** The link target at a path now: a string for a symlink, null for anything else or nothing. */
+/**
+ * The link target at a path now: a string for a symlink, null for anything else or nothing (a
+ * file standing where a directory on the way should be leaves nothing at the path).
+ */
 export const linkAt = (path: WorkspacePath) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const stat = yield* workspace.stat(path)
+    const stat = yield* Effect.catchIf(workspace.stat(path), fileOnTheWay, () =>
+      Effect.succeed(Option.none()),
+    )
     if (Option.isNone(stat) || stat.value.kind !== "symlink") return null
     return yield* workspace.readLink(path)
   })

@@ -10,8 +10,9 @@
 import type { FileVersion, JournaledFile, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
+import type { WorkspaceFile } from "../ports/Workspace.js"
 import type { PlannedWrite } from "./journaledWrites.js"
+import { readTarget } from "./targetRead.js"
 
 /** File versions for several contents in hand, their blobs stored in one batch. */
 export const storeVersions = (
@@ -66,7 +67,6 @@ export const journaledVersions = (
   unlinking: ReadonlySet<WorkspacePath>,
 ) =>
   Effect.gen(function* () {
-    const workspace = yield* Workspace
     // The rescue point: every target's current content, read once (unless the caller already has)
     // and stored by content.
     const rescued = given ?? new Map<WorkspacePath, FileVersion>()
@@ -77,7 +77,7 @@ export const journaledVersions = (
         current.set(path, Option.none())
         continue
       }
-      const read = yield* Effect.either(workspace.read(path))
+      const read = yield* Effect.either(readTarget(path))
       if (Either.isLeft(read)) {
         return {
           _tag: "Unreadable",

@@ -7,6 +7,15 @@
  * that compensation fails too (after a few attempts
  * per file) is an `UnrecoverableRewindError` raised, naming every file of the plan and its state.
  * Once every write is done, the directories the deletions left empty are removed (only those).
+ *
+ * Deletions run before the writes that put content back, so a path that changes kind needs no
+ * order from the caller: a file that stands where a directory must be made (`lib` for `lib/x`) is
+ * deleted before anything is written beneath it, and the files of a directory that stands where a
+ * file goes (`config/a` for `config`) are deleted before it, their emptied directories removed
+ * just before that write (`clearWay`). Compensation runs the journal in reverse, each entry's
+ * created directories taken away right after its own undo, so it undoes that in reverse too: the
+ * file written over the old directory goes, the directory's files come back (their directories
+ * made again), then a file a directory had replaced is put back over the directory taken away.
  */
 import {
   type ContentHash,
@@ -18,6 +27,7 @@ import { Effect, Either, Option } from "effect"
 import { Workspace, type WorkspaceFile } from "../ports/Workspace.js"
 import { hashContent, sameBytes } from "../workspace/contentHash.js"
 import type { FileRewindJournal, JournalEntry } from "./fileRewindJournal.js"
+import { readTarget } from "./targetRead.js"
 
 export interface PlannedWrite {
   readonly path: WorkspacePath
@@ -66,7 +76,7 @@ const holds = (current: Option.Option<WorkspaceFile>, previous: Option.Option<Wo
 const restoreEntry = (entry: JournalEntry) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const current = yield* Effect.either(workspace.read(entry.path))
+    const current = yield* Effect.either(readTarget(entry.path))
     // Skipping a file that already holds its journaled content keeps compensation from failing
     // on a file whose own write never happened.
     if (Either.isRight(current) && holds(current.right, entry.previous)) return
@@ -106,12 +116,12 @@ export const rollBack = (
               detail: `compensation failed (${restored.left.message}); it ${describe(entry.previous)}`,
             },
       )
-    }
-    // The directories the writes created go too, deepest first, where nothing else lives in them
-    // now (a failed restore removes what it created). Best effort: a directory that cannot be
-    // removed holds nobody's data, and the files are what compensation promises.
-    for (let i = entries.length - 1; i >= 0; i--) {
-      for (const dir of [...(entries[i]!.createdDirectories ?? [])].reverse()) {
+      // The directories this write created go right after its undo, deepest first, where nothing
+      // else lives in them now (a failed restore removes what it created): before an earlier
+      // entry's undo, which may put back a file where one of them stands (a directory made where
+      // a deleted file was). Best effort: a directory that cannot be removed holds nobody's data,
+      // and the files are what compensation promises.
+      for (const dir of [...(entry.createdDirectories ?? [])].reverse()) {
         yield* Effect.either((yield* Workspace).removeEmptyDirectory(dir))
       }
     }
@@ -175,9 +185,27 @@ export interface ApplyJournaledOptions {
    * for its rescue point), so the preflight read of each would only repeat it.
    */
   readonly targetsRead?: boolean
+  /**
+   * Paths the same operation removed for good just before these writes (links the new state does
+   * not have): a directory they left empty is removed as one the deletions emptied is, before a
+   * file is written where it stands and at the end.
+   */
+  readonly removedBefore?: ReadonlyArray<WorkspacePath>
 }
 
-/** Applies the writes in order with a journal; rolls back on the first failure. */
+/**
+ * The order the writes run in, as indexes into the plan: deletions first, then the writes that
+ * put content back, each group in plan order (see the header: a path that changed kind).
+ */
+const runOrder = (writes: ReadonlyArray<PlannedWrite>) => [
+  ...writes.flatMap((w, i) => (w.content === null ? [i] : [])),
+  ...writes.flatMap((w, i) => (w.content === null ? [] : [i])),
+]
+
+/**
+ * Applies the writes with a journal, deletions first (see the header); rolls back on the first
+ * failure. Steps are numbered by plan position.
+ */
 export const applyJournaled = (
   writes: ReadonlyArray<PlannedWrite>,
   journal: FileRewindJournal,
@@ -193,14 +221,15 @@ export const applyJournaled = (
         path,
         message,
       } satisfies JournaledWriteResult)
+    const order = runOrder(writes)
 
     // Preflight: every target must be readable through the workspace (inside the root, a regular
     // file or nothing) before the first write, so a refused path costs no write and no rollback.
     // The first write's own journal read is that check for its path.
-    for (let step = 1; step < (options.targetsRead === true ? 0 : writes.length); step++) {
+    for (const step of options.targetsRead === true ? [] : order.slice(1)) {
       const write = writes[step]!
       if (writes.findIndex((w) => w.path === write.path) !== step) continue
-      const readable = yield* Effect.either(workspace.read(write.path))
+      const readable = yield* Effect.either(readTarget(write.path))
       if (Either.isLeft(readable)) {
         return {
           _tag: "RolledBack",
@@ -211,9 +240,11 @@ export const applyJournaled = (
       }
     }
 
-    for (let step = 0; step < writes.length; step++) {
+    const deleted: Array<WorkspacePath> = [...(options.removedBefore ?? [])]
+    for (const step of order) {
       const write = writes[step]!
-      const current = yield* Effect.either(workspace.read(write.path))
+      if (write.content !== null) yield* clearWay(write.path, deleted)
+      const current = yield* Effect.either(readTarget(write.path))
       if (Either.isLeft(current)) {
         return yield* fail(
           step,
@@ -253,12 +284,34 @@ export const applyJournaled = (
       if (Either.isLeft(written)) {
         return yield* fail(step, write.path, `could not write ${write.path}: ${written.left.message}`)
       }
+      if (write.content === null) deleted.push(write.path)
     }
-    yield* removeEmptied(writes.filter((w) => w.content === null).map((w) => w.path))
+    yield* removeEmptied([
+      ...(options.removedBefore ?? []),
+      ...writes.filter((w) => w.content === null).map((w) => w.path),
+    ])
     return {
       _tag: "Applied",
       files: outcomes(yield* journal.entries(), writes),
     } satisfies JournaledWriteResult
+  })
+
+/**
+ * Before a file is written where a directory stands: the directories at and under `path` that the
+ * operation's deletions emptied go, deepest first, as `removeEmptied` takes them (only above a
+ * deleted path, only if empty). Nothing else is removed: a directory that still holds anything
+ * (a file made meanwhile, an empty directory the operation did not empty) stays, and the write
+ * then fails on it, which rolls the operation back. Nothing to journal: undoing the deletions puts
+ * the files back and makes these directories again.
+ */
+const clearWay = (path: WorkspacePath, deleted: ReadonlyArray<WorkspacePath>) =>
+  Effect.gen(function* () {
+    const stat = yield* Effect.either((yield* Workspace).stat(path))
+    if (Either.isLeft(stat) || Option.isNone(stat.right) || stat.right.value.kind !== "directory") return
+    yield* removeEmptied(
+      deleted.filter((d) => d.startsWith(`${path}/`)),
+      path,
+    )
   })
 
 /**
@@ -267,16 +320,18 @@ export const applyJournaled = (
  * above a deleted path are tried, each removed only if empty (never recursively), so a directory
  * that still holds anything (an ignored file, the store, a file made meanwhile) stays, with all its
  * ancestors. Best effort, like the rollback's: a directory left behind holds nobody's data, and
- * putting a file back (rollback, redo, recover) makes its parents again.
+ * putting a file back (rollback, redo, recover) makes its parents again. `within`: only that
+ * directory and those under it are tried.
  */
-const removeEmptied = (deleted: ReadonlyArray<WorkspacePath>) =>
+const removeEmptied = (deleted: ReadonlyArray<WorkspacePath>, within?: WorkspacePath) =>
   Effect.gen(function* () {
     if (deleted.length === 0) return
     const workspace = yield* Workspace
     const above = new Set<WorkspacePath>()
     for (const path of deleted) {
       for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
-        above.add(path.slice(0, cut) as WorkspacePath)
+        const dir = path.slice(0, cut) as WorkspacePath
+        if (within === undefined || dir === within || dir.startsWith(`${within}/`)) above.add(dir)
       }
     }
     const depth = (path: string) => path.split("/").length

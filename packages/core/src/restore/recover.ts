@@ -26,6 +26,7 @@ import { applyJournaled, type PlannedWrite, rollBack } from "./journaledWrites.j
 import { cursorProblem, recordContinued } from "./recoverRecords.js"
 import { resolveTree } from "./recoverTree.js"
 import { loadFileVersion } from "./redo.js"
+import { fileOnTheWay } from "./targetRead.js"
 
 export {
   type IncompleteOperation,
@@ -132,7 +133,9 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
       )
     }
     const writeJournal = yield* makeMemoryJournal(operationId)
-    const applied = yield* applyJournaled(writes, writeJournal)
+    const applied = yield* applyJournaled(writes, writeJournal, {
+      removedBefore: op.links.flatMap((l) => (l.current !== null && l[want] === null ? [l.path] : [])),
+    })
     if (applied._tag === "RolledBack") {
       yield* runLinkUndo(linkUndo)
       return yield* refuse(
@@ -153,9 +156,11 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         `cannot ${resolution} ${operationId}: the link ${linked.left.path} cannot be made (${linked.left.message}); every file and link already changed was put back`,
       )
     }
-    // A write the crash cut short may have left its temp file next to its target.
+    // A write the crash cut short may have left its temp file next to its target; none can be
+    // beside a path a file now stands on the way to (the path changed kind).
     const workspace = yield* Workspace
-    for (const file of op.record.intent.files) yield* workspace.discardPartialWrites(file.path)
+    for (const file of op.record.intent.files)
+      yield* Effect.catchIf(workspace.discardPartialWrites(file.path), fileOnTheWay, () => Effect.succeed([]))
     if (recordNeeded) {
       // Files that the session does not record are not left behind: put them back, keep it pending.
       const recorded = yield* Effect.either(recordContinued(op.record))

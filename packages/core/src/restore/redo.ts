@@ -28,7 +28,6 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { IdGenerator } from "../ports/IdGenerator.js"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace } from "../ports/Workspace.js"
 import { activeBranch } from "../session/activeBranch.js"
 import { loadSession } from "../session/loadSession.js"
 import { projectSession, type SessionState } from "../session/sessionState.js"
@@ -37,6 +36,7 @@ import { runDurableRestore } from "./durableRestore.js"
 import { linksNotAt } from "./journaledLinks.js"
 import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
 import { appendFresh } from "./restoreRecords.js"
+import { readTarget } from "./targetRead.js"
 
 export interface RedoResult {
   readonly operationId: OperationId
@@ -113,7 +113,6 @@ const withLinks = (
 export const redo = (sessionId: SessionId) =>
   Effect.gen(function* () {
     const journal = yield* OperationJournal
-    const workspace = yield* Workspace
     const state = yield* loadSession(sessionId)
     const entry = (yield* journal.redoStack(sessionId))[0]
     if (entry === undefined || entry.intent.redo === undefined) {
@@ -130,7 +129,7 @@ export const redo = (sessionId: SessionId) =>
     const linkedNow = new Set(links.flatMap((l) => (l.planned === null ? [] : [l.path])))
     for (const file of intent.files) {
       if (linkedNow.has(file.path) && file.planned._tag === "absent") continue
-      const current = yield* Effect.either(workspace.read(file.path))
+      const current = yield* Effect.either(readTarget(file.path))
       const currentHash = Either.isLeft(current)
         ? null
         : Option.match(current.right, { onNone: () => null, onSome: (f) => hashContent(f.content) })

@@ -49,9 +49,11 @@ const isNotThere = (error: WorkspaceError) =>
   (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
   (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
 
-/** A tracked path's previous entry that a directory standing there now leaves gone: a link, or absent. */
-const goneAsDirectory = (previous: ManifestEntry | undefined) =>
-  previous?.kind === "link" || previous?.kind === "tombstone"
+/**
+ * A tracked path's previous entry that a directory standing there now leaves gone: a file, a link,
+ * or absent (every kind a point records).
+ */
+const goneAsDirectory = (previous: ManifestEntry | undefined) => previous !== undefined
 
 /** Why a path of this kind is left out, in the words every report uses. */
 export const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
@@ -166,12 +168,12 @@ const consider = (
   if (stat.kind === "symlink" && target !== undefined) {
     manifest.set(path, { kind: "link", target })
   } else if (stat.kind === "directory" && goneAsDirectory(input.previous.get(path))) {
-    // A tracked path the previous point had as a link (a linked package vendored in place) or as
-    // absent is a directory now: no file or link is there, as a file under a directory that
-    // became a link is not (`isNotThere`), so a restore to this point takes a link there away
-    // before writing beneath it. Nothing was left out: what the directory holds is the scan's.
-    // A file that became a directory stays a conflict for a restore (its deletion and the writes
-    // beneath it would share one pass, and a rollback could not undo it).
+    // A tracked path the previous point had as a file (replaced by a directory of the same name),
+    // a link (a linked package vendored in place) or as absent is a directory now: no file or
+    // link is there, as a file under a directory that became a link is not (`isNotThere`), so a
+    // restore to this point takes a file or link there away before writing beneath it (the
+    // writer deletes before it writes; its rollback undoes that in reverse). Nothing was left
+    // out: what the directory holds is the scan's.
     manifest.set(path, { kind: "tombstone" })
   } else if (stat.kind !== "file") {
     skipped.push({ path, reason: "not_a_regular_file", detail: kindDetail(stat.kind) })

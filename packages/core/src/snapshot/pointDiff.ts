@@ -17,6 +17,7 @@ import { createTwoFilesPatch } from "diff"
 import { Clock, Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace } from "../ports/Workspace.js"
+import { fileOnTheWay } from "../restore/targetRead.js"
 import { loadSession } from "../session/loadSession.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { DEFAULT_CAPTURE_SETTINGS, loadStatCache, sameStat } from "./capturePoint.js"
@@ -119,7 +120,13 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
     /** What is at `path` now, or why it cannot be compared (the reason goes to `skipped`). */
     const current = (path: WorkspacePath, scanned: ScannedPath | undefined) =>
       Effect.gen(function* () {
-        const stat = scanned?.stat ?? Option.getOrUndefined(yield* workspace.stat(path))
+        // A file standing where a directory on the way should be (a directory the point had,
+        // replaced by a file): nothing is at the path.
+        const stat =
+          scanned?.stat ??
+          Option.getOrUndefined(
+            yield* Effect.catchIf(workspace.stat(path), fileOnTheWay, () => Effect.succeed(Option.none())),
+          )
         if (stat === undefined) return { side: null } as Current
         if (stat.kind === "symlink") {
           const target = scanned?.target ?? (yield* workspace.readLink(path))

@@ -2,11 +2,18 @@
  * The plan of a point restore (module-internal to `snapshot/`), shared by the preview and the
  * apply so that what the apply re-checks is the very computation the preview showed: each path of
  * the point's manifest against what is there now (by content hash, mode and link target) gives a
- * write, a link, a delete (only where the point holds a tombstone; paths the point does not mention
- * are left alone), "unchanged", or a conflict (a directory, FIFO or unreadable file in the way, a
- * link leading out of the root, content missing from the store or corrupt). Paths the protection
- * policy keeps are listed apart. Every content the restore would write is read and verified here,
- * so a corrupt blob refuses the preview rather than the apply.
+ * write, a link, a delete (only where the point holds a tombstone, or implies one: see below;
+ * paths the point does not mention are left alone), "unchanged", or a conflict (a directory, FIFO
+ * or unreadable file in the way, a link leading out of the root, content missing from the store or
+ * corrupt). Paths the protection policy keeps are listed apart. Every content the restore would
+ * write is read and verified here, so a corrupt blob refuses the preview rather than the apply.
+ *
+ * A path that changed kind since the point: a file or link of the point implies that nothing is
+ * beneath it, and a path of the point implies that no file is above it (`pointRestoreWay.ts`). The
+ * files and links of a directory standing where the point has a file, and a file standing where it
+ * needs a directory, are planned as deletes like the point's own tombstones (rescued first, put
+ * back by the redo); the path itself is then planned as absent. What a restore could not put back
+ * keeps the directory a conflict.
  */
 import {
   aFileKind,
@@ -19,6 +26,7 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { fileOnTheWay } from "../restore/targetRead.js"
 import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { checkProtection } from "../workspace/protection.js"
@@ -34,6 +42,7 @@ import {
   listDirectoriesOf,
 } from "./pointInspection.js"
 import { loadManifest, type ManifestEntry, type StatCache } from "./pointManifest.js"
+import { type DirectoryInTheWay, findWay } from "./pointRestoreWay.js"
 
 export interface PlannedChange {
   readonly path: WorkspacePath
@@ -79,25 +88,54 @@ const findPoint = (sessionId: SessionId, pointId: PointId) =>
     return point
   })
 
+/** What the plan knows of each path: what the restore wants there, and what stands there now. */
+interface Known {
+  /** The point's manifest with the tombstones it implies (`pointRestoreWay.ts`). */
+  readonly target: ReadonlyMap<WorkspacePath, ManifestEntry>
+  readonly inspected: ReadonlyMap<WorkspacePath, Inspected>
+  readonly protectedPaths: ReadonlyMap<WorkspacePath, ProtectedPath>
+  readonly directories: ReadonlyMap<WorkspacePath, DirectoryInTheWay>
+}
+
+/** Whether the restore deletes what stands at `path`: a file or link where it wants nothing. */
+const deletedHere = (path: WorkspacePath, known: Known): boolean => {
+  if (known.target.get(path)?.kind !== "tombstone" || known.protectedPaths.has(path)) return false
+  const now = known.inspected.get(path)
+  return (
+    now !== undefined &&
+    Either.isRight(now) &&
+    "kind" in now.right &&
+    (now.right.kind === "file" || now.right.kind === "link")
+  )
+}
+
 /**
- * Whether a directory above `path` is a link now that the point records as absent (it became a
- * directory after): the restore takes links in the way away before any write, so nothing is at
- * `path` for it. Only links: a file in the way would be deleted in the same pass of writes as the
- * paths beneath it are written, and its rollback could not put it back over their directory.
+ * Whether a directory above `path` is a link or a file now that the restore deletes (it stands
+ * where the point has a directory): the restore takes links in the way away before any write, and
+ * deletes files before it writes, so nothing is at `path` for it.
  */
-const underRemovedLink = (
-  path: WorkspacePath,
-  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
-  inspected: ReadonlyMap<WorkspacePath, Inspected>,
-): boolean => {
+const underDeleted = (path: WorkspacePath, known: Known): boolean => {
   for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
-    const above = path.slice(0, cut) as WorkspacePath
-    if (manifest.get(above)?.kind !== "tombstone") continue
-    const now = inspected.get(above)
-    if (now !== undefined && Either.isRight(now) && "kind" in now.right && now.right.kind === "link")
-      return true
+    if (deletedHere(path.slice(0, cut) as WorkspacePath, known)) return true
   }
   return false
+}
+
+/**
+ * Why the directory at `path` (where the point has a file) cannot be cleared; undefined when the
+ * restore deletes everything it holds, so it is gone before the path is written.
+ */
+const keptDirectory = (path: WorkspacePath, known: Known): string | undefined => {
+  const found = known.directories.get(path)
+  if (found === undefined) return "it was not looked into"
+  if ("blocked" in found) return found.blocked
+  const kept = found.holds.find((p) => !deletedHere(p, known))
+  if (kept === undefined) return undefined
+  const now = known.inspected.get(kept)
+  const why =
+    known.protectedPaths.get(kept)?.message ??
+    (now !== undefined && Either.isLeft(now) ? now.left.message : "it changed while the plan looked")
+  return `it holds ${kept}, which the restore cannot delete (${why})`
 }
 
 const HOLDS = "holds"
@@ -109,45 +147,49 @@ const HOLDS = "holds"
 const standing = (
   path: WorkspacePath,
   wanted: ManifestEntry,
-  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
-  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+  known: Known,
 ): CurrentState | RestoreConflict | typeof HOLDS => {
-  const now = inspected.get(path)!
+  const now = known.inspected.get(path)!
   if (Either.isRight(now)) {
     if (!("notRegular" in now.right)) return now.right
     // A tombstone says no file or link is at the path; a directory there (a later point's, say)
     // is not one, and the restore leaves it alone.
     if (wanted.kind === "tombstone" && now.right.notRegular === "directory") return HOLDS
+    if (now.right.notRegular === "directory" && wanted.kind === "file") {
+      // A directory where the point has a file: gone before the write if the restore deletes all
+      // it holds (they are this plan's deletes), kept and a conflict otherwise.
+      const kept = keptDirectory(path, known)
+      if (kept === undefined) return ABSENT
+      return { path, reason: "not_a_regular_file", detail: `a directory is in the way: ${kept}` }
+    }
     return { path, reason: "not_a_regular_file", detail: `${aFileKind(now.right.notRegular)} is in the way` }
   }
   const error = now.left
-  if (error._tag !== "PathRefused" || error.reason !== "symlink_in_path") {
+  const throughLink = error._tag === "PathRefused" && error.reason === "symlink_in_path"
+  if (!throughLink && !fileOnTheWay(error)) {
     return { path, reason: "unreadable", detail: error.message }
   }
-  // Through a link nothing is at this path in the tree: a tombstone holds already. A link this
-  // very restore takes away (the point has a tombstone there: it became a directory when
-  // captured) leaves nothing at the path either.
+  // Through a link, or beneath a file, nothing is at this path in the tree: a tombstone holds
+  // already. A link or file this very restore deletes (it stands where the point has a
+  // directory) leaves nothing at the path either.
   if (wanted.kind === "tombstone") return HOLDS
-  return underRemovedLink(path, manifest, inspected)
-    ? ABSENT
-    : { path, reason: "symlink_in_path", detail: error.message }
+  if (underDeleted(path, known)) return ABSENT
+  return throughLink
+    ? { path, reason: "symlink_in_path", detail: error.message }
+    : { path, reason: "unreadable", detail: error.message }
 }
 
 /** The manifest's paths against what is there now: the changes, the conflicts, how many hold already. */
-const compare = (
-  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
-  protectedPaths: ReadonlyMap<WorkspacePath, ProtectedPath>,
-  inspected: ReadonlyMap<WorkspacePath, Inspected>,
-) =>
+const compare = (known: Known) =>
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
     const changes: Array<PlannedChange> = []
     const conflicts: Array<RestoreConflict> = []
     let unchanged = 0
     const missing = new Set<ContentHash>()
-    for (const [path, wanted] of manifest) {
-      if (protectedPaths.has(path)) continue
-      const current = standing(path, wanted, manifest, inspected)
+    for (const [path, wanted] of known.target) {
+      if (known.protectedPaths.has(path)) continue
+      const current = standing(path, wanted, known)
       if (current === HOLDS) {
         unchanged++
         continue
@@ -225,6 +267,38 @@ const readContents = (changes: Array<PlannedChange>, conflicts: Array<RestoreCon
     return contents
   })
 
+/**
+ * The plan's knowledge with what is in the way of the point's paths (`pointRestoreWay.ts`): the
+ * implied tombstones join the target, inspected (and their protection checked) as the point's own
+ * paths are.
+ */
+const withWay = (
+  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
+  protectedPaths: ReadonlyMap<WorkspacePath, ProtectedPath>,
+  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+  cache: StatCache,
+  keep: KeptContents | undefined,
+) =>
+  Effect.gen(function* () {
+    const way = yield* findWay(manifest, inspected)
+    if (way.implied.length === 0) {
+      return { target: manifest, inspected, protectedPaths, directories: way.directories } satisfies Known
+    }
+    const listings = yield* listDirectoriesOf(way.implied)
+    const impliedProtected = yield* checkProtection(way.implied, knownStats(listings))
+    const impliedInspected = yield* inspectAll(listings, (p) => impliedProtected.has(p), cache, keep)
+    const target = new Map(manifest)
+    for (const path of way.implied) target.set(path, TOMBSTONE)
+    return {
+      target,
+      inspected: new Map([...inspected, ...impliedInspected]),
+      protectedPaths: new Map([...protectedPaths, ...impliedProtected]),
+      directories: way.directories,
+    } satisfies Known
+  })
+
+const TOMBSTONE: ManifestEntry = { kind: "tombstone" }
+
 export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: KeptContents) =>
   Effect.gen(function* () {
     const point = yield* findPoint(sessionId, pointId)
@@ -238,7 +312,8 @@ export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: 
     const listings = yield* listDirectoriesOf(manifest.keys())
     const protectedPaths = yield* checkProtection(manifest.keys(), knownStats(listings))
     const inspected = yield* inspectAll(listings, (p) => protectedPaths.has(p), cache, keep)
-    const { changes, conflicts, unchanged } = yield* compare(manifest, protectedPaths, inspected)
+    const known = yield* withWay(manifest, protectedPaths, inspected, cache, keep)
+    const { changes, conflicts, unchanged } = yield* compare(known)
     const contents = yield* readContents(changes, conflicts)
     const planDigest = sha256Hex(
       JSON.stringify([pointId, changes.map((c) => [c.path, c.action, c.current, c.wanted])]),

@@ -140,7 +140,8 @@ describe("cascade", () => {
       )
       // Written once, with its final content: a crash can never leave a.txt at v2 (neither the
       // rescue nor the planned version, so recovery could neither continue nor roll back).
-      expect(spy.log).toEqual(["a.txt=v1", "b.txt=<deleted>"])
+      // Deletions run before the writes that put content back (journaledWrites.ts).
+      expect(spy.log).toEqual(["b.txt=<deleted>", "a.txt=v1"])
       expect(env.files()).toEqual({ "a.txt": "v1\n" })
       expect(result.files).toEqual([
         { path: "a.txt", action: "restored" },

@@ -1,14 +1,31 @@
-// A path that changes kind between points: a symlinked directory replaced by a real one (a real
-// repository does this when a linked package is vendored). The capture records the link as gone (a
+// A path that changes kind between points. A symlinked directory replaced by a real one (a real
+// repository does this when a linked package is vendored): the capture records the link as gone (a
 // tombstone, as it does for files under a directory that became a link) and reports nothing left
 // out; a restore to that point from the linked state takes the link away before writing beneath
 // it (never through it), a directory standing where the point records a tombstone holds already,
 // the diff shows the link deleted and the files added, and the redo reports the link it put back.
+// A regular file replaced by a directory of the same name (`rm config && mkdir config`), and a
+// directory replaced by a file: the capture records the old kind as gone; a restore deletes what
+// stands in the way (the directory's files, or the file), recoverably, before it writes, refuses
+// when the directory holds what no restore could put back, and is undone exactly by its redo, by
+// its own rollback when a write fails, and by recover() after a crash half-way.
 import { describe, expect, it } from "@effect/vitest"
-import type { SessionId, TurnId } from "@rewind/contracts"
-import { applyPointRestore, capturePoint, diffPoint, previewPointRestore, redo } from "@rewind/core"
-import { Effect } from "effect"
-import { makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
+import type { OperationId, PointId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
+import {
+  applyPointRestore,
+  capturePoint,
+  diffPoint,
+  loadManifest,
+  previewPointRestore,
+  readPointIndex,
+  recover,
+  redo,
+  resolveOperation,
+  Workspace,
+} from "@rewind/core"
+import { refusalOf } from "@rewind/testkit"
+import { Effect, Layer } from "effect"
+import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
 
 const captured = (sessionId: SessionId, turn: string) =>
   Effect.gen(function* () {
@@ -83,6 +100,25 @@ describe("a symlinked directory that became a real one", () => {
   })
 })
 
+describe("a symlinked directory vendored in place, restored to the link", () => {
+  it.effect("stays a conflict: the redo would have to read the directory's files through the link", () => {
+    const env = makeEnv()
+    env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
+    env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+    return Effect.gen(function* () {
+      const sessionId = yield* newSession
+      const linked = (yield* captured(sessionId, "turn-1")).point
+      env.fs.remove(`${ROOT}/lib/pkg`)
+      env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
+      yield* captured(sessionId, "turn-2")
+      const preview = yield* previewPointRestore(sessionId, linked.pointId)
+      expect(preview.conflicts).toEqual([
+        { path: "lib/pkg", reason: "not_a_regular_file", detail: "a directory is in the way" },
+      ])
+    }).pipe(Effect.provide(env.layer()))
+  })
+})
+
 describe("a redo's outcome", () => {
   it.effect("reports a file whose mode alone it put back as restored, not unchanged", () => {
     const env = makeEnv()
@@ -101,3 +137,342 @@ describe("a redo's outcome", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 })
+
+/** What the workspace holds: every file with its content and mode, and every directory. */
+const tree = (env: Env) =>
+  Object.fromEntries(
+    env.fs
+      .describe(ROOT)
+      .filter(([p]) => p !== ROOT)
+      .map(([p, d]) => [p.slice(ROOT.length + 1), d]),
+  )
+
+/** The entries a point records, as `path: kind`. */
+const recorded = (sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const point = (yield* readPointIndex(sessionId)).points.find((p) => p.pointId === pointId)!
+    return Object.fromEntries([...(yield* loadManifest(point.manifestHash))].map(([p, e]) => [p, e.kind]))
+  })
+
+/** Turn 1: `config` is a file (mode 0640); the agent then replaces it by a directory of files. */
+const fileThenDirectory = (env: Env) =>
+  Effect.gen(function* () {
+    env.fs.writeFile(`${ROOT}/config`, "v1", 0o640)
+    env.fs.writeFile(`${ROOT}/keep.txt`, "k")
+    const sessionId = yield* newSession
+    const asFile = (yield* captured(sessionId, "turn-1")).point
+    env.fs.remove(`${ROOT}/config`)
+    env.fs.writeFile(`${ROOT}/config/a`, "x")
+    env.fs.writeFile(`${ROOT}/config/sub/b`, "y", 0o600)
+    env.fs.symlink(`${ROOT}/config/to-a`, "a")
+    const asDirectory = (yield* captured(sessionId, "turn-2")).point
+    return { sessionId, asFile, asDirectory }
+  })
+
+const restore = (sessionId: SessionId, pointId: PointId) =>
+  Effect.gen(function* () {
+    const preview = yield* previewPointRestore(sessionId, pointId)
+    expect(preview.conflicts).toEqual([])
+    return yield* applyPointRestore(sessionId, pointId, preview.token!)
+  })
+
+describe("a regular file that became a directory", () => {
+  it.effect(
+    "is captured as gone; a restore puts the file back over the directory, and its redo the directory",
+    () => {
+      const env = makeEnv()
+      return Effect.gen(function* () {
+        const { sessionId, asFile, asDirectory } = yield* fileThenDirectory(env)
+        // The file is gone (a tombstone), nothing is left out, and the directory's entries are new.
+        expect(asDirectory.skipped).toEqual([])
+        expect(yield* recorded(sessionId, asDirectory.pointId)).toEqual({
+          config: "tombstone",
+          "config/a": "file",
+          "config/sub/b": "file",
+          "config/to-a": "link",
+          "keep.txt": "file",
+        })
+        const inDirectory = tree(env)
+
+        // The point of turn 1 has only the file: everything in the directory is planned away.
+        const preview = yield* previewPointRestore(sessionId, asFile.pointId)
+        expect(preview.conflicts).toEqual([])
+        expect(preview.changes.map((c) => [c.path, c.action])).toEqual([
+          ["config", "write"],
+          ["config/a", "delete"],
+          ["config/sub/b", "delete"],
+          ["config/to-a", "delete"],
+        ])
+        const applied = yield* applyPointRestore(sessionId, asFile.pointId, preview.token!)
+        expect(applied.event.files.map((f) => [f.path, f.action])).toEqual([
+          ["config", "written"],
+          ["config/a", "deleted"],
+          ["config/sub/b", "deleted"],
+          ["config/to-a", "deleted"],
+        ])
+        expect(tree(env)).toEqual({ config: "file 640 v1", "keep.txt": "file 644 k" })
+        expect(env.text("config")).toBe("v1")
+
+        // The rescue point holds the directory's files and link: the redo gives the tree back exactly.
+        expect(yield* recorded(sessionId, applied.rescuePointId)).toEqual({
+          config: "tombstone",
+          "config/a": "file",
+          "config/sub/b": "file",
+          "config/to-a": "link",
+        })
+        const undone = yield* redo(sessionId)
+        expect(tree(env)).toEqual(inDirectory)
+        expect(undone.files.map((f) => [f.path, f.action]).sort()).toEqual([
+          ["config", "deleted"],
+          ["config/a", "restored"],
+          ["config/sub/b", "restored"],
+          ["config/to-a", "restored"],
+        ])
+
+        // And back again, by a restore of each point in turn.
+        yield* restore(sessionId, asFile.pointId)
+        expect(env.text("config")).toBe("v1")
+        yield* restore(sessionId, asDirectory.pointId)
+        expect(tree(env)).toEqual(inDirectory)
+        expect(env.outsideAccesses()).toEqual([])
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
+  it.effect("with a tombstone for each of its files (restore --turn's target), is restored the same", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, asDirectory } = yield* fileThenDirectory(env)
+      const inDirectory = tree(env)
+      // Restore the directory's point over a tree where the file came back by hand: its
+      // tombstone at `config` takes the file away before the files are written beneath it.
+      env.fs.remove(`${ROOT}/config`)
+      env.fs.writeFile(`${ROOT}/config`, "by hand")
+      const applied = yield* restore(sessionId, asDirectory.pointId)
+      expect(applied.event.files.map((f) => [f.path, f.action])).toEqual([
+        ["config", "deleted"],
+        ["config/a", "written"],
+        ["config/sub/b", "written"],
+        ["config/to-a", "linked"],
+      ])
+      expect(tree(env)).toEqual(inDirectory)
+      yield* redo(sessionId)
+      expect(env.text("config")).toBe("by hand")
+      expect(env.fs.node(`${ROOT}/config/a`)).toBeUndefined()
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("stays in the way, nothing deleted, while it holds what no restore could put back", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, asFile } = yield* fileThenDirectory(env)
+      // An ignored file (never captured by any point, and never deleted by a restore).
+      env.fs.writeFile(`${ROOT}/.gitignore`, "*.log\n")
+      env.fs.writeFile(`${ROOT}/config/sub/debug.log`, "mine")
+      const before = tree(env)
+      const preview = yield* previewPointRestore(sessionId, asFile.pointId)
+      expect(preview.canApply).toBe(false)
+      expect(preview.token).toBeUndefined()
+      expect(preview.conflicts).toEqual([
+        {
+          path: "config",
+          reason: "not_a_regular_file",
+          detail: expect.stringMatching(
+            /^a directory is in the way: it holds config\/sub\/debug\.log, which a restore never deletes \(.*ignore rules/,
+          ),
+        },
+      ])
+      expect(preview.changes).toEqual([])
+      expect(tree(env)).toEqual(before)
+
+      // A FIFO is refused the same way, and so is an empty directory (no point records one).
+      env.fs.remove(`${ROOT}/config/sub/debug.log`)
+      env.fs.fifo(`${ROOT}/config/pipe`)
+      const fifo = yield* previewPointRestore(sessionId, asFile.pointId)
+      expect(fifo.conflicts.map((c) => [c.path, c.detail])).toEqual([
+        [
+          "config",
+          "a directory is in the way: it holds config/pipe, a FIFO, socket or device, which no point records",
+        ],
+      ])
+      env.fs.remove(`${ROOT}/config/pipe`)
+      env.fs.mkdirp(`${ROOT}/config/sub/empty`)
+      const empty = yield* previewPointRestore(sessionId, asFile.pointId)
+      expect(empty.conflicts.map((c) => [c.path, c.detail])).toEqual([
+        [
+          "config",
+          "a directory is in the way: it holds config/sub/empty, an empty directory, which no point records",
+        ],
+      ])
+      expect(env.text("config/a")).toBe("x")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a failed write rolls the restore back: the directory and its files are as they were", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, asFile } = yield* fileThenDirectory(env)
+      const before = tree(env)
+      const preview = yield* previewPointRestore(sessionId, asFile.pointId)
+      // The write of `config` comes after the directory's files are deleted and it is removed.
+      env.workspace.control.inject({ operation: "write", target: "config" })
+      const refused = yield* refusalOf(applyPointRestore(sessionId, asFile.pointId, preview.token!))
+      expect(refused.kind).toBe("unavailable")
+      expect(refused.message).toMatch(/could not write config/)
+      expect(tree(env)).toEqual(before)
+      expect(yield* recover()).toEqual([])
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  for (const resolution of ["rollback", "continue"] as const) {
+    it.effect(`a crash half-way is resolved by recover(): ${resolution}`, () => {
+      const env = makeEnv()
+      const crash = crashingWrites(env)
+      return Effect.gen(function* () {
+        const { sessionId, asFile } = yield* fileThenDirectory(env)
+        const before = tree(env)
+        const preview = yield* previewPointRestore(sessionId, asFile.pointId)
+        // The process dies writing `config`: the directory's files are deleted, the directory
+        // removed, the file not written yet, and the operation pending in the journal.
+        crash.on.add("config")
+        const exit = yield* Effect.exit(applyPointRestore(sessionId, asFile.pointId, preview.token!))
+        crash.on.clear()
+        expect(exit._tag).toBe("Failure")
+        expect(tree(env)).toEqual({ "keep.txt": "file 644 k" })
+
+        const [op, ...rest] = yield* recover()
+        expect(rest).toEqual([])
+        expect(op!.resolvable).toBe(true)
+        yield* resolveOperation(op!.record.intent.operationId as OperationId, resolution)
+        expect(yield* recover()).toEqual([])
+        if (resolution === "rollback") {
+          expect(tree(env)).toEqual(before)
+        } else {
+          expect(tree(env)).toEqual({ config: "file 640 v1", "keep.txt": "file 644 k" })
+          expect(env.text("config")).toBe("v1")
+          // The continued restore is recorded and redone like any other.
+          yield* redo(sessionId)
+          expect(tree(env)).toEqual(before)
+        }
+      }).pipe(Effect.provide(crash.layer))
+    })
+  }
+})
+
+/** Turn 1: `lib/` holds files; the agent then replaces the directory by a file `lib`. */
+const directoryThenFile = (env: Env) =>
+  Effect.gen(function* () {
+    env.fs.writeFile(`${ROOT}/lib/x`, "x", 0o755)
+    env.fs.writeFile(`${ROOT}/lib/deep/y`, "y")
+    env.fs.symlink(`${ROOT}/lib/deep/to-x`, "../x")
+    const sessionId = yield* newSession
+    const asDirectory = (yield* captured(sessionId, "turn-1")).point
+    const asDirectoryTree = tree(env)
+    env.fs.remove(`${ROOT}/lib`)
+    env.fs.writeFile(`${ROOT}/lib`, "now a file")
+    const asFile = (yield* captured(sessionId, "turn-2")).point
+    return { sessionId, asDirectory, asFile, asDirectoryTree }
+  })
+
+describe("a directory that became a regular file", () => {
+  it.effect("a restore removes the file, recoverably, and puts the directory's files back", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, asDirectory, asFile, asDirectoryTree } = yield* directoryThenFile(env)
+      expect(asFile.skipped).toEqual([])
+      expect(yield* recorded(sessionId, asFile.pointId)).toEqual({
+        lib: "file",
+        "lib/deep/to-x": "tombstone",
+        "lib/deep/y": "tombstone",
+        "lib/x": "tombstone",
+      })
+      const asFileTree = tree(env)
+      // The point of the file restores as it is (a path beneath a file is absent: its tombstone holds).
+      expect((yield* previewPointRestore(sessionId, asFile.pointId)).changes).toEqual([])
+      // The diff against the directory's point: its entries are gone (not unreadable), the file new.
+      const diff = yield* diffPoint(sessionId, asDirectory.pointId)
+      expect(diff.skipped).toEqual([])
+      expect(diff.entries.map((e) => [e.path, e.change])).toEqual([
+        ["lib", "added"],
+        ["lib/deep/to-x", "deleted"],
+        ["lib/deep/y", "deleted"],
+        ["lib/x", "deleted"],
+      ])
+
+      const preview = yield* previewPointRestore(sessionId, asDirectory.pointId)
+      expect(preview.conflicts).toEqual([])
+      expect(preview.changes.map((c) => [c.path, c.action])).toEqual([
+        ["lib/deep/to-x", "link"],
+        ["lib/deep/y", "write"],
+        ["lib/x", "write"],
+        ["lib", "delete"],
+      ])
+      yield* applyPointRestore(sessionId, asDirectory.pointId, preview.token!)
+      // Contents, modes and the link, exactly.
+      expect(tree(env)).toEqual(asDirectoryTree)
+
+      yield* redo(sessionId)
+      expect(tree(env)).toEqual(asFileTree)
+      expect(env.text("lib")).toBe("now a file")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a failed write rolls back: the directory made for the files goes, the file comes back", () => {
+    const env = makeEnv()
+    return Effect.gen(function* () {
+      const { sessionId, asDirectory } = yield* directoryThenFile(env)
+      const before = tree(env)
+      const preview = yield* previewPointRestore(sessionId, asDirectory.pointId)
+      // lib/deep/y is written first (its directories made where the file was), then lib/x fails.
+      env.workspace.control.inject({ operation: "write", target: "lib/x" })
+      const refused = yield* refusalOf(applyPointRestore(sessionId, asDirectory.pointId, preview.token!))
+      expect(refused.kind).toBe("unavailable")
+      expect(tree(env)).toEqual(before)
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  for (const resolution of ["rollback", "continue"] as const) {
+    it.effect(`a crash half-way is resolved by recover(): ${resolution}`, () => {
+      const env = makeEnv()
+      const crash = crashingWrites(env)
+      return Effect.gen(function* () {
+        const { sessionId, asDirectory, asDirectoryTree } = yield* directoryThenFile(env)
+        const before = tree(env)
+        const preview = yield* previewPointRestore(sessionId, asDirectory.pointId)
+        crash.on.add("lib/x")
+        const exit = yield* Effect.exit(applyPointRestore(sessionId, asDirectory.pointId, preview.token!))
+        crash.on.clear()
+        expect(exit._tag).toBe("Failure")
+        // The file is gone and a directory stands there with one of the files, the link not made.
+        expect(tree(env)).toEqual({ lib: "directory", "lib/deep": "directory", "lib/deep/y": "file 644 y" })
+        const [op] = yield* recover()
+        expect(op!.resolvable).toBe(true)
+        yield* resolveOperation(op!.record.intent.operationId as OperationId, resolution)
+        expect(yield* recover()).toEqual([])
+        if (resolution === "rollback") expect(tree(env)).toEqual(before)
+        else {
+          expect(tree(env)).toEqual(asDirectoryTree)
+          yield* redo(sessionId)
+          expect(tree(env)).toEqual(before)
+        }
+      }).pipe(Effect.provide(crash.layer))
+    })
+  }
+})
+
+/**
+ * The layers of `env` with a workspace whose writes of the paths in `on` "crash" (the process
+ * dies: no compensation runs), so a restore stops half-way with its operation pending.
+ */
+const crashingWrites = (env: Env) => {
+  const on = new Set<string>()
+  const layer = Layer.effect(
+    Workspace,
+    Effect.map(Workspace, (workspace) => ({
+      ...workspace,
+      write: (path: WorkspacePath, content: Uint8Array, options?: Parameters<typeof workspace.write>[2]) =>
+        on.has(path) ? Effect.dieMessage(`crash writing ${path}`) : workspace.write(path, content, options),
+    })),
+  ).pipe(Layer.provideMerge(env.layer()))
+  return { on, layer }
+}

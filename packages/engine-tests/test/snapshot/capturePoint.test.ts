@@ -297,8 +297,11 @@ describe("restoreToPoint refusals", () => {
       // The token is spent either way.
       const reused = yield* refusalOf(applyPointRestore(sessionId, point.pointId, preview.token!))
       expect(reused.kind).toBe("token_used")
+      // A directory where the point has a file, holding what no restore could put back (an empty
+      // directory: no point records one), stays in the way.
       env.fs.remove(`${ROOT}/d`)
       env.fs.writeFile(`${ROOT}/d/inner.txt`, "x")
+      env.fs.mkdirp(`${ROOT}/d/empty`)
       const blocked = yield* previewPointRestore(sessionId, point.pointId)
       expect(blocked.canApply).toBe(false)
       expect(blocked.token).toBeUndefined()

@@ -1,0 +1,170 @@
+/**
+ * What stands in the way of a point's files where a path changed kind since the point (module-
+ * internal to `snapshot/`, for the restore plan). A point that holds a file at `p` holds nothing
+ * beneath `p`, and a point that holds a path beneath `p` holds no file at `p`. So:
+ *
+ * - a directory standing where the point has a regular file is in the way with all it holds (the
+ *   agent replaced `config` by `config/a`): every file and link inside it is a path the point
+ *   implies absent;
+ * - a regular file standing where the point needs a directory is in the way itself (the agent
+ *   replaced `lib/x` by a file `lib`): it is a path the point implies absent.
+ *
+ * These implied paths are handed to the plan, which inspects them and deletes what they hold as it
+ * does for the point's own tombstones (recoverably: the rescue point takes each first, and the redo
+ * puts them back). Only what a restore could put back counts: a directory that also holds
+ * something else (a protected path — ignored, `.git`, the store —, a FIFO or device, a name that
+ * is not UTF-8, a directory that cannot be listed, an empty directory, which no point records) is
+ * `blocked`, none of its entries is implied, and the plan keeps it as a conflict: nothing is lost.
+ * A directory where the point has a link stays a conflict too: the redo of such a restore would
+ * have to read the directory's files through the link it made. The decision of what stands at
+ * each path stays the plan's (`standing`); this module only finds the paths.
+ */
+import { aFileKind, type WorkspacePath } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { Workspace } from "../ports/Workspace.js"
+import { fileOnTheWay } from "../restore/targetRead.js"
+import { makeProtectionCheck } from "../workspace/protection.js"
+import type { Inspected } from "./pointInspection.js"
+import type { ManifestEntry } from "./pointManifest.js"
+
+/** A directory standing where the point has a file: what it holds, or why it must stay. */
+export type DirectoryInTheWay =
+  | { readonly holds: ReadonlyArray<WorkspacePath> }
+  | { readonly blocked: string }
+
+export interface Way {
+  /** Paths the point implies absent where a file or link stands now, not in the point. */
+  readonly implied: ReadonlyArray<WorkspacePath>
+  /** Each directory in the way of one of the point's files. */
+  readonly directories: ReadonlyMap<WorkspacePath, DirectoryInTheWay>
+}
+
+const joined = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`) as WorkspacePath
+
+/**
+ * Every file and link beneath the directories at `roots`, a level of the tree at a time (one bulk
+ * `scanDirectories` per level), each root with its holdings or the first thing that blocks it.
+ */
+const walkDirectories = (roots: ReadonlyArray<WorkspacePath>) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const isProtected = yield* makeProtectionCheck()
+    const holds = new Map<WorkspacePath, Array<WorkspacePath>>(roots.map((r) => [r, []]))
+    const blocked = new Map<WorkspacePath, string>()
+    let level: Array<{ readonly root: WorkspacePath; readonly dir: WorkspacePath }> = roots.map((r) => ({
+      root: r,
+      dir: r,
+    }))
+    while (level.length > 0) {
+      const listed = yield* workspace.scanDirectories(level.map((l) => l.dir))
+      const next: typeof level = []
+      for (const [i, { root, dir }] of level.entries()) {
+        if (blocked.has(root)) continue
+        const scan = listed[i]!
+        const block = (why: string) => void blocked.set(root, why)
+        if (Either.isLeft(scan)) {
+          block(`${dir} cannot be listed: ${scan.left.message}`)
+          continue
+        }
+        // A point records no directory, so neither the rescue point nor the redo could make an
+        // empty one again: it stays, and so does the directory around it.
+        if (scan.right.length === 0) {
+          block(
+            dir === root
+              ? "it is empty, and no point records a directory"
+              : `it holds ${dir}, an empty directory, which no point records`,
+          )
+          continue
+        }
+        for (const entry of scan.right) {
+          if (entry.unsupportedName === true) {
+            block(`it holds ${joined(dir, entry.name)}, whose name is not valid UTF-8`)
+            break
+          }
+          const path = joined(dir, entry.name)
+          const kept = yield* isProtected(path, entry.stat.kind === "directory")
+          if (Option.isSome(kept)) {
+            block(`it holds ${path}, which a restore never deletes (${kept.value.message})`)
+            break
+          }
+          if (entry.stat.kind === "directory") next.push({ root, dir: path })
+          else if (entry.stat.kind === "file" || entry.stat.kind === "symlink") holds.get(root)!.push(path)
+          else {
+            block(`it holds ${path}, ${aFileKind(entry.stat.kind)}, which no point records`)
+            break
+          }
+        }
+      }
+      level = next.filter((l) => !blocked.has(l.root))
+    }
+    return new Map<WorkspacePath, DirectoryInTheWay>(
+      roots.map((r) => {
+        const why = blocked.get(r)
+        return [r, why === undefined ? { holds: holds.get(r)! } : { blocked: why }]
+      }),
+    )
+  })
+
+/**
+ * The regular file above `path` that stands where the point needs a directory (the stat that
+ * failed on it said a file is on the way), shallowest first; undefined when none can be found or
+ * the protection policy keeps it.
+ */
+const fileAbove = (
+  path: WorkspacePath,
+  seen: Map<string, WorkspacePath | null>,
+  isProtected: Effect.Effect.Success<ReturnType<typeof makeProtectionCheck>>,
+) =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    for (let cut = path.indexOf("/"); cut > 0; cut = path.indexOf("/", cut + 1)) {
+      const above = path.slice(0, cut) as WorkspacePath
+      const known = seen.get(above)
+      if (known !== undefined) return known ?? undefined
+      const stat = yield* Effect.either(workspace.stat(above))
+      if (Either.isRight(stat) && Option.isSome(stat.right) && stat.right.value.kind === "directory") continue
+      const file =
+        Either.isRight(stat) &&
+        Option.isSome(stat.right) &&
+        stat.right.value.kind === "file" &&
+        Option.isNone(yield* isProtected(above))
+          ? above
+          : null
+      seen.set(above, file)
+      return file ?? undefined
+    }
+    return undefined
+  })
+
+/** The paths in the way of the point's paths (see the header), from what the plan found. */
+export const findWay = (
+  manifest: ReadonlyMap<WorkspacePath, ManifestEntry>,
+  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+) =>
+  Effect.gen(function* () {
+    const directories: Array<WorkspacePath> = []
+    const underFile: Array<WorkspacePath> = []
+    for (const [path, wanted] of manifest) {
+      if (wanted.kind === "tombstone") continue
+      const now = inspected.get(path)
+      if (now === undefined) continue
+      if (Either.isRight(now)) {
+        const directory = "notRegular" in now.right && now.right.notRegular === "directory"
+        if (directory && wanted.kind === "file") directories.push(path)
+      } else if (fileOnTheWay(now.left)) underFile.push(path)
+    }
+    const implied = new Set<WorkspacePath>()
+    const inTheWay = directories.length === 0 ? new Map() : yield* walkDirectories(directories)
+    for (const found of inTheWay.values()) {
+      if ("holds" in found) for (const p of found.holds) if (!manifest.has(p)) implied.add(p)
+    }
+    if (underFile.length > 0) {
+      const isProtected = yield* makeProtectionCheck()
+      const seen = new Map<string, WorkspacePath | null>()
+      for (const path of underFile) {
+        const file = yield* fileAbove(path, seen, isProtected)
+        if (file !== undefined && !manifest.has(file)) implied.add(file)
+      }
+    }
+    return { implied: [...implied].sort(), directories: inTheWay } satisfies Way
+  })
