@@ -13,7 +13,7 @@
 import type { JournaledLink, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { fileOnTheWay } from "./targetRead.js"
+import { fileOnTheWay } from "../workspace/pathAbsence.js"
 
 type Side = "rescue" | "planned"
 

@@ -18,6 +18,7 @@ import { type OperationId, refuse } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { Workspace } from "../ports/Workspace.js"
+import { fileOnTheWay } from "../workspace/pathAbsence.js"
 import { refuseProtected } from "./durableRestore.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { inspect, type Resolution } from "./incompleteOperations.js"
@@ -26,7 +27,6 @@ import { applyJournaled, type PlannedWrite, rollBack } from "./journaledWrites.j
 import { cursorProblem, recordContinued } from "./recoverRecords.js"
 import { resolveTree } from "./recoverTree.js"
 import { loadFileVersion } from "./redo.js"
-import { fileOnTheWay } from "./targetRead.js"
 
 export {
   type IncompleteOperation,

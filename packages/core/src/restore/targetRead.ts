@@ -11,11 +11,8 @@
  */
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-
-/** A regular file stands where the path needs a directory: nothing can be at the path. */
-export const fileOnTheWay = (error: WorkspaceError) =>
-  error._tag === "WorkspaceIoError" && error.code === "ENOTDIR"
+import { Workspace } from "../ports/Workspace.js"
+import { fileOnTheWay } from "../workspace/pathAbsence.js"
 
 /** The file at `path`, or `None` where nothing is or no file can be (see the header). */
 export const readTarget = (path: WorkspacePath) =>

@@ -16,9 +16,10 @@
  */
 import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { Workspace } from "../ports/Workspace.js"
 import type { TrackedFiles } from "../workspace/gitIndex.js"
 import { IGNORE_FILES, isExcluded, keptAsTracked, onSkipList } from "../workspace/ignoreRules.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { protectionByName } from "../workspace/protection.js"
 import { currentRepository, repositoryIdentity } from "../workspace/repository.js"
 import { type ScannedPath, type ScanResult, type ScanTree, scanSubtrees } from "./workspaceScan.js"
@@ -126,10 +127,6 @@ const removeSubtree = (live: LiveTree, path: string, touched: Set<WorkspacePath>
   live.children.get(parentOf(path))?.delete(path)
 }
 
-const isNotThere = (error: WorkspaceError) =>
-  (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
-  (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
-
 /** Merges a subtree scan into the tree; "full" when it cannot stand in for a full scan's part. */
 const mergeSubtree = (live: LiveTree, scan: ScanResult, touched: Set<WorkspacePath>): "full" | undefined => {
   if (scan.tree.ignoreFiles > 0 || scan.tree.beyond.size > 0) return "full"
@@ -197,7 +194,7 @@ export const applyChanges = (
       touched.add(path as WorkspacePath)
       const stat = yield* Effect.either(workspace.stat(path as WorkspacePath))
       if (Either.isLeft(stat)) {
-        if (isNotThere(stat.left)) continue
+        if (nothingCanBeThere(stat.left)) continue
         return "full" as const
       }
       if (Option.isNone(stat.right)) continue

@@ -17,8 +17,9 @@ import {
 } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { SessionStore } from "../ports/SessionStore.js"
-import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import type { CaptureSettings } from "./capturePoint.js"
 import { type BuildInto, readAndStore } from "./contentBatches.js"
 import {
@@ -45,10 +46,6 @@ export const sameStat = (
   cached.mode === stat.mode
 
 /** Whether a stat failure means nothing is at the path: a directory on the way is a file or a link. */
-const isNotThere = (error: WorkspaceError) =>
-  (error._tag === "PathRefused" && error.reason === "symlink_in_path") ||
-  (error._tag === "WorkspaceIoError" && error.code === "ENOTDIR")
-
 /**
  * A tracked path's previous entry that a directory standing there now leaves gone: a file, a link,
  * or absent (every kind a point records).
@@ -131,7 +128,7 @@ const statUnscanned = (input: BuildInput, into: BuildInto) =>
       if (Either.isLeft(stat)) {
         // A directory on the way is now a file or a link: nothing is at this path in the tree (a
         // link is recorded as a link by the scan, never followed), so it is absent, not unreadable.
-        if (isNotThere(stat.left)) {
+        if (nothingCanBeThere(stat.left)) {
           manifest.set(path, { kind: "tombstone" })
           continue
         }

@@ -22,7 +22,7 @@
 import { aFileKind, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { fileOnTheWay } from "../restore/targetRead.js"
+import { fileOnTheWay } from "../workspace/pathAbsence.js"
 import { makeProtectionCheck } from "../workspace/protection.js"
 import type { Inspected } from "./pointInspection.js"
 import type { ManifestEntry } from "./pointManifest.js"
