@@ -307,56 +307,6 @@ describe("a regular file that became a directory", () => {
       expect(env.text("config/a")).toBe("x")
     }).pipe(Effect.provide(env.layer()))
   })
-
-  it.effect("a failed write rolls the restore back: the directory and its files are as they were", () => {
-    const env = makeEnv()
-    return Effect.gen(function* () {
-      const { sessionId, asFile } = yield* fileThenDirectory(env)
-      const before = tree(env)
-      const preview = yield* previewPointRestore(sessionId, asFile.pointId)
-      // The write of `config` comes after the directory's files are deleted and it is removed.
-      env.workspace.control.inject({ operation: "write", target: "config" })
-      const refused = yield* refusalOf(applyPointRestore(sessionId, asFile.pointId, preview.token!))
-      expect(refused.kind).toBe("unavailable")
-      expect(refused.message).toMatch(/could not write config/)
-      expect(tree(env)).toEqual(before)
-      expect(yield* recover()).toEqual([])
-    }).pipe(Effect.provide(env.layer()))
-  })
-
-  for (const resolution of ["rollback", "continue"] as const) {
-    it.effect(`a crash half-way is resolved by recover(): ${resolution}`, () => {
-      const env = makeEnv()
-      const crash = crashingWrites(env)
-      return Effect.gen(function* () {
-        const { sessionId, asFile } = yield* fileThenDirectory(env)
-        const before = tree(env)
-        const preview = yield* previewPointRestore(sessionId, asFile.pointId)
-        // The process dies writing `config`: the directory's files are deleted, the directory
-        // removed, the file not written yet, and the operation pending in the journal.
-        crash.on.add("config")
-        const exit = yield* Effect.exit(applyPointRestore(sessionId, asFile.pointId, preview.token!))
-        crash.on.clear()
-        expect(exit._tag).toBe("Failure")
-        expect(tree(env)).toEqual({ "keep.txt": "file 644 k" })
-
-        const [op, ...rest] = yield* recover()
-        expect(rest).toEqual([])
-        expect(op!.resolvable).toBe(true)
-        yield* resolveOperation(op!.record.intent.operationId as OperationId, resolution)
-        expect(yield* recover()).toEqual([])
-        if (resolution === "rollback") {
-          expect(tree(env)).toEqual(before)
-        } else {
-          expect(tree(env)).toEqual({ config: "file 640 v1", "keep.txt": "file 644 k" })
-          expect(env.text("config")).toBe("v1")
-          // The continued restore is recorded and redone like any other.
-          yield* redo(sessionId)
-          expect(tree(env)).toEqual(before)
-        }
-      }).pipe(Effect.provide(crash.layer))
-    })
-  }
 })
 
 /** Turn 1: `lib/` holds files; the agent then replaces the directory by a file `lib`. */
@@ -416,49 +366,89 @@ describe("a directory that became a regular file", () => {
       expect(env.text("lib")).toBe("now a file")
     }).pipe(Effect.provide(env.layer()))
   })
-
-  it.effect("a failed write rolls back: the directory made for the files goes, the file comes back", () => {
-    const env = makeEnv()
-    return Effect.gen(function* () {
-      const { sessionId, asDirectory } = yield* directoryThenFile(env)
-      const before = tree(env)
-      const preview = yield* previewPointRestore(sessionId, asDirectory.pointId)
-      // lib/deep/y is written first (its directories made where the file was), then lib/x fails.
-      env.workspace.control.inject({ operation: "write", target: "lib/x" })
-      const refused = yield* refusalOf(applyPointRestore(sessionId, asDirectory.pointId, preview.token!))
-      expect(refused.kind).toBe("unavailable")
-      expect(tree(env)).toEqual(before)
-    }).pipe(Effect.provide(env.layer()))
-  })
-
-  for (const resolution of ["rollback", "continue"] as const) {
-    it.effect(`a crash half-way is resolved by recover(): ${resolution}`, () => {
-      const env = makeEnv()
-      const crash = crashingWrites(env)
-      return Effect.gen(function* () {
-        const { sessionId, asDirectory, asDirectoryTree } = yield* directoryThenFile(env)
-        const before = tree(env)
-        const preview = yield* previewPointRestore(sessionId, asDirectory.pointId)
-        crash.on.add("lib/x")
-        const exit = yield* Effect.exit(applyPointRestore(sessionId, asDirectory.pointId, preview.token!))
-        crash.on.clear()
-        expect(exit._tag).toBe("Failure")
-        // The file is gone and a directory stands there with one of the files, the link not made.
-        expect(tree(env)).toEqual({ lib: "directory", "lib/deep": "directory", "lib/deep/y": "file 644 y" })
-        const [op] = yield* recover()
-        expect(op!.resolvable).toBe(true)
-        yield* resolveOperation(op!.record.intent.operationId as OperationId, resolution)
-        expect(yield* recover()).toEqual([])
-        if (resolution === "rollback") expect(tree(env)).toEqual(before)
-        else {
-          expect(tree(env)).toEqual(asDirectoryTree)
-          yield* redo(sessionId)
-          expect(tree(env)).toEqual(before)
-        }
-      }).pipe(Effect.provide(crash.layer))
-    })
-  }
 })
+
+/**
+ * A restore that fails or dies half-way through a change of kind, in either direction: the
+ * deletions ran, a directory was removed or made, and the write of `target` fails (compensation
+ * gives the exact tree back) or the process dies there (`recover()` rolls back to the exact tree,
+ * or continues to the point's, which redo then undoes like any restore).
+ */
+const HALF_WAY = [
+  {
+    change: "a regular file that became a directory",
+    setup: (env: Env) =>
+      Effect.map(fileThenDirectory(env), (s) => ({ sessionId: s.sessionId, to: s.asFile })),
+    // Written after the directory's files are deleted and the directory removed.
+    target: "config",
+    diedAt: { "keep.txt": "file 644 k" },
+    restored: { config: "file 640 v1", "keep.txt": "file 644 k" },
+  },
+  {
+    change: "a directory that became a regular file",
+    setup: (env: Env) =>
+      Effect.map(directoryThenFile(env), (s) => ({ sessionId: s.sessionId, to: s.asDirectory })),
+    // lib/deep/y is written first, its directories made where the file was; then lib/x.
+    target: "lib/x",
+    diedAt: { lib: "directory", "lib/deep": "directory", "lib/deep/y": "file 644 y" },
+    restored: {
+      lib: "directory",
+      "lib/deep": "directory",
+      "lib/deep/to-x": "symlink ../x",
+      "lib/deep/y": "file 644 y",
+      "lib/x": "file 755 x",
+    },
+  },
+] as const
+
+describe.each(HALF_WAY)(
+  "a restore across $change, stopped half-way",
+  ({ setup, target, diedAt, restored }) => {
+    it.effect("a failed write rolls it back: the tree is as it was", () => {
+      const env = makeEnv()
+      return Effect.gen(function* () {
+        const { sessionId, to } = yield* setup(env)
+        const before = tree(env)
+        const preview = yield* previewPointRestore(sessionId, to.pointId)
+        env.workspace.control.inject({ operation: "write", target })
+        const refused = yield* refusalOf(applyPointRestore(sessionId, to.pointId, preview.token!))
+        expect(refused.kind).toBe("unavailable")
+        expect(refused.message).toMatch(new RegExp(`could not write ${target}`))
+        expect(tree(env)).toEqual(before)
+        expect(yield* recover()).toEqual([])
+      }).pipe(Effect.provide(env.layer()))
+    })
+
+    for (const resolution of ["rollback", "continue"] as const) {
+      it.effect(`a crash is resolved by recover(): ${resolution}`, () => {
+        const env = makeEnv()
+        const crash = crashingWrites(env)
+        return Effect.gen(function* () {
+          const { sessionId, to } = yield* setup(env)
+          const before = tree(env)
+          const preview = yield* previewPointRestore(sessionId, to.pointId)
+          crash.on.add(target)
+          const exit = yield* Effect.exit(applyPointRestore(sessionId, to.pointId, preview.token!))
+          crash.on.clear()
+          expect(exit._tag).toBe("Failure")
+          expect(tree(env)).toEqual(diedAt)
+          const [op, ...rest] = yield* recover()
+          expect(rest).toEqual([])
+          expect(op!.resolvable).toBe(true)
+          yield* resolveOperation(op!.record.intent.operationId as OperationId, resolution)
+          expect(yield* recover()).toEqual([])
+          if (resolution === "rollback") expect(tree(env)).toEqual(before)
+          else {
+            expect(tree(env)).toEqual(restored)
+            // The continued restore is recorded and redone like any other.
+            yield* redo(sessionId)
+            expect(tree(env)).toEqual(before)
+          }
+        }).pipe(Effect.provide(crash.layer))
+      })
+    }
+  },
+)
 
 /**
  * The layers of `env` with a workspace whose writes of the paths in `on` "crash" (the process
