@@ -350,10 +350,15 @@ describe("what a capture takes in, against git", () => {
           process.env.HOME = "/nonexistent-home"
           process.env.GIT_CEILING_DIRECTORIES = `/nowhere:${join(home, "projects")}`
           expect(await pointPaths(root)).toEqual(["a.js", "b/c.txt"])
-          // Without a ceiling, git's answer: the rules of the home's repository apply.
+          // Without a ceiling, git's answer. `*` ignores the root itself (`projects` matches):
+          // git lists nothing, so the home's rules stop at the root and everything is taken.
           delete process.env.GIT_CEILING_DIRECTORIES
           writeTree(home, ["projects/p/a.js", "projects/p/b/c.txt"], new Map())
-          expect(await pointPaths(root)).toEqual([])
+          expect(await pointPaths(root)).toEqual(["a.js", "b/c.txt"])
+          // Rules that leave the root in scope apply below it, as git's do.
+          writeTree(home, ["projects/p/a.js", "projects/p/b/c.txt"], new Map([["", "*.js\n"]]))
+          expect(gitTrackedAndOthers(root)).toEqual(["b/c.txt"])
+          expect(await pointPaths(root)).toEqual(["b/c.txt"])
         } finally {
           for (const [key, value] of [
             ["HOME", saved.home],
@@ -361,6 +366,27 @@ describe("what a capture takes in, against git", () => {
           ] as const)
             if (value === undefined) delete process.env[key]
             else process.env[key] = value
+        }
+      }),
+    60_000,
+  )
+
+  it.effect(
+    "a workspace the repository itself ignores (a scratch tree in its tmp/) is not left empty: the repository's rules stop at its root",
+    () =>
+      Effect.promise(async () => {
+        for (const rule of ["tmp/", "tmp/**", "/tmp/*"]) {
+          const top = join(tempDir("rewind-git-scratch-"), "repo")
+          writeTree(
+            top,
+            ["src/a.js", "tmp/ws/a.js", "tmp/ws/b.log", "tmp/ws/sub/c.txt"],
+            new Map([["", `${rule}\n*.log\n`]]),
+          )
+          execFileSync("git", ["init", "-q"], { cwd: top })
+          const root = join(top, "tmp/ws")
+          // git lists nothing there: the whole tree is ignored.
+          expect(gitTrackedAndOthers(root), rule).toEqual([])
+          expect(await pointPaths(root), rule).toEqual(["a.js", "b.log", "sub/c.txt"])
         }
       }),
     60_000,

@@ -19,8 +19,10 @@
  * has (reported by the scan like any refused ignore file, its rules not applied).
  *
  * Invariants: the outer rules come before the root's own in every rule stack (a deeper file's rule
- * wins, as in git); the workspace root itself is always in scope, even if an outer rule names it
- * (the user chose it); `identity` changes whenever any of this changes, so reused ignore
+ * wins, as in git); the workspace root itself is always in scope (the user chose it): where the
+ * repository ignores the root or a directory above it (a scratch workspace in its ignored `tmp/`),
+ * git would list nothing below it, so its rules are not applied at all there — only what it
+ * tracks; `identity` changes whenever any of this changes, so reused ignore
  * decisions and a live engine's tree are dropped then.
  */
 import type { FileStat } from "@rewind/contracts"
@@ -162,6 +164,8 @@ const readRepository = (files: RepositoryFiles) =>
       if (parsed !== undefined && Either.isRight(parsed)) tracked = trackedBelow(parsed.right, files.prefix)
     }
     const outerRules: Array<RuleStack[number]> = []
+    /** Where each outer rule set's file lies (relative to the top), beside it. */
+    const outerAt: Array<string> = []
     const refused: Array<RefusedIgnoreFile> = []
     const identity: Array<string> = []
     for (const { at, label, file } of files.outerIgnoreFiles) {
@@ -183,10 +187,42 @@ const readRepository = (files: RepositoryFiles) =>
       // The rules of a directory above the root see a workspace path from there.
       const fromThere = at === "" ? files.prefix : files.prefix.slice(at.length + 1)
       outerRules.push({ base: "", matcher: ruleMatcherOf(compiled.right), prefix: fromThere })
+      outerAt.push(at)
     }
     if (tracked !== undefined) identity.push(`\0tracked\0${tracked.identity}`)
-    return { tracked, outerRules, refused, identity } satisfies Repository
+    const ignoredAt = ignoredOnTheWay(files.prefix, outerRules, outerAt)
+    if (ignoredAt === undefined) return { tracked, outerRules, refused, identity } satisfies Repository
+    // The repository ignores the root (a scratch workspace in its `tmp/`, say): git would list
+    // nothing in it, and a capture must not go quiet that way. Its rules are not applied; what it
+    // tracks there (added by force) still is.
+    identity.push(`\0root-ignored\0${ignoredAt}`)
+    return { tracked, outerRules: [], refused, identity } satisfies Repository
   })
+
+/**
+ * The first directory from the top down to the root (the root included) that the outer rules
+ * exclude, as git decides a directory: the deepest rule set with an opinion wins, and nothing
+ * below an excluded directory comes back. Undefined when none is.
+ */
+const ignoredOnTheWay = (
+  prefix: string,
+  rules: RuleStack,
+  ats: ReadonlyArray<string>,
+): string | undefined => {
+  if (prefix === "") return undefined
+  const segments = prefix.split("/")
+  for (let n = 1; n <= segments.length; n++) {
+    const dir = segments.slice(0, n).join("/")
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const at = ats[i]!
+      if (at !== "" && !dir.startsWith(`${at}/`)) continue
+      const verdict = rules[i]!.matcher.verdict(`${at === "" ? dir : dir.slice(at.length + 1)}/`)
+      if (verdict.ignored) return dir
+      if (verdict.unignored) break
+    }
+  }
+  return undefined
+}
 
 /**
  * The repository around the workspace now, or undefined without one (the workspace's own ignore
