@@ -18,7 +18,7 @@ import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rew
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
 import type { TrackedFiles } from "../workspace/gitIndex.js"
-import { IGNORE_FILES, isExcluded, keptAsTracked, onSkipList } from "../workspace/ignoreRules.js"
+import { IGNORE_FILES, isExcluded, onSkipList } from "../workspace/ignoreRules.js"
 import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { protectionByName } from "../workspace/protection.js"
 import { currentRepository, repositoryIdentity } from "../workspace/repository.js"
@@ -78,12 +78,6 @@ const reachesTracked = (live: LiveTree, path: string, tracked: TrackedFiles | un
   if (tracked.has(path)) return live.tree.beyond.has(path) || !live.tree.scopes.has(parentOf(path))
   for (const p of live.tree.beyond) if (p.startsWith(`${path}/`)) return true
   return false
-}
-
-/** Whether a tracked file lies below `dir` (a directory the rules exclude: see `applyChanges`). */
-const tracksBelow = (tracked: TrackedFiles | undefined, dir: string) => {
-  if (tracked === undefined) return false
-  return tracked.atOrBelow(dir).length > 0
 }
 
 /** The live tree of a full scan (one pass over what it found). */
@@ -205,10 +199,13 @@ export const applyChanges = (
         continue
       }
       if (found.kind === "directory") {
-        const excluded = isExcluded(scope, path, true) || onSkipList(scope, path)
-        if (excluded && tracksBelow(tracked, path)) return "full" as const
-        if (isExcluded(scope, path, true)) live.tree.excluded.add(path)
-        else if (onSkipList(scope, path)) {
+        const byRules = isExcluded(scope, path, true, tracked)
+        const skipped = !byRules && onSkipList(scope, path)
+        // The scan takes the tracked files below an excluded directory its own way.
+        if ((byRules || skipped) && tracked !== undefined && tracked.atOrBelow(path).length > 0)
+          return "full" as const
+        if (byRules) live.tree.excluded.add(path)
+        else if (skipped) {
           live.tree.excluded.add(path)
           live.skipped.set(path, {
             path,
@@ -226,7 +223,7 @@ export const applyChanges = (
         }
         continue
       }
-      if (isExcluded(scope, path, false) && !keptAsTracked(tracked, path, false)) {
+      if (isExcluded(scope, path, false, tracked)) {
         live.tree.excluded.add(path)
         continue
       }

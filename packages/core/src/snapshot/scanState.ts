@@ -9,12 +9,10 @@ import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rew
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
-import type { TrackedFiles } from "../workspace/gitIndex.js"
 import {
   BUILT_IN_SKIP,
   IGNORE_FILES,
   isExcluded,
-  keptAsTracked,
   onSkipList,
   pushRules,
   type RuleStack,
@@ -50,9 +48,7 @@ export interface ScanState {
   readonly provisional: Provisional
   readonly scopes: Map<string, RuleStack>
   queue: Array<{ dir: string; rules: RuleStack }>
-  /** The files git tracks (`gitIndex.ts`), which no rule excludes. */
-  readonly tracked: TrackedFiles | undefined
-  /** The repository around the root (`repository.ts`): part of the identity. */
+  /** The repository around the root (`repository.ts`): its tracked files, part of the identity. */
   readonly repository: Repository | undefined
   /** Nested repositories met: a tracked path inside one stays out (it is not a rule). */
   readonly nested: Set<string>
@@ -83,7 +79,6 @@ export const newScanState = (
   provisional: { rules: [], paths: [], directory: [] },
   scopes: new Map(),
   queue: [...start],
-  tracked: repository?.tracked,
   repository,
   nested: new Set(),
   beyond: new Set(),
@@ -232,7 +227,7 @@ const takeChildren = (
     if (reused) {
       state.reusedDecisions++
       provisionally(state, scope, path, false)
-    } else if (isExcluded(scope, path, false) && !keptAsTracked(state.tracked, path, false)) {
+    } else if (isExcluded(scope, path, false, state.repository?.tracked)) {
       state.ignored++
       excluded.add(path)
       continue
@@ -271,7 +266,7 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
     state.reusedDecisions++
     provisionally(state, scope, path, true)
     state.queue.push({ dir: path, rules: scope })
-  } else if (isExcluded(scope, path, true)) {
+  } else if (isExcluded(scope, path, true, state.repository?.tracked)) {
     state.ignored++
     state.excluded.add(path)
   } else if (onSkipList(scope, path)) {
@@ -295,7 +290,8 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
  * knows a change there is one the rules alone would miss.
  */
 export const takeTracked = (state: ScanState): Effect.Effect<void, never, Workspace> | undefined => {
-  const { tracked, entries, excluded, stores } = state
+  const { entries, excluded, stores } = state
+  const tracked = state.repository?.tracked
   if (tracked === undefined || excluded.size === 0) return undefined
   const candidates: Array<WorkspacePath> = []
   // Nothing below an excluded path was listed, so no excluded path lies below another: each is

@@ -29,7 +29,7 @@
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { isExcluded, keptAsTracked, type RuleStack } from "../workspace/ignoreRules.js"
+import { isExcluded, type RuleStack } from "../workspace/ignoreRules.js"
 import { storeDirectories } from "../workspace/protection.js"
 import { currentRepository, type Repository } from "../workspace/repository.js"
 import { finishScan, newScanState, outOfBudget, takeListing, takeTracked } from "./scanState.js"
@@ -122,7 +122,7 @@ export const scanWorkspace = (
     if (
       !provisional.paths.some((path, i) => {
         const directory = provisional.directory[i]!
-        return isExcluded(provisional.rules[i]!, path, directory) && !keptAsTracked(tracked, path, directory)
+        return isExcluded(provisional.rules[i]!, path, directory, tracked)
       })
     )
       return scan

@@ -122,9 +122,16 @@ export const decidingSet = (
 export const keptAsTracked = (tracked: TrackedFiles | undefined, path: string, isDirectory: boolean) =>
   !isDirectory && tracked !== undefined && tracked.has(path)
 
-/** Whether the stack excludes `path` itself (see `verdictOf`). */
-export const isExcluded = (stack: RuleStack, path: string, isDirectory: boolean): boolean =>
-  verdictOf(stack, path, isDirectory) === "ignored"
+/**
+ * Whether the stack excludes `path` itself (see `verdictOf`), git's way: never a file git tracks
+ * (`keptAsTracked`). Every caller says what is tracked, so none can forget the rule.
+ */
+export const isExcluded = (
+  stack: RuleStack,
+  path: string,
+  isDirectory: boolean,
+  tracked: TrackedFiles | undefined,
+): boolean => verdictOf(stack, path, isDirectory) === "ignored" && !keptAsTracked(tracked, path, isDirectory)
 
 /**
  * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's
@@ -143,6 +150,30 @@ export const pushRules = (stack: RuleStack, own: RuleSet | undefined): RuleStack
   own === undefined ? stack : [...stack, own]
 
 /**
+ * One ignore file as read (its bytes, none, or why it could not be read) compiled within the
+ * budget: its rules when applied, the refusal when not, and its identity line (path, SHA-256 of
+ * its bytes or why there were none, applied or refused: see `DirectoryRules.identity`). Every
+ * ignore file goes through here, the workspace's and the ones above its root (`repository.ts`).
+ */
+export const compileIgnoreFileRead = (
+  path: string,
+  read: Either.Either<Option.Option<Uint8Array>, string>,
+): Effect.Effect<{
+  readonly matcher?: Ignore
+  readonly refused?: RefusedIgnoreFile
+  readonly identity: string
+}> =>
+  Effect.gen(function* () {
+    if (Either.isLeft(read)) return { refused: { path, detail: read.left }, identity: `${path}\0unread` }
+    if (Option.isNone(read.right)) return { identity: `${path}\0absent` }
+    const hash = hashContent(read.right.value)
+    const compiled = yield* compileIgnoreFileByHash(path, read.right.value, hash)
+    if (Either.isLeft(compiled)) return { refused: compiled.left, identity: `${path}\0${hash}\0refused` }
+    const identity = `${path}\0${hash}\0applied\0${RULE_MATCHING}`
+    return compiled.right === undefined ? { identity } : { matcher: compiled.right, identity }
+  })
+
+/**
  * Builds a directory's rules from its ignore files, given how to stat and read them. The stat comes
  * first so an oversized file is refused without being read.
  */
@@ -158,25 +189,10 @@ const loadDirectoryRules = (
     for (const name of IGNORE_FILES) {
       if (!present.includes(name)) continue
       const path = join(dir, name)
-      const read = yield* readFile(path as WorkspacePath)
-      if (Either.isLeft(read)) {
-        refused.push({ path, detail: read.left })
-        identity.push(`${path}\0unread`)
-        continue
-      }
-      if (Option.isNone(read.right)) {
-        identity.push(`${path}\0absent`)
-        continue
-      }
-      const hash = hashContent(read.right.value)
-      const compiled = yield* compileIgnoreFileByHash(path, read.right.value, hash)
-      if (Either.isLeft(compiled)) {
-        refused.push(compiled.left)
-        identity.push(`${path}\0${hash}\0refused`)
-        continue
-      }
-      identity.push(`${path}\0${hash}\0applied\0${RULE_MATCHING}`)
-      if (compiled.right !== undefined) matchers.push(compiled.right)
+      const one = yield* compileIgnoreFileRead(path, yield* readFile(path as WorkspacePath))
+      identity.push(one.identity)
+      if (one.refused !== undefined) refused.push(one.refused)
+      if (one.matcher !== undefined) matchers.push(one.matcher)
     }
     // The directory's files taken together, in order (a later file's rule wins a tie), from the
     // rules already compiled and vetted: nothing is parsed twice.

@@ -29,12 +29,11 @@ import type { FileStat } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import type { RepositoryFile, RepositoryFiles, WorkspaceService } from "../ports/Workspace.js"
 import { Workspace } from "../ports/Workspace.js"
-import { hashContent } from "./contentHash.js"
 import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
 import { MAX_INDEX_BYTES, parseGitIndex, type TrackedFiles, trackedBelow } from "./gitIndex.js"
-import { compileIgnoreFileByHash, IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
-import type { RuleStack } from "./ignoreRules.js"
-import { RULE_MATCHING, ruleMatcherOf } from "./ruleMatcher.js"
+import { IGNORE_FILE_LIMITS, type RefusedIgnoreFile } from "./ignoreFileCompile.js"
+import { compileIgnoreFileRead, type RuleSet, type RuleStack } from "./ignoreRules.js"
+import { ruleMatcherOf } from "./ruleMatcher.js"
 
 export interface Repository {
   /** The files git tracks below the root, as workspace paths; undefined without a usable index. */
@@ -88,8 +87,13 @@ export const locateRepository = (
     /** A regular file's fingerprint and reader, or undefined when there is none. */
     const fileAt = (absolute: string, maxBytes: number) =>
       Effect.gen(function* () {
-        if ((yield* fs.probe(absolute)).kind !== "file") return undefined
-        const stat = yield* fs.stat(absolute)
+        // One lstat: nothing there (or a file on the way) is an answer, not a failure.
+        const stat = yield* Effect.catchIf(
+          fs.stat(absolute),
+          (e) => e.code === "ENOENT" || e.code === "ENOTDIR",
+          () => Effect.succeed(undefined),
+        )
+        if (stat?.kind !== "file") return undefined
         const read: RepositoryFile["read"] =
           stat.size > maxBytes
             ? Effect.succeed(Either.left(`${stat.size} bytes, over the ${maxBytes}-byte limit`))
@@ -163,34 +167,22 @@ const readRepository = (files: RepositoryFiles) =>
       const parsed = Either.isLeft(bytes) ? undefined : parseGitIndex(bytes.right)
       if (parsed !== undefined && Either.isRight(parsed)) tracked = trackedBelow(parsed.right, files.prefix)
     }
-    const outerRules: Array<RuleStack[number]> = []
-    /** Where each outer rule set's file lies (relative to the top), beside it. */
-    const outerAt: Array<string> = []
+    // Each outer file is a rule set of its own: each sees workspace paths from its own directory.
+    const outer: Array<{ readonly at: string; readonly rules: RuleSet }> = []
     const refused: Array<RefusedIgnoreFile> = []
     const identity: Array<string> = []
     for (const { at, label, file } of files.outerIgnoreFiles) {
-      const bytes = yield* file.read
-      if (Either.isLeft(bytes)) {
-        refused.push({ path: label, detail: `it cannot be read: ${bytes.left}` })
-        identity.push(`${label}\0unread`)
-        continue
-      }
-      const hash = hashContent(bytes.right)
-      const compiled = yield* compileIgnoreFileByHash(label, bytes.right, hash)
-      if (Either.isLeft(compiled)) {
-        refused.push(compiled.left)
-        identity.push(`${label}\0${hash}\0refused`)
-        continue
-      }
-      identity.push(`${label}\0${hash}\0applied\0${RULE_MATCHING}`)
-      if (compiled.right === undefined) continue
-      // The rules of a directory above the root see a workspace path from there.
+      const read = Either.map(yield* file.read, Option.some)
+      const one = yield* compileIgnoreFileRead(label, read)
+      identity.push(one.identity)
+      if (one.refused !== undefined) refused.push(one.refused)
+      if (one.matcher === undefined) continue
       const fromThere = at === "" ? files.prefix : files.prefix.slice(at.length + 1)
-      outerRules.push({ base: "", matcher: ruleMatcherOf(compiled.right), prefix: fromThere })
-      outerAt.push(at)
+      outer.push({ at, rules: { base: "", matcher: ruleMatcherOf(one.matcher), prefix: fromThere } })
     }
     if (tracked !== undefined) identity.push(`\0tracked\0${tracked.identity}`)
-    const ignoredAt = ignoredOnTheWay(files.prefix, outerRules, outerAt)
+    const ignoredAt = ignoredOnTheWay(files.prefix, outer)
+    const outerRules = outer.map((o) => o.rules)
     if (ignoredAt === undefined) return { tracked, outerRules, refused, identity } satisfies Repository
     // The repository ignores the root (a scratch workspace in its `tmp/`, say): git would list
     // nothing in it, and a capture must not go quiet that way. Its rules are not applied; what it
@@ -206,17 +198,16 @@ const readRepository = (files: RepositoryFiles) =>
  */
 const ignoredOnTheWay = (
   prefix: string,
-  rules: RuleStack,
-  ats: ReadonlyArray<string>,
+  outer: ReadonlyArray<{ readonly at: string; readonly rules: RuleSet }>,
 ): string | undefined => {
   if (prefix === "") return undefined
   const segments = prefix.split("/")
   for (let n = 1; n <= segments.length; n++) {
     const dir = segments.slice(0, n).join("/")
-    for (let i = rules.length - 1; i >= 0; i--) {
-      const at = ats[i]!
+    for (let i = outer.length - 1; i >= 0; i--) {
+      const { at, rules } = outer[i]!
       if (at !== "" && !dir.startsWith(`${at}/`)) continue
-      const verdict = rules[i]!.matcher.verdict(`${at === "" ? dir : dir.slice(at.length + 1)}/`)
+      const verdict = rules.matcher.verdict(`${at === "" ? dir : dir.slice(at.length + 1)}/`)
       if (verdict.ignored) return dir
       if (verdict.unignored) break
     }
