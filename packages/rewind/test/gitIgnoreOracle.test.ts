@@ -121,32 +121,35 @@ const tree = fc
     return { files, ignoreFiles }
   })
 
-const gitView = (root: string) => {
-  execFileSync("git", ["init", "-q"], { cwd: root })
-  const out = execFileSync(
-    "git",
-    ["-c", "core.excludesFile=/dev/null", "ls-files", "-z", "-o", "--exclude-standard"],
-    {
-      cwd: root,
-      encoding: "utf8",
-    },
-  )
-  return out
-    .split("\0")
-    .filter((p) => p !== "")
-    .sort()
-}
-
 const git = (root: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "core.excludesFile=/dev/null", ...args], { cwd: root, encoding: "utf8" })
 
-/** What git lists of the tree: its tracked files and the untracked ones no rule ignores. */
-const gitTrackedAndOthers = (root: string) =>
-  git(root, "ls-files", "-z", "-c", "-o", "--exclude-standard")
+/** A repository at `root`, with nothing added yet. */
+const gitInit = (root: string) => git(root, "init", "-q")
+
+/** What `git ls-files` lists with `modes` and the standard excludes, sorted, each path once. */
+const gitList = (root: string, ...modes: Array<string>) =>
+  git(root, "ls-files", "-z", ...modes, "--exclude-standard")
     .split("\0")
     .filter((p) => p !== "")
     .sort()
     .filter((p, i, all) => p !== all[i - 1])
+
+/** The untracked files no rule ignores, in a fresh repository of the tree. */
+const gitView = (root: string) => {
+  gitInit(root)
+  return gitList(root, "-o")
+}
+
+/** What git lists of the tree: its tracked files and the untracked ones no rule ignores. */
+const gitTrackedAndOthers = (root: string) => gitList(root, "-c", "-o")
+
+/** Adds the picked files by force (tracked although a rule may ignore them); returns them. */
+const forceAdd = (root: string, files: ReadonlyArray<string>, picks: ReadonlyArray<number>) => {
+  const added = [...new Set(picks.map((i) => files[i % files.length]!))]
+  if (added.length > 0) git(root, "add", "-f", "--", ...added)
+  return added
+}
 
 /**
  * The paths a point records: after every file is removed, the diff lists each as deleted.
@@ -233,11 +236,10 @@ describe("what a capture takes in, against git", () => {
             async ({ files, ignoreFiles }, picks, version, repeat) => {
               const root = join(tempDir("rewind-git-tracked-"), "ws")
               const skipped = writeTree(root, files, ignoreFiles)
-              execFileSync("git", ["init", "-q"], { cwd: root })
+              gitInit(root)
               // Force-added: tracked although a rule or a directory above ignores them (some
               // with untracked, ignored neighbours in the same ignored directory).
-              const added = [...new Set(picks.map((i) => files[i % files.length]!))]
-              git(root, "add", "-f", "--", ...added)
+              const added = forceAdd(root, files, picks)
               git(root, "update-index", "--index-version", version)
               const tracked = new Set(git(root, "ls-files", "-z", "-c").split("\0"))
               const expected = gitTrackedAndOthers(root).filter((p) => tracked.has(p) || !skipped(p))
@@ -269,10 +271,9 @@ describe("what a capture takes in, against git", () => {
               const rules = new Map(ignoreFiles)
               rules.set("", `${topRules.join("\n")}\n${rules.get("") ?? ""}`)
               const skipped = writeTree(top, files, rules)
-              execFileSync("git", ["init", "-q"], { cwd: top })
+              gitInit(top)
               writeFileSync(join(top, ".git/info/exclude"), `${excludes.join("\n")}\n`)
-              const added = [...new Set(picks.map((i) => files[i % files.length]!))]
-              if (added.length > 0) git(top, "add", "-f", "--", ...added)
+              const added = forceAdd(top, files, picks)
               // A directory of the tree that git itself does not ignore (nor one above it): the
               // workspace root is always in scope, whatever a rule above it says.
               const dirs = [...new Set(files.map((f) => dirname(f)).filter((d) => d !== "."))].sort()
@@ -316,7 +317,7 @@ describe("what a capture takes in, against git", () => {
           ["build/tracked.js", "build/untracked.js", "src/a.js", "x.log"],
           new Map([["", "build/\n*.log\n"]]),
         )
-        execFileSync("git", ["init", "-q"], { cwd: main })
+        gitInit(main)
         git(main, "add", "-A")
         git(main, "add", "-f", "--", "build/tracked.js")
         git(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
@@ -337,7 +338,7 @@ describe("what a capture takes in, against git", () => {
       Effect.promise(async () => {
         const home = join(tempDir("rewind-git-home-"), "home")
         writeTree(home, ["dotfile", "projects/p/a.js", "projects/p/b/c.txt"], new Map([["", "*\n"]]))
-        execFileSync("git", ["init", "-q"], { cwd: home })
+        gitInit(home)
         git(home, "add", "-f", "--", "dotfile")
         const root = join(home, "projects/p")
         // git itself, from inside the project, ignores everything in it.
@@ -382,7 +383,7 @@ describe("what a capture takes in, against git", () => {
             ["src/a.js", "tmp/ws/a.js", "tmp/ws/b.log", "tmp/ws/sub/c.txt"],
             new Map([["", `${rule}\n*.log\n`]]),
           )
-          execFileSync("git", ["init", "-q"], { cwd: top })
+          gitInit(top)
           const root = join(top, "tmp/ws")
           // git lists nothing there: the whole tree is ignored.
           expect(gitTrackedAndOthers(root), rule).toEqual([])
@@ -404,7 +405,7 @@ describe("what a capture takes in, against git", () => {
           ["build/tracked.js", "build/untracked.js", "build/sub/x.js", "src/a.js"],
           new Map([["", "build\n"]]),
         )
-        execFileSync("git", ["init", "-q"], { cwd: root })
+        gitInit(root)
         git(root, "add", "-f", "--", "build/tracked.js")
         const expected = ["build/tracked.js", "src/a.js"]
         expect(gitTrackedAndOthers(root).filter((p) => p !== ".gitignore")).toEqual(expected)
@@ -420,7 +421,7 @@ describe("what a capture takes in, against git", () => {
       Effect.promise(async () => {
         const root = join(tempDir("rewind-git-tracked-"), "ws")
         writeTree(root, ["build/tracked.js", "build/untracked.js", "src/a.js"], new Map([["", "build/\n"]]))
-        execFileSync("git", ["init", "-q"], { cwd: root })
+        gitInit(root)
         git(root, "add", "-f", "--", "build/tracked.js")
         const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
         try {
