@@ -416,6 +416,33 @@ describe("what a capture takes in, against git", () => {
   )
 
   it.effect(
+    "a tracked file below an ignored directory that is now a FIFO is reported, as the listing reports one anywhere else",
+    () =>
+      Effect.promise(async () => {
+        const root = join(tempDir("rewind-git-tracked-"), "ws")
+        writeTree(root, ["build/pipe", "build/tracked.js", "src/a.js"], new Map([["", "build/\n"]]))
+        gitInit(root)
+        git(root, "add", "-f", "--", "build/pipe", "build/tracked.js")
+        rmSync(join(root, "build/pipe"))
+        execFileSync("mkfifo", [join(root, "build/pipe")])
+        const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
+        try {
+          const session = await rewind.createSession({ title: "fifo", cwd: root })
+          if (!session.ok) throw new Error(session.refusal.message)
+          const captured = await rewind.capturePoint(session.value.id as SessionId, "t0" as TurnId)
+          if (!captured.ok || captured.value._tag !== "Captured") throw new Error("not captured")
+          expect(captured.value.point.skipped.map((s) => [s.path, s.reason])).toEqual([
+            ["build/pipe", "not_a_regular_file"],
+          ])
+          expect(captured.value.point.files).toBe(3)
+        } finally {
+          await rewind.close()
+        }
+      }),
+    60_000,
+  )
+
+  it.effect(
     "a restore puts back a tracked file the rules ignore, and leaves the ignored files beside it alone",
     () =>
       Effect.promise(async () => {

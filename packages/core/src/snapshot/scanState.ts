@@ -313,8 +313,8 @@ export const takeTracked = (state: ScanState): Effect.Effect<void, never, Worksp
     for (let i = 0; i < candidates.length; i++) {
       const path = candidates[i]!
       const stat = stats[i]!
-      // Gone, under a link, or no longer a file: nothing to take (a previous point's copy becomes
-      // a tombstone through the capture's tracking, as for any file that went).
+      // Gone, under a link, or a directory now: nothing to take (a previous point's copy becomes a
+      // tombstone through the capture's tracking, as for any file that went).
       if (Either.isLeft(stat) || Option.isNone(stat.right)) continue
       const found = stat.right.value
       if (entries.size >= state.budget.maxFiles) {
@@ -325,10 +325,14 @@ export const takeTracked = (state: ScanState): Effect.Effect<void, never, Worksp
         )
         return
       }
-      if (found.kind === "file") entries.set(path, { stat: found })
-      else if (found.kind === "symlink") {
+      if (found.kind === "symlink") {
         const target = yield* Effect.either(workspace.readLink(path))
+        // A link that cannot be read went between the stat and here: as if gone.
         if (Either.isRight(target)) entries.set(path, { stat: found, target: target.right })
+      } else if (found.kind !== "directory") {
+        // A file, or a FIFO, socket or device where git tracks a file: taken as the listing takes
+        // it, so the point reports what it cannot hold (`not_a_regular_file`), never silently.
+        entries.set(path, { stat: found })
       }
     }
   })
