@@ -5,7 +5,8 @@
  * write, a link, a delete (only where the point holds a tombstone, or implies one: see below;
  * paths the point does not mention are left alone), "unchanged", or a conflict (a directory, FIFO
  * or unreadable file in the way, a link leading out of the root, content missing from the store or
- * corrupt). Paths the protection policy keeps are listed apart. Every content the restore would
+ * corrupt). Paths the protection policy keeps from a change are listed apart (one that holds the
+ * point's state already is unchanged, and is not checked at all: see `planPointRestore`). Every content the restore would
  * write is read and verified here, so a corrupt blob refuses the preview rather than the apply.
  *
  * A path that changed kind since the point: a file or link of the point implies that nothing is
@@ -79,6 +80,10 @@ const satisfied = (current: CurrentState, wanted: ManifestEntry): boolean => {
       return current.kind === "absent"
   }
 }
+
+/** Whether what was found at a path is the point's file or link already, or its absence. */
+const holdsAlready = (now: Inspected | undefined, wanted: ManifestEntry): boolean =>
+  now !== undefined && Either.isRight(now) && !("notRegular" in now.right) && satisfied(now.right, wanted)
 
 const findPoint = (sessionId: SessionId, pointId: PointId) =>
   Effect.gen(function* () {
@@ -307,11 +312,20 @@ export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: 
     )
     const latest = latestTurnPoint(yield* readPointIndex(sessionId))
     const cache: StatCache = yield* loadStatCache(latest?.statCacheHash)
-    // One listing of the point's directories answers both the protection check (ignore files and
-    // `.git` of each directory) and what is at each path: every entry is stat'ed once.
+    // One listing of the point's directories answers both what is at each path and the protection
+    // check's stats (ignore files and `.git` of each directory): every entry is stat'ed once.
     const listings = yield* listDirectoriesOf(manifest.keys())
-    const protectedPaths = yield* checkProtection(manifest.keys(), knownStats(listings))
-    const inspected = yield* inspectAll(listings, (p) => protectedPaths.has(p), cache, keep)
+    const inspected = yield* inspectAll(listings, () => false, cache, keep)
+    // Protection keeps a path from what a restore would do there, so only the paths that do not
+    // hold the point's state already are checked: on a large point nearly every path holds, and
+    // deciding the ignore rules for each cost more than the rest of the plan. A path that holds is
+    // counted unchanged whether or not a rule now ignores it; one that is protected is planned as
+    // if it had not been inspected.
+    const protectedPaths = yield* checkProtection(
+      [...manifest].filter(([path, wanted]) => !holdsAlready(inspected.get(path), wanted)).map(([p]) => p),
+      knownStats(listings),
+    )
+    for (const path of protectedPaths.keys()) inspected.delete(path)
     const known = yield* withWay(manifest, protectedPaths, inspected, cache, keep)
     const { changes, conflicts, unchanged } = yield* compare(known)
     const contents = yield* readContents(changes, conflicts)

@@ -16,7 +16,8 @@ export interface PointRestorePreview {
   readonly pointId: PointId
   /**
    * Paths of the point the protection policy keeps (the store, `.git`, paths the ignore rules
-   * exclude now): left alone, never written or deleted, and not a conflict.
+   * exclude now) from a change the restore would make: left alone, never written or deleted, and
+   * not a conflict. A path that holds the point's state already is counted in `unchanged` instead.
    */
   readonly protected: ReadonlyArray<ProtectedPath>
   readonly changes: ReadonlyArray<PlannedChange>

@@ -108,6 +108,31 @@ describe("point restore cost", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
+  it.effect(
+    "a path the ignore rules now exclude that holds the point's content is unchanged, not reported",
+    () => {
+      const env = makeEnv()
+      const files = tree(env)
+      env.fs.writeFile(`${ROOT}/pkg5/src/lib/notes.md`, "v1\n")
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const first = yield* capture(sessionId, 1)
+        yield* TestClock.adjust("10 seconds")
+        env.fs.writeFile(`${ROOT}/pkg5/.gitignore`, "*.md\n")
+        env.fs.writeFile(`${ROOT}/pkg2/src/lib/f1.ts`, "edited\n")
+        const preview = yield* previewPointRestore(sessionId, first as PointId)
+        // Only what the restore would change is checked against the rules: notes.md holds already.
+        expect(preview.protected).toEqual([])
+        expect(preview.changes.map((c) => [c.path, c.action])).toEqual([["pkg2/src/lib/f1.ts", "write"]])
+        expect(preview.unchanged).toBe(files.length)
+        const apply = yield* applyPointRestore(sessionId, first as PointId, preview.token!)
+        expect(apply.event.files.map((f) => f.path)).toEqual(["pkg2/src/lib/f1.ts"])
+        expect(env.text("pkg5/src/lib/notes.md")).toBe("v1\n")
+        expect(env.text("pkg2/src/lib/f1.ts")).toBe("export const v = 21\n")
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
   it.effect("a path the ignore rules now exclude is still reported protected and left alone", () => {
     const env = makeEnv()
     tree(env)
