@@ -165,6 +165,36 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect(existsSync(join(root, "src", "b.txt"))).toBe(false)
   })
 
+  it("preview lists what a restore leaves alone because a rule now excludes it, in JSON and in words", async () => {
+    const root = tempDir()
+    writeFileSync(join(root, "a.txt"), "one\n")
+    writeFileSync(join(root, "notes.log"), "v1\n")
+    const rewind = await openRewind({ workspaceRoot: root, durability: "atomic" })
+    const session = await rewind.createSession({ title: "kept", cwd: root })
+    if (!session.ok) throw new Error(session.refusal.message)
+    const outcome = okValue(await rewind.capturePoint(session.value.id, "t1" as TurnId))
+    await rewind.close()
+    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+    const pointId = outcome.point.pointId as string
+    writeFileSync(join(root, "a.txt"), "two\n")
+    writeFileSync(join(root, "notes.log"), "v2 (the user's)\n")
+    writeFileSync(join(root, ".gitignore"), "*.log\n")
+
+    const preview = await cli(["preview", pointId, "--json"], root)
+    expect(preview.code).toBe(0)
+    const planned = jsonLines(preview.stdout)[0]!
+    expect(planned).toMatchObject({ type: "point_preview", changes: [{ path: "a.txt", action: "write" }] })
+    expect(planned.protected).toEqual([{ path: "notes.log", kind: "ignored", message: expect.any(String) }])
+    const words = await cli(["preview", pointId], root)
+    expect(words.code).toBe(0)
+    expect(words.stdout).toMatch(/kept notes\.log: ignored \(.+\)/)
+
+    const restored = await cli(["restore", pointId, "--token", planned.token as string], root)
+    expect(restored.code).toBe(0)
+    expect(read(root, "a.txt")).toBe("one\n")
+    expect(read(root, "notes.log")).toBe("v2 (the user's)\n")
+  })
+
   it("redo brings back what a cascade undid, even after gc; a second redo has nothing to undo", async () => {
     const { root, turns } = await seeded()
     // A hand edit the cascade overwrites: only the redo entry in the journal holds it.

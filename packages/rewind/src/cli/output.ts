@@ -53,6 +53,14 @@ export const leftOutLine = (s: {
   readonly detail?: string | undefined
 }) => `${shownPath(s.path)}: ${s.reason}${s.detail ? ` (${s.detail})` : ""}`
 
+/**
+ * A path a restore leaves alone because the protection policy keeps it (`.git`, the store, what the
+ * ignore rules exclude now): its line in a preview, `kept path: kind (message)`. A preview lists
+ * them so that what a restore will not put back is never silent.
+ */
+export const keptLine = (k: { readonly path: string; readonly kind: string; readonly message: string }) =>
+  `${yellow("kept")} ${leftOutLine({ path: k.path, reason: k.kind, detail: k.message })}`
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes to measure width
 const ANSI = /\x1b\[[0-9;]*m/g
 const width = (s: string) => s.replace(ANSI, "").length

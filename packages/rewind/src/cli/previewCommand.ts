@@ -6,7 +6,18 @@
 import { Args, Command } from "@effect/cli"
 import { type MessageId, PointId, type SessionId } from "@rewind/contracts"
 import { Effect } from "effect"
-import { CliFailure, dim, ExitCode, green, type Output, red, table, yellow } from "./output.js"
+import {
+  CliFailure,
+  dim,
+  ExitCode,
+  green,
+  keptLine,
+  type Output,
+  red,
+  shownPath,
+  table,
+  yellow,
+} from "./output.js"
 import { type CliRewind, common, expect, resolveSession, sessionOption, withRewind } from "./store.js"
 
 /** Whether `id` names a point of the session (then it is previewed as a point, not a message). */
@@ -36,6 +47,13 @@ const previewMessage = (rewind: CliRewind, out: Output, sessionId: SessionId, me
             ]),
           ),
     )
+    for (const i of p.ignored) {
+      const why =
+        i.reason === "ignore_rule"
+          ? "the ignore rules exclude it"
+          : `made by ${i.toolName}, a shell-like tool`
+      yield* out.human(`${yellow("left alone")} ${shownPath(i.path)}: ${why}`)
+    }
     for (const u of p.unsafe) yield* out.human(`${yellow("unsafe")} ${u.path}: ${u.message}`)
     yield* out.human(p.canApply ? green("can apply") : red("cannot apply"))
     if (!p.canApply) {
@@ -57,6 +75,7 @@ const previewPoint = (rewind: CliRewind, out: Output, sessionId: SessionId, poin
       changes: p.changes.map((c) => ({ path: c.path, action: c.action })),
       unchanged: p.unchanged,
       conflicts: p.conflicts,
+      protected: p.protected,
       token: p.token ?? null,
       expiresAt: p.tokenExpiresAt ?? null,
     })
@@ -68,6 +87,7 @@ const previewPoint = (rewind: CliRewind, out: Output, sessionId: SessionId, poin
             p.changes.map((c) => [c.path, c.action]),
           ),
     )
+    for (const k of p.protected) yield* out.human(keptLine(k))
     for (const c of p.conflicts)
       yield* out.human(`${yellow("conflict")} ${c.path}: ${c.reason} (${c.detail})`)
     if (!p.canApply) {

@@ -8,7 +8,18 @@
 import { Args, Command, Options } from "@effect/cli"
 import { PointId, SessionId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { bold, colourPatch, describeSide, dim, green, type Output, red, table, yellow } from "./output.js"
+import {
+  bold,
+  colourPatch,
+  describeSide,
+  dim,
+  green,
+  keptLine,
+  type Output,
+  red,
+  table,
+  yellow,
+} from "./output.js"
 import { type CliRewind, common, expect, sessionOption, usage, withRewind } from "./store.js"
 
 /** `rewind diff --sessions a b`: called by `diff` when `--sessions` is given. */
@@ -114,6 +125,7 @@ export const merge = Command.make(
               canApply: p.canApply,
               token: p.restore?.token ?? null,
               restoreConflicts: p.restore?.conflicts ?? [],
+              restoreProtected: p.restore?.protected ?? [],
             })
             for (const f of p.files) yield* out.human(`${green(f.action)} ${f.path} ${dim(`(${f.from})`)}`)
             for (const c of p.conflicts) {
@@ -128,6 +140,7 @@ export const merge = Command.make(
                 )
               }
             }
+            for (const k of p.restore?.protected ?? []) yield* out.human(keptLine(k))
             if (p.files.length === 0) yield* out.human(dim("nothing to merge"))
             else if (p.canApply && p.restore?.token !== undefined) {
               yield* out.human(

@@ -20,6 +20,7 @@ import {
   ExitCode,
   green,
   iso,
+  keptLine,
   type Output,
   oneLine,
   red,
@@ -166,6 +167,7 @@ export const restoreTurn = (
       changes: plan.changes.map((c) => ({ path: c.path, action: c.action })),
       unchanged: plan.unchanged,
       conflicts: plan.conflicts,
+      protected: plan.protected,
       leftAlone: target.leftAlone,
       token: plan.token ?? null,
       expiresAt: plan.tokenExpiresAt ?? null,
@@ -178,6 +180,7 @@ export const restoreTurn = (
             plan.changes.map((c) => [c.path, c.action]),
           ),
     )
+    for (const k of plan.protected) yield* out.human(keptLine(k))
     for (const p of target.leftAlone) {
       yield* out.human(`${yellow("left alone")} ${p}: created later, but turn ${n}'s capture left paths out`)
     }
