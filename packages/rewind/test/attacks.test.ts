@@ -127,6 +127,37 @@ describe("symlinks that lead outside the root", () => {
     await rewind.close()
   })
 
+  it("a point restore where a directory became a symlink to another directory of the tree takes the link away, never writes through it, and redo puts it back", async () => {
+    const box = sandbox()
+    fs.mkdirSync(join(box.root, "sub"))
+    fs.mkdirSync(join(box.root, "shared"))
+    fs.writeFileSync(join(box.root, "sub", "secret.txt"), "captured inside")
+    fs.writeFileSync(join(box.root, "shared", "secret.txt"), "the link's target")
+    const rewind = await open(box)
+    const { sessionId, turnId } = await sessionWithTurn(rewind, box.root)
+    const outcome = await rewind.run(capturePoint(sessionId, turnId))
+    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+    fs.rmSync(join(box.root, "sub"), { recursive: true })
+    fs.symlinkSync("shared", join(box.root, "sub"))
+    const planned = value(await rewind.outcome(previewPointRestore(sessionId, outcome.point.pointId)))
+    // The point has sub/secret.txt, so no file or link at `sub`: the link is in the way, and goes
+    // as a link (its target is the rescue point's), before the directory is made again.
+    expect(planned.conflicts).toEqual([])
+    expect(planned.changes.map((c) => [c.path, c.action]).sort()).toEqual([
+      ["sub", "delete"],
+      ["sub/secret.txt", "write"],
+    ])
+    value(await rewind.outcome(applyPointRestore(sessionId, outcome.point.pointId, planned.token!)))
+    expect(fs.lstatSync(join(box.root, "sub")).isDirectory()).toBe(true)
+    expect(fs.readFileSync(join(box.root, "sub", "secret.txt"), "utf8")).toBe("captured inside")
+    expect(fs.readFileSync(join(box.root, "shared", "secret.txt"), "utf8")).toBe("the link's target")
+    value(await rewind.redo(sessionId))
+    expect(fs.readlinkSync(join(box.root, "sub"))).toBe("shared")
+    expect(fs.readFileSync(join(box.root, "shared", "secret.txt"), "utf8")).toBe("the link's target")
+    expectSentinelUntouched(box)
+    await rewind.close()
+  })
+
   it("a directory swapped for a symlink between preview and apply (TOCTOU) writes nothing outside", async () => {
     const box = sandbox()
     const rewind = await open(box)

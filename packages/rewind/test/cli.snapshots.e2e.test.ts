@@ -4,7 +4,16 @@
  * workspaces, parsing `--json` output line by line; plus their usage errors and a missing or
  * corrupt store.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { OperationId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
@@ -193,6 +202,40 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect(restored.code).toBe(0)
     expect(read(root, "a.txt")).toBe("one\n")
     expect(read(root, "notes.log")).toBe("v2 (the user's)\n")
+  })
+
+  it("restore of a point takes away a link that replaced a directory (never following it), and redo makes it again", async () => {
+    const root = tempDir()
+    expect((await cli(["init"], root)).code).toBe(0)
+    mkdirSync(join(root, "vendor"))
+    mkdirSync(join(root, "shared"))
+    writeFileSync(join(root, "vendor", "v.js"), "vendored\n")
+    writeFileSync(join(root, "shared", "v.js"), "shared\n")
+    const point = jsonLines((await cli(["capture", "--json"], root)).stdout).find((l) => l.type === "point")!
+    const pointId = point.pointId as string
+    // The agent's shell: `rm -r vendor && ln -s shared vendor`.
+    rmSync(join(root, "vendor"), { recursive: true })
+    symlinkSync("shared", join(root, "vendor"))
+
+    const preview = await cli(["preview", pointId, "--json"], root)
+    expect(preview.code).toBe(0)
+    const planned = jsonLines(preview.stdout)[0]!
+    expect(planned).toMatchObject({ canApply: true, conflicts: [], protected: [] })
+    expect(
+      (planned.changes as Array<{ path: string; action: string }>).map((c) => [c.path, c.action]).sort(),
+    ).toEqual([
+      ["vendor", "delete"],
+      ["vendor/v.js", "write"],
+    ])
+    const restored = await cli(["restore", pointId, "--token", planned.token as string], root)
+    expect(restored.code).toBe(0)
+    expect(lstatSync(join(root, "vendor")).isDirectory()).toBe(true)
+    expect(read(root, "vendor/v.js")).toBe("vendored\n")
+    expect(read(root, "shared/v.js")).toBe("shared\n")
+
+    expect((await cli(["redo"], root)).code).toBe(0)
+    expect(readlinkSync(join(root, "vendor"))).toBe("shared")
+    expect(read(root, "shared/v.js")).toBe("shared\n")
   })
 
   it("redo brings back what a cascade undid, even after gc; a second redo has nothing to undo", async () => {

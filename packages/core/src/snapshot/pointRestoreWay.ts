@@ -6,8 +6,12 @@
  * - a directory standing where the point has a regular file is in the way with all it holds (the
  *   agent replaced `config` by `config/a`): every file and link inside it is a path the point
  *   implies absent;
- * - a regular file standing where the point needs a directory is in the way itself (the agent
- *   replaced `lib/x` by a file `lib`): it is a path the point implies absent.
+ * - a regular file or a symlink standing where the point needs a directory is in the way itself
+ *   (the agent replaced `lib/x` by a file `lib`, or `lib/` by a link to another directory of the
+ *   tree): it is a path the point implies absent. A link is taken away as a link (never followed;
+ *   the rescue point records its target and the redo makes it again), so nothing is written
+ *   through it. A link leading out of the root stays, and the paths beneath it are conflicts: no
+ *   redo could make it again (no restore makes a link that leads out).
  *
  * These implied paths are handed to the plan, which inspects them and deletes what they hold as it
  * does for the point's own tombstones (recoverably: the rescue point takes each first, and the redo
@@ -22,7 +26,8 @@
 import { aFileKind, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { fileOnTheWay } from "../workspace/pathAbsence.js"
+import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { makeProtectionCheck } from "../workspace/protection.js"
 import type { Inspected } from "./pointInspection.js"
 import type { ManifestEntry } from "./pointManifest.js"
@@ -106,11 +111,24 @@ const walkDirectories = (roots: ReadonlyArray<WorkspacePath>) =>
   })
 
 /**
- * The regular file above `path` that stands where the point needs a directory (the stat that
- * failed on it said a file is on the way), shallowest first; undefined when none can be found or
- * the protection policy keeps it.
+ * Whether the link at `path` is one a restore's redo could make again: its target stays inside the
+ * root, as every link a restore or redo makes must. One that leads out stays where it is (a
+ * conflict of the paths beneath it), since taking it away could not be undone.
  */
-const fileAbove = (
+const madeAgain = (path: WorkspacePath) =>
+  Effect.gen(function* () {
+    const target = yield* Effect.either((yield* Workspace).readLink(path))
+    if (Either.isLeft(target)) return false
+    const leads = yield* Effect.either(checkSymlinkTarget(path, path.split("/").slice(0, -1), target.right))
+    return Either.isRight(leads)
+  })
+
+/**
+ * The regular file or symlink above `path` that stands where the point needs a directory (the
+ * stat that failed on it said a file or a link is on the way), shallowest first; undefined when
+ * none can be found or the protection policy keeps it.
+ */
+const entryAbove = (
   path: WorkspacePath,
   seen: Map<string, WorkspacePath | null>,
   isProtected: Effect.Effect.Success<ReturnType<typeof makeProtectionCheck>>,
@@ -123,10 +141,9 @@ const fileAbove = (
       if (known !== undefined) return known ?? undefined
       const stat = yield* Effect.either(workspace.stat(above))
       if (Either.isRight(stat) && Option.isSome(stat.right) && stat.right.value.kind === "directory") continue
+      const kind = Either.isRight(stat) && Option.isSome(stat.right) ? stat.right.value.kind : undefined
       const file =
-        Either.isRight(stat) &&
-        Option.isSome(stat.right) &&
-        stat.right.value.kind === "file" &&
+        (kind === "file" || (kind === "symlink" && (yield* madeAgain(above)))) &&
         Option.isNone(yield* isProtected(above))
           ? above
           : null
@@ -143,7 +160,7 @@ export const findWay = (
 ) =>
   Effect.gen(function* () {
     const directories: Array<WorkspacePath> = []
-    const underFile: Array<WorkspacePath> = []
+    const underEntry: Array<WorkspacePath> = []
     for (const [path, wanted] of manifest) {
       if (wanted.kind === "tombstone") continue
       const now = inspected.get(path)
@@ -151,18 +168,18 @@ export const findWay = (
       if (Either.isRight(now)) {
         const directory = "notRegular" in now.right && now.right.notRegular === "directory"
         if (directory && wanted.kind === "file") directories.push(path)
-      } else if (fileOnTheWay(now.left)) underFile.push(path)
+      } else if (nothingCanBeThere(now.left)) underEntry.push(path)
     }
     const implied = new Set<WorkspacePath>()
     const inTheWay = directories.length === 0 ? new Map() : yield* walkDirectories(directories)
     for (const found of inTheWay.values()) {
       if ("holds" in found) for (const p of found.holds) if (!manifest.has(p)) implied.add(p)
     }
-    if (underFile.length > 0) {
+    if (underEntry.length > 0) {
       const isProtected = yield* makeProtectionCheck()
       const seen = new Map<string, WorkspacePath | null>()
-      for (const path of underFile) {
-        const file = yield* fileAbove(path, seen, isProtected)
+      for (const path of underEntry) {
+        const file = yield* entryAbove(path, seen, isProtected)
         if (file !== undefined && !manifest.has(file)) implied.add(file)
       }
     }
