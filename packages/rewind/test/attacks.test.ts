@@ -61,6 +61,19 @@ const sessionWithTurn = async (rewind: Rewind, root: string) => {
   return { sessionId: session.id, turnId }
 }
 
+/** A point with `sub/secret.txt`, after which `sub` is replaced by a symlink to `target`. */
+const subBecomesLink = async (box: Sandbox, target: string) => {
+  fs.mkdirSync(join(box.root, "sub"))
+  fs.writeFileSync(join(box.root, "sub", "secret.txt"), "captured inside")
+  const rewind = await open(box)
+  const { sessionId, turnId } = await sessionWithTurn(rewind, box.root)
+  const outcome = await rewind.run(capturePoint(sessionId, turnId))
+  if (outcome._tag !== "Captured") throw new Error(outcome.reason)
+  fs.rmSync(join(box.root, "sub"), { recursive: true })
+  fs.symlinkSync(target, join(box.root, "sub"))
+  return { rewind, sessionId, pointId: outcome.point.pointId }
+}
+
 describe("symlinks that lead outside the root", () => {
   it("capture records them as links and never reads what they point to", async () => {
     const box = withBlobFiles(sandbox())
@@ -104,15 +117,8 @@ describe("symlinks that lead outside the root", () => {
 
   it("a point restore through a directory symlinked outside is refused", async () => {
     const box = sandbox()
-    fs.mkdirSync(join(box.root, "sub"))
-    fs.writeFileSync(join(box.root, "sub", "secret.txt"), "captured inside")
-    const rewind = await open(box)
-    const { sessionId, turnId } = await sessionWithTurn(rewind, box.root)
-    const outcome = await rewind.run(capturePoint(sessionId, turnId))
-    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
-    fs.rmSync(join(box.root, "sub"), { recursive: true })
-    fs.symlinkSync("../outside", join(box.root, "sub"))
-    const preview = await rewind.outcome(previewPointRestore(sessionId, outcome.point.pointId))
+    const { rewind, sessionId, pointId } = await subBecomesLink(box, "../outside")
+    const preview = await rewind.outcome(previewPointRestore(sessionId, pointId))
     const planned = value(preview)
     expect(planned.canApply).toBe(false)
     expect(planned.token).toBeUndefined()
@@ -121,7 +127,7 @@ describe("symlinks that lead outside the root", () => {
       expect.objectContaining({ path: "sub/secret.txt", reason: "symlink_in_path" }),
     ])
     // Without a token nothing can be applied: a made-up one is refused.
-    const applied = await rewind.outcome(applyPointRestore(sessionId, outcome.point.pointId, "rwt1.forged"))
+    const applied = await rewind.outcome(applyPointRestore(sessionId, pointId, "rwt1.forged"))
     expect(applied.ok).toBe(false)
     expectSentinelUntouched(box)
     await rewind.close()
@@ -129,17 +135,10 @@ describe("symlinks that lead outside the root", () => {
 
   it("a point restore where a directory became a symlink to another directory of the tree takes the link away, never writes through it, and redo puts it back", async () => {
     const box = sandbox()
-    fs.mkdirSync(join(box.root, "sub"))
     fs.mkdirSync(join(box.root, "shared"))
-    fs.writeFileSync(join(box.root, "sub", "secret.txt"), "captured inside")
     fs.writeFileSync(join(box.root, "shared", "secret.txt"), "the link's target")
-    const rewind = await open(box)
-    const { sessionId, turnId } = await sessionWithTurn(rewind, box.root)
-    const outcome = await rewind.run(capturePoint(sessionId, turnId))
-    if (outcome._tag !== "Captured") throw new Error(outcome.reason)
-    fs.rmSync(join(box.root, "sub"), { recursive: true })
-    fs.symlinkSync("shared", join(box.root, "sub"))
-    const planned = value(await rewind.outcome(previewPointRestore(sessionId, outcome.point.pointId)))
+    const { rewind, sessionId, pointId } = await subBecomesLink(box, "shared")
+    const planned = value(await rewind.outcome(previewPointRestore(sessionId, pointId)))
     // The point has sub/secret.txt, so no file or link at `sub`: the link is in the way, and goes
     // as a link (its target is the rescue point's), before the directory is made again.
     expect(planned.conflicts).toEqual([])
@@ -147,7 +146,7 @@ describe("symlinks that lead outside the root", () => {
       ["sub", "delete"],
       ["sub/secret.txt", "write"],
     ])
-    value(await rewind.outcome(applyPointRestore(sessionId, outcome.point.pointId, planned.token!)))
+    value(await rewind.outcome(applyPointRestore(sessionId, pointId, planned.token!)))
     expect(fs.lstatSync(join(box.root, "sub")).isDirectory()).toBe(true)
     expect(fs.readFileSync(join(box.root, "sub", "secret.txt"), "utf8")).toBe("captured inside")
     expect(fs.readFileSync(join(box.root, "shared", "secret.txt"), "utf8")).toBe("the link's target")

@@ -12,9 +12,9 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import type { PointId, SessionId, TurnId } from "@rewind/contracts"
+import type { PointCaptured, PointId, SessionId, TurnId } from "@rewind/contracts"
 import { Effect, FastCheck as fc } from "effect"
-import { openRewind } from "../src/index.js"
+import { openRewind, type Rewind } from "../src/index.js"
 import { tempDir } from "./storeFixture.js"
 
 const NAMES = [
@@ -152,34 +152,51 @@ const forceAdd = (root: string, files: ReadonlyArray<string>, picks: ReadonlyArr
 }
 
 /**
- * The paths a point records: after every file is removed, the diff lists each as deleted.
- * `repeat`: a first point is taken, `repeat` edits the tree, and the second point is the one read
- * (a repeat capture reuses the first one's ignore decisions).
+ * `use` with a session on the workspace at `root` (the store beside it) and `capture`, which takes
+ * the point of a turn; the store is closed after.
  */
-const pointPaths = async (root: string, repeat?: () => void) => {
+const withSession = async <A>(
+  root: string,
+  use: (session: {
+    readonly rewind: Rewind
+    readonly sessionId: SessionId
+    readonly capture: (turn: string) => Promise<PointCaptured>
+  }) => Promise<A>,
+): Promise<A> => {
   const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
   try {
     const session = await rewind.createSession({ title: "oracle", cwd: root })
     if (!session.ok) throw new Error(session.refusal.message)
     const sessionId = session.value.id as SessionId
-    if (repeat !== undefined) {
-      const first = await rewind.capturePoint(sessionId, "t0" as TurnId)
-      if (!first.ok || first.value._tag !== "Captured") throw new Error("not captured")
-      repeat()
+    const capture = async (turn: string) => {
+      const captured = await rewind.capturePoint(sessionId, turn as TurnId)
+      if (!captured.ok || captured.value._tag !== "Captured") throw new Error("not captured")
+      return captured.value.point
     }
-    const captured = await rewind.capturePoint(sessionId, "t1" as TurnId)
-    if (!captured.ok || captured.value._tag !== "Captured") throw new Error("not captured")
-    for (const name of readdirSync(root))
-      if (name !== ".git") rmSync(join(root, name), { recursive: true, force: true })
-    const diff = await rewind.diffPoint(sessionId, captured.value.point.pointId as PointId, {
-      patches: false,
-    })
-    if (!diff.ok) throw new Error(diff.refusal.message)
-    return diff.value.entries.map((e) => e.path as string).sort()
+    return await use({ rewind, sessionId, capture })
   } finally {
     await rewind.close()
   }
 }
+
+/**
+ * The paths a point records: after every file is removed, the diff lists each as deleted.
+ * `repeat`: a first point is taken, `repeat` edits the tree, and the second point is the one read
+ * (a repeat capture reuses the first one's ignore decisions).
+ */
+const pointPaths = (root: string, repeat?: () => void) =>
+  withSession(root, async ({ rewind, sessionId, capture }) => {
+    if (repeat !== undefined) {
+      await capture("t0")
+      repeat()
+    }
+    const point = await capture("t1")
+    for (const name of readdirSync(root))
+      if (name !== ".git") rmSync(join(root, name), { recursive: true, force: true })
+    const diff = await rewind.diffPoint(sessionId, point.pointId as PointId, { patches: false })
+    if (!diff.ok) throw new Error(diff.refusal.message)
+    return diff.value.entries.map((e) => e.path as string).sort()
+  })
 
 const writeTree = (
   root: string,
@@ -425,19 +442,9 @@ describe("what a capture takes in, against git", () => {
         git(root, "add", "-f", "--", "build/pipe", "build/tracked.js")
         rmSync(join(root, "build/pipe"))
         execFileSync("mkfifo", [join(root, "build/pipe")])
-        const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
-        try {
-          const session = await rewind.createSession({ title: "fifo", cwd: root })
-          if (!session.ok) throw new Error(session.refusal.message)
-          const captured = await rewind.capturePoint(session.value.id as SessionId, "t0" as TurnId)
-          if (!captured.ok || captured.value._tag !== "Captured") throw new Error("not captured")
-          expect(captured.value.point.skipped.map((s) => [s.path, s.reason])).toEqual([
-            ["build/pipe", "not_a_regular_file"],
-          ])
-          expect(captured.value.point.files).toBe(3)
-        } finally {
-          await rewind.close()
-        }
+        const point = await withSession(root, ({ capture }) => capture("t0"))
+        expect(point.skipped.map((s) => [s.path, s.reason])).toEqual([["build/pipe", "not_a_regular_file"]])
+        expect(point.files).toBe(3)
       }),
     60_000,
   )
@@ -450,29 +457,18 @@ describe("what a capture takes in, against git", () => {
         writeTree(root, ["build/tracked.js", "build/untracked.js", "src/a.js"], new Map([["", "build/\n"]]))
         gitInit(root)
         git(root, "add", "-f", "--", "build/tracked.js")
-        const rewind = await openRewind({ workspaceRoot: root, dir: join(dirname(root), "store") })
-        try {
-          const session = await rewind.createSession({ title: "tracked", cwd: root })
-          if (!session.ok) throw new Error(session.refusal.message)
-          const sessionId = session.value.id as SessionId
-          const first = await rewind.capturePoint(sessionId, "t0" as TurnId)
-          if (!first.ok || first.value._tag !== "Captured") throw new Error("not captured")
+        await withSession(root, async ({ rewind, sessionId, capture }) => {
+          const pointId = (await capture("t0")).pointId as PointId
           writeFileSync(join(root, "build/tracked.js"), "agent edit\n")
           writeFileSync(join(root, "build/untracked.js"), "agent edit\n")
-          const preview = await rewind.previewPointRestore(sessionId, first.value.point.pointId as PointId)
+          const preview = await rewind.previewPointRestore(sessionId, pointId)
           if (!preview.ok) throw new Error(preview.refusal.message)
           expect(preview.value.token).toBeDefined()
-          const restored = await rewind.restorePoint(
-            sessionId,
-            first.value.point.pointId as PointId,
-            preview.value.token!,
-          )
+          const restored = await rewind.restorePoint(sessionId, pointId, preview.value.token!)
           if (!restored.ok) throw new Error(restored.refusal.message)
-          expect(readFileSync(join(root, "build/tracked.js"), "utf8")).toBe("build/tracked.js\n")
-          expect(readFileSync(join(root, "build/untracked.js"), "utf8")).toBe("agent edit\n")
-        } finally {
-          await rewind.close()
-        }
+        })
+        expect(readFileSync(join(root, "build/tracked.js"), "utf8")).toBe("build/tracked.js\n")
+        expect(readFileSync(join(root, "build/untracked.js"), "utf8")).toBe("agent edit\n")
       }),
     60_000,
   )
