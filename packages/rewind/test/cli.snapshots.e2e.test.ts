@@ -204,7 +204,7 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect(read(root, "notes.log")).toBe("v2 (the user's)\n")
   })
 
-  it("restore of a point takes away a link that replaced a directory (never following it), and redo makes it again", async () => {
+  it("restore of a point takes away a link that replaced a directory (never following it) and the reverse; redo undoes each", async () => {
     const root = tempDir()
     expect((await cli(["init"], root)).code).toBe(0)
     mkdirSync(join(root, "vendor"))
@@ -236,6 +236,24 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     expect((await cli(["redo"], root)).code).toBe(0)
     expect(readlinkSync(join(root, "vendor"))).toBe("shared")
     expect(read(root, "shared/v.js")).toBe("shared\n")
+
+    // The other way: a point with the link, then the agent vendors a copy in its place.
+    const linked = jsonLines((await cli(["capture", "--json"], root)).stdout).find((l) => l.type === "point")!
+    rmSync(join(root, "vendor"))
+    mkdirSync(join(root, "vendor", "sub"), { recursive: true })
+    writeFileSync(join(root, "vendor", "v.js"), "copied\n")
+    writeFileSync(join(root, "vendor", "sub", "w.js"), "w\n")
+    const back = jsonLines((await cli(["preview", linked.pointId as string, "--json"], root)).stdout)[0]!
+    expect(back).toMatchObject({ canApply: true, conflicts: [] })
+    expect(
+      (await cli(["restore", linked.pointId as string, "--token", back.token as string], root)).code,
+    ).toBe(0)
+    expect(readlinkSync(join(root, "vendor"))).toBe("shared")
+    expect(read(root, "shared/v.js")).toBe("shared\n")
+    expect((await cli(["redo"], root)).code).toBe(0)
+    expect(lstatSync(join(root, "vendor")).isDirectory()).toBe(true)
+    expect(read(root, "vendor/v.js")).toBe("copied\n")
+    expect(read(root, "vendor/sub/w.js")).toBe("w\n")
   })
 
   it("redo brings back what a cascade undid, even after gc; a second redo has nothing to undo", async () => {

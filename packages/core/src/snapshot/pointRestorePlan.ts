@@ -160,9 +160,9 @@ const standing = (
     // A tombstone says no file or link is at the path; a directory there (a later point's, say)
     // is not one, and the restore leaves it alone.
     if (wanted.kind === "tombstone" && now.right.notRegular === "directory") return HOLDS
-    if (now.right.notRegular === "directory" && wanted.kind === "file") {
-      // A directory where the point has a file: gone before the write if the restore deletes all
-      // it holds (they are this plan's deletes), kept and a conflict otherwise.
+    if (now.right.notRegular === "directory" && wanted.kind !== "tombstone") {
+      // A directory where the point has a file or link: gone before the write if the restore
+      // deletes all it holds (they are this plan's deletes), kept and a conflict otherwise.
       const kept = keptDirectory(path, known)
       if (kept === undefined) return ABSENT
       return { path, reason: "not_a_regular_file", detail: `a directory is in the way: ${kept}` }

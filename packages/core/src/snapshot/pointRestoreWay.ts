@@ -3,9 +3,9 @@
  * internal to `snapshot/`, for the restore plan). A point that holds a file at `p` holds nothing
  * beneath `p`, and a point that holds a path beneath `p` holds no file at `p`. So:
  *
- * - a directory standing where the point has a regular file is in the way with all it holds (the
- *   agent replaced `config` by `config/a`): every file and link inside it is a path the point
- *   implies absent;
+ * - a directory standing where the point has a regular file or a symlink is in the way with all it
+ *   holds (the agent replaced `config` by `config/a`, or the link `vendor` by a copy of what it
+ *   led to): every file and link inside it is a path the point implies absent;
  * - a regular file or a symlink standing where the point needs a directory is in the way itself
  *   (the agent replaced `lib/x` by a file `lib`, or `lib/` by a link to another directory of the
  *   tree): it is a path the point implies absent. A link is taken away as a link (never followed;
@@ -19,9 +19,10 @@
  * something else (a protected path — ignored, `.git`, the store —, a FIFO or device, a name that
  * is not UTF-8, a directory that cannot be listed, an empty directory, which no point records) is
  * `blocked`, none of its entries is implied, and the plan keeps it as a conflict: nothing is lost.
- * A directory where the point has a link stays a conflict too: the redo of such a restore would
- * have to read the directory's files through the link it made. The decision of what stands at
- * each path stays the plan's (`standing`); this module only finds the paths.
+ * The redo of a restore that made a link where a directory stood finds nothing of the directory
+ * beneath the link (`restore/targetRead.ts`: no file is beneath a link), takes the link away and
+ * writes the files back. The decision of what stands at each path stays the plan's (`standing`);
+ * this module only finds the paths.
  */
 import { aFileKind, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
@@ -167,7 +168,7 @@ export const findWay = (
       if (now === undefined) continue
       if (Either.isRight(now)) {
         const directory = "notRegular" in now.right && now.right.notRegular === "directory"
-        if (directory && wanted.kind === "file") directories.push(path)
+        if (directory && (wanted.kind === "file" || wanted.kind === "link")) directories.push(path)
       } else if (nothingCanBeThere(now.left)) underEntry.push(path)
     }
     const implied = new Set<WorkspacePath>()

@@ -101,20 +101,63 @@ describe("a symlinked directory that became a real one", () => {
 })
 
 describe("a symlinked directory vendored in place, restored to the link", () => {
-  it.effect("stays a conflict: the redo would have to read the directory's files through the link", () => {
+  it.effect(
+    "deletes the directory's files, makes the link, and the redo puts the directory back without reading through the link",
+    () => {
+      const env = makeEnv()
+      const kind = (path: string) => env.fs.node(`${ROOT}/${path}`)?.kind
+      env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
+      env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const linked = (yield* captured(sessionId, "turn-1")).point
+        env.fs.remove(`${ROOT}/lib/pkg`)
+        env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
+        env.fs.writeFile(`${ROOT}/lib/pkg/sub/g.txt`, "deeper")
+        yield* captured(sessionId, "turn-2")
+        const preview = yield* previewPointRestore(sessionId, linked.pointId)
+        expect(preview.conflicts).toEqual([])
+        expect(preview.changes.map((c) => [c.path, c.action]).sort()).toEqual([
+          ["lib/pkg", "link"],
+          ["lib/pkg/f.txt", "delete"],
+          ["lib/pkg/sub/g.txt", "delete"],
+        ])
+        yield* applyPointRestore(sessionId, linked.pointId, preview.token!)
+        expect(kind("lib/pkg")).toBe("symlink")
+        expect(env.files()).toEqual({ "shared/t.txt": "t" })
+
+        const undone = yield* redo(sessionId)
+        expect(kind("lib/pkg")).toBe("directory")
+        expect(env.files()).toEqual({
+          "lib/pkg/f.txt": "vendored",
+          "lib/pkg/sub/g.txt": "deeper",
+          "shared/t.txt": "t",
+        })
+        expect(undone.files.map((f) => f.path).sort()).toEqual([
+          "lib/pkg",
+          "lib/pkg/f.txt",
+          "lib/pkg/sub/g.txt",
+        ])
+        expect(env.outsideAccesses()).toEqual([])
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
+  it.effect("stays a conflict while the directory holds what no restore could put back", () => {
     const env = makeEnv()
     env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
+    env.fs.writeFile(`${ROOT}/.gitignore`, "*.log\n")
     env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
     return Effect.gen(function* () {
       const sessionId = yield* newSession
       const linked = (yield* captured(sessionId, "turn-1")).point
       env.fs.remove(`${ROOT}/lib/pkg`)
       env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
+      env.fs.writeFile(`${ROOT}/lib/pkg/build.log`, "ignored, never captured")
       yield* captured(sessionId, "turn-2")
       const preview = yield* previewPointRestore(sessionId, linked.pointId)
-      expect(preview.conflicts).toEqual([
-        { path: "lib/pkg", reason: "not_a_regular_file", detail: "a directory is in the way" },
-      ])
+      expect(preview.conflicts.map((c) => [c.path, c.reason])).toEqual([["lib/pkg", "not_a_regular_file"]])
+      expect(preview.token).toBeUndefined()
     }).pipe(Effect.provide(env.layer()))
   })
 })
