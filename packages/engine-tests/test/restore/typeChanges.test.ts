@@ -34,19 +34,32 @@ const captured = (sessionId: SessionId, turn: string) =>
     return outcome
   })
 
+/** What is at `path` of the workspace: its node's kind, or undefined. */
+const kindIn = (env: Env) => (path: string) => env.fs.node(`${ROOT}/${path}`)?.kind
+
+/** `lib/pkg` a symlink to `../shared`, which holds `t.txt`. */
+const linkedPackage = (env: Env) => {
+  env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
+  env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+}
+
+/** The agent's shell vendors a copy of the package in the link's place. */
+const vendorInPlace = (env: Env, files: Readonly<Record<string, string>>) => {
+  env.fs.remove(`${ROOT}/lib/pkg`)
+  for (const [path, content] of Object.entries(files)) env.fs.writeFile(`${ROOT}/lib/pkg/${path}`, content)
+}
+
 describe("a symlinked directory that became a real one", () => {
   it.effect("is captured as gone, restored over the link without going through it, and redone", () => {
     const env = makeEnv()
-    const kind = (path: string) => env.fs.node(`${ROOT}/${path}`)?.kind
-    env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
-    env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+    const kind = kindIn(env)
+    linkedPackage(env)
     return Effect.gen(function* () {
       const sessionId = yield* newSession
       const linked = (yield* captured(sessionId, "turn-1")).point
       expect(linked.links).toBe(1)
 
-      env.fs.remove(`${ROOT}/lib/pkg`)
-      env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
+      vendorInPlace(env, { "f.txt": "vendored" })
       const vendored = (yield* captured(sessionId, "turn-2")).point
       expect(vendored.skipped).toEqual([])
       expect(vendored).toMatchObject({ files: 2, links: 0, tombstones: 1 })
@@ -105,15 +118,12 @@ describe("a symlinked directory vendored in place, restored to the link", () => 
     "deletes the directory's files, makes the link, and the redo puts the directory back without reading through the link",
     () => {
       const env = makeEnv()
-      const kind = (path: string) => env.fs.node(`${ROOT}/${path}`)?.kind
-      env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
-      env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+      const kind = kindIn(env)
+      linkedPackage(env)
       return Effect.gen(function* () {
         const sessionId = yield* newSession
         const linked = (yield* captured(sessionId, "turn-1")).point
-        env.fs.remove(`${ROOT}/lib/pkg`)
-        env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
-        env.fs.writeFile(`${ROOT}/lib/pkg/sub/g.txt`, "deeper")
+        vendorInPlace(env, { "f.txt": "vendored", "sub/g.txt": "deeper" })
         yield* captured(sessionId, "turn-2")
         const preview = yield* previewPointRestore(sessionId, linked.pointId)
         expect(preview.conflicts).toEqual([])
@@ -145,15 +155,12 @@ describe("a symlinked directory vendored in place, restored to the link", () => 
 
   it.effect("stays a conflict while the directory holds what no restore could put back", () => {
     const env = makeEnv()
-    env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
     env.fs.writeFile(`${ROOT}/.gitignore`, "*.log\n")
-    env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+    linkedPackage(env)
     return Effect.gen(function* () {
       const sessionId = yield* newSession
       const linked = (yield* captured(sessionId, "turn-1")).point
-      env.fs.remove(`${ROOT}/lib/pkg`)
-      env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
-      env.fs.writeFile(`${ROOT}/lib/pkg/build.log`, "ignored, never captured")
+      vendorInPlace(env, { "f.txt": "vendored", "build.log": "ignored, never captured" })
       yield* captured(sessionId, "turn-2")
       const preview = yield* previewPointRestore(sessionId, linked.pointId)
       expect(preview.conflicts.map((c) => [c.path, c.reason])).toEqual([["lib/pkg", "not_a_regular_file"]])
