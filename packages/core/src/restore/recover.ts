@@ -18,7 +18,7 @@ import { type OperationId, refuse } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { Workspace } from "../ports/Workspace.js"
-import { fileOnTheWay } from "../workspace/pathAbsence.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { refuseProtected } from "./durableRestore.js"
 import { makeMemoryJournal } from "./fileRewindJournal.js"
 import { inspect, type Resolution } from "./incompleteOperations.js"
@@ -157,10 +157,13 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
       )
     }
     // A write the crash cut short may have left its temp file next to its target; none can be
-    // beside a path a file now stands on the way to (the path changed kind).
+    // beside a path a file or a link now stands on the way to (the path changed kind), and the
+    // workspace never goes through the link to look.
     const workspace = yield* Workspace
     for (const file of op.record.intent.files)
-      yield* Effect.catchIf(workspace.discardPartialWrites(file.path), fileOnTheWay, () => Effect.succeed([]))
+      yield* Effect.catchIf(workspace.discardPartialWrites(file.path), nothingCanBeThere, () =>
+        Effect.succeed([]),
+      )
     if (recordNeeded) {
       // Files that the session does not record are not left behind: put them back, keep it pending.
       const recorded = yield* Effect.either(recordContinued(op.record))

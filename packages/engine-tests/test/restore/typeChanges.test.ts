@@ -449,6 +449,39 @@ const HALF_WAY = [
       "lib/x": "file 755 x",
     },
   },
+  {
+    change: "a directory that became a symlink to another directory",
+    setup: (env: Env) =>
+      Effect.gen(function* () {
+        env.fs.writeFile(`${ROOT}/shared/t.txt`, "t")
+        env.fs.writeFile(`${ROOT}/lib/pkg/f.txt`, "vendored")
+        env.fs.writeFile(`${ROOT}/lib/pkg/sub/g.txt`, "deeper")
+        const sessionId = yield* newSession
+        const asDirectory = (yield* captured(sessionId, "turn-1")).point
+        env.fs.remove(`${ROOT}/lib/pkg`)
+        env.fs.symlink(`${ROOT}/lib/pkg`, "../shared")
+        yield* captured(sessionId, "turn-2")
+        return { sessionId, to: asDirectory }
+      }),
+    // The link goes right after the intent is journaled; then lib/pkg/f.txt, then sub/g.txt.
+    target: "lib/pkg/sub/g.txt",
+    diedAt: {
+      lib: "directory",
+      "lib/pkg": "directory",
+      "lib/pkg/f.txt": "file 644 vendored",
+      shared: "directory",
+      "shared/t.txt": "file 644 t",
+    },
+    restored: {
+      lib: "directory",
+      "lib/pkg": "directory",
+      "lib/pkg/f.txt": "file 644 vendored",
+      "lib/pkg/sub": "directory",
+      "lib/pkg/sub/g.txt": "file 644 deeper",
+      shared: "directory",
+      "shared/t.txt": "file 644 t",
+    },
+  },
 ] as const
 
 describe.each(HALF_WAY)(
