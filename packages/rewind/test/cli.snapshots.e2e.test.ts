@@ -216,6 +216,12 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     // The agent's shell: `rm -r vendor && ln -s shared vendor`.
     rmSync(join(root, "vendor"), { recursive: true })
     symlinkSync("shared", join(root, "vendor"))
+    // The diff says what the capture would: the file beneath the link is gone (not unreadable).
+    const diff = jsonLines((await cli(["diff", pointId, "--json"], root)).stdout)
+    expect(diff.find((l) => l.type === "diff" && l.path === "vendor/v.js")).toMatchObject({
+      change: "deleted",
+    })
+    expect(diff.find((l) => l.type === "diff_summary")).toMatchObject({ deleted: 1, skipped: [] })
 
     const preview = await cli(["preview", pointId, "--json"], root)
     expect(preview.code).toBe(0)

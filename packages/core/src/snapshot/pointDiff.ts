@@ -19,7 +19,7 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import { hashContent } from "../workspace/contentHash.js"
-import { fileOnTheWay } from "../workspace/pathAbsence.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { DEFAULT_CAPTURE_SETTINGS, loadStatCache, sameStat } from "./capturePoint.js"
 import { kindDetail } from "./pointBuild.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
@@ -120,12 +120,15 @@ export const diffPoint = (sessionId: SessionId, pointId: PointId, options: Point
     /** What is at `path` now, or why it cannot be compared (the reason goes to `skipped`). */
     const current = (path: WorkspacePath, scanned: ScannedPath | undefined) =>
       Effect.gen(function* () {
-        // A file standing where a directory on the way should be (a directory the point had,
-        // replaced by a file): nothing is at the path.
+        // A file or a link standing where a directory on the way should be (a directory the point
+        // had, replaced by a file or by a link to elsewhere): nothing is at the path, as a capture
+        // records it.
         const stat =
           scanned?.stat ??
           Option.getOrUndefined(
-            yield* Effect.catchIf(workspace.stat(path), fileOnTheWay, () => Effect.succeed(Option.none())),
+            yield* Effect.catchIf(workspace.stat(path), nothingCanBeThere, () =>
+              Effect.succeed(Option.none()),
+            ),
           )
         if (stat === undefined) return { side: null } as Current
         if (stat.kind === "symlink") {
