@@ -13,7 +13,7 @@
 import type { JournaledLink, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { fileOnTheWay } from "../workspace/pathAbsence.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 
 type Side = "rescue" | "planned"
 
@@ -21,12 +21,12 @@ const other = (side: Side): Side => (side === "rescue" ? "planned" : "rescue")
 
 /**
  * The link target at a path now: a string for a symlink, null for anything else or nothing (a
- * file standing where a directory on the way should be leaves nothing at the path).
+ * file or a link standing where a directory on the way should be leaves nothing at the path).
  */
 export const linkAt = (path: WorkspacePath) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    const stat = yield* Effect.catchIf(workspace.stat(path), fileOnTheWay, () =>
+    const stat = yield* Effect.catchIf(workspace.stat(path), nothingCanBeThere, () =>
       Effect.succeed(Option.none()),
     )
     if (Option.isNone(stat) || stat.value.kind !== "symlink") return null

@@ -124,6 +124,7 @@ describe("a symlinked directory vendored in place, restored to the link", () => 
         const sessionId = yield* newSession
         const linked = (yield* captured(sessionId, "turn-1")).point
         vendorInPlace(env, { "f.txt": "vendored", "sub/g.txt": "deeper" })
+        env.fs.symlink(`${ROOT}/lib/pkg/to-f`, "f.txt")
         yield* captured(sessionId, "turn-2")
         const preview = yield* previewPointRestore(sessionId, linked.pointId)
         expect(preview.conflicts).toEqual([])
@@ -131,6 +132,7 @@ describe("a symlinked directory vendored in place, restored to the link", () => 
           ["lib/pkg", "link"],
           ["lib/pkg/f.txt", "delete"],
           ["lib/pkg/sub/g.txt", "delete"],
+          ["lib/pkg/to-f", "delete"],
         ])
         yield* applyPointRestore(sessionId, linked.pointId, preview.token!)
         expect(kind("lib/pkg")).toBe("symlink")
@@ -143,10 +145,12 @@ describe("a symlinked directory vendored in place, restored to the link", () => 
           "lib/pkg/sub/g.txt": "deeper",
           "shared/t.txt": "t",
         })
+        expect(env.fs.node(`${ROOT}/lib/pkg/to-f`)).toMatchObject({ kind: "symlink" })
         expect(undone.files.map((f) => f.path).sort()).toEqual([
           "lib/pkg",
           "lib/pkg/f.txt",
           "lib/pkg/sub/g.txt",
+          "lib/pkg/to-f",
         ])
         expect(env.outsideAccesses()).toEqual([])
       }).pipe(Effect.provide(env.layer()))
