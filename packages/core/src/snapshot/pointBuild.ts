@@ -45,13 +45,6 @@ export const sameStat = (
   cached.inode === stat.inode &&
   cached.mode === stat.mode
 
-/** Whether a stat failure means nothing is at the path: a directory on the way is a file or a link. */
-/**
- * A tracked path's previous entry that a directory standing there now leaves gone: a file, a link,
- * or absent (every kind a point records).
- */
-const goneAsDirectory = (previous: ManifestEntry | undefined) => previous !== undefined
-
 /** Why a path of this kind is left out, in the words every report uses. */
 export const kindDetail = (kind: FileStat["kind"]) => `${aFileKind(kind)}, not a regular file`
 
@@ -164,11 +157,11 @@ const consider = (
   const { manifest, statCache, skipped, keepPrevious } = into
   if (stat.kind === "symlink" && target !== undefined) {
     manifest.set(path, { kind: "link", target })
-  } else if (stat.kind === "directory" && goneAsDirectory(input.previous.get(path))) {
+  } else if (stat.kind === "directory" && input.previous.has(path)) {
     // A tracked path the previous point had as a file (replaced by a directory of the same name),
     // a link (a linked package vendored in place) or as absent is a directory now: no file or
-    // link is there, as a file under a directory that became a link is not (`isNotThere`), so a
-    // restore to this point takes a file or link there away before writing beneath it (the
+    // link is there, as a file under a directory that became a link is not (`nothingCanBeThere`),
+    // so a restore to this point takes a file or link there away before writing beneath it (the
     // writer deletes before it writes; its rollback undoes that in reverse). Nothing was left
     // out: what the directory holds is the scan's.
     manifest.set(path, { kind: "tombstone" })

@@ -6,8 +6,9 @@
  * paths the point does not mention are left alone), "unchanged", or a conflict (a directory, FIFO
  * or unreadable file in the way, a link leading out of the root, content missing from the store or
  * corrupt). Paths the protection policy keeps from a change are listed apart (one that holds the
- * point's state already is unchanged, and is not checked at all: see `planPointRestore`). Every content the restore would
- * write is read and verified here, so a corrupt blob refuses the preview rather than the apply.
+ * point's state already is unchanged, and is not checked at all: see `planPointRestore`). Every
+ * content the restore would write is read and verified here, so a corrupt blob refuses the preview
+ * rather than the apply.
  *
  * A path that changed kind since the point: a file or link of the point implies that nothing is
  * beneath it, and a path of the point implies that no file is above it (`pointRestoreWay.ts`). The
@@ -29,7 +30,7 @@ import { Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { sha256Hex } from "../workspace/contentHash.js"
-import { fileOnTheWay } from "../workspace/pathAbsence.js"
+import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import { checkProtection } from "../workspace/protection.js"
 import { loadStatCache } from "./capturePoint.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
@@ -171,7 +172,7 @@ const standing = (
   }
   const error = now.left
   const throughLink = error._tag === "PathRefused" && error.reason === "symlink_in_path"
-  if (!throughLink && !fileOnTheWay(error)) {
+  if (!nothingCanBeThere(error)) {
     return { path, reason: "unreadable", detail: error.message }
   }
   // Through a link, or beneath a file, nothing is at this path in the tree: a tombstone holds
