@@ -66,6 +66,7 @@ export {
   TreeStatCache,
   type TreeStatCacheService,
 } from "./treeStatCache.js"
+export { unseenBy } from "./unseenPaths.js"
 export {
   type ScanResult,
   scanWorkspace,

@@ -168,7 +168,13 @@ export const restoreTurn = (
       unchanged: plan.unchanged,
       conflicts: plan.conflicts,
       protected: plan.protected,
-      leftAlone: target.leftAlone,
+      leftAlone: target.leftAlone.map((l) => l.path),
+      // Why each was left alone: what turn N's capture reported leaving out at or above it.
+      unseen: target.leftAlone.map((l) => ({
+        path: l.path,
+        at: l.unseenBecause.path,
+        reason: l.unseenBecause.reason,
+      })),
       token: plan.token ?? null,
       expiresAt: plan.tokenExpiresAt ?? null,
     })
@@ -181,8 +187,11 @@ export const restoreTurn = (
           ),
     )
     for (const k of plan.protected) yield* out.human(keptLine(k))
-    for (const p of target.leftAlone) {
-      yield* out.human(`${yellow("left alone")} ${p}: created later, but turn ${n}'s capture left paths out`)
+    for (const { path, unseenBecause: by } of target.leftAlone) {
+      const where = by.reason === "budget" ? "its scan ran out of budget" : `${by.path}: ${by.reason}`
+      yield* out.human(
+        `${yellow("left alone")} ${path}: created later, unseen by turn ${n}'s capture (${where})`,
+      )
     }
     for (const c of plan.conflicts)
       yield* out.human(`${yellow("conflict")} ${c.path}: ${c.reason} (${c.detail})`)

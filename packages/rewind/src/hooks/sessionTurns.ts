@@ -10,14 +10,22 @@
  * "As before turn N" needs more than turn N's point: a point restore only deletes paths its point
  * records as absent (tombstones), and a file first created during or after turn N is not in N's
  * point at all. So the restore target is N's manifest plus a tombstone for every path a later point
- * of the session or a later checkpoint has seen and N's point lacks — unless N's capture left paths
- * out (scan budget, size cap, unreadable): then such a path may have existed unseen, and it is left
- * alone and reported. When tombstones are added, the target is recorded as a point of its own
+ * of the session or a later checkpoint has seen and N's point lacks — unless N's capture did not see
+ * that path (core's `unseenBy`: it lies at or below a path the capture reported leaving out, or the
+ * scan ran out of budget): then it may have existed unrecorded, and it is left alone and reported. When tombstones are added, the target is recorded as a point of its own
  * (kind `rescue`, so no capture starts from it; turn id `<turn>.before.<digest>`, so the same target
  * is the same point and a preview's token redeems it).
  */
 import { createHash } from "node:crypto"
-import type { Checkpoint, PointCaptured, PointId, SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
+import type {
+  Checkpoint,
+  PointCaptured,
+  PointId,
+  SessionId,
+  SkippedPath,
+  TurnId,
+  WorkspacePath,
+} from "@rewind/contracts"
 import { refuse } from "@rewind/contracts"
 import {
   ArtifactStore,
@@ -33,6 +41,7 @@ import {
   SessionStore,
   sameManifestEntry,
   summarise,
+  unseenBy,
 } from "@rewind/core"
 import { Effect } from "effect"
 
@@ -147,8 +156,11 @@ export interface TurnTarget {
   readonly pointId: PointId
   /** Paths the target records as absent beyond N's own tombstones (created later). */
   readonly added: ReadonlyArray<WorkspacePath>
-  /** Paths created later that are left alone: N's capture may not have seen them (it left paths out). */
-  readonly leftAlone: ReadonlyArray<WorkspacePath>
+  /**
+   * Paths created later that are left alone: N's capture did not see them (`unseenBecause`: what
+   * it reported leaving out at or above the path, or its budget), so they may have existed then.
+   */
+  readonly leftAlone: ReadonlyArray<{ readonly path: WorkspacePath; readonly unseenBecause: SkippedPath }>
 }
 
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
@@ -186,10 +198,12 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
     )
     const later = yield* seenLater(state.points, index, state.checkpoints, laterTurns)
     const fresh = [...later].filter((p) => !manifest.has(p)).sort()
-    const partial = point.skipped.length > 0
-    const skipped = new Set(point.skipped.map((s) => s.path))
-    const added = partial ? [] : fresh.filter((p) => !skipped.has(p))
-    const leftAlone = partial ? fresh : []
+    const unseen = unseenBy(point.skipped)
+    const added = fresh.filter((p) => unseen(p) === undefined)
+    const leftAlone = fresh.flatMap((path) => {
+      const by = unseen(path)
+      return by === undefined ? [] : [{ path, unseenBecause: by }]
+    })
     if (added.length === 0 || !options.record) {
       return { turn, pointId: point.pointId, added, leftAlone } satisfies TurnTarget
     }
