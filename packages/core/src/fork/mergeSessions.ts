@@ -5,7 +5,9 @@
  * side only takes that side; the same change on both sides is taken once; two different changes of
  * a text file are merged line-wise by `node-diff3` where their hunks do not overlap, and otherwise
  * reported with both sides (written with conflict markers only when `markers` asks). Binary, mode,
- * link and delete/modify conflicts are refused per file: the target's file is left as it is.
+ * link and delete/modify conflicts are refused per file: the target's file is left as it is. A
+ * path the source's scan did not see (`unseenBy`: at or below what it reported leaving out) is not
+ * read as deleted there: the target keeps it.
  *
  * The writes are not done here: the merged paths are recorded in the target as a partial point
  * (kind `merge`) and go through the point restore every restore shares (`restoreToPoint.ts`), so
@@ -31,6 +33,7 @@ import { applyPointRestore } from "../snapshot/applyPointRestore.js"
 import { summarise } from "../snapshot/capturePoint.js"
 import { encodeManifest, type ManifestEntry } from "../snapshot/pointManifest.js"
 import { previewPointRestore } from "../snapshot/restoreToPoint.js"
+import { unseenBy } from "../snapshot/unseenPaths.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { asText, commonBase, currentTree, sameSide, sideOf, type TreeSide } from "./sessionTrees.js"
 
@@ -181,12 +184,17 @@ export const previewMerge = (target: SessionId, source: SessionId, options: Merg
         } as Decision
       })
     const paths = [...new Set([...base.manifest.keys(), ...ts.manifest.keys(), ...tt.manifest.keys()])].sort()
+    // A path the source's scan did not see (a directory that became a nested repository, a file
+    // that became a FIFO) is missing from its tree without having been deleted: the target keeps its
+    // own version, and the source's skips are reported below.
+    const unseenInSource = unseenBy(ts.skipped)
     const point = new Map<WorkspacePath, ManifestEntry>()
     const files: Array<MergeFile> = []
     const conflicts: Array<MergeConflict> = []
     for (const path of paths) {
       const b = sideOf(base.manifest.get(path))
       const s = sideOf(ts.manifest.get(path))
+      if (s === null && unseenInSource(path) !== undefined) continue
       const t = sideOf(tt.manifest.get(path))
       const d = yield* decide(b, s, t)
       if (d.kind === "keep") continue
