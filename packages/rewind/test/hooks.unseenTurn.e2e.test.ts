@@ -5,6 +5,8 @@
  * (they were seen absent before turn 1); a file first captured later *inside* what turn 1's capture
  * left out (the nested repository's `.git` removed during the turn) is left alone and reported,
  * with the left-out path that hid it. Before, any left-out path left every created file in place.
+ * And files turn 1's own ignore rules excluded (a `.env`, a log) that the agent un-ignored are left
+ * alone: they look created during the turn, and the restore used to delete them.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -20,7 +22,8 @@ const write = (root: string, path: string, content: string) => {
 
 const SESSION = "5d0c1e2f-unseen-4b7a-9c3d-1f2e3d4c5b6a"
 
-const session = (root: string): ReadonlyArray<Step> => {
+/** Turn 1 runs `change` through a Bash tool call; turn 2 only opens (its prompt captures a point). */
+const session = (root: string, change: (root: string) => void): ReadonlyArray<Step> => {
   const common = { session_id: SESSION, transcript_path: "/nonexistent.jsonl", cwd: root }
   const bash = (event: string, id: string) => ({
     payload: {
@@ -36,16 +39,7 @@ const session = (root: string): ReadonlyArray<Step> => {
     { payload: { ...common, hook_event_name: "SessionStart", source: "startup" } },
     { payload: { ...common, hook_event_name: "UserPromptSubmit", prompt: "Scaffold the module" } },
     bash("PreToolUse", "toolu_1"),
-    {
-      change: (r) => {
-        write(r, "made.txt", "made by the agent\n")
-        write(r, "src/new/module.ts", "export {}\n")
-        write(r, "a.txt", "alpha, edited\n")
-        // vendor/x stops being a repository of its own: its files are captured from now on.
-        rmSync(join(r, "vendor/x/.git"), { recursive: true })
-      },
-      what: "the shell creates files, edits one, and unmakes a nested repository",
-    },
+    { change, what: "the shell changes the tree" },
     bash("PostToolUse", "toolu_1"),
     { payload: { ...common, hook_event_name: "Stop", last_assistant_message: "Done." } },
     { payload: { ...common, hook_event_name: "UserPromptSubmit", prompt: "Next" } },
@@ -60,7 +54,17 @@ describe("restore --turn on a tree whose capture left paths out (built binary)",
     write(root, "vendor/x/.git/HEAD", "ref: refs/heads/main\n")
     write(root, "vendor/x/keep.js", "vendored\n")
     write(root, "fixtures/.svn/entries", "12\n")
-    const runs = await feedBin("claude-code", root, session(root))
+    const runs = await feedBin(
+      "claude-code",
+      root,
+      session(root, (r) => {
+        write(r, "made.txt", "made by the agent\n")
+        write(r, "src/new/module.ts", "export {}\n")
+        write(r, "a.txt", "alpha, edited\n")
+        // vendor/x stops being a repository of its own: its files are captured from now on.
+        rmSync(join(r, "vendor/x/.git"), { recursive: true })
+      }),
+    )
     expect(runs.map((r) => r.code)).toEqual(runs.map(() => 0))
     const sessionId = `claude-code.${SESSION}`
 
@@ -87,5 +91,51 @@ describe("restore --turn on a tree whose capture left paths out (built binary)",
     expect(existsSync(join(root, "src/new/module.ts"))).toBe(false)
     expect(readFileSync(join(root, "vendor/x/keep.js"), "utf8")).toBe("vendored\n")
     expect(readFileSync(join(root, "fixtures/.svn/entries"), "utf8")).toBe("12\n")
+  })
+
+  it("leaves the files turn 1's own ignore rules excluded, when the agent un-ignored them", async () => {
+    // The user's .env and a log existed before turn 1, ignored; the agent takes them out of
+    // .gitignore, so the next point captures them: they look created during the turn, and the
+    // restore used to delete them (the .env among them).
+    const root = tempDir()
+    write(root, ".gitignore", ".env\n*.log\n")
+    write(root, ".env", "SECRET=1\n")
+    write(root, "logs/debug.log", "log\n")
+    write(root, "a.txt", "alpha\n")
+    const runs = await feedBin(
+      "claude-code",
+      root,
+      session(root, (r) => {
+        write(r, ".gitignore", "*.tmp\n")
+        write(r, "made.txt", "made by the agent\n")
+      }),
+    )
+    expect(runs.map((r) => r.code)).toEqual(runs.map(() => 0))
+    const sessionId = `claude-code.${SESSION}`
+
+    const preview = await cli(["restore", "--turn", "1", "--session", sessionId, "--json"], root)
+    const plan = jsonLines(preview.stdout).find((l) => l.type === "turn_preview")!
+    expect(plan).toMatchObject({ canApply: true, leftAlone: [".env", "logs/debug.log"] })
+    expect(plan.unseen).toEqual([
+      { path: ".env", at: ".", reason: "ignored" },
+      { path: "logs/debug.log", at: ".", reason: "ignored" },
+    ])
+    expect(
+      (plan.changes as Array<{ path: string; action: string }>).map((c) => `${c.action} ${c.path}`),
+    ).toEqual(["write .gitignore", "delete made.txt"])
+    const human = await cli(["restore", "--turn", "1", "--session", sessionId], root)
+    expect(human.stdout).toMatch(
+      /left alone \.env: created later, unseen by turn 1's capture \(ignored then by the rules of \.\)/,
+    )
+
+    const applied = await cli(
+      ["restore", "--turn", "1", "--token", plan.token as string, "--session", sessionId, "--json"],
+      root,
+    )
+    expect(applied.code).toBe(0)
+    expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n*.log\n")
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n")
+    expect(readFileSync(join(root, "logs/debug.log"), "utf8")).toBe("log\n")
+    expect(existsSync(join(root, "made.txt"))).toBe(false)
   })
 })

@@ -2,7 +2,8 @@
 // scan, and what that scan reports leaving out (a directory that became a nested repository, a file
 // that became a FIFO) is absent from its manifest. Read as "deleted in the child", the merge used to
 // plan the deletion of the parent's copies, which nothing in the child had deleted. Now such a path
-// keeps the parent's version (core's `unseenBy`), and the child's skips are reported.
+// keeps the parent's version (core's `unseenBy`), and the child's skips are reported; so does a path
+// the child's own ignore rules now exclude (core's `ignoredInTree`).
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -45,6 +46,25 @@ describe("previewMerge and what the child's scan did not see", () => {
       after.delete("one.txt")
       before.delete("one.txt")
       expect(after).toEqual(before)
+    } finally {
+      await rewind.close()
+    }
+  })
+
+  it("a path the child's own ignore rules now exclude: the parent's copy stays", async () => {
+    const root = temp()
+    writeFileSync(join(root, "app.log"), "the parent's log\n")
+    writeFileSync(join(root, "one.txt"), "one\n")
+    const into = join(temp(), "tree")
+    const { rewind, parent, child } = await parentAndFork(root, into)
+    try {
+      // The child's agent ignores logs (its app.log is still there, now out of its tree's scope).
+      writeFileSync(join(into, ".gitignore"), "*.log\n")
+      const preview = okValue(await rewind.previewMerge(parent, child))
+      expect(preview.files.map((f) => `${f.action} ${f.path}`)).toEqual(["write .gitignore"])
+      okValue(await rewind.applyMerge(parent, preview.mergePointId!, preview.restore!.token!))
+      expect(readFileSync(join(root, "app.log"), "utf8")).toBe("the parent's log\n")
+      expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe("*.log\n")
     } finally {
       await rewind.close()
     }

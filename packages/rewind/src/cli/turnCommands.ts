@@ -170,11 +170,7 @@ export const restoreTurn = (
       protected: plan.protected,
       leftAlone: target.leftAlone.map((l) => l.path),
       // Why each was left alone: what turn N's capture reported leaving out at or above it.
-      unseen: target.leftAlone.map((l) => ({
-        path: l.path,
-        at: l.unseenBecause.path,
-        reason: l.unseenBecause.reason,
-      })),
+      unseen: target.leftAlone,
       token: plan.token ?? null,
       expiresAt: plan.tokenExpiresAt ?? null,
     })
@@ -187,8 +183,13 @@ export const restoreTurn = (
           ),
     )
     for (const k of plan.protected) yield* out.human(keptLine(k))
-    for (const { path, unseenBecause: by } of target.leftAlone) {
-      const where = by.reason === "budget" ? "its scan ran out of budget" : `${by.path}: ${by.reason}`
+    for (const { path, at, reason } of target.leftAlone) {
+      const where =
+        reason === "budget"
+          ? "its scan ran out of budget"
+          : reason === "ignored"
+            ? `ignored then by the rules of ${at}`
+            : `${at}: ${reason}`
       yield* out.human(
         `${yellow("left alone")} ${path}: created later, unseen by turn ${n}'s capture (${where})`,
       )

@@ -12,7 +12,9 @@
  * point at all. So the restore target is N's manifest plus a tombstone for every path a later point
  * of the session or a later checkpoint has seen and N's point lacks — unless N's capture did not see
  * that path (core's `unseenBy`: it lies at or below a path the capture reported leaving out, or the
- * scan ran out of budget): then it may have existed unrecorded, and it is left alone and reported. When tombstones are added, the target is recorded as a point of its own
+ * scan ran out of budget) or N's own ignore rules excluded it (core's `ignoredInTree`: an agent that
+ * un-ignores `.env` makes it appear later): then it may have existed unrecorded, and it is left
+ * alone and reported. When tombstones are added, the target is recorded as a point of its own
  * (kind `rescue`, so no capture starts from it; turn id `<turn>.before.<digest>`, so the same target
  * is the same point and a preview's token redeems it).
  */
@@ -31,6 +33,7 @@ import {
   ArtifactStore,
   branchView,
   encodeManifest,
+  ignoredInTree,
   loadManifest,
   loadSession,
   type Manifest,
@@ -157,10 +160,16 @@ export interface TurnTarget {
   /** Paths the target records as absent beyond N's own tombstones (created later). */
   readonly added: ReadonlyArray<WorkspacePath>
   /**
-   * Paths created later that are left alone: N's capture did not see them (`unseenBecause`: what
-   * it reported leaving out at or above the path, or its budget), so they may have existed then.
+   * Paths created later that are left alone: N's capture did not see them, so they may have
+   * existed then — `at` and `reason`: what it reported leaving out at or above the path (its
+   * budget: `at` is where the scan stopped), or the directory whose ignore rules, as N's tree had
+   * them, excluded the path (`ignored`).
    */
-  readonly leftAlone: ReadonlyArray<{ readonly path: WorkspacePath; readonly unseenBecause: SkippedPath }>
+  readonly leftAlone: ReadonlyArray<{
+    readonly path: WorkspacePath
+    readonly at: string
+    readonly reason: SkippedPath["reason"] | "ignored"
+  }>
 }
 
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
@@ -199,10 +208,15 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
     const later = yield* seenLater(state.points, index, state.checkpoints, laterTurns)
     const fresh = [...later].filter((p) => !manifest.has(p)).sort()
     const unseen = unseenBy(point.skipped)
-    const added = fresh.filter((p) => unseen(p) === undefined)
-    const leftAlone = fresh.flatMap((path) => {
-      const by = unseen(path)
-      return by === undefined ? [] : [{ path, unseenBecause: by }]
+    const seen = fresh.filter((p) => unseen(p) === undefined)
+    // Seen by the scan, but excluded by N's own ignore rules (since changed): it may have been there.
+    const ignored = yield* ignoredInTree(manifest, seen)
+    const added = seen.filter((p) => !ignored.has(p))
+    const leftAlone = fresh.flatMap((path): TurnTarget["leftAlone"] => {
+      const skip = unseen(path)
+      if (skip !== undefined) return [{ path, at: skip.path, reason: skip.reason }]
+      const rule = ignored.get(path)
+      return rule === undefined ? [] : [{ path, at: rule.at, reason: rule.reason }]
     })
     if (added.length === 0 || !options.record) {
       return { turn, pointId: point.pointId, added, leftAlone } satisfies TurnTarget
