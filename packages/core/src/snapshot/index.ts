@@ -48,6 +48,7 @@ export {
 export {
   encodeManifest,
   loadManifest,
+  loadManifestDelta,
   loadStatCacheLayers,
   type Manifest,
   type ManifestEntry,

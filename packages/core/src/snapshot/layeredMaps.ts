@@ -165,6 +165,28 @@ export const loadLayered = <V>(
   })
 
 /**
+ * The top layer of `hash` alone, when it is a delta: its base and the entries it sets over it (its
+ * removed paths aside), read without loading the chain below. `undefined` for a full layer. What a
+ * caller walking a chain of maps it has seen already needs: the paths a map adds are among these.
+ */
+export const loadDeltaTop = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  hash: ContentHash,
+): Effect.Effect<
+  { readonly base: ContentHash; readonly entries: ReadonlyMap<WorkspacePath, V> } | undefined,
+  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
+  ArtifactStore
+> =>
+  Effect.gen(function* () {
+    const layer = decodeLayer(codec, yield* (yield* ArtifactStore).get(hash))
+    if (layer === undefined) {
+      return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
+    }
+    return layer.base === undefined ? undefined : { base: layer.base, entries: layer.entries }
+  })
+
+/**
  * The bytes to store for `map`: a delta over `base` when that is small and the chain short, the
  * full map otherwise. `undefined` when `map` equals the base (nothing to store).
  */

@@ -11,6 +11,7 @@ import {
   encodeLayered,
   type LayerCodec,
   type Layered,
+  loadDeltaTop,
   loadLayered,
   MAX_DEPTH,
   withRules,
@@ -112,6 +113,9 @@ export const loadManifestLayers = (hash: ContentHash, prefetched?: Uint8Array) =
 
 /** Reads and decodes a manifest artifact; fails with a message when it is missing or malformed. */
 export const loadManifest = (hash: ContentHash) => Effect.map(loadManifestLayers(hash), (l) => l.map)
+
+/** A manifest's top layer when it is a delta (its base, the entries it sets); see `loadDeltaTop`. */
+export const loadManifestDelta = (hash: ContentHash) => loadDeltaTop(manifestCodec, "manifest", hash)
 
 /** Reads a stat cache (following its deltas). */
 export const loadStatCacheLayers = (hash: ContentHash) =>

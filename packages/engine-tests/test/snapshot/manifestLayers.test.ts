@@ -13,6 +13,7 @@ import {
   layerPointArtifactCache,
   layerSessionStateCache,
   loadManifest,
+  loadManifestDelta,
   previewPointRestore,
   readPointIndex,
   SessionStore,
@@ -90,6 +91,11 @@ describe("manifest deltas", () => {
         ["src/f7.txt", "t"],
         ["src/new.txt", "f"],
       ])
+      // Its top layer alone (what a walk over a chain already read needs): base and set entries.
+      const top = yield* loadManifestDelta(second.manifestHash)
+      expect(top?.base).toBe(first.manifestHash)
+      expect([...top!.entries.keys()]).toEqual(["src/f3.txt", "src/f7.txt", "src/new.txt"])
+      expect(yield* loadManifestDelta(first.manifestHash)).toBeUndefined()
       // Loaded, it is the whole tree, byte-equal to a full manifest of that tree.
       const whole = yield* loadManifest(second.manifestHash)
       expect(whole.size).toBe(FILES + 1)

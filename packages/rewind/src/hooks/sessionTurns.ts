@@ -35,6 +35,7 @@ import {
   encodeManifest,
   ignoredInTree,
   loadManifest,
+  loadManifestDelta,
   loadSession,
   type Manifest,
   type ManifestEntry,
@@ -200,8 +201,10 @@ export interface TurnTarget {
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
 
 /**
- * The paths N's manifest lacks that a later point of the session holds (each distinct manifest read
- * once) or a checkpoint of a later turn names, sorted.
+ * The paths N's manifest lacks that a later point of the session holds or a checkpoint of a later
+ * turn names, sorted. Each distinct manifest is read once, and one stored as a delta over a manifest
+ * already read contributes only the entries its delta sets (the paths it adds are among them), so
+ * a long session costs a few small layers per turn rather than a whole tree per turn.
  */
 const freshAfter = (
   manifest: Manifest,
@@ -215,8 +218,11 @@ const freshAfter = (
     const read = new Set<string>([points[from]!.manifestHash])
     for (const p of points.slice(from + 1)) {
       if (p.kind !== "turn" || read.has(p.manifestHash)) continue
+      const delta = yield* loadManifestDelta(p.manifestHash)
+      const entries =
+        delta !== undefined && read.has(delta.base) ? delta.entries : yield* loadManifest(p.manifestHash)
       read.add(p.manifestHash)
-      for (const [path, entry] of yield* loadManifest(p.manifestHash))
+      for (const [path, entry] of entries)
         if (entry.kind !== "tombstone" && !manifest.has(path)) paths.add(path)
     }
     for (const c of checkpoints) if (laterTurns.has(c.turnId) && !manifest.has(c.path)) paths.add(c.path)
