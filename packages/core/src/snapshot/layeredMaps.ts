@@ -165,8 +165,8 @@ export const loadLayered = <V>(
   })
 
 /**
- * The top layer of `hash` alone, when it is a delta: its base and the entries it sets over it (its
- * removed paths aside), read without loading the chain below. `undefined` for a full layer. What a
+ * The top layer of `hash` alone, when it is a delta: its base, the entries it sets over it and the
+ * paths it removes (applied in that order: removed, then set), read without loading the chain below. `undefined` for a full layer. What a
  * caller walking a chain of maps it has seen already needs: the paths a map adds are among these.
  */
 export const loadDeltaTop = <V>(
@@ -174,7 +174,12 @@ export const loadDeltaTop = <V>(
   what: string,
   hash: ContentHash,
 ): Effect.Effect<
-  { readonly base: ContentHash; readonly entries: ReadonlyMap<WorkspacePath, V> } | undefined,
+  | {
+      readonly base: ContentHash
+      readonly entries: ReadonlyMap<WorkspacePath, V>
+      readonly removed: ReadonlyArray<WorkspacePath>
+    }
+  | undefined,
   ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
   ArtifactStore
 > =>
@@ -183,7 +188,9 @@ export const loadDeltaTop = <V>(
     if (layer === undefined) {
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
-    return layer.base === undefined ? undefined : { base: layer.base, entries: layer.entries }
+    return layer.base === undefined
+      ? undefined
+      : { base: layer.base, entries: layer.entries, removed: layer.removed }
   })
 
 /**

@@ -21,6 +21,7 @@
 import { createHash } from "node:crypto"
 import type {
   Checkpoint,
+  ContentHash,
   PointCaptured,
   PointId,
   SessionId,
@@ -86,7 +87,7 @@ const isAbsent = (e: ManifestEntry | undefined) => e === undefined || e.kind ===
  * paths neither layer touched, so an identical entry is skipped without comparing its fields; no
  * union of the two key sets is built (at 27.7k paths that union was most of a turn's cost).
  */
-const compare = (before: Manifest, after: Manifest) => {
+export const compare = (before: Manifest, after: Manifest) => {
   const changes = new Map<string, TurnFileChange["change"]>()
   for (const [path, a] of before) {
     const b = after.get(path)
@@ -121,11 +122,60 @@ const turnsOnBranch = (state: SessionState) => {
   return { turns, turnPoints, own }
 }
 
+/**
+ * The manifests of a session walked forward, turn by turn: one private map holds the tree at the
+ * last manifest reached, and a manifest stored as a delta over it moves it on by that delta alone
+ * (what changed is then the delta, checked against the map), so a long session costs a few small
+ * layers per turn instead of a whole-tree copy and comparison per turn. Anything else is loaded and
+ * compared whole.
+ */
+export const manifestWalk = () => {
+  let tree: Map<WorkspacePath, ManifestEntry> | undefined
+  let at: ContentHash | undefined
+  /** Moves to `to`, with what changed since the tree it stood at (`undefined`: it stood nowhere). */
+  const advance = (to: ContentHash) =>
+    Effect.gen(function* () {
+      if (tree !== undefined && at === to) return new Map<string, TurnFileChange["change"]>()
+      const delta = tree === undefined ? undefined : yield* loadManifestDelta(to)
+      if (tree === undefined || delta === undefined || delta.base !== at) {
+        const whole = yield* loadManifest(to)
+        const changes = tree === undefined ? undefined : compare(tree, whole)
+        tree = new Map(whole)
+        at = to
+        return changes
+      }
+      // The delta's final word per path (removed, then set, as a load applies it), each checked
+      // against the tree before it.
+      const touched = new Map<WorkspacePath, ManifestEntry | undefined>()
+      for (const path of delta.removed) touched.set(path, undefined)
+      for (const [path, entry] of delta.entries) touched.set(path, entry)
+      const changes = new Map<string, TurnFileChange["change"]>()
+      for (const [path, b] of touched) {
+        const a = tree.get(path)
+        if (isAbsent(a)) {
+          if (!isAbsent(b)) changes.set(path, "added")
+        } else if (isAbsent(b)) changes.set(path, "deleted")
+        else if (!sameManifestEntry(a!, b!)) changes.set(path, "modified")
+        if (b === undefined) tree.delete(path)
+        else tree.set(path, b)
+      }
+      at = to
+      return changes
+    })
+  /** What changed from `from` to `to`. */
+  return (from: ContentHash, to: ContentHash) =>
+    Effect.gen(function* () {
+      yield* advance(from)
+      return (yield* advance(to)) ?? new Map<string, TurnFileChange["change"]>()
+    })
+}
+
 /** The session's turns on its active branch, oldest first, each with the files it changed. */
 export const listTurns = (sessionId: SessionId) =>
   Effect.gen(function* () {
     const state = yield* loadSession(sessionId)
     const { turns, turnPoints, own } = turnsOnBranch(state)
+    const changesBetween = manifestWalk()
     const out: Array<TurnSummary> = []
     for (const [i, turn] of turns.entries()) {
       const { point } = turn
@@ -136,10 +186,7 @@ export const listTurns = (sessionId: SessionId) =>
         turnPoints.findLast((p) => p.turnId !== turn.turnId && ownedBy(turn.turnId, p))
       const files = new Map<string, TurnFileChange>()
       if (point !== undefined && end !== undefined && end.manifestHash !== point.manifestHash) {
-        const changes = compare(
-          yield* loadManifest(point.manifestHash),
-          yield* loadManifest(end.manifestHash),
-        )
+        const changes = yield* changesBetween(point.manifestHash, end.manifestHash)
         for (const [path, change] of changes) files.set(path, { path, change, by: "shell" })
       }
       for (const c of state.checkpoints.filter((c) => c.turnId === turn.turnId)) {
