@@ -47,6 +47,31 @@ const session = (root: string, change: (root: string) => void): ReadonlyArray<St
   ]
 }
 
+/**
+ * Mirrors the session over `root` (turn 1's shell running `change`), then previews
+ * `restore --turn 1` (JSON and human) and returns them with the apply to run after the checks.
+ */
+const turnOneRestore = async (root: string, change: (root: string) => void) => {
+  const runs = await feedBin("claude-code", root, session(root, change))
+  expect(runs.map((r) => r.code)).toEqual(runs.map(() => 0))
+  const sessionId = `claude-code.${SESSION}`
+  const preview = await cli(["restore", "--turn", "1", "--session", sessionId, "--json"], root)
+  expect(preview.code).toBe(0)
+  const plan = jsonLines(preview.stdout).find((l) => l.type === "turn_preview")!
+  const human = (await cli(["restore", "--turn", "1", "--session", sessionId], root)).stdout
+  const changes = (plan.changes as Array<{ path: string; action: string }>).map(
+    (c) => `${c.action} ${c.path}`,
+  )
+  const apply = async () => {
+    const applied = await cli(
+      ["restore", "--turn", "1", "--token", plan.token as string, "--session", sessionId, "--json"],
+      root,
+    )
+    expect(applied.code).toBe(0)
+  }
+  return { plan, human, changes, apply }
+}
+
 describe("restore --turn on a tree whose capture left paths out (built binary)", { timeout: 120_000 }, () => {
   it("deletes what the agent created where turn 1's capture saw; leaves what it could not see", async () => {
     const root = tempDir()
@@ -54,38 +79,21 @@ describe("restore --turn on a tree whose capture left paths out (built binary)",
     write(root, "vendor/x/.git/HEAD", "ref: refs/heads/main\n")
     write(root, "vendor/x/keep.js", "vendored\n")
     write(root, "fixtures/.svn/entries", "12\n")
-    const runs = await feedBin(
-      "claude-code",
-      root,
-      session(root, (r) => {
-        write(r, "made.txt", "made by the agent\n")
-        write(r, "src/new/module.ts", "export {}\n")
-        write(r, "a.txt", "alpha, edited\n")
-        // vendor/x stops being a repository of its own: its files are captured from now on.
-        rmSync(join(r, "vendor/x/.git"), { recursive: true })
-      }),
-    )
-    expect(runs.map((r) => r.code)).toEqual(runs.map(() => 0))
-    const sessionId = `claude-code.${SESSION}`
-
-    const preview = await cli(["restore", "--turn", "1", "--session", sessionId, "--json"], root)
-    expect(preview.code).toBe(0)
-    const plan = jsonLines(preview.stdout).find((l) => l.type === "turn_preview")!
+    const { plan, human, changes, apply } = await turnOneRestore(root, (r) => {
+      write(r, "made.txt", "made by the agent\n")
+      write(r, "src/new/module.ts", "export {}\n")
+      write(r, "a.txt", "alpha, edited\n")
+      // vendor/x stops being a repository of its own: its files are captured from now on.
+      rmSync(join(r, "vendor/x/.git"), { recursive: true })
+    })
     expect(plan).toMatchObject({ canApply: true, leftAlone: ["vendor/x/keep.js"] })
     expect(plan.unseen).toEqual([{ path: "vendor/x/keep.js", at: "vendor/x", reason: "skipped_directory" }])
-    expect(
-      (plan.changes as Array<{ path: string; action: string }>).map((c) => `${c.action} ${c.path}`),
-    ).toEqual(["write a.txt", "delete made.txt", "delete src/new/module.ts"])
-    const human = await cli(["restore", "--turn", "1", "--session", sessionId], root)
-    expect(human.stdout).toMatch(
+    expect(changes).toEqual(["write a.txt", "delete made.txt", "delete src/new/module.ts"])
+    expect(human).toMatch(
       /left alone vendor\/x\/keep\.js: created later, unseen by turn 1's capture \(vendor\/x: skipped_directory\)/,
     )
 
-    const applied = await cli(
-      ["restore", "--turn", "1", "--token", plan.token as string, "--session", sessionId, "--json"],
-      root,
-    )
-    expect(applied.code).toBe(0)
+    await apply()
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n")
     expect(existsSync(join(root, "made.txt"))).toBe(false)
     expect(existsSync(join(root, "src/new/module.ts"))).toBe(false)
@@ -102,37 +110,21 @@ describe("restore --turn on a tree whose capture left paths out (built binary)",
     write(root, ".env", "SECRET=1\n")
     write(root, "logs/debug.log", "log\n")
     write(root, "a.txt", "alpha\n")
-    const runs = await feedBin(
-      "claude-code",
-      root,
-      session(root, (r) => {
-        write(r, ".gitignore", "*.tmp\n")
-        write(r, "made.txt", "made by the agent\n")
-      }),
-    )
-    expect(runs.map((r) => r.code)).toEqual(runs.map(() => 0))
-    const sessionId = `claude-code.${SESSION}`
-
-    const preview = await cli(["restore", "--turn", "1", "--session", sessionId, "--json"], root)
-    const plan = jsonLines(preview.stdout).find((l) => l.type === "turn_preview")!
+    const { plan, human, changes, apply } = await turnOneRestore(root, (r) => {
+      write(r, ".gitignore", "*.tmp\n")
+      write(r, "made.txt", "made by the agent\n")
+    })
     expect(plan).toMatchObject({ canApply: true, leftAlone: [".env", "logs/debug.log"] })
     expect(plan.unseen).toEqual([
       { path: ".env", at: ".", reason: "ignored" },
       { path: "logs/debug.log", at: ".", reason: "ignored" },
     ])
-    expect(
-      (plan.changes as Array<{ path: string; action: string }>).map((c) => `${c.action} ${c.path}`),
-    ).toEqual(["write .gitignore", "delete made.txt"])
-    const human = await cli(["restore", "--turn", "1", "--session", sessionId], root)
-    expect(human.stdout).toMatch(
+    expect(changes).toEqual(["write .gitignore", "delete made.txt"])
+    expect(human).toMatch(
       /left alone \.env: created later, unseen by turn 1's capture \(ignored then by the rules of \.\)/,
     )
 
-    const applied = await cli(
-      ["restore", "--turn", "1", "--token", plan.token as string, "--session", sessionId, "--json"],
-      root,
-    )
-    expect(applied.code).toBe(0)
+    await apply()
     expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n*.log\n")
     expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n")
     expect(readFileSync(join(root, "logs/debug.log"), "utf8")).toBe("log\n")
