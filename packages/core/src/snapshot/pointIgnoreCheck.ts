@@ -36,8 +36,11 @@ const NO_TIME = 0n
  * Of `paths` (ones `manifest` does not hold), those the rules of the tree it describes excluded,
  * each with the directory whose rules did. See the header.
  */
-export const ignoredInTree = (manifest: Manifest, paths: Iterable<WorkspacePath>) =>
+export const ignoredInTree = (manifest: Manifest, paths: ReadonlyArray<WorkspacePath>) =>
   Effect.gen(function* () {
+    const found = new Map<WorkspacePath, IgnoredBy>()
+    // Nothing to decide: the repository around the root (its index, its outer rules) is not read.
+    if (paths.length === 0) return found as ReadonlyMap<WorkspacePath, IgnoredBy>
     const workspace = yield* Workspace
     const artifacts = yield* ArtifactStore
     let unreadable: string | undefined
@@ -80,12 +83,9 @@ export const ignoredInTree = (manifest: Manifest, paths: Iterable<WorkspacePath>
         )
       },
     }
-    const found = new Map<WorkspacePath, IgnoredBy>()
-    const all: Array<WorkspacePath> = []
     yield* Effect.gen(function* () {
       const check = yield* makeIgnoreCheck()
       for (const path of paths) {
-        all.push(path)
         const exclusion = yield* check(path)
         if (Option.isNone(exclusion)) continue
         const by = exclusion.value
@@ -95,6 +95,6 @@ export const ignoredInTree = (manifest: Manifest, paths: Iterable<WorkspacePath>
     }).pipe(Effect.provideService(Workspace, asCaptured))
     // A rule file that could not be read back: no decision above can be trusted.
     if (unreadable !== undefined)
-      for (const path of all) found.set(path, { at: unreadable, reason: "ignored" })
+      for (const path of paths) found.set(path, { at: unreadable, reason: "ignored" })
     return found as ReadonlyMap<WorkspacePath, IgnoredBy>
   })
