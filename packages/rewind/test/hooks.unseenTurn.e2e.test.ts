@@ -6,7 +6,8 @@
  * left out (the nested repository's `.git` removed during the turn) is left alone and reported,
  * with the left-out path that hid it. Before, any left-out path left every created file in place.
  * And files turn 1's own ignore rules excluded (a `.env`, a log) that the agent un-ignored are left
- * alone: they look created during the turn, and the restore used to delete them.
+ * alone: they look created during the turn, and the restore used to delete them (and the timeline
+ * listed them as added by the turn).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -120,6 +121,14 @@ describe("restore --turn on a tree whose capture left paths out (built binary)",
       { path: "logs/debug.log", at: ".", reason: "ignored" },
     ])
     expect(changes).toEqual(["write .gitignore", "delete made.txt"])
+    // Nor does the timeline say the turn created them: it changed the rules, and made one file.
+    const timeline = jsonLines(
+      (await cli(["timeline", "--session", `claude-code.${SESSION}`, "--json"], root)).stdout,
+    )
+    expect(timeline[0]!.files).toEqual([
+      { path: ".gitignore", change: "modified", by: "shell" },
+      { path: "made.txt", change: "added", by: "shell" },
+    ])
     expect(human).toMatch(
       /left alone \.env: created later, unseen by turn 1's capture \(ignored then by the rules of \.\)/,
     )

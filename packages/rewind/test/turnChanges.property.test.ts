@@ -1,12 +1,13 @@
 // The timeline's per-turn changes taken from manifest deltas (`manifestWalk`: the tree moved on by
 // each delta alone) against comparing the two whole manifests (`compare`), on a real store: random
-// edits, deletions, re-creations and large rewrites (which cut a delta chain, as 16 layers do),
-// each followed by a capture; every pair of points, in order and out of order, must agree.
+// edits, deletions, re-creations, `.gitignore` edits and large rewrites (which cut a delta chain, as
+// 16 layers do), each followed by a capture; every pair of points, in order and out of order, must
+// agree, and so must the ignore files reported when a step changed them (`rulesBefore`).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { ContentHash, TurnId } from "@rewind/contracts"
-import { capturePoint, loadManifest } from "@rewind/core"
+import { capturePoint, isIgnoreFile, loadManifest, type ManifestEntry } from "@rewind/core"
 import { Effect, FastCheck as fc } from "effect"
 import { compare, manifestWalk } from "../src/hooks/sessionTurns.js"
 import { openRewind } from "../src/index.js"
@@ -18,13 +19,28 @@ const temp = tempDirs("turn-changes")
 const FILES = 12
 const name = (i: number) => (i % 3 === 0 ? `dir${i % 2}/f${i}.txt` : `f${i}.txt`)
 
-type Step = { readonly kind: "write" | "delete"; readonly file: number } | { readonly kind: "rewrite all" }
+type Step =
+  | { readonly kind: "write" | "delete"; readonly file: number }
+  | { readonly kind: "rewrite all" }
+  | { readonly kind: "rules"; readonly at: "" | "dir0/"; readonly text: string }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("write" as const), file: fc.nat(FILES - 1) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete" as const), file: fc.nat(FILES - 1) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "rewrite all" as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("rules" as const),
+      at: fc.constantFrom("" as const, "dir0/" as const),
+      text: fc.constantFrom("*.tmp\n", "f1*.txt\n", "", "f2.txt\n"),
+    }),
+  },
 )
+
+/** The ignore files of a manifest, as `rulesBefore` reports them. */
+const rulesOf = (manifest: ReadonlyMap<string, ManifestEntry>) =>
+  Object.fromEntries([...manifest].filter(([p, e]) => isIgnoreFile(p) && e.kind !== "tombstone"))
 
 describe("turn changes from manifest deltas", () => {
   it("equal the whole-manifest comparison for every pair of points", async () => {
@@ -43,6 +59,7 @@ describe("turn changes from manifest deltas", () => {
         version++
         if (s.kind === "rewrite all")
           for (let i = 0; i < FILES; i++) writeFileSync(join(root, name(i)), `rewritten ${version} ${i}\n`)
+        else if (s.kind === "rules") writeFileSync(join(root, `${s.at}.gitignore`), s.text)
         else if (s.kind === "write") writeFileSync(join(root, name(s.file)), `v${version} of ${s.file}\n`)
         else rmSync(join(root, name(s.file)), { force: true })
         const outcome = await rewind.run(capturePoint(session.id, `turn-${n}` as TurnId))
@@ -51,7 +68,13 @@ describe("turn changes from manifest deltas", () => {
       }
       const expected = (from: ContentHash, to: ContentHash) =>
         Effect.gen(function* () {
-          return Object.fromEntries(compare(yield* loadManifest(from), yield* loadManifest(to)))
+          const [before, after] = [yield* loadManifest(from), yield* loadManifest(to)]
+          const rulesBefore = rulesOf(before)
+          const sameRules = JSON.stringify(rulesBefore) === JSON.stringify(rulesOf(after))
+          return {
+            changes: Object.fromEntries(compare(before, after)),
+            rulesBefore: sameRules ? undefined : rulesBefore,
+          }
         })
       // In order (as the timeline walks), then pairs in a random order (chain jumps, going back).
       const pairs: Array<[number, number]> = hashes.slice(1).map((_, i) => [i, i + 1])
@@ -64,8 +87,14 @@ describe("turn changes from manifest deltas", () => {
       const walked = await rewind.run(
         Effect.gen(function* () {
           const between = manifestWalk()
-          const out: Array<Record<string, string>> = []
-          for (const [a, b] of pairs) out.push(Object.fromEntries(yield* between(hashes[a]!, hashes[b]!)))
+          const out: Array<{ changes: Record<string, string>; rulesBefore: unknown }> = []
+          for (const [a, b] of pairs) {
+            const { changes, rulesBefore } = yield* between(hashes[a]!, hashes[b]!)
+            out.push({
+              changes: Object.fromEntries(changes),
+              rulesBefore: rulesBefore === undefined ? undefined : Object.fromEntries(rulesBefore),
+            })
+          }
           return out
         }),
       )
@@ -73,8 +102,10 @@ describe("turn changes from manifest deltas", () => {
       expect(walked).toEqual(whole)
       // The walk did take deltas: most consecutive pairs changed something.
       expect(
-        whole.slice(0, hashes.length - 1).filter((c) => Object.keys(c).length > 0).length,
+        whole.slice(0, hashes.length - 1).filter((c) => Object.keys(c.changes).length > 0).length,
       ).toBeGreaterThan(10)
+      // And the rules did change along the way (the report is not always "unchanged").
+      expect(whole.filter((c) => c.rulesBefore !== undefined).length).toBeGreaterThan(2)
     } finally {
       await rewind.close()
     }

@@ -40,7 +40,7 @@ export {
   type SnapshotStatus,
   snapshotStatus,
 } from "./pointGc.js"
-export { type IgnoredBy, ignoredInTree } from "./pointIgnoreCheck.js"
+export { type IgnoredBy, ignoredInTree, isIgnoreFile } from "./pointIgnoreCheck.js"
 export {
   pointIdFor,
   readPointIndex,

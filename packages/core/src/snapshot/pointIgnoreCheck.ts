@@ -21,6 +21,7 @@ import { Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace, type WorkspaceService } from "../ports/Workspace.js"
 import { makeIgnoreCheck } from "../workspace/ignoreCheck.js"
+import { IGNORE_FILES } from "../workspace/ignoreRules.js"
 import type { Manifest } from "./pointManifest.js"
 
 /** Why a path may have been left out by a tree's rules: the directory whose rules exclude it. */
@@ -31,6 +32,13 @@ export interface IgnoredBy {
 }
 
 const NO_TIME = 0n
+
+/**
+ * Whether `path` is an ignore file (`.gitignore`, `.rewindignore`, at any depth): the only entries
+ * of a manifest `ignoredInTree` reads, so a caller may hand it a map of those alone.
+ */
+export const isIgnoreFile = (path: string): boolean =>
+  IGNORE_FILES.includes(path.slice(path.lastIndexOf("/") + 1))
 
 /**
  * Of `paths` (ones `manifest` does not hold), those the rules of the tree it describes excluded,

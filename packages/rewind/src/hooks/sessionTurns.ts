@@ -35,6 +35,7 @@ import {
   branchView,
   encodeManifest,
   ignoredInTree,
+  isIgnoreFile,
   loadManifest,
   loadManifestDelta,
   loadSession,
@@ -132,9 +133,13 @@ const turnsOnBranch = (state: SessionState) => {
 export const manifestWalk = () => {
   let tree: Map<WorkspacePath, ManifestEntry> | undefined
   let at: ContentHash | undefined
+  /** The tree's ignore files (`isIgnoreFile`), kept beside it: whether a step changed the rules. */
+  let rules = new Map<WorkspacePath, ManifestEntry>()
+  let rulesChanged = false
   /** Moves to `to`, with what changed since the tree it stood at (`undefined`: it stood nowhere). */
   const advance = (to: ContentHash) =>
     Effect.gen(function* () {
+      rulesChanged = false
       if (tree !== undefined && at === to) return new Map<string, TurnFileChange["change"]>()
       const delta = tree === undefined ? undefined : yield* loadManifestDelta(to)
       if (tree === undefined || delta === undefined || delta.base !== at) {
@@ -142,6 +147,9 @@ export const manifestWalk = () => {
         const changes = tree === undefined ? undefined : compare(tree, whole)
         tree = new Map(whole)
         at = to
+        const before = rules
+        rules = new Map([...tree].filter(([path, entry]) => isIgnoreFile(path) && !isAbsent(entry)))
+        rulesChanged = before.size !== rules.size || [...rules].some(([p, e]) => !sameRule(before.get(p), e))
         return changes
       }
       // The delta's final word per path (removed, then set, as a load applies it), each checked
@@ -151,6 +159,15 @@ export const manifestWalk = () => {
       for (const [path, entry] of delta.entries) touched.set(path, entry)
       const changes = new Map<string, TurnFileChange["change"]>()
       for (const [path, b] of touched) {
+        if (isIgnoreFile(path)) {
+          const kept = isAbsent(b) ? undefined : b
+          if (!sameRule(rules.get(path), kept)) {
+            rulesChanged = true
+            rules = new Map(rules)
+            if (kept === undefined) rules.delete(path)
+            else rules.set(path, kept)
+          }
+        }
         const a = tree.get(path)
         if (isAbsent(a)) {
           if (!isAbsent(b)) changes.set(path, "added")
@@ -162,13 +179,21 @@ export const manifestWalk = () => {
       at = to
       return changes
     })
-  /** What changed from `from` to `to`. */
+  /**
+   * What changed from `from` to `to`; `rulesBefore`: the ignore files at `from`, when the step
+   * changed them (a path added under changed rules may have been there, ignored, all along).
+   */
   return (from: ContentHash, to: ContentHash) =>
     Effect.gen(function* () {
       yield* advance(from)
-      return (yield* advance(to)) ?? new Map<string, TurnFileChange["change"]>()
+      const before = rules
+      const changes = (yield* advance(to)) ?? new Map<string, TurnFileChange["change"]>()
+      return { changes, rulesBefore: rulesChanged ? before : undefined }
     })
 }
+
+const sameRule = (a: ManifestEntry | undefined, b: ManifestEntry | undefined) =>
+  a === b || (a !== undefined && b !== undefined && sameManifestEntry(a, b))
 
 /** The session's turns on its active branch, oldest first, each with the files it changed. */
 export const listTurns = (sessionId: SessionId) =>
@@ -186,8 +211,16 @@ export const listTurns = (sessionId: SessionId) =>
         turnPoints.findLast((p) => p.turnId !== turn.turnId && ownedBy(turn.turnId, p))
       const files = new Map<string, TurnFileChange>()
       if (point !== undefined && end !== undefined && end.manifestHash !== point.manifestHash) {
-        const changes = yield* changesBetween(point.manifestHash, end.manifestHash)
-        for (const [path, change] of changes) files.set(path, { path, change, by: "shell" })
+        const { changes, rulesBefore } = yield* changesBetween(point.manifestHash, end.manifestHash)
+        // Under rules the turn changed, a path that appeared may have been there all along, ignored
+        // (an agent that un-ignores `.env`): that is not a file the turn created.
+        const appeared = [...changes].filter(([, c]) => c === "added").map(([p]) => p as WorkspacePath)
+        const unignored =
+          rulesBefore === undefined || appeared.length === 0
+            ? new Map()
+            : yield* ignoredInTree(rulesBefore, appeared)
+        for (const [path, change] of changes)
+          if (!unignored.has(path as WorkspacePath)) files.set(path, { path, change, by: "shell" })
       }
       for (const c of state.checkpoints.filter((c) => c.turnId === turn.turnId)) {
         const first = files.get(c.path)
