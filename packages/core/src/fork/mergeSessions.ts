@@ -6,8 +6,8 @@
  * a text file are merged line-wise by `node-diff3` where their hunks do not overlap, and otherwise
  * reported with both sides (written with conflict markers only when `markers` asks). Binary, mode,
  * link and delete/modify conflicts are refused per file: the target's file is left as it is. A
- * path the source's scan did not see (`unseenBy`: at or below what it reported leaving out) or its
- * own ignore rules exclude (`ignoredInTree`) is not read as deleted there: the target keeps it.
+ * path the source's tree may have held unseen (`unseenIn`: at or below what its scan reported
+ * leaving out, or excluded by its own ignore rules) is not read as deleted there: the target keeps it.
  *
  * The writes are not done here: the merged paths are recorded in the target as a partial point
  * (kind `merge`) and go through the point restore every restore shares (`restoreToPoint.ts`), so
@@ -32,10 +32,9 @@ import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
 import { withSessionWorkspace } from "../session/sessionWorkspace.js"
 import { applyPointRestore } from "../snapshot/applyPointRestore.js"
 import { summarise } from "../snapshot/capturePoint.js"
-import { ignoredInTree } from "../snapshot/pointIgnoreCheck.js"
 import { encodeManifest, type ManifestEntry } from "../snapshot/pointManifest.js"
 import { previewPointRestore } from "../snapshot/restoreToPoint.js"
-import { unseenBy } from "../snapshot/unseenPaths.js"
+import { unseenIn } from "../snapshot/unseenPaths.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { asText, commonBase, currentTree, sameSide, sideOf, type TreeSide } from "./sessionTrees.js"
 
@@ -186,19 +185,17 @@ export const previewMerge = (target: SessionId, source: SessionId, options: Merg
         } as Decision
       })
     const paths = [...new Set([...base.manifest.keys(), ...ts.manifest.keys(), ...tt.manifest.keys()])].sort()
-    // A path the source's scan did not see (a directory that became a nested repository, a file
-    // that became a FIFO) is missing from its tree without having been deleted: the target keeps its
-    // own version, and the source's skips are reported below. So is one the source's own ignore
-    // rules exclude (the fork's agent added `*.log` to its `.gitignore`): its file may be there still.
-    const unseenInSource = unseenBy(ts.skipped)
-    const ignoredInSource = yield* withSessionWorkspace(
+    // A path missing from the source's tree that its scan did not see (a directory that became a
+    // nested repository, a file that became a FIFO) or that its own ignore rules exclude (the fork's
+    // agent added `*.log` to its `.gitignore`) was not deleted there: the target keeps its version,
+    // and the source's skips are reported below.
+    const unseenInSource = yield* withSessionWorkspace(
       source,
-      ignoredInTree(
-        ts.manifest,
+      unseenIn(
+        ts,
         paths.filter(
           (p) =>
             sideOf(ts.manifest.get(p)) === null &&
-            unseenInSource(p) === undefined &&
             (sideOf(base.manifest.get(p)) !== null || sideOf(tt.manifest.get(p)) !== null),
         ),
       ),
@@ -209,7 +206,7 @@ export const previewMerge = (target: SessionId, source: SessionId, options: Merg
     for (const path of paths) {
       const b = sideOf(base.manifest.get(path))
       const s = sideOf(ts.manifest.get(path))
-      if (s === null && (unseenInSource(path) !== undefined || ignoredInSource.has(path))) continue
+      if (s === null && unseenInSource.has(path)) continue
       const t = sideOf(tt.manifest.get(path))
       const d = yield* decide(b, s, t)
       if (d.kind === "keep") continue

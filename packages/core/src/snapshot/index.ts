@@ -68,7 +68,7 @@ export {
   TreeStatCache,
   type TreeStatCacheService,
 } from "./treeStatCache.js"
-export { unseenBy } from "./unseenPaths.js"
+export { type Unseen, unseenIn } from "./unseenPaths.js"
 export {
   type ScanResult,
   scanWorkspace,

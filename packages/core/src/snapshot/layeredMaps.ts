@@ -166,8 +166,9 @@ export const loadLayered = <V>(
 
 /**
  * The top layer of `hash` alone, when it is a delta: its base, the entries it sets over it and the
- * paths it removes (applied in that order: removed, then set), read without loading the chain below. `undefined` for a full layer. What a
- * caller walking a chain of maps it has seen already needs: the paths a map adds are among these.
+ * paths it removes (applied in that order: removed, then set), read without loading the chain
+ * below; `undefined` for a full layer. What a caller walking a chain of maps it has seen already
+ * needs: the paths a map adds are among these.
  */
 export const loadDeltaTop = <V>(
   codec: LayerCodec<V>,

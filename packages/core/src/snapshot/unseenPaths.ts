@@ -10,10 +10,16 @@
  * and a real tree nearly always reports one (a nested repository, a `.svn` fixture, a non-UTF-8
  * name), so "restore before turn N" left every file the agent created in place.
  *
+ * A path none of those hides may still have been there unseen when the tree's own ignore rules
+ * excluded it (an agent that un-ignores `.env`): `unseenIn` asks both.
+ *
  * Invariant: conservative — a reason is read as "at or below its path" unless it is the budget's
  * (everything); a reason added later falls under the first rule, never under "nothing missed".
  */
-import type { SkippedPath } from "@rewind/contracts"
+import type { SkippedPath, SkipReason, WorkspacePath } from "@rewind/contracts"
+import { Effect } from "effect"
+import { ignoredInTree } from "./pointIgnoreCheck.js"
+import type { Manifest } from "./pointManifest.js"
 
 /**
  * The skip that hides `path` from the capture that reported `skipped`, or undefined when that
@@ -37,3 +43,33 @@ export const unseenBy = (
     return undefined
   }
 }
+
+/** Why a tree may have held a path unseen: what its capture left out at `at`, or its own rules. */
+export interface Unseen {
+  /** The left-out path at or above it, where the scan stopped, or the directory whose rules exclude it. */
+  readonly at: string
+  readonly reason: SkipReason | "ignored"
+}
+
+/**
+ * Of `paths` that `tree` does not hold, those it may have held unseen: at or below what its capture
+ * reported leaving out (`unseenBy`), or excluded by its own ignore rules (`ignoredInTree`). The one
+ * rule a restore "before turn N" and a merge read a tree's missing paths by: only the others are
+ * evidence that nothing was there.
+ */
+export const unseenIn = (
+  tree: { readonly manifest: Manifest; readonly skipped: ReadonlyArray<SkippedPath> },
+  paths: ReadonlyArray<WorkspacePath>,
+) =>
+  Effect.gen(function* () {
+    const bySkip = unseenBy(tree.skipped)
+    const found = new Map<WorkspacePath, Unseen>()
+    const seen: Array<WorkspacePath> = []
+    for (const path of paths) {
+      const skip = bySkip(path)
+      if (skip === undefined) seen.push(path)
+      else found.set(path, { at: skip.path, reason: skip.reason })
+    }
+    for (const [path, by] of yield* ignoredInTree(tree.manifest, seen)) found.set(path, by)
+    return found as ReadonlyMap<WorkspacePath, Unseen>
+  })

@@ -11,12 +11,12 @@
  * records as absent (tombstones), and a file first created during or after turn N is not in N's
  * point at all. So the restore target is N's manifest plus a tombstone for every path a later point
  * of the session or a later checkpoint has seen and N's point lacks — unless N's capture did not see
- * that path (core's `unseenBy`: it lies at or below a path the capture reported leaving out, or the
- * scan ran out of budget) or N's own ignore rules excluded it (core's `ignoredInTree`: an agent that
- * un-ignores `.env` makes it appear later): then it may have existed unrecorded, and it is left
- * alone and reported. When tombstones are added, the target is recorded as a point of its own
- * (kind `rescue`, so no capture starts from it; turn id `<turn>.before.<digest>`, so the same target
- * is the same point and a preview's token redeems it).
+ * that path or N's own ignore rules excluded it (core's `unseenIn`: it lies at or below a path the
+ * capture reported leaving out, the scan ran out of budget, or an agent un-ignored it, `.env` say,
+ * so it appeared later): then it may have existed unrecorded, and it is left alone and reported.
+ * When tombstones are added, the target is recorded as a point of its own (kind `rescue`, so no
+ * capture starts from it; turn id `<turn>.before.<digest>`, so the same target is the same point and
+ * a preview's token redeems it).
  */
 import { createHash } from "node:crypto"
 import type {
@@ -25,7 +25,6 @@ import type {
   PointCaptured,
   PointId,
   SessionId,
-  SkippedPath,
   TurnId,
   WorkspacePath,
 } from "@rewind/contracts"
@@ -48,7 +47,8 @@ import {
   SessionStore,
   sameManifestEntry,
   summarise,
-  unseenBy,
+  type Unseen,
+  unseenIn,
 } from "@rewind/core"
 import { Effect } from "effect"
 
@@ -92,15 +92,27 @@ export const compare = (before: Manifest, after: Manifest) => {
   const changes = new Map<string, TurnFileChange["change"]>()
   for (const [path, a] of before) {
     const b = after.get(path)
-    if (a === b) continue
-    if (isAbsent(a)) {
-      if (!isAbsent(b)) changes.set(path, "added")
-    } else if (isAbsent(b)) changes.set(path, "deleted")
-    else if (!sameManifestEntry(a, b!)) changes.set(path, "modified")
+    const change = a === b ? undefined : changeOf(a, b)
+    if (change !== undefined) changes.set(path, change)
   }
   for (const [path, b] of after) if (!before.has(path) && !isAbsent(b)) changes.set(path, "added")
   return changes
 }
+
+/** What became of a path whose entry went from `a` to `b`; undefined when nothing did. */
+const changeOf = (
+  a: ManifestEntry | undefined,
+  b: ManifestEntry | undefined,
+): TurnFileChange["change"] | undefined =>
+  isAbsent(a)
+    ? isAbsent(b)
+      ? undefined
+      : "added"
+    : isAbsent(b)
+      ? "deleted"
+      : sameManifestEntry(a!, b!)
+        ? undefined
+        : "modified"
 
 /** The session's turns on its active branch, oldest first, with their points; no file is compared. */
 const turnsOnBranch = (state: SessionState) => {
@@ -168,11 +180,8 @@ export const manifestWalk = () => {
             else rules.set(path, kept)
           }
         }
-        const a = tree.get(path)
-        if (isAbsent(a)) {
-          if (!isAbsent(b)) changes.set(path, "added")
-        } else if (isAbsent(b)) changes.set(path, "deleted")
-        else if (!sameManifestEntry(a!, b!)) changes.set(path, "modified")
+        const change = changeOf(tree.get(path), b)
+        if (change !== undefined) changes.set(path, change)
         if (b === undefined) tree.delete(path)
         else tree.set(path, b)
       }
@@ -271,11 +280,7 @@ export interface TurnTarget {
    * budget: `at` is where the scan stopped), or the directory whose ignore rules, as N's tree had
    * them, excluded the path (`ignored`).
    */
-  readonly leftAlone: ReadonlyArray<{
-    readonly path: WorkspacePath
-    readonly at: string
-    readonly reason: SkippedPath["reason"] | "ignored"
-  }>
+  readonly leftAlone: ReadonlyArray<{ readonly path: WorkspacePath } & Unseen>
 }
 
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
@@ -323,16 +328,12 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
       [...state.turns.values()].filter((t) => t.startedAt >= turn.startedAt).map((t) => t.id),
     )
     const fresh = yield* freshAfter(manifest, state.points, index, state.checkpoints, laterTurns)
-    const unseen = unseenBy(point.skipped)
-    const seen = fresh.filter((p) => unseen(p) === undefined)
-    // Seen by the scan, but excluded by N's own ignore rules (since changed): it may have been there.
-    const ignored = yield* ignoredInTree(manifest, seen)
-    const added = seen.filter((p) => !ignored.has(p))
+    // Created later unless N's tree may have held it unseen (left out by its capture, or ignored).
+    const unseen = yield* unseenIn({ manifest, skipped: point.skipped }, fresh)
+    const added = fresh.filter((p) => !unseen.has(p))
     const leftAlone = fresh.flatMap((path): TurnTarget["leftAlone"] => {
-      const skip = unseen(path)
-      if (skip !== undefined) return [{ path, at: skip.path, reason: skip.reason }]
-      const rule = ignored.get(path)
-      return rule === undefined ? [] : [{ path, at: rule.at, reason: rule.reason }]
+      const by = unseen.get(path)
+      return by === undefined ? [] : [{ path, ...by }]
     })
     if (added.length === 0 || !options.record) {
       return { turn, pointId: point.pointId, added, leftAlone } satisfies TurnTarget
