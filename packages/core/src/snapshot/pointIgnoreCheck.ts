@@ -52,28 +52,16 @@ export const ignoredInTree = (manifest: Manifest, paths: ReadonlyArray<Workspace
     const workspace = yield* Workspace
     const artifacts = yield* ArtifactStore
     let unreadable: string | undefined
+    // What the ignore check stats: an ignore file's kind and size (a linked one is refused, as a
+    // scan refuses it) and a directory's `.git` (never in a manifest). No time is known or needed.
     const statOf = (path: string): Option.Option<FileStat> => {
       const entry = manifest.get(path as WorkspacePath)
       if (entry === undefined || entry.kind === "tombstone") return Option.none()
-      return Option.some(
+      const [kind, size, mode] =
         entry.kind === "file"
-          ? {
-              kind: "file",
-              size: entry.size,
-              mode: entry.mode,
-              mtimeNs: NO_TIME,
-              ctimeNs: NO_TIME,
-              inode: 0n,
-            }
-          : {
-              kind: "symlink",
-              size: entry.target.length,
-              mode: 0o777,
-              mtimeNs: NO_TIME,
-              ctimeNs: NO_TIME,
-              inode: 0n,
-            },
-      )
+          ? (["file", entry.size, entry.mode] as const)
+          : (["symlink", entry.target.length, 0o777] as const)
+      return Option.some({ kind, size, mode, mtimeNs: NO_TIME, ctimeNs: NO_TIME, inode: 0n })
     }
     const asCaptured: WorkspaceService = {
       ...workspace,
