@@ -3,11 +3,11 @@
  * shape (`bench/corpora/babel.shape.tsv.gz`, 27,674 files and its real .gitignore files) at 1× and
  * 4× (≈ 110k files), each figure against shadow git measured in the same rounds. This module
  * measures; it sets no target of its own: the issue's targets are printed beside each figure and
- * `met` says whether the median ratio reached it (most do not yet: this is the baseline).
+ * `met` says whether the median ratio reached it.
  *
  * Two cases, each at each size in its own process (so peak RSS is the case's own):
- *   `shape-facade` (in-process: `openRewind`, the embedded default store, in the bench process —
- *     the "live engine" a host embeds): first capture into an empty store, repeat capture with
+ *   `shape-facade` (in-process: `openRewind` as a host embeds it by default — the embedded SQLite
+ *     store, no workspace watcher — in the bench process): first capture into an empty store, repeat capture with
  *     nothing / 1 / 100 files changed, restore to a point after 100 files changed, a per-edit
  *     checkpoint (`recordFileMutation`), and the store size after the first capture;
  *   `shape-cli` (whole process: the built `rewind` bin, `packages/rewind/package.json` "bin", spawned
@@ -186,8 +186,8 @@ export const shapeFacade: BenchCase = {
           "issue 23 also asks: exponent of the 1× → 4× curve at most 1.05 (see the scale curves)",
         ],
       })
-      const live = first!
-      opened.push(live)
+      const engine = first!
+      opened.push(engine)
       const git = shadow!
       const pristinePoint = firstPoint!
 
@@ -224,20 +224,22 @@ export const shapeFacade: BenchCase = {
       await ctx.compare({
         series: "babel shape: repeat capture, nothing changed (facade)",
         size,
-        subject: { kind: "in-process", label: "capturePoint", fn: () => live.capture() },
+        subject: { kind: "in-process", label: "capturePoint", fn: () => engine.capture() },
         baseline: {
           kind: "process",
           label: "git add -A + write-tree",
           run: (probe) => git.snapshot({ measureMemory: probe.measureMemory }),
         },
         limit: changeCaptureLimit(ws, []),
-        expectedGrowth: "constant",
-        ratioTarget: target(
-          "live engine, nothing changed, at most 0.05× git (must not grow with the tree)",
-          0.05,
-        ),
+        expectedGrowth: "whole",
+        // No ratio target: without `live` every capture walks the tree, and the issue's target for
+        // a repeat capture in a long-lived process (≤ 0.05×) is the live engine's (`shape-live`).
         budget: budgetFor(ctx),
-        notes: [...notes, "limit: walk the tree (readdir + lstat)"],
+        notes: [
+          ...notes,
+          "openRewind without live: every capture walks the tree; issue 23's live-engine target (≤ 0.05×) is measured by shape-live",
+          "limit: walk the tree (readdir + lstat)",
+        ],
       })
 
       let round = 0
@@ -250,7 +252,7 @@ export const shapeFacade: BenchCase = {
             kind: "in-process",
             label: `capturePoint after ${changed} edit(s)`,
             beforeEach: () => void ws.edit(changed, 50_000 + round++),
-            fn: () => live.capture(),
+            fn: () => engine.capture(),
           },
           baseline: {
             kind: "process",
@@ -258,11 +260,11 @@ export const shapeFacade: BenchCase = {
             beforeEach: () => void ws.edit(changed, 50_000 + round++),
             run: (probe) => git.snapshot({ measureMemory: probe.measureMemory }),
           },
-          expectedGrowth: "change",
+          expectedGrowth: "whole",
           budget: budgetFor(ctx),
           notes: [
             ...notes,
-            "issue 23: with k files changed the live engine's cost grows with k (no ratio set)",
+            "openRewind without live: a full walk plus the k changed files (no ratio set; the live engine's are in shape-live)",
           ],
         })
       }
@@ -300,9 +302,9 @@ export const shapeFacade: BenchCase = {
             const wait = gitWroteAt + RACY_WAIT_MS - Date.now()
             if (wait > 0 && ctx.mode === "full") await sleep(wait)
             changeFiles()
-            await live.capture()
+            await engine.capture()
           },
-          fn: () => live.restore(pristinePoint, paths.length),
+          fn: () => engine.restore(pristinePoint, paths.length),
           afterEach: verify("Rewind"),
         },
         baseline: {
@@ -322,9 +324,9 @@ export const shapeFacade: BenchCase = {
       })
       ws.revert()
 
-      // A per-edit checkpoint: one file rewritten a few lines, recorded by the live engine,
+      // A per-edit checkpoint: one file rewritten a few lines, recorded by the facade,
       // against a shadow-git checkpoint of the same edit (then put back, untimed).
-      const user = await live.rewind.appendUserMessage(live.sessionId, { text: "edit a file" })
+      const user = await engine.rewind.appendUserMessage(engine.sessionId, { text: "edit a file" })
       if (!user.ok) throw new Error(`appendUserMessage refused: ${user.refusal.message}`)
       const turnId = user.value.turnId
       // Files of 1-20 KB (the common size of an edited source file), cycled through.
@@ -346,8 +348,8 @@ export const shapeFacade: BenchCase = {
           label: "recordFileMutation",
           beforeEach: nextEdit,
           fn: async () => {
-            const answer = await live.rewind.recordFileMutation({
-              sessionId: live.sessionId,
+            const answer = await engine.rewind.recordFileMutation({
+              sessionId: engine.sessionId,
               turnId: turnId as TurnId,
               path: edited!.path,
               toolName: "Edit",
