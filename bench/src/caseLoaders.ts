@@ -19,6 +19,7 @@ export const CASE_LOADERS: Readonly<Record<string, () => Promise<BenchCase>>> = 
   langgraph: () => import("./langgraph.bench.js").then((m) => m.langgraph),
   "shape-facade": () => import("./shapes.bench.js").then((m) => m.shapeFacade),
   "shape-cli": () => import("./shapes.bench.js").then((m) => m.shapeCli),
+  "shape-floor": () => import("./floors.bench.js").then((m) => m.shapeFloor),
   "isolated-fork": () => import("./isolatedForks.bench.js").then((m) => m.isolatedForks),
   "shape-live": () => import("./live.bench.js").then((m) => m.shapeLive),
   serve: () => import("./server.bench.js").then((m) => m.serve),

@@ -4,6 +4,7 @@
  */
 import { checkpoints } from "./checkpoints.bench.js"
 import { conversationProjection, conversationRewind } from "./conversation.bench.js"
+import { shapeFloor } from "./floors.bench.js"
 import { fork } from "./fork.bench.js"
 import type { BenchCase } from "./harness/types.js"
 import { hooks } from "./hooks.bench.js"
@@ -31,6 +32,8 @@ export const CASES: ReadonlyArray<BenchCase> = [
   // The babel/babel shape at 1× (and 4× in a full run), in-process and whole-process.
   shapeFacade,
   shapeCli,
+  // What a cold capture and the store cannot go below at that shape (issue 23's missed targets).
+  shapeFloor,
   // Isolated forks at the babel shape: materialising a tree vs git worktree add; a 100-file merge.
   isolatedForks,
   // The live engine (the workspace watcher) at the same shape, in-process and through rewind serve.

@@ -392,7 +392,7 @@ export const shapeFacade: BenchCase = {
  * off and check their point says `"via":"process"`.
  */
 export const cli = (
-  ws: Shape,
+  ws: Pick<Shape, "root">,
   storeDir: string,
   command: string,
   args: ReadonlyArray<string> = [],

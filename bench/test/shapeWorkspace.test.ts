@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { shapeContent } from "@rewind/testkit/corpus"
+import { shapeFloor } from "../src/floors.bench.js"
 import { runCase } from "../src/harness/caseRun.js"
 import { nativeScannerReport, shapeCli, shapeFacade } from "../src/shapes.bench.js"
 import { benchWorkspace } from "../src/workspace/benchWorkspace.js"
@@ -114,6 +115,15 @@ describe("the shape cases on a slice of the babel shape", () => {
         "babel shape: repeat capture, nothing changed, handed to a running rewind serve (rewind CLI process)",
       ],
     ],
+    [
+      shapeFloor,
+      [
+        "babel shape floor: a Node process that does nothing (node -e 0)",
+        "babel shape floor: the rewind bin's repeat capture of a one-file workspace",
+        "babel shape floor: the native scanner alone over the tree (a fresh node process)",
+        "babel shape floor: the distinct contents alone, each brotli-compressed",
+      ],
+    ],
   ])(
     "%#: every figure, against git, with its issue-23 target where it has one",
     async (benchCase, series) => {
@@ -127,7 +137,16 @@ describe("the shape cases on a slice of the babel shape", () => {
         expect(f.baseline!.ratio.median).toBeGreaterThan(0)
         if (f.ratioTarget !== undefined) expect(typeof f.ratioTarget.met).toBe("boolean")
       }
-      expect(result.figures.filter((f) => f.ratioTarget !== undefined).length).toBeGreaterThanOrEqual(3)
+      // The floor case measures what the targets leave room for; it sets none of its own.
+      expect(result.figures.filter((f) => f.ratioTarget !== undefined).length).toBeGreaterThanOrEqual(
+        benchCase === shapeFloor ? 0 : 3,
+      )
+      if (benchCase === shapeFloor) {
+        expect(result.figures.every((f) => f.ratioTarget === undefined)).toBe(true)
+        // The contents alone are less than the tree's bytes (compressed) and more than nothing.
+        const contents = result.figures[3]!
+        expect(contents.subject.stats.median).toBeGreaterThan(0)
+      }
       if (benchCase === shapeCli) {
         // The CLI's own peak RSS is read beside git's (when /usr/bin/time is there).
         const repeat = result.figures[1]!
