@@ -17,7 +17,7 @@
  * sets no target of its own.
  */
 import { createHash } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliCompressSync, constants } from "node:zlib"
@@ -53,6 +53,11 @@ export const shapeFloor: BenchCase = {
   sizes: (_sizes, mode) => shapeCopies(mode),
   sizeUnit: "× babel",
   run: async (ctx) => {
+    if (!existsSync(DIRSCAN)) {
+      throw new Error(
+        `${DIRSCAN} is missing: the fs adapter's native scanner was not built (npm ci builds it), so there is no scanner to measure`,
+      )
+    }
     const ws = await prepared(ctx)
     const size = sizeOf(ws)
     const git = ctx.shadowGit(ws.root)
