@@ -104,12 +104,26 @@ const encode = (content: Uint8Array): Encoded => {
 /** Vouches kept at most (see `vouched`): about 100 bytes each. */
 const MAX_VOUCHED = 1_000_000
 
+/**
+ * The output buffer of a row's decompression: its recorded size, plus one byte so that zlib sees
+ * room left and does not ask for a second buffer. By default zlib fills 16 KiB buffers and joins
+ * them, a copy and a buffer per 16 KiB: in a cold process, the 23 MB stat cache and 20 MB manifest
+ * of a 4× babel point inflated in 206–253 ms instead of 273–369 ms, and 16 MB lighter. Bounded so
+ * that a damaged size cannot ask for a huge buffer (past the bound, zlib's chunks as before); the
+ * result is checked against the hash whatever the size said.
+ */
+const MAX_INFLATE_BUFFER = 64 * 1024 * 1024
+const inflateOptions = (row: BlobRow) => ({
+  chunkSize: Math.min(Math.max(row.size + 1, 64 * 1024), MAX_INFLATE_BUFFER),
+})
+
 /** The content of a row, or `undefined` when the row cannot be decoded (treated as corrupt). */
 const decode = (row: BlobRow): Uint8Array | undefined => {
   if (row.encoding === ENCODING_RAW) return asBytes(row.content)
   try {
-    if (row.encoding === ENCODING_BROTLI) return asBytes(brotliDecompressSync(row.content))
-    if (row.encoding === ENCODING_DEFLATE) return asBytes(inflateRawSync(row.content))
+    if (row.encoding === ENCODING_BROTLI)
+      return asBytes(brotliDecompressSync(row.content, inflateOptions(row)))
+    if (row.encoding === ENCODING_DEFLATE) return asBytes(inflateRawSync(row.content, inflateOptions(row)))
     return undefined
   } catch {
     return undefined
