@@ -40,7 +40,7 @@ export {
   type SnapshotStatus,
   snapshotStatus,
 } from "./pointGc.js"
-export { type IgnoredBy, ignoredInTree, isIgnoreFile } from "./pointIgnoreCheck.js"
+export { ignoredInTree, isIgnoreFile } from "./pointIgnoreCheck.js"
 export {
   pointIdFor,
   readPointIndex,
@@ -48,7 +48,7 @@ export {
 export {
   encodeManifest,
   loadManifest,
-  loadManifestDelta,
+  loadManifestTop,
   loadStatCacheLayers,
   type Manifest,
   type ManifestEntry,

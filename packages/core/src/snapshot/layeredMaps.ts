@@ -165,22 +165,22 @@ export const loadLayered = <V>(
   })
 
 /**
- * The top layer of `hash` alone, when it is a delta: its base, the entries it sets over it and the
- * paths it removes (applied in that order: removed, then set), read without loading the chain
- * below; `undefined` for a full layer. What a caller walking a chain of maps it has seen already
- * needs: the paths a map adds are among these.
+ * The top layer of `hash` alone, read without loading the chain below: for a delta, its base, the
+ * entries it sets over it and the paths it removes (applied in that order: removed, then set); for
+ * a full layer (`base` undefined), the whole map as `entries`. What a caller walking a chain of maps
+ * it has seen already needs: the paths a delta adds are among its entries, and a full layer is the
+ * map itself, not something to read and decode a second time.
  */
-export const loadDeltaTop = <V>(
+export const loadTopLayer = <V>(
   codec: LayerCodec<V>,
   what: string,
   hash: ContentHash,
 ): Effect.Effect<
-  | {
-      readonly base: ContentHash
-      readonly entries: ReadonlyMap<WorkspacePath, V>
-      readonly removed: ReadonlyArray<WorkspacePath>
-    }
-  | undefined,
+  {
+    readonly base: ContentHash | undefined
+    readonly entries: ReadonlyMap<WorkspacePath, V>
+    readonly removed: ReadonlyArray<WorkspacePath>
+  },
   ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
   ArtifactStore
 > =>
@@ -189,9 +189,7 @@ export const loadDeltaTop = <V>(
     if (layer === undefined) {
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
-    return layer.base === undefined
-      ? undefined
-      : { base: layer.base, entries: layer.entries, removed: layer.removed }
+    return { base: layer.base, entries: layer.entries, removed: layer.removed }
   })
 
 /**

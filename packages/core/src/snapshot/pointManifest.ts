@@ -11,8 +11,8 @@ import {
   encodeLayered,
   type LayerCodec,
   type Layered,
-  loadDeltaTop,
   loadLayered,
+  loadTopLayer,
   MAX_DEPTH,
   withRules,
 } from "./layeredMaps.js"
@@ -114,8 +114,8 @@ export const loadManifestLayers = (hash: ContentHash, prefetched?: Uint8Array) =
 /** Reads and decodes a manifest artifact; fails with a message when it is missing or malformed. */
 export const loadManifest = (hash: ContentHash) => Effect.map(loadManifestLayers(hash), (l) => l.map)
 
-/** A manifest's top layer when it is a delta (its base, the entries it sets); see `loadDeltaTop`. */
-export const loadManifestDelta = (hash: ContentHash) => loadDeltaTop(manifestCodec, "manifest", hash)
+/** A manifest's top layer alone: a delta's base and entries, or a full manifest whole; see `loadTopLayer`. */
+export const loadManifestTop = (hash: ContentHash) => loadTopLayer(manifestCodec, "manifest", hash)
 
 /** Reads a stat cache (following its deltas). */
 export const loadStatCacheLayers = (hash: ContentHash) =>

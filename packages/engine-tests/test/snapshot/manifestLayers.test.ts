@@ -13,7 +13,7 @@ import {
   layerPointArtifactCache,
   layerSessionStateCache,
   loadManifest,
-  loadManifestDelta,
+  loadManifestTop,
   previewPointRestore,
   readPointIndex,
   SessionStore,
@@ -92,10 +92,13 @@ describe("manifest deltas", () => {
         ["src/new.txt", "f"],
       ])
       // Its top layer alone (what a walk over a chain already read needs): base and set entries.
-      const top = yield* loadManifestDelta(second.manifestHash)
-      expect(top?.base).toBe(first.manifestHash)
-      expect([...top!.entries.keys()]).toEqual(["src/f3.txt", "src/f7.txt", "src/new.txt"])
-      expect(yield* loadManifestDelta(first.manifestHash)).toBeUndefined()
+      const top = yield* loadManifestTop(second.manifestHash)
+      expect(top.base).toBe(first.manifestHash)
+      expect([...top.entries.keys()]).toEqual(["src/f3.txt", "src/f7.txt", "src/new.txt"])
+      // A full manifest's top layer is the whole manifest, with no base.
+      const firstTop = yield* loadManifestTop(first.manifestHash)
+      expect(firstTop.base).toBeUndefined()
+      expect(firstTop.entries).toEqual(yield* loadManifest(first.manifestHash))
       // Loaded, it is the whole tree, byte-equal to a full manifest of that tree.
       const whole = yield* loadManifest(second.manifestHash)
       expect(whole.size).toBe(FILES + 1)

@@ -36,7 +36,7 @@ import {
   ignoredInTree,
   isIgnoreFile,
   loadManifest,
-  loadManifestDelta,
+  loadManifestTop,
   loadSession,
   type Manifest,
   type ManifestEntry,
@@ -153,9 +153,10 @@ export const manifestWalk = () => {
     Effect.gen(function* () {
       rulesChanged = false
       if (tree !== undefined && at === to) return new Map<string, TurnFileChange["change"]>()
-      const delta = tree === undefined ? undefined : yield* loadManifestDelta(to)
-      if (tree === undefined || delta === undefined || delta.base !== at) {
-        const whole = yield* loadManifest(to)
+      const top = tree === undefined ? undefined : yield* loadManifestTop(to)
+      if (tree === undefined || top === undefined || top.base !== at) {
+        // A full manifest is its own top layer; a delta over another one is loaded down its chain.
+        const whole = top !== undefined && top.base === undefined ? top.entries : yield* loadManifest(to)
         const changes = tree === undefined ? undefined : compare(tree, whole)
         tree = new Map(whole)
         at = to
@@ -167,8 +168,8 @@ export const manifestWalk = () => {
       // The delta's final word per path (removed, then set, as a load applies it), each checked
       // against the tree before it.
       const touched = new Map<WorkspacePath, ManifestEntry | undefined>()
-      for (const path of delta.removed) touched.set(path, undefined)
-      for (const [path, entry] of delta.entries) touched.set(path, entry)
+      for (const path of top.removed) touched.set(path, undefined)
+      for (const [path, entry] of top.entries) touched.set(path, entry)
       const changes = new Map<string, TurnFileChange["change"]>()
       for (const [path, b] of touched) {
         if (isIgnoreFile(path)) {
@@ -303,9 +304,10 @@ const freshAfter = (
     const read = new Set<string>([points[from]!.manifestHash])
     for (const p of points.slice(from + 1)) {
       if (p.kind !== "turn" || read.has(p.manifestHash)) continue
-      const delta = yield* loadManifestDelta(p.manifestHash)
+      // A full manifest is read once, whole; a delta over one read already, by its entries alone.
+      const top = yield* loadManifestTop(p.manifestHash)
       const entries =
-        delta !== undefined && read.has(delta.base) ? delta.entries : yield* loadManifest(p.manifestHash)
+        top.base === undefined || read.has(top.base) ? top.entries : yield* loadManifest(p.manifestHash)
       read.add(p.manifestHash)
       for (const [path, entry] of entries)
         if (entry.kind !== "tombstone" && !manifest.has(path)) paths.add(path)
