@@ -16,12 +16,12 @@
  * less the first is what a cold capture of this design costs before it compares anything. The case
  * sets no target of its own.
  */
-import { createHash } from "node:crypto"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliCompressSync, constants } from "node:zlib"
-import { REPO_DIR } from "./harness/options.js"
+import { NodeWorkspace } from "@rewind/adapter-fs"
+import { hashContent } from "@rewind/core"
 import { timeProcess } from "./harness/processTiming.js"
 import { single } from "./harness/stats.js"
 import type { BenchCase, ProcessSampler } from "./harness/types.js"
@@ -35,7 +35,6 @@ import {
   sizeOf,
 } from "./shapes.bench.js"
 
-const DIRSCAN = join(REPO_DIR, "packages", "adapters", "fs", "build", "Release", "dirscan.node")
 const SCAN_ONLY = fileURLToPath(new URL("./floors/nativeScanOnly.cjs", import.meta.url))
 /** As the SQLite store keeps them (`COMPRESS_FROM_BYTES` of the adapter): smaller files are stored as they are. */
 const STORED_AS_IS_BELOW = 64
@@ -54,11 +53,14 @@ export const shapeFloor: BenchCase = {
   sizes: (_sizes, mode) => shapeCopies(mode),
   sizeUnit: "× babel",
   run: async (ctx) => {
-    if (!existsSync(DIRSCAN)) {
+    // The module the adapter itself loaded (its own search: the package's build), or why none.
+    const native = NodeWorkspace.implementation.nativeModule
+    if (!native.loaded) {
       throw new Error(
-        `${DIRSCAN} is missing: the fs adapter's native scanner was not built (npm ci builds it), so there is no scanner to measure`,
+        `the fs adapter's native scanner did not load (${native.reason}): there is no scanner to measure`,
       )
     }
+    const dirscan = native.path
     const ws = await prepared(ctx)
     const size = sizeOf(ws)
     const git = ctx.shadowGit(ws.root)
@@ -112,7 +114,7 @@ export const shapeFloor: BenchCase = {
           kind: "process",
           label: "node nativeScanOnly.cjs",
           run: (probe) => {
-            const run = timeProcess(process.execPath, [SCAN_ONLY, DIRSCAN, ws.root], {
+            const run = timeProcess(process.execPath, [SCAN_ONLY, dirscan, ws.root], {
               measureMemory: probe.measureMemory,
             })
             const listed = Number(run.stdout.trim())
@@ -127,7 +129,7 @@ export const shapeFloor: BenchCase = {
         expectedGrowth: "whole",
         notes: [
           ...notes,
-          `the fs adapter's built module (${DIRSCAN}), by waves, with the adapter's thread count`,
+          `the module the fs adapter loads (${dirscan}), 256 directories per call, with the adapter's thread count`,
         ],
       })
 
@@ -137,7 +139,7 @@ export const shapeFloor: BenchCase = {
       const seen = new Set<string>()
       for (const file of ws.files) {
         const bytes = readFileSync(join(ws.root, file.path))
-        const key = createHash("sha256").update(bytes).digest("hex")
+        const key = hashContent(bytes)
         if (seen.has(key)) continue
         seen.add(key)
         stored +=
