@@ -109,8 +109,8 @@ const MAX_VOUCHED = 1_000_000
  * room left and does not ask for a second buffer. By default zlib fills 16 KiB buffers and joins
  * them, a copy and a buffer per 16 KiB: in a cold process, the 23 MB stat cache and 20 MB manifest
  * of a 4× babel point inflated in 206–253 ms instead of 273–369 ms, and 16 MB lighter. Bounded so
- * that a damaged size cannot ask for a huge buffer (past the bound, zlib's chunks as before); the
- * result is checked against the hash whatever the size said.
+ * that a damaged size cannot ask for a huge buffer (a larger content comes in pieces of the bound,
+ * joined as before); the result is checked against the hash whatever the size said.
  */
 const MAX_INFLATE_BUFFER = 64 * 1024 * 1024
 const inflateOptions = (row: BlobRow) => ({
