@@ -53,7 +53,15 @@ export const scriptedWorkspace = async (root: string) => {
   }
   const t1 = await turn("write the first version of a.txt", "a.txt", "one\nshared line\n", true)
   const t2 = await turn("change a.txt to two", "a.txt", "two\nshared line\n")
-  must(await rewind.startBackgroundTask(sid, t2.turnId, "run the test watcher"))
+  // A task's description is often a command line with a long path: one word the phone-width
+  // layout must still wrap (as it must the random turn id shown beside it).
+  must(
+    await rewind.startBackgroundTask(
+      sid,
+      t2.turnId,
+      "run the test watcher on packages/rewind/test/uiHarness.ts,packages/ui-app/src/TimelinePage.tsx",
+    ),
+  )
   must(await rewind.rewindConversation(sid, t2.messageId))
   const t3 = await turn(
     "<img src=x onerror=alert(1)> try b.txt instead",
