@@ -113,6 +113,36 @@ describe("native directory scanner", () => {
   })
 
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
+    "lists a directory larger than one read of its entries (several getdents64 batches) in full",
+    () =>
+      withTemp((base) => {
+        // 3,000 names of ~70 bytes: ~270 KB of directory records, four times the scanner's buffer.
+        const big = join(base, "big")
+        mkdirSync(big)
+        const names: Array<string> = []
+        for (let i = 0; i < 3000; i++) {
+          const n = `${String(i).padStart(5, "0")}-${"é".repeat(20)}-${"x".repeat(i % 40)}`
+          names.push(n)
+          if (i % 500 === 7) symlinkSync(`${"t".repeat(300)}/${i}`, join(big, n))
+          else if (i % 700 === 3) mkdirSync(join(big, n))
+          else writeFileSync(join(big, n), String(i))
+        }
+        const { native, javascript } = scanBoth([big])
+        expect(native).toEqual(javascript)
+        const listed = Either.getOrThrow(native[0]!)
+        expect(listed.map((e) => e.name).sort()).toEqual([...names].sort())
+        expect(listed.filter((e) => e.target !== undefined)).toHaveLength(6)
+        // The same through the confined scan a workspace takes (scanBeneath).
+        const scanned = (nativeScan: boolean) =>
+          Effect.runSync(
+            Effect.flatMap(NodeWorkspace.make(base, { nativeScan }), (w) => w.scanDirectories([p("big")])),
+          ).map((r) => Either.getOrUndefined(r))
+        expect(scanned(true)).toEqual(scanned(false))
+        expect(scanned(true)[0]).toHaveLength(3000)
+      }),
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "lets a workspace scan random trees as the JavaScript scanner does, through symlinks and refusals",
     () => {
       fc.assert(
