@@ -4,7 +4,8 @@
  *
  * Invariants:
  * - the socket is created mode 0600 (under umask 0177, then chmod) in a directory owned by this
- *   user that neither group nor others can write; otherwise the server refuses to start;
+ *   user that neither group nor others can write; otherwise the server refuses to start (a
+ *   missing directory is created mode 0700 first, so it passes);
  * - an existing path is taken over only when it is a socket owned by this user that nobody
  *   answers on (a crashed server's leftover); a live socket ("another server is listening"), a
  *   non-socket or someone else's file refuses to start, touching nothing;
@@ -18,7 +19,7 @@
  *   a call still running) for that long, counted from the start and from each last connection's
  *   end: an auto-started server (the hook's) does not outlive its agent session for long.
  */
-import { chmod, lstat, readFile, stat, unlink, writeFile } from "node:fs/promises"
+import { chmod, lstat, mkdir, readFile, stat, unlink, writeFile } from "node:fs/promises"
 import { createConnection, createServer, type Server, type Socket } from "node:net"
 import { dirname, resolve } from "node:path"
 import { Effect, FiberSet } from "effect"
@@ -48,6 +49,10 @@ export const prepareSocketPath = (path: string): Effect.Effect<void, CliFailure>
     try: async () => {
       const uid = process.getuid?.()
       const dir = dirname(path)
+      // A missing directory is made, private: the path `rewind status` prints (what an auto-started
+      // server would use) names one that exists only once a server has run. A directory that was
+      // already there is taken as it is and checked below like any other.
+      await mkdir(dir, { recursive: true, mode: 0o700 }).catch(() => undefined)
       const d = await stat(dir).catch((error) => {
         throw refused(`the socket's directory ${dir} cannot be used (${errno(error) ?? String(error)})`)
       })

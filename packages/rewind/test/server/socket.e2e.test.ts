@@ -5,9 +5,9 @@
  * crashes mid-pipeline leaves its session usable by the others; SIGTERM removes the socket.
  */
 import { spawn } from "node:child_process"
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs"
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from "node:fs"
 import { createConnection, type Socket } from "node:net"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { BIN, cli, tempDir } from "../cliHarness.js"
@@ -166,6 +166,35 @@ describe("rewind serve --socket (the built bin)", () => {
       next.child.kill("SIGINT")
       expect(await next.exited).toEqual({ code: 0, signal: null })
     }),
+  )
+
+  it.effect(
+    "creates the socket's directory, private, when it is missing: the path `rewind status` prints works",
+    () =>
+      Effect.promise(async () => {
+        const root = tempDir()
+        expect((await cli(["init", "--workspace", root])).code).toBe(0)
+        // The socket `status` reports before any server ran: its directory does not exist yet.
+        const runtime = join(tempDir(), "runtime")
+        const env = { XDG_RUNTIME_DIR: runtime }
+        const status = await cli(["status", "--json", "--workspace", root], undefined, env)
+        const line = status.stdout
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((r) => r.type === "hook_server")
+        const path = line?.socket
+        expect(typeof path).toBe("string")
+        expect(existsSync(dirname(path as string))).toBe(false)
+        const server = startSocketServer(root, path as string)
+        expect(await server.ready).toBe(true)
+        expect(statSync(dirname(path as string)).mode & 0o777).toBe(0o700)
+        const c = await client(path as string)
+        expect((await c.call(1, "listSessions", [])).result).toMatchObject({ ok: true })
+        c.socket.destroy()
+        server.child.kill("SIGINT")
+        expect(await server.exited).toEqual({ code: 0, signal: null })
+      }),
   )
 
   it.effect(
