@@ -198,7 +198,7 @@ const isKnownType = (type: string): type is EventType => Object.hasOwn(EVENT_VER
 export const encodeEvent = (event: SessionEvent): EncodedEvent => ({
   type: event._tag,
   version: EVENT_VERSIONS[event._tag].version,
-  payload: encoders[event._tag](event),
+  payload: encoderOf(event._tag)(event),
 })
 
 // Decoding goes through plain-struct mirrors of the event classes: the same fields and checks, but
@@ -225,16 +225,29 @@ const classFieldsOf = (schema: { readonly fields: Schema.Struct.Fields }) =>
       : [],
   )
 
+/**
+ * `make(type)` built on a type's first use and kept: a process that reads or writes a few event
+ * types (a command-line capture) does not build the codecs of all of them at start, which was a
+ * tenth of such a process's fixed cost.
+ */
+const perType = <A>(make: (type: EventType) => A) => {
+  const made = new Map<EventType, A>()
+  return (type: EventType): A => {
+    if (made.has(type)) return made.get(type) as A
+    const value = make(type)
+    made.set(type, value)
+    return value
+  }
+}
+
 // Events whose mirror is plain data (every event today) are checked by a compiled checker
 // (`compilePlain`) instead of Effect's interpreter; a value it rejects goes through the schema codec
 // so the error (or, for a value only the schema accepts, the result) is the schema's own.
-const plainOf = (type: string) => {
-  const entry = EVENT_VERSIONS[type as EventType]
-  return compilePlain(mirrorOf(entry.schema).ast)
-}
+const plainOf = perType((type) => compilePlain(mirrorOf(EVENT_VERSIONS[type].schema).ast))
 
-const decoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
+const decoderOf = perType(
+  (type): ((input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>) => {
+    const entry = EVENT_VERSIONS[type]
     const decode = Schema.decodeUnknownEither(
       mirrorOf(entry.schema) as unknown as Schema.Schema<SessionEvent, unknown>,
     )
@@ -246,30 +259,24 @@ const decoders = Object.fromEntries(
       for (const [key, prototype] of nested) Object.setPrototypeOf(record[key], prototype)
       return Object.setPrototypeOf(value, eventPrototype) as SessionEvent
     }
-    return [
-      type,
-      (input: unknown) => {
-        const checked = plain === undefined ? INVALID : plain(input)
-        if (checked !== INVALID) return Either.right(withPrototypes(checked))
-        return Either.map(decode(input), withPrototypes)
-      },
-    ]
-  }),
-) as Record<EventType, (input: unknown) => Either.Either<SessionEvent, ParseResult.ParseError>>
+    return (input) => {
+      const checked = plain === undefined ? INVALID : plain(input)
+      if (checked !== INVALID) return Either.right(withPrototypes(checked))
+      return Either.map(decode(input), withPrototypes)
+    }
+  },
+)
 
-const encoders = Object.fromEntries(
-  Object.entries(EVENT_VERSIONS).map(([type, entry]) => {
-    const encode = Schema.encodeSync(entry.schema as unknown as Schema.Schema<SessionEvent, unknown>)
-    const plain = plainOf(type)
-    return [
-      type,
-      (event: SessionEvent) => {
-        const checked = plain === undefined ? INVALID : plain(event)
-        return checked === INVALID ? encode(event) : checked
-      },
-    ]
-  }),
-) as Record<EventType, (event: SessionEvent) => unknown>
+const encoderOf = perType((type): ((event: SessionEvent) => unknown) => {
+  const encode = Schema.encodeSync(
+    EVENT_VERSIONS[type].schema as unknown as Schema.Schema<SessionEvent, unknown>,
+  )
+  const plain = plainOf(type)
+  return (event) => {
+    const checked = plain === undefined ? INVALID : plain(event)
+    return checked === INVALID ? encode(event) : checked
+  }
+})
 
 /** The first field a schema refused and why, in one line: a full report of a large value runs to kilobytes. */
 const firstProblem = (error: ParseResult.ParseError): string => {
@@ -334,7 +341,7 @@ const decodeToEither = (
     input._tag = type
   } else input = { ...payload, _tag: type }
   return Either.mapLeft(
-    decoders[type](input),
+    decoderOf(type)(input),
     (error) =>
       new EventDecodeError({
         reason: "malformed",
