@@ -33,6 +33,7 @@ import {
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
+import { STORE_DIR_NAME } from "./workspaceRoot.js"
 
 /**
  * The services every facade operation may need: exactly core's ports (`RewindPorts`), so the facade
@@ -62,7 +63,7 @@ export const ARTIFACTS_DIR = "artifacts"
 /** Where the live engine's watcher makes its flush cookies, relative to the store directory. */
 export const WATCH_COOKIE_DIR = "watch"
 /** The store directory's name under the workspace root when `dir` is not given. */
-export const DEFAULT_DIR_NAME = ".rewind"
+export const DEFAULT_DIR_NAME = STORE_DIR_NAME
 
 /** Errors opening the embedded default can fail with. */
 export type DefaultOpenError =

@@ -73,9 +73,10 @@ describe("one reading of a plain capture command line", () => {
 describe("capture without the option parser", () => {
   it("takes plain arguments, as the full CLI would read them", () => {
     const cwd = tempDir()
+    // No workspace named: the one the full CLI finds (workspaceRoot.ts); here no store, so cwd.
     expect(parseFastCaptureArgs([], cwd)).toEqual({
       json: false,
-      workspace: Option.none(),
+      workspace: Option.some(cwd),
       dir: Option.none(),
       session: Option.none(),
       turn: Option.none(),
@@ -96,6 +97,12 @@ describe("capture without the option parser", () => {
       paths: [],
       maxFiles: Option.some(50),
     })
+    // From a subdirectory of a workspace with a store: that workspace, as every command finds it.
+    mkdirSync(join(cwd, ".rewind"))
+    mkdirSync(join(cwd, "src", "deep"), { recursive: true })
+    expect(parseFastCaptureArgs(["--json"], join(cwd, "src", "deep"))?.workspace).toEqual(Option.some(cwd))
+    // A store named without a workspace: the working directory, as the full CLI takes it.
+    expect(parseFastCaptureArgs(["--dir", "s"], join(cwd, "src"))?.workspace).toEqual(Option.some(join(cwd, "src")))
   })
 
   it("leaves everything else to the full CLI", () => {

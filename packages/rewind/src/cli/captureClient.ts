@@ -22,6 +22,7 @@ import type { Socket } from "node:net"
 import { join, resolve } from "node:path"
 import { connectSocket, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
+import { STORE_DIR_NAME } from "../workspaceRoot.js"
 import { plainCaptureArgs } from "./plainCaptureArgs.js"
 import { pointRecord } from "./pointRecord.js"
 
@@ -47,10 +48,10 @@ interface CaptureArgs {
 export const parseCaptureArgs = (args: ReadonlyArray<string>, cwd: string): CaptureArgs | undefined => {
   const plain = plainCaptureArgs(args, cwd)
   if (plain === undefined || !plain.json) return undefined
-  const workspace = resolve(cwd, plain.workspace ?? ".")
+  const workspace = plain.workspace
   return {
     workspace,
-    dir: plain.dir === undefined ? join(workspace, ".rewind") : resolve(cwd, plain.dir),
+    dir: plain.dir === undefined ? join(workspace, STORE_DIR_NAME) : resolve(cwd, plain.dir),
     ...(plain.session === undefined ? {} : { session: plain.session }),
     ...(plain.turn === undefined ? {} : { turn: plain.turn }),
     ...(plain.maxFiles === undefined ? {} : { maxFiles: plain.maxFiles }),

@@ -36,7 +36,7 @@ export const parseFastCaptureArgs = (args: ReadonlyArray<string>, cwd: string): 
   if (Option.isSome(turn) && Option.isNone(turnId)) return undefined
   return {
     json: plain.json,
-    workspace: Option.fromNullable(plain.workspace),
+    workspace: Option.some(plain.workspace),
     dir: Option.fromNullable(plain.dir),
     session: sessionId,
     turn: turnId,

@@ -7,6 +7,7 @@
 import { resolve } from "node:path"
 import { Effect, Option } from "effect"
 import type { Rewind } from "../openRewind.js"
+import { commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, readOnlyWarning } from "./output.js"
 import type { CommonOptions } from "./store.js"
 
@@ -28,7 +29,10 @@ export const withFacade = <A, E, R>(
   /** `live`: run the live engine (the workspace watcher) for as long as the body runs. */
   open: { readonly live?: boolean } = {},
 ) => {
-  const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
+  const workspaceRoot = commandWorkspace(process.cwd(), {
+    workspace: Option.getOrUndefined(options.workspace),
+    dir: Option.getOrUndefined(options.dir),
+  })
   return Effect.acquireUseRelease(
     // Loaded on first use, so `--help` and usage errors do not pay for loading the store adapters.
     Effect.tryPromise({

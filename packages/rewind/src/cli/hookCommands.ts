@@ -7,6 +7,7 @@ import { resolve } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import type { HookAgent } from "../hooks/hookEvent.js"
+import { commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, makeOutput } from "./output.js"
 import { common } from "./store.js"
 
@@ -109,7 +110,7 @@ const changeSettings = (
         reason: "not_built",
       })
     }
-    const workspace = resolve(Option.getOrElse(o.workspace, () => process.cwd()))
+    const workspace = commandWorkspace(process.cwd(), { workspace: Option.getOrUndefined(o.workspace) })
     const path = settingsPath(o.agent, { workspace, user: o.user })
     const change = yield* Effect.try({
       try: () =>

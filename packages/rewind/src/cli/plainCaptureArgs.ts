@@ -15,6 +15,7 @@
  */
 import { statSync } from "node:fs"
 import { resolve } from "node:path"
+import { commandWorkspace } from "../workspaceRoot.js"
 
 /** Contracts' `ID_PATTERN` (ids.ts), copied because importing contracts loads Effect; a test pins it. */
 export const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
@@ -24,8 +25,8 @@ const OPTIONS = new Set(["--workspace", "--dir", "--session", "--turn", "--max-f
 
 export interface PlainCaptureArgs {
   readonly json: boolean
-  /** As given (relative to the caller's cwd); the caller resolves it. */
-  readonly workspace?: string
+  /** The workspace (absolute): as given, or found from the caller's cwd (workspaceRoot.ts). */
+  readonly workspace: string
   readonly dir?: string
   readonly session?: string
   readonly turn?: string
@@ -64,9 +65,11 @@ export const plainCaptureArgs = (args: ReadonlyArray<string>, cwd: string): Plai
     return undefined
   }
   const dir = values.get("--dir")
+  // The workspace the full CLI would act on (workspaceRoot.ts): named, or found from `cwd`.
+  const root = commandWorkspace(cwd, { workspace, dir })
   return {
     json,
-    ...(workspace === undefined ? {} : { workspace }),
+    workspace: root,
     ...(dir === undefined ? {} : { dir }),
     ...(session === undefined ? {} : { session }),
     ...(turn === undefined ? {} : { turn }),

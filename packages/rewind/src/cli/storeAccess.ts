@@ -19,6 +19,7 @@ import { Effect, type Layer, Option } from "effect"
 import type { StoreMissing, StoreRefused } from "../errors.js"
 import type { DefaultOpenError, EngineServices } from "../layers.js"
 import type { layerEmbeddedService } from "../serviceLayer.js"
+import { commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, makeOutput, type Output, readOnlyWarning } from "./output.js"
 
 export interface CommonOptions {
@@ -111,7 +112,12 @@ export const withRewind = <A, R>(
   open: { readonly live?: boolean } = {},
 ): Effect.Effect<A, CliFailure, Exclude<R, Provided>> => {
   const out = makeOutput(options.json)
-  const workspaceRoot = resolve(Option.getOrElse(options.workspace, () => process.cwd()))
+  // `init` (the one creating command) makes its workspace where it is told; the others find theirs.
+  const workspaceRoot = commandWorkspace(
+    process.cwd(),
+    { workspace: Option.getOrUndefined(options.workspace), dir: Option.getOrUndefined(options.dir) },
+    !create,
+  )
   const named = Option.map(options.dir, (dir) => resolve(dir))
   return failOnErrors(
     Effect.flatMap(

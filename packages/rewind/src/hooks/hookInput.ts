@@ -5,11 +5,12 @@
  * else), so the agent's payload Schemas are applied later, next to the engine (runHook.ts).
  *
  * Where the workspace is: `--workspace`, else the agent's project directory
- * (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`), else the nearest directory at or above the
- * payload's `cwd` holding a `.rewind` store, else that `cwd`.
+ * (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`), else the one the payload's `cwd` finds by the CLI's
+ * rule (workspaceRoot.ts: the nearest directory at or above it holding a store, else that `cwd`).
  */
 import { existsSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { join, resolve } from "node:path"
+import { discoverWorkspace, STORE_DIR_NAME } from "../workspaceRoot.js"
 import type { HookAgent } from "./hookEvent.js"
 import { appendProblem } from "./hookProblems.js"
 
@@ -62,11 +63,7 @@ export const resolveHookWorkspace = (
   if (options.workspace !== undefined) return resolve(options.workspace)
   const project = projectDir(agent, options.env)
   if (project !== undefined && project.length > 0) return resolve(project)
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".rewind"))) return dir
-    if (dirname(dir) === dir) break
-  }
-  return resolve(cwd)
+  return discoverWorkspace(cwd)
 }
 
 export const messageOf = (error: unknown) =>
@@ -129,7 +126,7 @@ export const hasCommonFields = (json: unknown): boolean => {
 export const parseHookInput = (options: HookRunOptions): ParsedHook | HookRunResult => {
   const { agent } = options
   const dir = options.dir === undefined ? undefined : resolve(options.dir)
-  const storeDirFor = (root: string) => dir ?? join(root, ".rewind")
+  const storeDirFor = (root: string) => dir ?? join(root, STORE_DIR_NAME)
   const fallbackStoreDir = storeDirFor(resolveHookWorkspace(agent, options, options.processCwd))
   let json: unknown
   try {

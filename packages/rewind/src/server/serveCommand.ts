@@ -22,6 +22,7 @@ import { common } from "../cli/store.js"
 import { usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
+import { STORE_DIR_NAME } from "../workspaceRoot.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
 import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
@@ -130,7 +131,7 @@ export const serve = Command.make("serve", options, (o) =>
           o.create,
           (rewind) =>
             Effect.gen(function* () {
-              const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, ".rewind")
+              const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, STORE_DIR_NAME)
               const implementation = {
                 ...serviceImplementation(rewind),
                 [hookOperation.name]: hookImplementation(rewind, storeDir),

@@ -1,0 +1,47 @@
+/**
+ * Which workspace a command acts on when it names none, and where its store is by default.
+ *
+ * The rule (git's for `.git`): the nearest directory at or above the working directory that holds
+ * a Rewind store (`.rewind`), else the working directory itself. A command run from a subdirectory
+ * of a workspace then finds its store, where it used to fail with "no Rewind store" and advise an
+ * `init` that would have made a second, nested store; an agent whose shell `cd`s into a
+ * subdirectory keeps recording into the one store.
+ *
+ * One rule for every entry point: the hooks (the payload's `cwd`), every CLI command, the capture
+ * paths that run before the full CLI (the hand-over to a server, the fast capture) and `install`.
+ * Two exceptions, both taking the working directory as it is:
+ * - `rewind init`, which makes a workspace where it is told (as `git init` does);
+ * - a store named with `--dir` and no `--workspace`: a named store says nothing about which
+ *   directory above holds the workspace.
+ *
+ * Loads Node built-ins only: the hook client and the capture hand-over run it before anything else.
+ */
+import { existsSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+
+/** The store directory's name inside its workspace (the default `--dir`). */
+export const STORE_DIR_NAME = ".rewind"
+
+/** The nearest directory at or above `cwd` holding a store, else `cwd` (resolved). */
+export const discoverWorkspace = (cwd: string): string => {
+  const start = resolve(cwd)
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, STORE_DIR_NAME))) return dir
+    if (dirname(dir) === dir) return start
+  }
+}
+
+/**
+ * The workspace of a command run in `cwd`: `workspace` when given (relative to `cwd`); `cwd` when
+ * a store is named without one, or when the command does not search (`init`); else the
+ * discovered one.
+ */
+export const commandWorkspace = (
+  cwd: string,
+  named: { readonly workspace?: string | undefined; readonly dir?: string | undefined },
+  search = true,
+): string => {
+  if (named.workspace !== undefined) return resolve(cwd, named.workspace)
+  if (named.dir !== undefined || !search) return resolve(cwd)
+  return discoverWorkspace(cwd)
+}
