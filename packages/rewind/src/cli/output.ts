@@ -59,7 +59,15 @@ export const leftOutLine = (s: {
  * them so that what a restore will not put back is never silent.
  */
 export const keptLine = (k: { readonly path: string; readonly kind: string; readonly message: string }) =>
-  `${yellow("kept")} ${leftOutLine({ path: k.path, reason: k.kind, detail: k.message })}`
+  `${yellow("kept")} ${leftOutLine({ path: k.path, reason: k.kind, detail: withoutSubject(k.path, k.message) })}`
+
+/** The policy's message names the path it is about ("a.log is excluded by …"): the line already does. */
+const withoutSubject = (path: string, message: string) =>
+  message.startsWith(`${path} is `)
+    ? message.slice(path.length + 4)
+    : message.startsWith(`${path} `)
+      ? message.slice(path.length + 1)
+      : message
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping ANSI colour codes to measure width
 const ANSI = /\x1b\[[0-9;]*m/g
