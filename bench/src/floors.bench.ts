@@ -21,6 +21,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliCompressSync, constants } from "node:zlib"
 import { NodeWorkspace } from "@rewind/adapter-fs"
+import { SqliteArtifactStore } from "@rewind/adapter-sqlite"
 import { hashContent } from "@rewind/core"
 import { timeProcess } from "./harness/processTiming.js"
 import { single } from "./harness/stats.js"
@@ -36,8 +37,8 @@ import {
 } from "./shapes.bench.js"
 
 const SCAN_ONLY = fileURLToPath(new URL("./floors/nativeScanOnly.cjs", import.meta.url))
-/** As the SQLite store keeps them (`COMPRESS_FROM_BYTES` of the adapter): smaller files are stored as they are. */
-const STORED_AS_IS_BELOW = 64
+/** As the SQLite store keeps them: smaller files are stored as they are. */
+const STORED_AS_IS_BELOW = SqliteArtifactStore.STORED_AS_IS_BELOW_BYTES
 /**
  * Quality 5: on this content (random letters) within 0.3% of qualities 7 and 9, and below the
  * store's own 3 (measured 6 December 2026, qualities 5, 7, 9 and 3: 0.605, 0.603, 0.607 and 0.609

@@ -7,9 +7,16 @@
  */
 import { ArtifactStore } from "@rewind/core"
 import { Effect, Layer } from "effect"
+import { COMPRESS_FROM_BYTES } from "./internal/artifactStore.js"
 import { artifactStoreOf } from "./internal/storeService.js"
 import { SqliteDatabase } from "./SqliteDatabase.js"
 import { SqliteStore } from "./SqliteSessionStore.js"
+
+/**
+ * Contents smaller than this are stored as they are, never compressed (the codec's framing would
+ * eat the saving): part of what a store of a given tree holds, so measurements of it can say so.
+ */
+export const STORED_AS_IS_BELOW_BYTES: number = COMPRESS_FROM_BYTES
 
 /** The ArtifactStore over the SQLite store in context. */
 export const layer: Layer.Layer<ArtifactStore, never, SqliteStore> = Layer.effect(
