@@ -195,6 +195,21 @@ describe("rewind serve --workspace-socket", () => {
           const out = await run(["capture", "--json", "--workspace", root, "--dir", dir], env)
           expect(out.code, out.stderr).toBe(0)
           expect(pointOf(out.stdout).point).toMatchObject({ via: "server", files: 2 })
+          // `status` runs no live engine itself: it reports the server's watcher, the one the
+          // handed-over captures use (this one took the capture above from a full scan).
+          const status = await run(["status", "--json", "--workspace", root, "--dir", dir], env)
+          const records = status.stdout
+            .split("\n")
+            .filter((l) => l.startsWith("{"))
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+          expect(records.find((r) => r.type === "hook_server")).toMatchObject({ running: true })
+          expect(records.find((r) => r.type === "hook_server_watcher")).toMatchObject({
+            answered: true,
+            active: true,
+            lastCapture: { mode: "full" },
+          })
+          const words = await run(["status", "--workspace", root, "--dir", dir], env)
+          expect(words.stdout).toMatch(/watcher +in the hook server \(pid \d+\): /)
         } finally {
           await server.stop()
         }

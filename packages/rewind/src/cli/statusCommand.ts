@@ -5,6 +5,7 @@
  * still printed.
  */
 import { Command } from "@effect/cli"
+import type { RewindResults } from "@rewind/core"
 import { Effect, Option } from "effect"
 import { nativeStatus } from "../internal/doctor.js"
 import {
@@ -37,7 +38,7 @@ import {
  */
 const reportHookProblems = (rewind: CliRewind, out: Output) =>
   Effect.gen(function* () {
-    if (rewind.dir === undefined) return
+    if (rewind.dir === undefined) return undefined
     const { hookServerStatus } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
     const server = yield* Effect.promise(() =>
       hookServerStatus(rewind.workspaceRoot, rewind.dir!, process.env),
@@ -60,11 +61,49 @@ const reportHookProblems = (rewind: CliRewind, out: Output) =>
     )
     const { readProblems } = yield* Effect.promise(() => import("../hooks/hookProblems.js"))
     const problems = readProblems(rewind.dir)
-    if (problems.length === 0) return
-    const recent = problems.slice(-5)
-    yield* out.record("hook_problems", { count: problems.length, recent })
-    yield* out.human(`${yellow("hooks")}     ${problems.length} problem(s) logged; the latest:`)
-    for (const p of recent) yield* out.human(`  ${iso(p.at)}  ${p.message}`)
+    if (problems.length > 0) {
+      const recent = problems.slice(-5)
+      yield* out.record("hook_problems", { count: problems.length, recent })
+      yield* out.human(`${yellow("hooks")}     ${problems.length} problem(s) logged; the latest:`)
+      for (const p of recent) yield* out.human(`  ${iso(p.at)}  ${p.message}`)
+    }
+    return server
+  })
+
+type Watcher = (typeof RewindResults.SnapshotStatus.Type)["watcher"]
+
+const watcherText = (w: Watcher) =>
+  w.active
+    ? `${w.backend}, ${w.watchedDirectories} directories watched${w.lastCapture === undefined ? "" : `; last capture ${w.lastCapture.mode === "watched" ? "from the change set" : `a full scan (${w.lastCapture.reason ?? "no reason given"})`}`}`
+    : `not running: ${w.reason}`
+
+/**
+ * The watcher line. This process runs no live engine; the workspace's hook server, when one runs,
+ * does: its watcher is the one the hooks' captures use, so it is asked and reported.
+ */
+const reportWatcher = (
+  own: Watcher,
+  server:
+    | { readonly socket: string | null; readonly running: boolean; readonly pid: number | null }
+    | undefined,
+  out: Output,
+) =>
+  Effect.gen(function* () {
+    if (own.active || server === undefined || !server.running || server.socket === null) {
+      return yield* out.human(`watcher   ${watcherText(own)}`)
+    }
+    const socket = server.socket
+    const { serverWatcher } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
+    const remote = (yield* Effect.promise(() => serverWatcher(socket, 2_000))) as Watcher | undefined
+    yield* out.record(
+      "hook_server_watcher",
+      remote === undefined ? { answered: false } : { answered: true, ...remote },
+    )
+    yield* out.human(
+      remote === undefined
+        ? `watcher   none in this process; the hook server (pid ${server.pid ?? "?"}) did not say whether it watches`
+        : `watcher   in the hook server (pid ${server.pid ?? "?"}): ${watcherText(remote)}`,
+    )
   })
 
 export const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
@@ -82,7 +121,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
           ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations, reads: ${native.reads}${native.warning === null ? "" : ` (${yellow(native.warning)})`}`
           : `${yellow("native")}    ${native.warning}`,
       )
-      yield* reportHookProblems(rewind, out)
+      const server = yield* reportHookProblems(rewind, out)
       const snapshots = yield* Effect.either(failOnErrors(expect(rewind.snapshotStatus())))
       if (snapshots._tag === "Right") {
         const st = snapshots.right
@@ -91,12 +130,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
         yield* out.human(
           `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
         )
-        const w = st.watcher
-        yield* out.human(
-          w.active
-            ? `watcher   ${w.backend}, ${w.watchedDirectories} directories watched${w.lastCapture === undefined ? "" : `; last capture ${w.lastCapture.mode === "watched" ? "from the change set" : `a full scan (${w.lastCapture.reason ?? "no reason given"})`}`}`
-            : `watcher   not running: ${w.reason}`,
-        )
+        yield* reportWatcher(st.watcher, server, out)
         for (const u of st.unprotected) {
           yield* out.human(`${yellow("unprotected")} ${leftOutLine(u)}`)
         }

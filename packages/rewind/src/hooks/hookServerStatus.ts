@@ -7,7 +7,7 @@
  * means a connection to the socket succeeded within a short bound, not that a pid exists.
  */
 import { readFileSync } from "node:fs"
-import { socketAnswers } from "../server/socketClient.js"
+import { connectSocket, socketAnswers, socketRpc } from "../server/socketClient.js"
 import { serverInfoPath, workspaceSocketPath } from "../server/workspaceSocket.js"
 
 export interface HookServerStatus {
@@ -40,4 +40,25 @@ export const hookServerStatus = async (
   return running
     ? { socket, running, ...readInfo(socket) }
     : { socket, running, pid: null, idleExitMs: null, startedAt: null }
+}
+
+/**
+ * The running server's watcher, as its `snapshotStatus` reports it (the live engine runs there,
+ * not in the asking process); undefined when it does not answer within `timeoutMs`.
+ */
+export const serverWatcher = async (socket: string, timeoutMs: number): Promise<unknown> => {
+  try {
+    const connection = await connectSocket(socket, timeoutMs)
+    try {
+      const answer = (await socketRpc(connection, timeoutMs)("snapshotStatus", [])) as {
+        ok?: boolean
+        value?: { watcher?: unknown }
+      }
+      return answer.ok === true ? answer.value?.watcher : undefined
+    } finally {
+      connection.destroy()
+    }
+  } catch {
+    return undefined
+  }
 }
