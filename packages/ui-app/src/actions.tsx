@@ -136,6 +136,12 @@ export const RestoreFlow = ({
               Protected, left alone: {plan.protected.map((p) => `${p.path} (${p.kind})`).join(", ")}
             </p>
           )}
+          {plan.leftOut.length > 0 && (
+            <p class="muted" data-testid="left-out">
+              Not in the point, left as it is:{" "}
+              {plan.leftOut.map((s) => `${s.path} (${s.detail ?? s.reason})`).join(", ")}
+            </p>
+          )}
           {plan.conflicts.length > 0 && (
             <div class="refusal">
               <strong>Cannot apply:</strong>

@@ -60,6 +60,12 @@ export const PointDiff = Schema.Struct({
 export const PointRestorePreview = Schema.Struct({
   pointId: PointId,
   protected: Schema.Array(ProtectedPath),
+  /**
+   * What the point's capture left out (a nested repository, a file over the size limit, a part the
+   * scan's budget did not reach, an unreadable path...): the point holds nothing of it, so the
+   * restore leaves it as it is. Said so that a restore is never taken for more than it is.
+   */
+  leftOut: Schema.Array(SkippedPath),
   changes: Schema.Array(
     Schema.Struct({
       path: WorkspacePath,

@@ -4,7 +4,7 @@
  * `pointRestorePlan.ts`), and, without conflicts, issues a preview token bound to the point and a
  * digest of the plan. Writes nothing. `applyPointRestore.ts` redeems the token.
  */
-import type { PointId, ProtectedPath, SessionId } from "@rewind/contracts"
+import type { PointId, ProtectedPath, SessionId, SkippedPath } from "@rewind/contracts"
 import { Effect } from "effect"
 import { issuePreviewToken } from "../restore/previewTokens.js"
 import { type PlannedChange, planPointRestore, type RestoreConflict } from "./pointRestorePlan.js"
@@ -20,6 +20,12 @@ export interface PointRestorePreview {
    * not a conflict. A path that holds the point's state already is counted in `unchanged` instead.
    */
   readonly protected: ReadonlyArray<ProtectedPath>
+  /**
+   * What the point's capture left out (its `skipped`: a nested repository, a file over the size
+   * limit, what the scan's budget did not reach, an unreadable path...): the point holds nothing
+   * of it, so the restore leaves it as it is, whatever it holds now.
+   */
+  readonly leftOut: ReadonlyArray<SkippedPath>
   readonly changes: ReadonlyArray<PlannedChange>
   readonly unchanged: number
   readonly conflicts: ReadonlyArray<RestoreConflict>
@@ -38,6 +44,7 @@ export const previewPointRestore = (sessionId: SessionId, pointId: PointId) =>
     const base: PointRestorePreview = {
       pointId,
       protected: p.protected,
+      leftOut: p.point.skipped,
       changes: p.changes,
       unchanged: p.unchanged,
       conflicts: p.conflicts,

@@ -61,6 +61,35 @@ export const leftOutLine = (s: {
 export const keptLine = (k: { readonly path: string; readonly kind: string; readonly message: string }) =>
   `${yellow("kept")} ${leftOutLine({ path: k.path, reason: k.kind, detail: withoutSubject(k.path, k.message) })}`
 
+/**
+ * A path the point's capture left out (a nested repository, a file over the size limit...): the
+ * point holds nothing of it, so a restore leaves it as it is. Said, so that a restore is never
+ * taken for more than it is.
+ */
+export const notInPointLine = (s: {
+  readonly path: string
+  readonly reason: string
+  readonly detail?: string | undefined
+}) => `${yellow("not in the point")} ${leftOutLine(s)}: left as it is`
+
+/** At most this many `notInPointLine`s in human output; `--json` lists every one. */
+const NOT_IN_POINT_SHOWN = 10
+
+/** The human lines for what a point left out: the first few, then how many more. */
+export const notInPointLines = (
+  all: ReadonlyArray<{
+    readonly path: string
+    readonly reason: string
+    readonly detail?: string | undefined
+  }>,
+): ReadonlyArray<string> =>
+  all.length <= NOT_IN_POINT_SHOWN
+    ? all.map(notInPointLine)
+    : [
+        ...all.slice(0, NOT_IN_POINT_SHOWN).map(notInPointLine),
+        `${yellow("not in the point")} and ${all.length - NOT_IN_POINT_SHOWN} more path(s) (--json lists them)`,
+      ]
+
 /** The policy's message names the path it is about ("a.log is excluded by …"): the line already does. */
 const withoutSubject = (path: string, message: string) =>
   message.startsWith(`${path} is `)

@@ -12,6 +12,7 @@ import {
   ExitCode,
   green,
   keptLine,
+  notInPointLines,
   type Output,
   red,
   shownPath,
@@ -76,6 +77,7 @@ const previewPoint = (rewind: CliRewind, out: Output, sessionId: SessionId, poin
       unchanged: p.unchanged,
       conflicts: p.conflicts,
       protected: p.protected,
+      leftOut: p.leftOut,
       token: p.token ?? null,
       expiresAt: p.tokenExpiresAt ?? null,
     })
@@ -88,6 +90,7 @@ const previewPoint = (rewind: CliRewind, out: Output, sessionId: SessionId, poin
           ),
     )
     for (const k of p.protected) yield* out.human(keptLine(k))
+    for (const line of notInPointLines(p.leftOut)) yield* out.human(line)
     for (const c of p.conflicts)
       yield* out.human(`${yellow("conflict")} ${c.path}: ${c.reason} (${c.detail})`)
     if (!p.canApply) {

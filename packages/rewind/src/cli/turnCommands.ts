@@ -21,6 +21,7 @@ import {
   green,
   iso,
   keptLine,
+  notInPointLines,
   type Output,
   oneLine,
   red,
@@ -168,6 +169,7 @@ export const restoreTurn = (
       unchanged: plan.unchanged,
       conflicts: plan.conflicts,
       protected: plan.protected,
+      leftOut: plan.leftOut,
       leftAlone: target.leftAlone.map((l) => l.path),
       // Why each was left alone: what turn N's capture reported leaving out at or above it.
       unseen: target.leftAlone,
@@ -183,6 +185,7 @@ export const restoreTurn = (
           ),
     )
     for (const k of plan.protected) yield* out.human(keptLine(k))
+    for (const line of notInPointLines(plan.leftOut)) yield* out.human(line)
     for (const { path, at, reason } of target.leftAlone) {
       const where =
         reason === "budget"

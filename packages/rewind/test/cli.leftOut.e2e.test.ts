@@ -1,0 +1,88 @@
+/**
+ * A restore says what its point does not hold (the point's capture left it out: a nested
+ * repository such as a git submodule, a file over the size limit...): the preview lists it as
+ * `leftOut` and in words, and the restore leaves it as it is. Through the built bin, with a turn
+ * recorded by the Claude Code hook.
+ */
+import { spawn } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+
+const run = (args: ReadonlyArray<string>, cwd: string, stdin = "") =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        XDG_RUNTIME_DIR: join(cwd, "..", "run"),
+        CLAUDE_PROJECT_DIR: "",
+        REWIND_HOOK_SERVER: "off",
+      },
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+    })
+    child.once("exit", (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(stdin)
+  })
+
+describe("what a point left out (the built bin)", () => {
+  it("restore --turn lists a nested repository the agent changed as not in the point, and leaves it as it is", async () => {
+    const root = join(tempDir(), "app")
+    mkdirSync(join(root, "vendor", "lib"), { recursive: true })
+    writeFileSync(join(root, "app.txt"), "app v1\n")
+    // A submodule's checkout: its `.git` is a file naming the superproject's module directory.
+    writeFileSync(join(root, "vendor", "lib", ".git"), "gitdir: ../../.git/modules/vendor/lib\n")
+    writeFileSync(join(root, "vendor", "lib", "lib.txt"), "lib v1\n")
+    const hook = async (event: Record<string, unknown>) => {
+      const payload = { session_id: "left-out", transcript_path: "/nonexistent", cwd: root, ...event }
+      const r = await run(["hook", "claude-code"], root, JSON.stringify(payload))
+      expect(r.code, r.stderr).toBe(0)
+    }
+    await hook({ hook_event_name: "UserPromptSubmit", prompt: "change both" })
+    writeFileSync(join(root, "app.txt"), "app v2\n")
+    writeFileSync(join(root, "vendor", "lib", "lib.txt"), "lib v2 by the agent\n")
+    await hook({
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_use_id: "b1",
+      tool_input: { command: "edit" },
+      tool_response: {},
+    })
+    await hook({ hook_event_name: "Stop", last_assistant_message: "done" })
+
+    const preview = await run(["restore", "--turn", "1", "--json"], root)
+    expect(preview.code, preview.stderr).toBe(0)
+    const plan = jsonLines(preview.stdout).find((r) => r.type === "turn_preview")!
+    expect(plan.changes).toEqual([{ path: "app.txt", action: "write" }])
+    expect(plan.leftOut).toEqual([
+      { path: "vendor/lib", reason: "skipped_directory", detail: "a nested repository (it holds .git)" },
+    ])
+    const words = await run(["restore", "--turn", "1"], root)
+    expect(words.stdout).toMatch(
+      /not in the point vendor\/lib: skipped_directory \(a nested repository.*\): left as it is/,
+    )
+
+    const applied = await run(["restore", "--turn", "1", "--token", String(plan.token)], root)
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(readFileSync(join(root, "app.txt"), "utf8")).toBe("app v1\n")
+    // Left as it is, as the preview said: the point holds nothing of the nested repository.
+    expect(readFileSync(join(root, "vendor", "lib", "lib.txt"), "utf8")).toBe("lib v2 by the agent\n")
+
+    // The point preview (`rewind preview <point>`) says the same.
+    const pointId = String(plan.pointId)
+    const point = await run(["preview", pointId, "--session", "claude-code.left-out", "--json"], root)
+    expect(jsonLines(point.stdout)[0]).toMatchObject({
+      type: "point_preview",
+      leftOut: [{ path: "vendor/lib", reason: "skipped_directory" }],
+    })
+  })
+})
