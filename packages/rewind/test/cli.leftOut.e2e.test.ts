@@ -4,35 +4,19 @@
  * `leftOut` and in words, and the restore leaves it as it is. Through the built bin, with a turn
  * recorded by the Claude Code hook.
  */
-import { spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+import { cli, jsonLines, tempDir } from "./cliHarness.js"
 
-const run = (args: ReadonlyArray<string>, cwd: string, stdin = "") =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: {
-        ...process.env,
-        NO_COLOR: "1",
-        XDG_RUNTIME_DIR: join(cwd, "..", "run"),
-        CLAUDE_PROJECT_DIR: "",
-        REWIND_HOOK_SERVER: "off",
-      },
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(stdin)
-  })
+/** Its own runtime directory, no agent project variable, every hook in its own process. */
+const run = (args: ReadonlyArray<string>, cwd: string, stdin?: string) =>
+  cli(
+    args,
+    cwd,
+    { XDG_RUNTIME_DIR: join(cwd, "..", "run"), CLAUDE_PROJECT_DIR: "", REWIND_HOOK_SERVER: "off" },
+    stdin,
+  )
 
 describe("what a point left out (the built bin)", () => {
   it("restore --turn lists a nested repository the agent changed as not in the point, and leaves it as it is", async () => {

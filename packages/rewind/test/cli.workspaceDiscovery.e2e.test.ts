@@ -7,25 +7,9 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
 
-const run = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>, stdin = "") =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { ...process.env, NO_COLOR: "1", ...env },
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d
-    })
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d
-    })
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(stdin)
-  })
+const run = cli
 
 const sessionsOf = async (root: string, env: Record<string, string>) =>
   jsonLines((await run(["sessions", "--json", "--workspace", root], root, env)).stdout)

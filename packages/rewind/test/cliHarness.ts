@@ -18,10 +18,16 @@ export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "
 export const tempDir = () => makeTempDir("rewind-cli-")
 
 // Asynchronous on purpose: a blocking spawn would stall the test worker's event loop.
-// `env` is laid over this process's environment (and NO_COLOR).
-export const cli = (args: ReadonlyArray<string>, cwd?: string, env: Record<string, string> = {}) =>
+// `env` is laid over this process's environment (and NO_COLOR); `stdin`, when given, is written
+// to the command's standard input, which is then closed (a hook's payload, a server's requests).
+export const cli = (
+  args: ReadonlyArray<string>,
+  cwd?: string,
+  env: Record<string, string> = {},
+  stdin?: string,
+) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [BIN, ...args],
       {
@@ -34,6 +40,7 @@ export const cli = (args: ReadonlyArray<string>, cwd?: string, env: Record<strin
         resolve({ code, stdout, stderr })
       },
     )
+    if (stdin !== undefined) child.stdin?.end(stdin)
   })
 
 /** Parses stdout as JSON Lines; every line must be an object carrying the format version. */
