@@ -102,7 +102,9 @@ describe("capture without the option parser", () => {
     mkdirSync(join(cwd, "src", "deep"), { recursive: true })
     expect(parseFastCaptureArgs(["--json"], join(cwd, "src", "deep"))?.workspace).toEqual(Option.some(cwd))
     // A store named without a workspace: the working directory, as the full CLI takes it.
-    expect(parseFastCaptureArgs(["--dir", "s"], join(cwd, "src"))?.workspace).toEqual(Option.some(join(cwd, "src")))
+    expect(parseFastCaptureArgs(["--dir", "s"], join(cwd, "src"))?.workspace).toEqual(
+      Option.some(join(cwd, "src")),
+    )
   })
 
   it("leaves everything else to the full CLI", () => {
