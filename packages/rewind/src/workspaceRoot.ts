@@ -31,6 +31,15 @@ export const discoverWorkspace = (cwd: string): string => {
   }
 }
 
+/** The nearest directory strictly above `dir` holding a store, if any (a workspace `dir` lies in). */
+export const enclosingWorkspace = (dir: string): string | undefined => {
+  const start = resolve(dir)
+  for (let at = dirname(start); ; at = dirname(at)) {
+    if (existsSync(join(at, STORE_DIR_NAME))) return at
+    if (dirname(at) === at) return undefined
+  }
+}
+
 /**
  * The workspace of a command run in `cwd`: `workspace` when given (relative to `cwd`); `cwd` when
  * a store is named without one, or when the command does not search (`init`); else the

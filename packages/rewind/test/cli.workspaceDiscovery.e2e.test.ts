@@ -24,7 +24,15 @@ describe("a command run from a subdirectory of a workspace (the built bin)", () 
     writeFileSync(join(root, "a.txt"), "one\n")
     // Its own runtime directory (the hook and capture sockets) and no agent project variables.
     const env = { XDG_RUNTIME_DIR: join(tempDir(), "run"), CLAUDE_PROJECT_DIR: "", GEMINI_PROJECT_DIR: "" }
-    expect((await run(["init"], root, env)).code).toBe(0)
+    const top = await run(["init", "--json"], root, env)
+    expect(top.code, top.stderr).toBe(0)
+    // Inside no other workspace: nothing enclosing to mention.
+    expect(jsonLines(top.stdout)[0]).toEqual({
+      v: 1,
+      type: "init",
+      workspace: root,
+      dir: join(root, ".rewind"),
+    })
 
     // Every point in the root's store (the captures must add theirs there, one each).
     const points = async () =>
@@ -144,7 +152,14 @@ describe("a command run from a subdirectory of a workspace (the built bin)", () 
     // `init` makes its workspace where it is told (as `git init`): the one exception.
     const init = await run(["init", "--json"], sub, env)
     expect(init.code, init.stderr).toBe(0)
-    expect(jsonLines(init.stdout)[0]).toMatchObject({ type: "init", workspace: sub })
+    // ...and says it lies inside the other one, whose commands below it now find this store.
+    expect(jsonLines(init.stdout)[0]).toMatchObject({
+      type: "init",
+      workspace: sub,
+      enclosingWorkspace: root,
+    })
     expect(existsSync(join(sub, ".rewind"))).toBe(true)
+    const again = await run(["init"], sub, env)
+    expect(again.stdout).toContain(`note this workspace lies inside ${root}, which has its own store`)
   })
 })

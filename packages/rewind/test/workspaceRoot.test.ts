@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { commandWorkspace, discoverWorkspace } from "../src/workspaceRoot.js"
+import { commandWorkspace, discoverWorkspace, enclosingWorkspace } from "../src/workspaceRoot.js"
 import { tempDir } from "./cliHarness.js"
 
 describe("workspaceRoot", () => {
@@ -19,6 +19,10 @@ describe("workspaceRoot", () => {
     mkdirSync(join(root, "a", ".rewind"))
     expect(discoverWorkspace(deep)).toBe(join(root, "a"))
     expect(discoverWorkspace(`${deep}/./../c`)).toBe(join(root, "a"))
+    // The workspace a directory lies in, strictly above it (what `init` there says it is inside).
+    expect(enclosingWorkspace(join(root, "a"))).toBe(root)
+    expect(enclosingWorkspace(deep)).toBe(join(root, "a"))
+    expect(enclosingWorkspace(root)).toBeUndefined()
   })
 
   it("takes a named workspace as named; a named store, or a command that does not search (init), the working directory", () => {

@@ -5,15 +5,29 @@
 import { Args, Command } from "@effect/cli"
 import { SessionId } from "@rewind/contracts"
 import { Effect } from "effect"
-import { bold, dim, iso, oneLine, table } from "./output.js"
+import { enclosingWorkspace } from "../workspaceRoot.js"
+import { bold, dim, iso, oneLine, table, yellow } from "./output.js"
 import { type CommonOptions, common, expect, withRewind } from "./store.js"
 
 export const init = Command.make("init", common, (o: CommonOptions) =>
   withRewind(o, true, (rewind, out) =>
-    Effect.andThen(
-      out.record("init", { workspace: rewind.workspaceRoot, dir: rewind.dir }),
-      out.human(`Rewind store ready in ${bold(rewind.dir ?? "")} for workspace ${rewind.workspaceRoot}`),
-    ),
+    Effect.gen(function* () {
+      // A workspace inside another one is separate: said, since commands run below it now find
+      // this store, not the enclosing one (workspaceRoot.ts).
+      const enclosing = enclosingWorkspace(rewind.workspaceRoot)
+      yield* out.record("init", {
+        workspace: rewind.workspaceRoot,
+        dir: rewind.dir,
+        ...(enclosing === undefined ? {} : { enclosingWorkspace: enclosing }),
+      })
+      yield* out.human(
+        `Rewind store ready in ${bold(rewind.dir ?? "")} for workspace ${rewind.workspaceRoot}`,
+      )
+      if (enclosing !== undefined)
+        yield* out.human(
+          `${yellow("note")} this workspace lies inside ${enclosing}, which has its own store: it is a separate workspace, and commands run in it now use this store`,
+        )
+    }),
   ),
 ).pipe(Command.withDescription("Create the store (.rewind) in the current or --workspace directory"))
 
