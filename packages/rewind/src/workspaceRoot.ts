@@ -22,22 +22,21 @@ import { dirname, join, resolve } from "node:path"
 /** The store directory's name inside its workspace (the default `--dir`). */
 export const STORE_DIR_NAME = ".rewind"
 
-/** The nearest directory at or above `cwd` holding a store, else `cwd` (resolved). */
-export const discoverWorkspace = (cwd: string): string => {
-  const start = resolve(cwd)
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, STORE_DIR_NAME))) return dir
-    if (dirname(dir) === dir) return start
-  }
-}
+const holdsStore = (dir: string) => existsSync(join(dir, STORE_DIR_NAME))
 
 /** The nearest directory strictly above `dir` holding a store, if any (a workspace `dir` lies in). */
 export const enclosingWorkspace = (dir: string): string | undefined => {
-  const start = resolve(dir)
-  for (let at = dirname(start); ; at = dirname(at)) {
-    if (existsSync(join(at, STORE_DIR_NAME))) return at
-    if (dirname(at) === at) return undefined
+  for (let at = resolve(dir); dirname(at) !== at; ) {
+    at = dirname(at)
+    if (holdsStore(at)) return at
   }
+  return undefined
+}
+
+/** The nearest directory at or above `cwd` holding a store, else `cwd` (resolved). */
+export const discoverWorkspace = (cwd: string): string => {
+  const start = resolve(cwd)
+  return holdsStore(start) ? start : (enclosingWorkspace(start) ?? start)
 }
 
 /**
