@@ -5,8 +5,9 @@
  * still printed.
  */
 import { Command } from "@effect/cli"
-import type { RewindResults } from "@rewind/core"
-import { Effect, Option } from "effect"
+import { RewindResults } from "@rewind/core"
+import { Effect, Option, Schema } from "effect"
+import type { HookServerStatus } from "../hooks/hookServerStatus.js"
 import { nativeStatus } from "../internal/doctor.js"
 import {
   bytes,
@@ -72,6 +73,9 @@ const reportHookProblems = (rewind: CliRewind, out: Output) =>
 
 type Watcher = (typeof RewindResults.SnapshotStatus.Type)["watcher"]
 
+/** What a server says its watcher is, as the engine declares it (a server of another version may say otherwise). */
+const decodeWatcher = Schema.decodeUnknownOption(RewindResults.SnapshotStatus.fields.watcher)
+
 const watcherText = (w: Watcher) =>
   w.active
     ? `${w.backend}, ${w.watchedDirectories} directories watched${w.lastCapture === undefined ? "" : `; last capture ${w.lastCapture.mode === "watched" ? "from the change set" : `a full scan (${w.lastCapture.reason ?? "no reason given"})`}`}`
@@ -81,20 +85,16 @@ const watcherText = (w: Watcher) =>
  * The watcher line. This process runs no live engine; the workspace's hook server, when one runs,
  * does: its watcher is the one the hooks' captures use, so it is asked and reported.
  */
-const reportWatcher = (
-  own: Watcher,
-  server:
-    | { readonly socket: string | null; readonly running: boolean; readonly pid: number | null }
-    | undefined,
-  out: Output,
-) =>
+const reportWatcher = (own: Watcher, server: HookServerStatus | undefined, out: Output) =>
   Effect.gen(function* () {
     if (own.active || server === undefined || !server.running || server.socket === null) {
       return yield* out.human(`watcher   ${watcherText(own)}`)
     }
     const socket = server.socket
     const { serverWatcher } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
-    const remote = (yield* Effect.promise(() => serverWatcher(socket, 2_000))) as Watcher | undefined
+    const remote = Option.getOrUndefined(
+      decodeWatcher(yield* Effect.promise(() => serverWatcher(socket, 2_000))),
+    )
     yield* out.record(
       "hook_server_watcher",
       remote === undefined ? { answered: false } : { answered: true, ...remote },
