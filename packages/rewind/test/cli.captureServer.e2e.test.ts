@@ -198,10 +198,7 @@ describe("rewind serve --workspace-socket", () => {
           // `status` runs no live engine itself: it reports the server's watcher, the one the
           // handed-over captures use (this one took the capture above from a full scan).
           const status = await run(["status", "--json", "--workspace", root, "--dir", dir], env)
-          const records = status.stdout
-            .split("\n")
-            .filter((l) => l.startsWith("{"))
-            .map((l) => JSON.parse(l) as Record<string, unknown>)
+          const records = jsonLines(status.stdout)
           expect(records.find((r) => r.type === "hook_server")).toMatchObject({ running: true })
           expect(records.find((r) => r.type === "hook_server_watcher")).toMatchObject({
             answered: true,

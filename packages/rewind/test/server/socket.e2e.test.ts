@@ -10,7 +10,7 @@ import { createConnection, type Socket } from "node:net"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { BIN, cli, tempDir } from "../cliHarness.js"
+import { BIN, cli, jsonLines, tempDir } from "../cliHarness.js"
 
 const startSocketServer = (root: string, path: string) => {
   const child = spawn(process.execPath, [BIN, "serve", "--workspace", root, "--socket", path], {
@@ -178,11 +178,7 @@ describe("rewind serve --socket (the built bin)", () => {
         const runtime = join(tempDir(), "runtime")
         const env = { XDG_RUNTIME_DIR: runtime }
         const status = await cli(["status", "--json", "--workspace", root], undefined, env)
-        const line = status.stdout
-          .split("\n")
-          .filter((l) => l.startsWith("{"))
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .find((r) => r.type === "hook_server")
+        const line = jsonLines(status.stdout).find((r) => r.type === "hook_server")
         const path = line?.socket
         expect(typeof path).toBe("string")
         expect(existsSync(dirname(path as string))).toBe(false)
