@@ -26,15 +26,7 @@ import { hashContent } from "@rewind/core"
 import { timeProcess } from "./harness/processTiming.js"
 import { single } from "./harness/stats.js"
 import type { BenchCase, ProcessSampler } from "./harness/types.js"
-import {
-  budgetFor,
-  capturedPoint,
-  cli,
-  describeShape,
-  prepared,
-  shapeCopies,
-  sizeOf,
-} from "./shapes.bench.js"
+import { budgetFor, capturedPoint, cli, describeShape, prepared, SHAPE_CASE, sizeOf } from "./shapes.bench.js"
 
 const SCAN_ONLY = fileURLToPath(new URL("./floors/nativeScanOnly.cjs", import.meta.url))
 /** As the SQLite store keeps them: smaller files are stored as they are. */
@@ -48,11 +40,9 @@ const FLOOR_QUALITY = 5
 
 export const shapeFloor: BenchCase = {
   name: "shape-floor",
-  group: "real shapes",
+  ...SHAPE_CASE,
   description:
     "babel shape: the floor under a cold capture (node start, the bin on a one-file workspace, the native scan alone) and under the store (contents alone), against shadow git",
-  sizes: (_sizes, mode) => shapeCopies(mode),
-  sizeUnit: "× babel",
   run: async (ctx) => {
     // The module the adapter itself loaded (its own search: the package's build), or why none.
     const native = NodeWorkspace.implementation.nativeModule

@@ -57,6 +57,13 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** 1× babel only in quick mode (the plumbing); 1× and 4× in a full run. */
 export const shapeCopies = (mode: Mode): Array<number> => (mode === "quick" ? [1] : [1, 4])
 
+/** What every real-shape case declares alike: its group, and its sizes as copies of the shape. */
+export const SHAPE_CASE = {
+  group: "real shapes",
+  sizes: (_sizes, mode) => shapeCopies(mode),
+  sizeUnit: "× babel",
+} as const satisfies Pick<BenchCase, "group" | "sizes" | "sizeUnit">
+
 export type Shape = BenchWorkspace & ShapeWorkspace
 
 export const describeShape = (ws: Shape) =>
@@ -130,11 +137,9 @@ export const facade = async (ctx: BenchContext, ws: Shape, label: string, live =
 
 export const shapeFacade: BenchCase = {
   name: "shape-facade",
-  group: "real shapes",
+  ...SHAPE_CASE,
   description:
     "babel shape, in-process facade (openRewind) against shadow git: first/repeat capture, 100-file restore, per-edit checkpoint, store size",
-  sizes: (_sizes, mode) => shapeCopies(mode),
-  sizeUnit: "× babel",
   run: async (ctx) => {
     const ws = await prepared(ctx)
     const size = sizeOf(ws)
@@ -448,11 +453,9 @@ export const nativeScannerReport = (stdout: string): string | undefined => {
 
 export const shapeCli: BenchCase = {
   name: "shape-cli",
-  group: "real shapes",
+  ...SHAPE_CASE,
   description:
     "babel shape, whole process: the built rewind bin's capture (first, repeat) against shadow git processes, with peak RSS",
-  sizes: (_sizes, mode) => shapeCopies(mode),
-  sizeUnit: "× babel",
   run: async (ctx) => {
     if (!existsSync(REWIND_BIN)) {
       throw new Error(`${REWIND_BIN} is missing: build the rewind package first (npx turbo run build)`)
