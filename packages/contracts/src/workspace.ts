@@ -35,9 +35,11 @@ export type DirectoryEntry = typeof DirectoryEntry.Type
  * Why the protection policy keeps Rewind's hands off a path: `store` (Rewind's own store, wherever
  * its directory lies inside the root, and any `.rewind` directory), `vcs` (a `.git` directory or
  * file at any depth, and everything under one), `ignored` (excluded by the ignore rules, which
- * apply both ways: never captured, never restored over).
+ * apply both ways: never captured, never restored over), `escaping_link` (a symlink whose target
+ * leads outside the root, where it stands or where a point has it: no restore makes one, and so
+ * none takes one away either, since no redo could make it again).
  */
-export const ProtectionKind = Schema.Literal("store", "vcs", "ignored")
+export const ProtectionKind = Schema.Literal("store", "vcs", "ignored", "escaping_link")
 export type ProtectionKind = typeof ProtectionKind.Type
 
 export const ProtectedPath = Schema.Struct({

@@ -115,20 +115,21 @@ describe("symlinks that lead outside the root", () => {
     await rewind.close()
   })
 
-  it("a point restore through a directory symlinked outside is refused", async () => {
+  it("a point restore through a directory symlinked outside keeps the link and the point's paths beneath it, and writes nothing through it", async () => {
     const box = sandbox()
     const { rewind, sessionId, pointId } = await subBecomesLink(box, "../outside")
-    const preview = await rewind.outcome(previewPointRestore(sessionId, pointId))
-    const planned = value(preview)
-    expect(planned.canApply).toBe(false)
-    expect(planned.token).toBeUndefined()
-    expect(planned.conflicts).toEqual([
-      // A link where the point has a directory: named for what it is (issue 20).
-      expect.objectContaining({ path: "sub/secret.txt", reason: "symlink_in_path" }),
+    const planned = value(await rewind.outcome(previewPointRestore(sessionId, pointId)))
+    // No restore takes away a link leading out of the root (its redo could not make it again), so
+    // what the point has beneath it is kept, named for why; it no longer refuses the whole restore.
+    expect(planned.conflicts).toEqual([])
+    expect(planned.changes).toEqual([])
+    expect(planned.protected).toEqual([
+      expect.objectContaining({ path: "sub/secret.txt", kind: "escaping_link" }),
     ])
-    // Without a token nothing can be applied: a made-up one is refused.
-    const applied = await rewind.outcome(applyPointRestore(sessionId, pointId, "rwt1.forged"))
-    expect(applied.ok).toBe(false)
+    // A made-up token is refused; the preview's own writes nothing through the link.
+    expect((await rewind.outcome(applyPointRestore(sessionId, pointId, "rwt1.forged"))).ok).toBe(false)
+    value(await rewind.outcome(applyPointRestore(sessionId, pointId, planned.token!)))
+    expect(fs.readlinkSync(join(box.root, "sub"))).toBe("../outside")
     expectSentinelUntouched(box)
     await rewind.close()
   })

@@ -65,6 +65,8 @@ export const RedoButton = ({
         <div class="done" data-testid="redo-done">
           Redone (operation <code>{redo.outcome.value.operationId}</code>):{" "}
           {redo.outcome.value.files.map((f) => `${f.path} ${f.action}`).join(", ") || "no file"}
+          {redo.outcome.value.kept.length > 0 &&
+            `; kept as the restore left them: ${redo.outcome.value.kept.map((k) => `${k.path} (${k.kind})`).join(", ")}`}
         </div>
       )}
     </div>

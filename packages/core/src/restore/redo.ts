@@ -6,7 +6,8 @@
  * one. Every file must still hold what the restore wrote (its planned version); a file changed
  * since is listed in a `conflict` refusal and nothing is written. Otherwise the rescue versions are
  * written back as an operation of their own (durable, compensating), the symlinks the restore
- * changed (journaled beside the files) are put back as they were, and `RedoApplied` restores the
+ * changed (journaled beside the files) are put back as they were (except one leading out of the
+ * root, which no restore makes: it is reported kept), and `RedoApplied` restores the
  * active branch exactly as it was before a rewind and makes the rewind's checkpoints undoable
  * again. A point restore's entry names no branch (it never moved the conversation), so its redo
  * leaves the conversation as it is, messages added since included. The journal consumes the redo
@@ -17,6 +18,7 @@ import {
   type FileVersion,
   type MessageId,
   type OperationId,
+  type ProtectedPath,
   RedoApplied,
   type RedoConversation,
   refuse,
@@ -32,6 +34,7 @@ import { activeBranch } from "../session/activeBranch.js"
 import { loadSession } from "../session/loadSession.js"
 import { projectSession, type SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
+import { linkProtection } from "../workspace/protection.js"
 import { runDurableRestore } from "./durableRestore.js"
 import { linksNotAt } from "./journaledLinks.js"
 import type { FileOutcome, PlannedWrite } from "./journaledWrites.js"
@@ -43,6 +46,8 @@ export interface RedoResult {
   /** The rewind or point restore this redo reversed. */
   readonly redoneOperationId: OperationId
   readonly files: ReadonlyArray<FileOutcome>
+  /** Paths the redo could not have back and left as the restore made them (links leading out of the root). */
+  readonly kept: ReadonlyArray<ProtectedPath>
   readonly activeBranch: ReadonlyArray<MessageId>
 }
 
@@ -153,8 +158,18 @@ export const redo = (sessionId: SessionId) =>
       )
     }
 
+    // A link leading out of the root is one no restore makes (`linkProtection`): a redo entry
+    // written before restores kept such links (they took them away) cannot have it back. The path
+    // stays as the restore left it, file or link, and is reported kept; the rest is redone.
+    const kept = links.flatMap((l) => {
+      const found = l.rescue === null ? undefined : linkProtection(l.path, l.rescue)
+      return found === undefined ? [] : [found]
+    })
+    const keptPaths = new Set(kept.map((k) => k.path))
+
     const writes: Array<PlannedWrite> = []
     for (const file of intent.files) {
+      if (keptPaths.has(file.path)) continue
       const content = yield* Effect.either(loadFileVersion(file.rescue))
       if (Either.isLeft(content)) {
         return yield* refuse(
@@ -183,7 +198,9 @@ export const redo = (sessionId: SessionId) =>
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
     // The journaled links run the other way: the rewind's are taken away before the files are
     // written back, the ones it removed come back at the commit (runDurableRestore does both).
-    const reverse = links.map((l) => ({ path: l.path, rescue: l.planned, planned: l.rescue }))
+    const reverse = links
+      .filter((l) => !keptPaths.has(l.path))
+      .map((l) => ({ path: l.path, rescue: l.planned, planned: l.rescue }))
     const record = (files: ReadonlyArray<FileOutcome>) =>
       appendFresh(
         sessionId,
@@ -216,6 +233,7 @@ export const redo = (sessionId: SessionId) =>
       operationId,
       redoneOperationId: intent.operationId,
       files: withLinks(applied.files, reverse),
+      kept,
       activeBranch: activeBranch(applied.committed),
     } satisfies RedoResult
   })

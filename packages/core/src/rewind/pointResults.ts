@@ -87,7 +87,6 @@ export const PointRestorePreview = Schema.Struct({
         "unreadable",
         "content_missing",
         "symlink_in_path",
-        "escaping_link",
         "content_corrupt",
       ),
       detail: Schema.String,
@@ -109,6 +108,8 @@ export const RedoResult = Schema.Struct({
   operationId: OperationId,
   redoneOperationId: OperationId,
   files: Schema.Array(FileOutcome),
+  /** Paths the redo left as the restore made them: a link leading out of the root, which no restore makes. */
+  kept: Schema.Array(ProtectedPath),
   activeBranch: Schema.Array(MessageId),
 })
 

@@ -4,9 +4,11 @@
  * the point's manifest against what is there now (by content hash, mode and link target) gives a
  * write, a link, a delete (only where the point holds a tombstone, or implies one: see below;
  * paths the point does not mention are left alone), "unchanged", or a conflict (a directory, FIFO
- * or unreadable file in the way, a link leading out of the root, content missing from the store or
- * corrupt). Paths the protection policy keeps from a change are listed apart (one that holds the
- * point's state already is unchanged, and is not checked at all: see `planPointRestore`). Every
+ * or unreadable file in the way, content missing from the store or corrupt). Paths the protection
+ * policy keeps from a change are listed apart (one that holds the point's state already is
+ * unchanged, and is not checked at all: see `planPointRestore`); among them the links leading out
+ * of the root, standing or in the point (`keptLinks`): no restore makes one, nor takes one away,
+ * since its redo could not make it again, and one such link never refuses the whole restore. Every
  * content the restore would write is read and verified here, so a corrupt blob refuses the preview
  * rather than the apply.
  *
@@ -28,10 +30,9 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { sha256Hex } from "../workspace/contentHash.js"
 import { nothingCanBeThere } from "../workspace/pathAbsence.js"
-import { checkProtection } from "../workspace/protection.js"
+import { checkProtection, linkProtection } from "../workspace/protection.js"
 import { loadStatCache } from "./capturePoint.js"
 import { latestTurnPoint, readPointIndex } from "./pointIndex.js"
 import {
@@ -57,16 +58,15 @@ export interface RestoreConflict {
   readonly path: WorkspacePath
   /**
    * `symlink_in_path`: a directory on the way is a symlink now, and nothing is written through a
-   * link (remove or replace the link first); `escaping_link`: the point holds a link whose target
-   * leads outside the root, which no restore creates; `content_corrupt`: the stored content does
-   * not hash to what the point recorded.
+   * link (remove or replace the link first); `content_corrupt`: the stored content does not hash
+   * to what the point recorded. (A link leading out of the root, standing or in the point, is no
+   * conflict: the protection policy keeps it, see `keptLinks`.)
    */
   readonly reason:
     | "not_a_regular_file"
     | "unreadable"
     | "content_missing"
     | "symlink_in_path"
-    | "escaping_link"
     | "content_corrupt"
   readonly detail: string
 }
@@ -85,6 +85,29 @@ const satisfied = (current: CurrentState, wanted: ManifestEntry): boolean => {
 /** Whether what was found at a path is the point's file or link already, or its absence. */
 const holdsAlready = (now: Inspected | undefined, wanted: ManifestEntry): boolean =>
   now !== undefined && Either.isRight(now) && !("notRegular" in now.right) && satisfied(now.right, wanted)
+
+/**
+ * The paths of `target` that do not hold already where a link leading out of the root stands or
+ * is wanted: the protection policy keeps them as they are (`linkProtection`), so the restore
+ * neither takes such a link away (no redo could make it again) nor makes one, and says so.
+ */
+const keptLinks = (
+  target: Iterable<readonly [WorkspacePath, ManifestEntry]>,
+  inspected: ReadonlyMap<WorkspacePath, Inspected>,
+) => {
+  const kept = new Map<WorkspacePath, ProtectedPath>()
+  for (const [path, wanted] of target) {
+    const now = inspected.get(path)
+    if (holdsAlready(now, wanted)) continue
+    const standing =
+      now !== undefined && Either.isRight(now) && "kind" in now.right && now.right.kind === "link"
+        ? linkProtection(path, now.right.target)
+        : undefined
+    const found = standing ?? (wanted.kind === "link" ? linkProtection(path, wanted.target) : undefined)
+    if (found !== undefined) kept.set(path, found)
+  }
+  return kept
+}
 
 const findPoint = (sessionId: SessionId, pointId: PointId) =>
   Effect.gen(function* () {
@@ -208,17 +231,6 @@ const compare = (known: Known) =>
         unchanged++
         continue
       }
-      if (wanted.kind === "link") {
-        // Checked as the workspace will check it when creating the link: an escaping target
-        // refuses in the preview, not half-way through the apply.
-        const leads = yield* Effect.either(
-          checkSymlinkTarget(path, path.split("/").slice(0, -1), wanted.target),
-        )
-        if (Either.isLeft(leads)) {
-          conflicts.push({ path, reason: "escaping_link", detail: leads.left.message })
-          continue
-        }
-      }
       if (wanted.kind === "file" && (missing.has(wanted.hash) || !(yield* artifacts.has(wanted.hash)))) {
         missing.add(wanted.hash)
         conflicts.push({
@@ -287,18 +299,29 @@ const withWay = (
 ) =>
   Effect.gen(function* () {
     const way = yield* findWay(manifest, inspected)
+    const kept = new Map([...protectedPaths, ...way.keptBeneath])
     if (way.implied.length === 0) {
-      return { target: manifest, inspected, protectedPaths, directories: way.directories } satisfies Known
+      return {
+        target: manifest,
+        inspected,
+        protectedPaths: kept,
+        directories: way.directories,
+      } satisfies Known
     }
     const listings = yield* listDirectoriesOf(way.implied)
     const impliedProtected = yield* checkProtection(way.implied, knownStats(listings))
-    const impliedInspected = yield* inspectAll(listings, (p) => impliedProtected.has(p), cache, keep)
+    const impliedInspected = new Map(yield* inspectAll(listings, (p) => impliedProtected.has(p), cache, keep))
+    const impliedLinks = keptLinks(
+      way.implied.map((p) => [p, TOMBSTONE] as const),
+      impliedInspected,
+    )
+    for (const path of impliedLinks.keys()) impliedInspected.delete(path)
     const target = new Map(manifest)
     for (const path of way.implied) target.set(path, TOMBSTONE)
     return {
       target,
       inspected: new Map([...inspected, ...impliedInspected]),
-      protectedPaths: new Map([...protectedPaths, ...impliedProtected]),
+      protectedPaths: new Map([...kept, ...impliedLinks, ...impliedProtected]),
       directories: way.directories,
     } satisfies Known
   })
@@ -322,10 +345,12 @@ export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: 
     // deciding the ignore rules for each cost more than the rest of the plan. A path that holds is
     // counted unchanged whether or not a rule now ignores it; one that is protected is planned as
     // if it had not been inspected.
-    const protectedPaths = yield* checkProtection(
+    const byPolicy = yield* checkProtection(
       [...manifest].filter(([path, wanted]) => !holdsAlready(inspected.get(path), wanted)).map(([p]) => p),
       knownStats(listings),
     )
+    // The path's own protection (the store, `.git`, the ignore rules) is the reason given first.
+    const protectedPaths = new Map([...keptLinks(manifest, inspected), ...byPolicy])
     for (const path of protectedPaths.keys()) inspected.delete(path)
     const known = yield* withWay(manifest, protectedPaths, inspected, cache, keep)
     const { changes, conflicts, unchanged } = yield* compare(known)
@@ -341,7 +366,7 @@ export const planPointRestore = (sessionId: SessionId, pointId: PointId, keep?: 
       planDigest,
       cache,
       contents,
-      protected: [...protectedPaths.values()],
+      protected: [...known.protectedPaths.values()],
     }
   })
 

@@ -10,8 +10,9 @@
  *   (the agent replaced `lib/x` by a file `lib`, or `lib/` by a link to another directory of the
  *   tree): it is a path the point implies absent. A link is taken away as a link (never followed;
  *   the rescue point records its target and the redo makes it again), so nothing is written
- *   through it. A link leading out of the root stays, and the paths beneath it are conflicts: no
- *   redo could make it again (no restore makes a link that leads out).
+ *   through it. A link leading out of the root stays (no redo could make it again: no restore
+ *   makes a link that leads out), and the point's paths beneath it are kept as they are
+ *   (`keptBeneath`, reported with the protected paths).
  *
  * These implied paths are handed to the plan, which inspects them and deletes what they hold as it
  * does for the point's own tombstones (recoverably: the rescue point takes each first, and the redo
@@ -24,12 +25,11 @@
  * writes the files back. The decision of what stands at each path stays the plan's (`standing`);
  * this module only finds the paths.
  */
-import { aFileKind, type WorkspacePath } from "@rewind/contracts"
+import { aFileKind, type ProtectedPath, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
-import { checkSymlinkTarget } from "../workspace/confinedPathResolution.js"
 import { nothingCanBeThere } from "../workspace/pathAbsence.js"
-import { makeProtectionCheck } from "../workspace/protection.js"
+import { linkProtection, makeProtectionCheck } from "../workspace/protection.js"
 import type { Inspected } from "./pointInspection.js"
 import type { ManifestEntry } from "./pointManifest.js"
 
@@ -43,6 +43,8 @@ export interface Way {
   readonly implied: ReadonlyArray<WorkspacePath>
   /** Each directory in the way of one of the point's files. */
   readonly directories: ReadonlyMap<WorkspacePath, DirectoryInTheWay>
+  /** The point's paths beneath a link that leads out of the root: kept as they are, like the link. */
+  readonly keptBeneath: ReadonlyMap<WorkspacePath, ProtectedPath>
 }
 
 const joined = (dir: string, name: string) => (dir === "" ? name : `${dir}/${name}`) as WorkspacePath
@@ -111,27 +113,18 @@ const walkDirectories = (roots: ReadonlyArray<WorkspacePath>) =>
     )
   })
 
-/**
- * Whether the link at `path` is one a restore's redo could make again: its target stays inside the
- * root, as every link a restore or redo makes must. One that leads out stays where it is (a
- * conflict of the paths beneath it), since taking it away could not be undone.
- */
-const madeAgain = (path: WorkspacePath) =>
-  Effect.gen(function* () {
-    const target = yield* Effect.either((yield* Workspace).readLink(path))
-    if (Either.isLeft(target)) return false
-    const leads = yield* Effect.either(checkSymlinkTarget(path, path.split("/").slice(0, -1), target.right))
-    return Either.isRight(leads)
-  })
+/** What stands above a path where the point needs a directory: an entry in the way, or a link kept. */
+type Above = { readonly inTheWay: WorkspacePath } | { readonly keptLink: ProtectedPath }
 
 /**
  * The regular file or symlink above `path` that stands where the point needs a directory (the
- * stat that failed on it said a file or a link is on the way), shallowest first; undefined when
- * none can be found or the protection policy keeps it.
+ * stat that failed on it said a file or a link is on the way), shallowest first: in the way, or
+ * kept when it is a link leading out of the root (`linkProtection`: no restore takes one away).
+ * Undefined when none can be found or the protection policy keeps it otherwise.
  */
 const entryAbove = (
   path: WorkspacePath,
-  seen: Map<string, WorkspacePath | null>,
+  seen: Map<string, Above | null>,
   isProtected: Effect.Effect.Success<ReturnType<typeof makeProtectionCheck>>,
 ) =>
   Effect.gen(function* () {
@@ -143,13 +136,17 @@ const entryAbove = (
       const stat = yield* Effect.either(workspace.stat(above))
       if (Either.isRight(stat) && Option.isSome(stat.right) && stat.right.value.kind === "directory") continue
       const kind = Either.isRight(stat) && Option.isSome(stat.right) ? stat.right.value.kind : undefined
-      const file =
-        (kind === "file" || (kind === "symlink" && (yield* madeAgain(above)))) &&
-        Option.isNone(yield* isProtected(above))
-          ? above
-          : null
-      seen.set(above, file)
-      return file ?? undefined
+      let found: Above | null = null
+      if ((kind === "file" || kind === "symlink") && Option.isNone(yield* isProtected(above))) {
+        const target = kind === "symlink" ? yield* Effect.either(workspace.readLink(above)) : undefined
+        const kept =
+          target !== undefined && Either.isRight(target) ? linkProtection(above, target.right) : undefined
+        // A link whose target cannot be read is left where it stands (a conflict beneath it).
+        if (kept !== undefined) found = { keptLink: kept }
+        else if (target === undefined || Either.isRight(target)) found = { inTheWay: above }
+      }
+      seen.set(above, found)
+      return found ?? undefined
     }
     return undefined
   })
@@ -176,13 +173,21 @@ export const findWay = (
     for (const found of inTheWay.values()) {
       if ("holds" in found) for (const p of found.holds) if (!manifest.has(p)) implied.add(p)
     }
+    const keptBeneath = new Map<WorkspacePath, ProtectedPath>()
     if (underEntry.length > 0) {
       const isProtected = yield* makeProtectionCheck()
-      const seen = new Map<string, WorkspacePath | null>()
+      const seen = new Map<string, Above | null>()
       for (const path of underEntry) {
-        const file = yield* entryAbove(path, seen, isProtected)
-        if (file !== undefined && !manifest.has(file)) implied.add(file)
+        const above = yield* entryAbove(path, seen, isProtected)
+        if (above === undefined) continue
+        if ("keptLink" in above) {
+          keptBeneath.set(path, {
+            path,
+            kind: "escaping_link",
+            message: `${path} lies beneath the link ${above.keptLink.path}: ${above.keptLink.message}`,
+          })
+        } else if (!manifest.has(above.inTheWay)) implied.add(above.inTheWay)
       }
     }
-    return { implied: [...implied].sort(), directories: inTheWay } satisfies Way
+    return { implied: [...implied].sort(), directories: inTheWay, keptBeneath } satisfies Way
   })

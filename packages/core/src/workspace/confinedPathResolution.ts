@@ -186,30 +186,40 @@ export const resolveConfined = <E>(
   })
 
 /**
- * Checks that a symlink created in `parentRelative` (a real directory under the root, as `/`
- * segments) with this target stays inside the root, lexically. Absolute targets are refused.
+ * Why a symlink made in `parentRelative` (a real directory under the root, as `/` segments) with
+ * this target would not stay inside the root, lexically; undefined when it stays. Absolute targets
+ * never stay: they may lead anywhere.
  */
+export const symlinkTargetEscape = (
+  parentRelative: ReadonlyArray<string>,
+  target: string,
+): string | undefined => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL in a link target is refused
+  if (target.length === 0 || /\u0000/.test(target)) return "the target is empty or contains NUL"
+  if (target.startsWith("/")) return "an absolute target may lead outside the workspace root"
+  const depth = [...parentRelative]
+  for (const segment of splitTarget(target)) {
+    if (segment !== "..") depth.push(segment)
+    else if (depth.length === 0) return "the target climbs above the workspace root"
+    else depth.pop()
+  }
+  return undefined
+}
+
+/** Fails with `symlink_escape` when a symlink at `linkPath` to `target` would not stay inside the root. */
 export const checkSymlinkTarget = (
   linkPath: string,
   parentRelative: ReadonlyArray<string>,
   target: string,
 ): Effect.Effect<void, PathRefused> => {
-  const refuse = (why: string) =>
-    Effect.fail(
-      new PathRefused({
-        path: linkPath,
-        reason: "symlink_escape",
-        message: `refused symlink ${JSON.stringify(linkPath)} -> ${JSON.stringify(target)}: ${why}`,
-      }),
-    )
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL in a link target is refused
-  if (target.length === 0 || /\u0000/.test(target)) return refuse("the target is empty or contains NUL")
-  if (target.startsWith("/")) return refuse("an absolute target may lead outside the workspace root")
-  const depth = [...parentRelative]
-  for (const segment of splitTarget(target)) {
-    if (segment !== "..") depth.push(segment)
-    else if (depth.length === 0) return refuse("the target climbs above the workspace root")
-    else depth.pop()
-  }
-  return Effect.void
+  const why = symlinkTargetEscape(parentRelative, target)
+  return why === undefined
+    ? Effect.void
+    : Effect.fail(
+        new PathRefused({
+          path: linkPath,
+          reason: "symlink_escape",
+          message: `refused symlink ${JSON.stringify(linkPath)} -> ${JSON.stringify(target)}: ${why}`,
+        }),
+      )
 }

@@ -10,13 +10,18 @@
  * - `vcs`: a `.git` directory or file at any depth (a worktree's or submodule's `.git` file too),
  *   and everything under one: another tool's history is never ours to write; and the working files
  *   of a nested repository (a directory below the root holding `.git`), which the scan never enters;
- * - `ignored`: what the ignore rules exclude (`ignoreRules.ts`, `ignoreCheck.ts`), since rules apply both ways.
+ * - `ignored`: what the ignore rules exclude (`ignoreRules.ts`, `ignoreCheck.ts`), since rules apply both ways;
+ * - `escaping_link`: a symlink whose target leads outside the root (`linkProtection`). No restore
+ *   makes one (a later write through it would leave the root), so none takes one away or retargets
+ *   it either: no redo could make it again. It stays as it is, and a point's link of that kind is
+ *   not made; either way the path is reported kept, never a reason to refuse the whole restore.
  *
  * The first two are decided from the path alone (`protectionByName`, no I/O); the third reads
- * ignore files through the Workspace.
+ * ignore files through the Workspace; the fourth is decided from the path and a link's target.
  */
 import type { ProtectedPath, WorkspacePath } from "@rewind/contracts"
 import { Context, Effect, Option } from "effect"
+import { symlinkTargetEscape } from "./confinedPathResolution.js"
 import { type KnownStats, makeIgnoreCheck } from "./ignoreCheck.js"
 
 /**
@@ -69,6 +74,21 @@ export const protectionByName = (
     }
   }
   return undefined
+}
+
+/**
+ * `escaping_link` protection of the link at `path` to `target` (the one standing there, or the one
+ * a point has there); undefined when the link stays inside the root.
+ */
+export const linkProtection = (path: string, target: string): ProtectedPath | undefined => {
+  const why = symlinkTargetEscape(path.split("/").slice(0, -1), target)
+  return why === undefined
+    ? undefined
+    : {
+        path,
+        kind: "escaping_link",
+        message: `${path} is a link to ${JSON.stringify(target)} (${why}): no restore makes, removes or retargets such a link`,
+      }
 }
 
 /** The store directories the current layer declared (none when it declared nothing). */

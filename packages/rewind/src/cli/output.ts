@@ -55,7 +55,8 @@ export const leftOutLine = (s: {
 
 /**
  * A path a restore leaves alone because the protection policy keeps it (`.git`, the store, what the
- * ignore rules exclude now): its line in a preview, `kept path: kind (message)`. A preview lists
+ * ignore rules exclude now, a link leading out of the root): its line in a preview or a redo,
+ * `kept path: kind (message)`. A preview lists
  * them so that what a restore will not put back is never silent.
  */
 export const keptLine = (k: { readonly path: string; readonly kind: string; readonly message: string }) =>
@@ -72,23 +73,39 @@ export const notInPointLine = (s: {
   readonly detail?: string | undefined
 }) => `${yellow("not in the point")} ${leftOutLine(s)}: left as it is`
 
-/** At most this many `notInPointLine`s in human output; `--json` lists every one. */
-const NOT_IN_POINT_SHOWN = 10
+/** At most this many lines of a list of paths in human output; `--json` lists every one. */
+const PATHS_SHOWN = 10
+
+/** The first few of `all` as lines, then one line saying how many more. */
+const cappedLines = <A>(
+  all: ReadonlyArray<A>,
+  line: (a: A) => string,
+  more: (n: number) => string,
+): ReadonlyArray<string> =>
+  all.length <= PATHS_SHOWN
+    ? all.map(line)
+    : [...all.slice(0, PATHS_SHOWN).map(line), more(all.length - PATHS_SHOWN)]
+
+type Skipped = { readonly path: string; readonly reason: string; readonly detail?: string | undefined }
 
 /** The human lines for what a point left out: the first few, then how many more. */
-export const notInPointLines = (
-  all: ReadonlyArray<{
-    readonly path: string
-    readonly reason: string
-    readonly detail?: string | undefined
-  }>,
-): ReadonlyArray<string> =>
-  all.length <= NOT_IN_POINT_SHOWN
-    ? all.map(notInPointLine)
-    : [
-        ...all.slice(0, NOT_IN_POINT_SHOWN).map(notInPointLine),
-        `${yellow("not in the point")} and ${all.length - NOT_IN_POINT_SHOWN} more path(s) (--json lists them)`,
-      ]
+export const notInPointLines = (all: ReadonlyArray<Skipped>): ReadonlyArray<string> =>
+  cappedLines(
+    all,
+    notInPointLine,
+    (n) => `${yellow("not in the point")} and ${n} more path(s) (--json lists them)`,
+  )
+
+/**
+ * The human lines for what a later capture left out (a name no point can record, a nested
+ * repository cloned since...): no point holds it, so a restore to an earlier turn leaves it as it is.
+ */
+export const leftOutLaterLines = (all: ReadonlyArray<Skipped>): ReadonlyArray<string> =>
+  cappedLines(
+    all,
+    (s) => `${yellow("left alone")} ${leftOutLine(s)}: a later capture left it out, so no point holds it`,
+    (n) => `${yellow("left alone")} and ${n} more path(s) a later capture left out (--json lists them)`,
+  )
 
 /** The policy's message names the path it is about ("a.log is excluded by …"): the line already does. */
 const withoutSubject = (path: string, message: string) =>

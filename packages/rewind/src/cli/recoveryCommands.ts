@@ -7,7 +7,7 @@
 import { Command, Options } from "@effect/cli"
 import { OperationId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
-import { bold, dim, green, iso, table, yellow } from "./output.js"
+import { bold, dim, green, iso, keptLine, table, yellow } from "./output.js"
 import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
 
 export const redo = Command.make("redo", { ...common, session: sessionOption }, (o) =>
@@ -22,6 +22,7 @@ export const redo = Command.make("redo", { ...common, session: sessionOption }, 
         operationId: result.operationId,
         redoneOperationId: result.redoneOperationId,
         files: result.files,
+        kept: result.kept,
         activeBranch: result.activeBranch,
       })
       if (result.files.length > 0) {
@@ -32,6 +33,7 @@ export const redo = Command.make("redo", { ...common, session: sessionOption }, 
           ),
         )
       }
+      for (const k of result.kept) yield* out.human(keptLine(k))
       yield* out.human(
         `redid: undid ${result.redoneOperationId}; files are as they were before it, the conversation has ${result.activeBranch.length} message(s)`,
       )

@@ -21,6 +21,7 @@ import {
   green,
   iso,
   keptLine,
+  leftOutLaterLines,
   notInPointLines,
   type Output,
   oneLine,
@@ -173,6 +174,8 @@ export const restoreTurn = (
       leftAlone: target.leftAlone.map((l) => l.path),
       // Why each was left alone: what turn N's capture reported leaving out at or above it.
       unseen: target.leftAlone,
+      // What the latest capture left out since (a name no point can record...): in no point.
+      laterLeftOut: target.laterLeftOut,
       token: plan.token ?? null,
       expiresAt: plan.tokenExpiresAt ?? null,
     })
@@ -197,6 +200,7 @@ export const restoreTurn = (
         `${yellow("left alone")} ${path}: created later, unseen by turn ${n}'s capture (${where})`,
       )
     }
+    for (const line of leftOutLaterLines(target.laterLeftOut)) yield* out.human(line)
     for (const c of plan.conflicts)
       yield* out.human(`${yellow("conflict")} ${c.path}: ${c.reason} (${c.detail})`)
     if (!plan.canApply) {

@@ -14,6 +14,10 @@
  * that path or N's own ignore rules excluded it (core's `unseenIn`: it lies at or below a path the
  * capture reported leaving out, the scan ran out of budget, or an agent un-ignored it, `.env` say,
  * so it appeared later): then it may have existed unrecorded, and it is left alone and reported.
+ * What the latest capture left out and N's did not (a file whose name no point can record, a
+ * nested repository cloned since: `laterLeftOut`) is in no point, so the restore cannot delete it
+ * either: it is left as it is, and reported too, so that a restore is never taken for more than it
+ * is.
  * When tombstones are added, the target is recorded as a point of its own (kind `rescue`, so no
  * capture starts from it; turn id `<turn>.before.<digest>`, so the same target is the same point and
  * a preview's token redeems it).
@@ -25,6 +29,7 @@ import type {
   PointCaptured,
   PointId,
   SessionId,
+  SkippedPath,
   TurnId,
   WorkspacePath,
 } from "@rewind/contracts"
@@ -282,6 +287,36 @@ export interface TurnTarget {
    * them, excluded the path (`ignored`).
    */
   readonly leftAlone: ReadonlyArray<{ readonly path: WorkspacePath } & Unseen>
+  /**
+   * What the session's latest capture left out that N's did not and the target does not hold at
+   * or beneath (a name no point can record, a nested repository, a file over the size limit...):
+   * no point holds it, so the restore leaves it as it is.
+   */
+  readonly laterLeftOut: ReadonlyArray<SkippedPath>
+}
+
+/** The latest capture's `skipped` that N's point neither reported nor holds at or beneath. */
+const leftOutSince = (
+  points: ReadonlyArray<PointCaptured>,
+  index: number,
+  point: PointCaptured,
+  manifest: Manifest,
+): ReadonlyArray<SkippedPath> => {
+  const latest = points.slice(index + 1).findLast((p) => p.kind === "turn")
+  const before = new Set(point.skipped.map((s) => s.path))
+  const fresh = (latest?.skipped ?? []).filter((s) => !before.has(s.path))
+  if (fresh.length === 0) return []
+  const held = new Set<string>()
+  for (const [path, entry] of manifest) {
+    if (entry.kind === "tombstone") continue
+    held.add(path)
+    for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1)) {
+      const dir = path.slice(0, cut)
+      if (held.has(dir)) break
+      held.add(dir)
+    }
+  }
+  return fresh.filter((s) => !held.has(s.path))
 }
 
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
@@ -337,8 +372,9 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
       const by = unseen.get(path)
       return by === undefined ? [] : [{ path, ...by }]
     })
+    const laterLeftOut = leftOutSince(state.points, index, point, manifest)
     if (added.length === 0 || !options.record) {
-      return { turn, pointId: point.pointId, added, leftAlone } satisfies TurnTarget
+      return { turn, pointId: point.pointId, added, leftAlone, laterLeftOut } satisfies TurnTarget
     }
     const target = new Map<WorkspacePath, ManifestEntry>(manifest)
     for (const p of added) target.set(p, { kind: "tombstone" })
@@ -364,7 +400,7 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
         }),
       )
     }
-    return { turn, pointId, added, leftAlone } satisfies TurnTarget
+    return { turn, pointId, added, leftAlone, laterLeftOut } satisfies TurnTarget
   })
 
 export interface OtherWriter {

@@ -95,7 +95,7 @@ export const tools: { readonly [K in ToolName]: ToolSpec } = {
   preview_restore: {
     title: "Preview a restore",
     description:
-      "Dry run of restoring the workspace to a point: what would be written and deleted, the conflicts that forbid it, and the paths it leaves alone because the protection policy keeps them (protected: .git, the store, what the ignore rules exclude now), and what the point's capture left out and so cannot put back (leftOut: a nested repository, a file over the size limit, what the scan's budget did not reach). Writes nothing. When it can be applied it returns a token (single use, five minutes) that restore_point requires.",
+      "Dry run of restoring the workspace to a point: what would be written and deleted, the conflicts that forbid it, and the paths it leaves alone because the protection policy keeps them (protected: .git, the store, what the ignore rules exclude now, a link leading out of the root, which no restore makes or takes away), and what the point's capture left out and so cannot put back (leftOut: a nested repository, a file over the size limit, what the scan's budget did not reach). Writes nothing. When it can be applied it returns a token (single use, five minutes) that restore_point requires.",
     annotations: read,
   },
   restore_point: {
