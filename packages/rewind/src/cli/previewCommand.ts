@@ -83,7 +83,11 @@ const previewPoint = (rewind: CliRewind, out: Output, sessionId: SessionId, poin
     })
     yield* out.human(
       p.changes.length === 0
-        ? dim(`the workspace already matches point ${pointId} (${p.unchanged} path(s) checked)`)
+        ? dim(
+            p.protected.length + p.conflicts.length === 0
+              ? `the workspace already matches point ${pointId} (${p.unchanged} path(s) checked)`
+              : `nothing to write for point ${pointId} (${p.unchanged} path(s) checked), but for what follows`,
+          )
         : table(
             ["FILE", "ACTION"],
             p.changes.map((c) => [c.path, c.action]),

@@ -181,7 +181,11 @@ export const restoreTurn = (
     })
     yield* out.human(
       plan.changes.length === 0
-        ? dim(`the workspace is already as it was before turn ${n} (${plan.unchanged} path(s) checked)`)
+        ? dim(
+            plan.protected.length + plan.conflicts.length === 0
+              ? `the workspace is already as it was before turn ${n} (${plan.unchanged} path(s) checked)`
+              : `nothing to write to be as before turn ${n} (${plan.unchanged} path(s) checked), but for what follows`,
+          )
         : table(
             ["FILE", "ACTION"],
             plan.changes.map((c) => [c.path, c.action]),
