@@ -135,6 +135,31 @@ describe("a link leading out of the root", () => {
   )
 
   it.effect(
+    "inside a directory standing where the point has a file: the directory stays, a conflict naming the link",
+    () => {
+      const env = makeEnv()
+      env.fs.writeFile(`${ROOT}/d`, "d was a file")
+      return Effect.gen(function* () {
+        const sessionId = yield* newSession
+        const point = yield* captured(sessionId, "turn-1")
+        env.fs.remove(`${ROOT}/d`)
+        env.fs.writeFile(`${ROOT}/d/x.txt`, "x")
+        env.fs.symlink(`${ROOT}/d/l`, "/tmp")
+
+        const preview = yield* previewPointRestore(sessionId, point.pointId)
+        // Taking the directory away would take the link with it, which no redo could make again.
+        expect(preview.canApply).toBe(false)
+        expect(preview.conflicts.map((c) => [c.path, c.reason])).toEqual([["d", "not_a_regular_file"]])
+        expect(preview.conflicts[0]?.detail).toMatch(
+          /it holds d\/l, which the restore cannot delete \(d\/l is a link to "\/tmp"/,
+        )
+        expect(linkAt(env, "d/l")).toBe("/tmp")
+        expect(env.text("d/x.txt")).toBe("x")
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
+  it.effect(
     "journaled by an older restore, is not made again by the redo: kept, and the rest is redone",
     () => {
       const env = makeEnv()
