@@ -16,15 +16,9 @@ import {
 } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { claudeShellTurn, jsonLines, ownProcessCli, tempDir } from "./cliHarness.js"
 
-const run = (args: ReadonlyArray<string>, cwd: string, stdin?: string) =>
-  cli(
-    args,
-    cwd,
-    { XDG_RUNTIME_DIR: join(cwd, "..", "run"), CLAUDE_PROJECT_DIR: "", REWIND_HOOK_SERVER: "off" },
-    stdin,
-  )
+const run = ownProcessCli
 
 describe("a turn restore keeps what it cannot undo, and says so (the built bin)", () => {
   it("an escaping link is kept, a file no point records is named, the rest is restored and redone", async () => {
@@ -33,24 +27,12 @@ describe("a turn restore keeps what it cannot undo, and says so (the built bin)"
     mkdirSync(root, { recursive: true })
     writeFileSync(join(root, "app.txt"), "app v1\n")
     symlinkSync("app.txt", join(root, "current"))
-    const hook = async (event: Record<string, unknown>) => {
-      const payload = { session_id: "kept", transcript_path: "/nonexistent", cwd: root, ...event }
-      const r = await run(["hook", "claude-code"], root, JSON.stringify(payload))
-      expect(r.code, r.stderr).toBe(0)
-    }
-    await hook({ hook_event_name: "UserPromptSubmit", prompt: "change things" })
-    writeFileSync(join(root, "app.txt"), "app v2\n")
-    unlinkSync(join(root, "current"))
-    symlinkSync(outside, join(root, "current"))
-    writeFileSync(join(root, "odd\tname.txt"), "made by the agent\n")
-    await hook({
-      hook_event_name: "PostToolUse",
-      tool_name: "Bash",
-      tool_use_id: "b1",
-      tool_input: { command: "edit" },
-      tool_response: {},
+    await claudeShellTurn(root, "kept", "change things", () => {
+      writeFileSync(join(root, "app.txt"), "app v2\n")
+      unlinkSync(join(root, "current"))
+      symlinkSync(outside, join(root, "current"))
+      writeFileSync(join(root, "odd\tname.txt"), "made by the agent\n")
     })
-    await hook({ hook_event_name: "Stop", last_assistant_message: "done" })
 
     const preview = await run(["restore", "--turn", "1", "--json"], root)
     expect(preview.code, preview.stderr).toBe(0)

@@ -7,16 +7,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { claudeShellTurn, jsonLines, ownProcessCli, tempDir } from "./cliHarness.js"
 
-/** Its own runtime directory, no agent project variable, every hook in its own process. */
-const run = (args: ReadonlyArray<string>, cwd: string, stdin?: string) =>
-  cli(
-    args,
-    cwd,
-    { XDG_RUNTIME_DIR: join(cwd, "..", "run"), CLAUDE_PROJECT_DIR: "", REWIND_HOOK_SERVER: "off" },
-    stdin,
-  )
+const run = ownProcessCli
 
 describe("what a point left out (the built bin)", () => {
   it("restore --turn lists a nested repository the agent changed as not in the point, and leaves it as it is", async () => {
@@ -26,22 +19,10 @@ describe("what a point left out (the built bin)", () => {
     // A submodule's checkout: its `.git` is a file naming the superproject's module directory.
     writeFileSync(join(root, "vendor", "lib", ".git"), "gitdir: ../../.git/modules/vendor/lib\n")
     writeFileSync(join(root, "vendor", "lib", "lib.txt"), "lib v1\n")
-    const hook = async (event: Record<string, unknown>) => {
-      const payload = { session_id: "left-out", transcript_path: "/nonexistent", cwd: root, ...event }
-      const r = await run(["hook", "claude-code"], root, JSON.stringify(payload))
-      expect(r.code, r.stderr).toBe(0)
-    }
-    await hook({ hook_event_name: "UserPromptSubmit", prompt: "change both" })
-    writeFileSync(join(root, "app.txt"), "app v2\n")
-    writeFileSync(join(root, "vendor", "lib", "lib.txt"), "lib v2 by the agent\n")
-    await hook({
-      hook_event_name: "PostToolUse",
-      tool_name: "Bash",
-      tool_use_id: "b1",
-      tool_input: { command: "edit" },
-      tool_response: {},
+    await claudeShellTurn(root, "left-out", "change both", () => {
+      writeFileSync(join(root, "app.txt"), "app v2\n")
+      writeFileSync(join(root, "vendor", "lib", "lib.txt"), "lib v2 by the agent\n")
     })
-    await hook({ hook_event_name: "Stop", last_assistant_message: "done" })
 
     const preview = await run(["restore", "--turn", "1", "--json"], root)
     expect(preview.code, preview.stderr).toBe(0)

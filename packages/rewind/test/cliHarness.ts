@@ -43,6 +43,40 @@ export const cli = (
     if (stdin !== undefined) child.stdin?.end(stdin)
   })
 
+/**
+ * The built bin in a workspace driven by hooks in processes of their own: its own runtime
+ * directory (beside `cwd`), no agent project variable, no hook server.
+ */
+export const ownProcessCli = (args: ReadonlyArray<string>, cwd: string, stdin?: string) =>
+  cli(
+    args,
+    cwd,
+    { XDG_RUNTIME_DIR: join(cwd, "..", "run"), CLAUDE_PROJECT_DIR: "", REWIND_HOOK_SERVER: "off" },
+    stdin,
+  )
+
+/**
+ * One Claude Code turn in `root` through the built hook command (`ownProcessCli`): the prompt,
+ * `edit` as the agent's shell, the shell tool's PostToolUse, then Stop. Every hook must exit 0.
+ */
+export const claudeShellTurn = async (root: string, sessionId: string, prompt: string, edit: () => void) => {
+  const hook = async (event: Record<string, unknown>) => {
+    const payload = { session_id: sessionId, transcript_path: "/nonexistent", cwd: root, ...event }
+    const r = await ownProcessCli(["hook", "claude-code"], root, JSON.stringify(payload))
+    expect(r.code, r.stderr).toBe(0)
+  }
+  await hook({ hook_event_name: "UserPromptSubmit", prompt })
+  edit()
+  await hook({
+    hook_event_name: "PostToolUse",
+    tool_name: "Bash",
+    tool_use_id: "b1",
+    tool_input: { command: "edit" },
+    tool_response: {},
+  })
+  await hook({ hook_event_name: "Stop", last_assistant_message: "done" })
+}
+
 /** Parses stdout as JSON Lines; every line must be an object carrying the format version. */
 export const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
   stdout
