@@ -205,6 +205,9 @@ describe("rewind serve --workspace-socket", () => {
             active: true,
             lastCapture: { mode: "full" },
           })
+          // The usage too is the server's answer, computed once there (this process has no
+          // watcher of its own, so a usage it computed itself would say none is active).
+          expect(records.find((r) => r.type === "snapshots")).toMatchObject({ watcher: { active: true } })
           const words = await run(["status", "--workspace", root, "--dir", dir], env)
           expect(words.stdout).toMatch(/watcher +in the hook server \(pid \d+\): /)
         } finally {

@@ -6,7 +6,7 @@
  */
 import { Command } from "@effect/cli"
 import { RewindResults } from "@rewind/core"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import type { HookServerStatus } from "../hooks/hookServerStatus.js"
 import { nativeStatus } from "../internal/doctor.js"
 import {
@@ -71,10 +71,11 @@ const reportHookProblems = (rewind: CliRewind, out: Output) =>
     return server
   })
 
-type Watcher = (typeof RewindResults.SnapshotStatus.Type)["watcher"]
+type SnapshotStatus = typeof RewindResults.SnapshotStatus.Type
+type Watcher = SnapshotStatus["watcher"]
 
-/** What a server says its watcher is, as the engine declares it (a server of another version may say otherwise). */
-const decodeWatcher = Schema.decodeUnknownOption(RewindResults.SnapshotStatus.fields.watcher)
+/** What a server says, as the engine declares it (a server of another version may say otherwise). */
+const decodeSnapshotStatus = Schema.decodeUnknownOption(RewindResults.SnapshotStatus)
 
 const watcherText = (w: Watcher) =>
   w.active
@@ -82,29 +83,36 @@ const watcherText = (w: Watcher) =>
     : `not running: ${w.reason}`
 
 /**
- * The watcher line. This process runs no live engine; the workspace's hook server, when one runs,
- * does: its watcher is the one the hooks' captures use, so it is asked and reported.
+ * The snapshot usage and watcher. This process runs no live engine; the workspace's hook server,
+ * when one runs, does, and its watcher is the one the hooks' captures use: so its whole answer is
+ * taken (one computation, in the process that has the store open already), and this process
+ * computes it only when no server runs or the server does not answer as declared.
  */
-const reportWatcher = (own: Watcher, server: HookServerStatus | undefined, out: Output) =>
+const snapshotStatusOf = (rewind: CliRewind, server: HookServerStatus | undefined, out: Output) =>
   Effect.gen(function* () {
-    if (own.active || server === undefined || !server.running || server.socket === null) {
-      return yield* out.human(`watcher   ${watcherText(own)}`)
+    if (server?.running === true && server.socket !== null) {
+      const socket = server.socket
+      const { serverSnapshotStatus } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
+      const remote = Option.getOrUndefined(
+        decodeSnapshotStatus(yield* Effect.promise(() => serverSnapshotStatus(socket, 2_000))),
+      )
+      yield* out.record(
+        "hook_server_watcher",
+        remote === undefined ? { answered: false } : { answered: true, ...remote.watcher },
+      )
+      if (remote !== undefined)
+        return { status: Either.right(remote), watcher: remote.watcher, pid: server.pid }
     }
-    const socket = server.socket
-    const { serverWatcher } = yield* Effect.promise(() => import("../hooks/hookServerStatus.js"))
-    const remote = Option.getOrUndefined(
-      decodeWatcher(yield* Effect.promise(() => serverWatcher(socket, 2_000))),
-    )
-    yield* out.record(
-      "hook_server_watcher",
-      remote === undefined ? { answered: false } : { answered: true, ...remote },
-    )
-    yield* out.human(
-      remote === undefined
-        ? `watcher   none in this process; the hook server (pid ${server.pid ?? "?"}) did not say whether it watches`
-        : `watcher   in the hook server (pid ${server.pid ?? "?"}): ${watcherText(remote)}`,
-    )
+    const local = yield* Effect.either(failOnErrors(expect(rewind.snapshotStatus())))
+    return { status: local, watcher: undefined, pid: server?.running === true ? server.pid : undefined }
   })
+
+const watcherLine = (st: SnapshotStatus, fromServer: Watcher | undefined, pid: number | null | undefined) =>
+  fromServer !== undefined
+    ? `watcher   in the hook server (pid ${pid ?? "?"}): ${watcherText(fromServer)}`
+    : pid !== undefined && !st.watcher.active
+      ? `watcher   none in this process; the hook server (pid ${pid ?? "?"}) did not say whether it watches`
+      : `watcher   ${watcherText(st.watcher)}`
 
 export const status = Command.make("status", { ...common, session: sessionOption }, (o) =>
   withRewind(o, false, (rewind, out) =>
@@ -122,7 +130,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
           : `${yellow("native")}    ${native.warning}`,
       )
       const server = yield* reportHookProblems(rewind, out)
-      const snapshots = yield* Effect.either(failOnErrors(expect(rewind.snapshotStatus())))
+      const { status: snapshots, watcher, pid } = yield* snapshotStatusOf(rewind, server, out)
       if (snapshots._tag === "Right") {
         const st = snapshots.right
         yield* out.record("snapshots", { ...st })
@@ -130,7 +138,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
         yield* out.human(
           `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
         )
-        yield* reportWatcher(st.watcher, server, out)
+        yield* out.human(watcherLine(st, watcher, pid))
         for (const u of st.unprotected) {
           yield* out.human(`${yellow("unprotected")} ${leftOutLine(u)}`)
         }

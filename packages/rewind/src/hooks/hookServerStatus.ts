@@ -43,18 +43,19 @@ export const hookServerStatus = async (
 }
 
 /**
- * The running server's watcher, as its `snapshotStatus` reports it (the live engine runs there,
- * not in the asking process); undefined when it does not answer within `timeoutMs`.
+ * The running server's `snapshotStatus` (the live engine and its watcher run there, not in the
+ * asking process, and it has the store open already); undefined when it does not answer within
+ * `timeoutMs`. Undecoded: the caller checks it against the schema it declares.
  */
-export const serverWatcher = async (socket: string, timeoutMs: number): Promise<unknown> => {
+export const serverSnapshotStatus = async (socket: string, timeoutMs: number): Promise<unknown> => {
   try {
     const connection = await connectSocket(socket, timeoutMs)
     try {
       const answer = (await socketRpc(connection, timeoutMs)("snapshotStatus", [])) as {
         ok?: boolean
-        value?: { watcher?: unknown }
+        value?: unknown
       }
-      return answer.ok === true ? answer.value?.watcher : undefined
+      return answer.ok === true ? answer.value : undefined
     } finally {
       connection.destroy()
     }
