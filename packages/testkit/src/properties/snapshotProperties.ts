@@ -4,6 +4,9 @@
  *   gives back exactly what the point recorded (tombstoned paths absent, files and modes and
  *   links equal), leaves paths the point does not mention alone; the engine's `redo` brings back
  *   the state the restore replaced, exactly, and so does restoring its rescue point.
+ * - with links that lead out of the root among the mutations: no restore makes, removes or
+ *   retargets one (the protection policy keeps the path, and the preview lists it), none refuses
+ *   for it, everything else is restored as above, and the redo still undoes the restore exactly.
  * - GC (see `snapshotGcProperty`) never removes content reachable from a live root (invariant 8).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -79,6 +82,39 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     target: fc.constantFrom(...NAMES, "missing"),
   }),
 )
+
+/** Targets that lead out of the root: absolute, or climbing above it. */
+const ESCAPING_TARGETS = ["/tmp", "/etc/passwd", "../../outside", "../../../elsewhere/x"] as const
+
+/** `mutation`, with links that may also lead out of the root. */
+const mutationWithEscapes: fc.Arbitrary<Mutation> = fc.oneof(
+  mutation,
+  fc.record({
+    op: fc.constant("link" as const),
+    path: linkPath,
+    target: fc.constantFrom(...ESCAPING_TARGETS),
+  }),
+)
+
+/** Whether `entry` (a `tree()` value) at `path` is a link leading out of the root: absolute, or above it. */
+const escapes = (path: string, entry: string | undefined) => {
+  if (entry === undefined || !entry.startsWith("link ")) return false
+  const target = entry.slice(5)
+  if (target.startsWith("/")) return true
+  let depth = path.split("/").length - 1
+  for (const segment of target.split("/")) {
+    if (segment === "..") depth--
+    else if (segment !== "." && segment !== "") depth++
+    if (depth < 0) return true
+  }
+  return false
+}
+
+const escapingScenarioArb = fc.record({
+  initial: fc.array(mutationWithEscapes, { minLength: 1, maxLength: 12 }),
+  between: fc.array(mutationWithEscapes, { maxLength: 10 }),
+  after: fc.array(mutationWithEscapes, { minLength: 1, maxLength: 12 }),
+})
 
 const scenarioArb = fc.record({
   initial: fc.array(mutation, { minLength: 1, maxLength: 12 }),
@@ -180,6 +216,51 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
   }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
 }
 
+/**
+ * A restore among links that lead out of the root: each path where the point's entry or what
+ * stands now is such a link (and they differ) is kept as it stands and listed as protected
+ * `escaping_link`; every other path is restored as the point has it; the redo gives back the tree
+ * the restore replaced. Counts the kept paths in `kept`.
+ */
+const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario, kept: { paths: number }) => {
+  const files = harness.open()
+  return Effect.gen(function* () {
+    const sessionId = (yield* createSession({ title: "escaping links", cwd: "/" })).id
+    mutate(files, scenario.initial)
+    const atFirst = files.tree()
+    yield* captured(sessionId, "turn-1")
+    mutate(files, scenario.between)
+    const beforeCapture = files.tree()
+    const point = yield* captured(sessionId, "turn-2")
+    mutate(files, scenario.after)
+    const beforeRestore = files.tree()
+
+    const preview = yield* previewPointRestore(sessionId, point.pointId)
+    expect(preview.conflicts).toEqual([])
+    const tracked = new Set([...atFirst.keys(), ...beforeCapture.keys()])
+    const keptPaths = [...tracked]
+      .filter((p) => beforeCapture.get(p) !== beforeRestore.get(p))
+      .filter((p) => escapes(p, beforeCapture.get(p)) || escapes(p, beforeRestore.get(p)))
+      .sort()
+    expect(
+      preview.protected.map((k) => [k.path, k.kind]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
+    ).toEqual(keptPaths.map((p) => [p, "escaping_link"]))
+    kept.paths += keptPaths.length
+    const result = yield* applyPointRestore(sessionId, point.pointId, preview.token!)
+    const restored = files.tree()
+    for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
+      const expected =
+        tracked.has(path) && !keptPaths.includes(path) ? beforeCapture.get(path) : beforeRestore.get(path)
+      expect(restored.get(path), path).toBe(expected)
+    }
+    if (result.event.files.some((f) => f.action !== "unchanged")) {
+      const undone = yield* redo(sessionId)
+      expect(undone.kept).toEqual([])
+    }
+    expect(files.tree()).toEqual(beforeRestore)
+  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+}
+
 export const snapshotProperties = (
   name: string,
   harness: SnapshotHarness,
@@ -207,6 +288,25 @@ export const snapshotProperties = (
             expect(tally.deleted).toBeGreaterThan(0)
             expect(tally.linked).toBeGreaterThan(0)
           }
+        }),
+    )
+    it.effect(
+      "links leading out of the root are kept, never made, removed or retargeted, and refuse nothing",
+      () =>
+        Effect.gen(function* () {
+          const parameters = propertyParameters(`snapshots escaping links (${name})`, options.runs ?? 40)
+          const kept = { paths: 0 }
+          yield* Effect.promise(() =>
+            fc.assert(
+              fc.asyncProperty(escapingScenarioArb, (scenario) =>
+                Effect.runPromise(runEscapingScenario(harness, scenario, kept)),
+              ),
+              { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
+            ),
+          )
+          console.info(`[property] snapshots (${name}) escaping links kept: ${kept.paths}`)
+          // A run that never met such a link where a restore would change it would prove nothing.
+          if (parameters.numRuns >= 20) expect(kept.paths).toBeGreaterThan(0)
         }),
     )
   })
