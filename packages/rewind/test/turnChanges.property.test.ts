@@ -1,5 +1,5 @@
 // The timeline's per-turn changes taken from manifest deltas (`manifestWalk`: the tree moved on by
-// each delta alone) against comparing the two whole manifests (`compare`), on a real store: random
+// each delta alone) against comparing the two whole manifests (`manifestChanges`), on a real store: random
 // edits, deletions, re-creations, `.gitignore` edits and large rewrites (which cut a delta chain, as
 // 16 layers do), each followed by a capture; every pair of points, in order and out of order, must
 // agree, and so must the ignore files reported when a step changed them (`rulesBefore`).
@@ -7,9 +7,16 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { ContentHash, TurnId } from "@rewind/contracts"
-import { capturePoint, isIgnoreFile, loadManifest, type ManifestEntry } from "@rewind/core"
+import {
+  capturePoint,
+  isIgnoreFile,
+  loadManifest,
+  type ManifestEntry,
+  manifestChanges,
+  manifestWalk,
+} from "@rewind/core"
 import { Effect, FastCheck as fc } from "effect"
-import { compare, manifestWalk } from "../src/hooks/sessionTurns.js"
+
 import { openRewind } from "../src/index.js"
 import { tempDirs } from "./isolatedForkKit.js"
 import { okValue } from "./okValue.js"
@@ -72,7 +79,7 @@ describe("turn changes from manifest deltas", () => {
           const rulesBefore = rulesOf(before)
           const sameRules = JSON.stringify(rulesBefore) === JSON.stringify(rulesOf(after))
           return {
-            changes: Object.fromEntries(compare(before, after)),
+            changes: Object.fromEntries(manifestChanges(before, after)),
             rulesBefore: sameRules ? undefined : rulesBefore,
           }
         })

@@ -94,6 +94,12 @@ export interface PointApi {
     sessionId: SessionId,
     pointId: PointId,
   ) => Answer<typeof R.PointRestorePreview>
+  /**
+   * Where the files were before a turn: the point to preview and restore so that what the agent
+   * created since is deleted too, and what that restore leaves alone. Records that point when it
+   * differs from the turn's own.
+   */
+  readonly turnRestoreTarget: (sessionId: SessionId, turnId: TurnId) => Answer<typeof R.TurnRestoreTarget>
   /** Restores the workspace to a point, redeeming the preview's token; a rescue point first. */
   readonly restorePoint: (
     sessionId: SessionId,

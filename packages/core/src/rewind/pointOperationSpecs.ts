@@ -38,6 +38,13 @@ export const pointSpecs = {
     [sessionId, arg("pointId", PointId)],
     R.PointRestorePreview,
   ),
+  turnRestoreTarget: op(
+    "turnRestoreTarget",
+    "write",
+    "Where the files were before a turn: the point to preview and restore (the turn's own, or one recorded with a tombstone for each file created since), and what that restore deletes and leaves alone.",
+    [sessionId, arg("turnId", TurnId)],
+    R.TurnRestoreTarget,
+  ),
   restorePoint: op(
     "restorePoint",
     "destructive",

@@ -14,6 +14,8 @@ import {
   ProtectedPath,
   SessionId,
   SkippedPath,
+  SkipReason,
+  TurnId,
   WorkspacePath,
 } from "@rewind/contracts"
 import { Schema } from "effect"
@@ -96,6 +98,30 @@ export const PointRestorePreview = Schema.Struct({
   planDigest: Schema.String,
   token: Schema.optional(Schema.String),
   tokenExpiresAt: Schema.optional(Schema.Number),
+})
+
+/**
+ * Where "the files as before turn N" is: the point to preview and restore (N's own, or N's plus a
+ * tombstone for each path created since, recorded as a rescue point), what that restore deletes
+ * beyond N's own tombstones (`added`), and what it leaves alone: paths created later that N's
+ * capture may have held unseen (`leftAlone`, with what it left out at or above them, or the
+ * directory whose ignore rules excluded them), and what the latest capture left out since
+ * (`laterLeftOut`: in no point, so it cannot be deleted).
+ */
+export const TurnRestoreTarget = Schema.Struct({
+  /** The turn's number on the active branch, 1-based, as `rewind timeline` shows it. */
+  turn: Count,
+  turnId: TurnId,
+  pointId: PointId,
+  added: Schema.Array(WorkspacePath),
+  leftAlone: Schema.Array(
+    Schema.Struct({
+      path: WorkspacePath,
+      at: Schema.String,
+      reason: Schema.Union(SkipReason, Schema.Literal("ignored")),
+    }),
+  ),
+  laterLeftOut: Schema.Array(SkippedPath),
 })
 
 export const PointRestoreResult = Schema.Struct({

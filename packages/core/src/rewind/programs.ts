@@ -49,6 +49,7 @@ import { diffPoint } from "../snapshot/pointDiff.js"
 import { cleanup, previewCleanup, snapshotStatus } from "../snapshot/pointGc.js"
 import { readPointIndex } from "../snapshot/pointIndex.js"
 import { previewPointRestore } from "../snapshot/restoreToPoint.js"
+import { turnRestoreTarget } from "../snapshot/sessionTurns.js"
 import { declareWriteIntent } from "../snapshot/writeIntents.js"
 import type { Door } from "./door.js"
 
@@ -196,6 +197,7 @@ export const pointAndStoreOperations = (answer: Door) => ({
   ),
   diffPoint: answer("diffPoint", (sessionId, pointId, options) => diffPoint(sessionId, pointId, options)),
   previewPointRestore: answer("previewPointRestore", previewPointRestore),
+  turnRestoreTarget: answer("turnRestoreTarget", turnRestoreTarget),
   restorePoint: answer("restorePoint", applyPointRestore),
   redo: answer("redo", redo),
   recover: answer("recover", recover),

@@ -61,6 +61,20 @@ export {
   type PointRestorePreview,
   previewPointRestore,
 } from "./restoreToPoint.js"
+export {
+  listTurns,
+  manifestChanges,
+  manifestWalk,
+  type OtherWriter,
+  otherWriters,
+  type TurnFileChange,
+  type TurnOnBranch,
+  type TurnSummary,
+  type TurnTarget,
+  turnNumbered,
+  turnRestoreTarget,
+  turnTarget,
+} from "./sessionTurns.js"
 export { decodeStatCacheLayer } from "./statCacheBinary.js"
 export {
   layerTreeStatCache,

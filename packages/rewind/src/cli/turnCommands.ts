@@ -1,5 +1,5 @@
 /**
- * The CLI's by-turn view of a session (what an agent's hooks record, see hooks/sessionTurns.ts):
+ * The CLI's by-turn view of a session (what an agent's hooks record; core's snapshot/sessionTurns.ts):
  * `timeline` (each turn's prompt and the files it changed, shell changes included), and the parts
  * of `diff --turn N`, `restore --turn N` and `redo` that are about turns.
  *
@@ -11,8 +11,8 @@
  */
 import { Command, Options } from "@effect/cli"
 import type { SessionId } from "@rewind/contracts"
+import { listTurns, type OtherWriter, otherWriters, turnTarget } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
-import { listTurns, type OtherWriter, otherWriters, turnTarget } from "../hooks/sessionTurns.js"
 import {
   bold,
   CliFailure,

@@ -1,7 +1,9 @@
 /**
  * A hook-mirrored session seen by turn: the timeline (each turn's prompt and the files it
  * changed, through tools or the shell), what `restore --turn N` restores to, the other sessions
- * that wrote those files since. Used by the CLI's `timeline`, `diff --turn` and `restore --turn`.
+ * that wrote those files since. Used by the CLI's `timeline`, `diff --turn` and `restore --turn`,
+ * and, as the `Rewind` operation `turnRestoreTarget`, by every host that restores "to before a
+ * turn" (the inspector among them), so that all of them delete what the agent created since.
  *
  * Turns are numbered 1… in the order they started, over the active branch (a conversation rewind
  * drops the turns it cut). A turn's own point is captured when its prompt arrives, so it is the
@@ -22,7 +24,6 @@
  * capture starts from it; turn id `<turn>.before.<digest>`, so the same target is the same point and
  * a preview's token redeems it).
  */
-import { createHash } from "node:crypto"
 import type {
   Checkpoint,
   ContentHash,
@@ -34,28 +35,19 @@ import type {
   WorkspacePath,
 } from "@rewind/contracts"
 import { refuse } from "@rewind/contracts"
-import {
-  ArtifactStore,
-  branchView,
-  encodeManifest,
-  ignoredInTree,
-  isIgnoreFile,
-  loadManifest,
-  loadManifestTop,
-  loadSession,
-  type Manifest,
-  type ManifestEntry,
-  pointIdFor,
-  recordPoint,
-  retryOnVersionConflict,
-  type SessionState,
-  SessionStore,
-  sameManifestEntry,
-  summarise,
-  type Unseen,
-  unseenIn,
-} from "@rewind/core"
 import { Effect } from "effect"
+import { ArtifactStore } from "../ports/ArtifactStore.js"
+import { SessionStore } from "../ports/SessionStore.js"
+import { branchView } from "../session/branchView.js"
+import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
+import type { SessionState } from "../session/sessionState.js"
+import { sha256Hex } from "../workspace/contentHash.js"
+import { encodeManifest, type Manifest, type ManifestEntry, sameManifestEntry } from "./manifestCodec.js"
+import { recordPoint, summarise } from "./pointBuild.js"
+import { ignoredInTree, isIgnoreFile } from "./pointIgnoreCheck.js"
+import { pointIdFor } from "./pointIndex.js"
+import { loadManifest, loadManifestTop } from "./pointManifest.js"
+import { type Unseen, unseenIn } from "./unseenPaths.js"
 
 export type TurnFileChange = {
   readonly path: string
@@ -93,7 +85,7 @@ const isAbsent = (e: ManifestEntry | undefined) => e === undefined || e.kind ===
  * paths neither layer touched, so an identical entry is skipped without comparing its fields; no
  * union of the two key sets is built (at 27.7k paths that union was most of a turn's cost).
  */
-export const compare = (before: Manifest, after: Manifest) => {
+export const manifestChanges = (before: Manifest, after: Manifest) => {
   const changes = new Map<string, TurnFileChange["change"]>()
   for (const [path, a] of before) {
     const b = after.get(path)
@@ -162,7 +154,7 @@ export const manifestWalk = () => {
       if (tree === undefined || top === undefined || top.base !== at) {
         // A full manifest is its own top layer; a delta over another one is loaded down its chain.
         const whole = top !== undefined && top.base === undefined ? top.entries : yield* loadManifest(to)
-        const changes = tree === undefined ? undefined : compare(tree, whole)
+        const changes = tree === undefined ? undefined : manifestChanges(tree, whole)
         tree = new Map(whole)
         at = to
         const before = rules
@@ -319,7 +311,7 @@ const leftOutSince = (
   return fresh.filter((s) => !held.has(s.path))
 }
 
-const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 24)
+const digest = (bytes: Uint8Array) => sha256Hex(bytes).slice(0, 24)
 
 /**
  * The paths N's manifest lacks that a later point of the session holds or a checkpoint of a later
@@ -360,7 +352,8 @@ export const turnTarget = (sessionId: SessionId, n: number, options: { readonly 
     const { turn, point } = yield* turnNumbered(sessionId, n)
     const state = yield* loadSession(sessionId)
     const manifest = yield* loadManifest(point.manifestHash)
-    const index = state.points.indexOf(point)
+    // By id: `point` comes from another load of the session, whose objects need not be these.
+    const index = state.points.findIndex((p) => p.pointId === point.pointId)
     const laterTurns = new Set(
       [...state.turns.values()].filter((t) => t.startedAt >= turn.startedAt).map((t) => t.id),
     )
@@ -427,4 +420,31 @@ export const otherWriters = (sessionId: SessionId, since: number, paths: Readonl
       }
     }
     return out
+  })
+
+/**
+ * The target of "restore the files to before turn `turnId`" (`turnTarget`, recorded), for a host
+ * that knows the turn by its id: where it stands on the active branch, the point to preview and
+ * restore (`previewPointRestore`, `restorePoint`), and what that restore deletes and leaves alone.
+ */
+export const turnRestoreTarget = (sessionId: SessionId, turnId: TurnId) =>
+  Effect.gen(function* () {
+    const { turns } = turnsOnBranch(yield* loadSession(sessionId))
+    const turn = turns.find((t) => t.turnId === turnId)
+    if (turn === undefined) {
+      return yield* refuse("not_found", `session ${sessionId} has no turn ${turnId} on its active branch`)
+    }
+    const target = yield* Effect.catchTag(
+      turnTarget(sessionId, turn.n, { record: true }),
+      "ManifestUnreadable",
+      (e) => refuse("unavailable", `the points of turn ${turn.n} cannot be read: ${e.message}`),
+    )
+    return {
+      turn: turn.n,
+      turnId,
+      pointId: target.pointId,
+      added: target.added,
+      leftAlone: target.leftAlone,
+      laterLeftOut: target.laterLeftOut,
+    }
   })
