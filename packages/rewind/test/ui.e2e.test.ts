@@ -7,7 +7,7 @@
  * written to docs/ui/ (referenced from docs/ui.md); otherwise to a temporary directory, so a normal
  * run leaves the tree clean. Either way each is checked to be a non-empty PNG.
  */
-import { mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { request } from "node:http"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -173,15 +173,22 @@ describe.skipIf(skipBrowser)("rewind ui in a browser", () => {
       // Restore: preview, confirm with the token, the file on disk, then redo.
       await page.getByRole("button", { name: "Restore files to before this turn…" }).click()
       await page.locator('[data-testid="restore-plan"]').waitFor()
-      expect(await page.locator('[data-testid="restore-plan"] code').allTextContents()).toEqual(["a.txt"])
+      // Before this turn: a.txt as it was, and the file the turn created deleted (the engine's
+      // turn target, not the turn's own point, which does not mention it).
+      expect(await page.locator('[data-testid="restore-plan"] code').allTextContents()).toEqual([
+        "a.txt",
+        "notes.md",
+      ])
       await page.screenshot({ path: join(SHOTS, "restore-preview.png"), fullPage: true })
       await page.getByRole("button", { name: "Confirm restore" }).click()
       await page.locator('[data-testid="restore-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\nshared line\n")
+      expect(existsSync(join(root, "notes.md"))).toBe(false)
       // Its redo: the engine's one redo takes the restore away again.
       await page.getByRole("button", { name: "Undo this restore (redo)" }).click()
       await page.locator('[data-testid="restore-done"] [data-testid="redo-done"]').waitFor()
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("four\nshared line\n")
+      expect(readFileSync(join(root, "notes.md"), "utf8")).toBe("made in turn four\n")
 
       // The turn's file rewind (the engine's preview, safe), then the engine's redo of it.
       await page.getByRole("button", { name: "Apply file rewind" }).click()

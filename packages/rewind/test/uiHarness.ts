@@ -70,6 +70,18 @@ export const scriptedWorkspace = async (root: string) => {
   )
   must(await rewind.rewindConversation(sid, t3.messageId))
   const t4 = await turn("make a.txt four", "a.txt", "four\nshared line\n", true)
+  // The agent also made a new file in that turn: "before this turn" has no such file.
+  writeFileSync(join(root, "notes.md"), "made in turn four\n")
+  must(
+    await rewind.recordFileMutation({
+      sessionId: sid,
+      turnId: t4.turnId,
+      path: "notes.md",
+      toolName: "write",
+      before: null,
+      after: "made in turn four\n",
+    }),
+  )
   must(
     await rewind.applyCompaction(sid, {
       fromMessageId: t1.messageId,

@@ -193,6 +193,7 @@ export const ChangesPage = ({
                 <RestoreFlow
                   sessionId={sessionId}
                   pointId={d.pointId}
+                  {...(turnId === undefined ? {} : { turnId })}
                   label={
                     turnId !== undefined ? "Restore files to before this turn…" : "Restore to this point…"
                   }

@@ -280,6 +280,7 @@ const Selected = ({
           key={point.pointId}
           sessionId={sessionId}
           pointId={point.pointId}
+          turnId={entry.active ? m.turnId : undefined}
           label="Restore files to before this turn…"
         />
       )}

@@ -15,6 +15,7 @@ import {
   type PointRestorePreview,
   type PointRestoreResult,
   type RedoResult,
+  type TurnRestoreTarget,
 } from "./rpc.js"
 
 /** Runs one call at a time and keeps its last outcome (or error). */
@@ -94,32 +95,58 @@ export const ForkButton = ({ sessionId, messageId }: { sessionId: string; messag
   )
 }
 
-/** Preview → confirm with the token → restore (a rescue point first) → offer redo. */
+/**
+ * Preview → confirm with the token → restore (a rescue point first) → offer redo. With `turnId`,
+ * "before this turn": the engine's turn target first (`turnRestoreTarget`: the turn's point, or one
+ * with a tombstone for each file created since, so those are deleted too), then its preview.
+ */
 export const RestoreFlow = ({
   sessionId,
   pointId,
+  turnId,
   label,
 }: {
   sessionId: string
   pointId: string
+  turnId?: string
   label: string
 }) => {
+  const target = useAction<TurnRestoreTarget>()
   const preview = useAction<PointRestorePreview>()
   const restore = useAction<PointRestoreResult>()
   const plan = preview.outcome?.ok === true ? preview.outcome.value : undefined
+  const turn = target.outcome?.ok === true ? target.outcome.value : undefined
+  const planned = plan?.pointId ?? pointId
   return (
     <div class="action restore">
       <button
         type="button"
-        disabled={preview.busy}
+        disabled={preview.busy || target.busy}
         onClick={() => {
           restore.reset()
-          void preview.run("previewPointRestore", [sessionId, pointId])
+          preview.reset()
+          void (async () => {
+            if (turnId === undefined) return preview.run("previewPointRestore", [sessionId, pointId])
+            const found = await target.run("turnRestoreTarget", [sessionId, turnId])
+            if (found?.ok === true) await preview.run("previewPointRestore", [sessionId, found.value.pointId])
+            // A turn a conversation rewind cut has no place on the active branch: its own point.
+            else if (found?.ok === false && found.refusal.kind === "not_found")
+              await preview.run("previewPointRestore", [sessionId, pointId])
+          })()
         }}
       >
         {label}
       </button>
-      <Failure error={preview.error ?? restore.error} />
+      <Failure error={target.error ?? preview.error ?? restore.error} />
+      {target.outcome?.ok === false &&
+        (target.outcome.refusal.kind === "not_found" ? (
+          <p class="muted">
+            This turn is not on the active branch: the preview is of its own point, which leaves files created
+            since as they are.
+          </p>
+        ) : (
+          <RefusalView refusal={target.outcome.refusal} />
+        ))}
       {preview.outcome?.ok === false && <RefusalView refusal={preview.outcome.refusal} />}
       {plan !== undefined && restore.outcome === undefined && (
         <div class="plan" data-testid="restore-plan">
@@ -136,6 +163,15 @@ export const RestoreFlow = ({
           {plan.protected.length > 0 && (
             <p class="muted">
               Protected, left alone: {plan.protected.map((p) => `${p.path} (${p.kind})`).join(", ")}
+            </p>
+          )}
+          {turn !== undefined && turn.leftAlone.length + turn.laterLeftOut.length > 0 && (
+            <p class="muted" data-testid="left-alone">
+              Created later, left alone:{" "}
+              {[
+                ...turn.leftAlone.map((l) => `${l.path} (unseen before the turn: ${l.reason} at ${l.at})`),
+                ...turn.laterLeftOut.map((s) => `${s.path} (in no point: ${s.detail ?? s.reason})`),
+              ].join(", ")}
             </p>
           )}
           {plan.leftOut.length > 0 && (
@@ -161,7 +197,7 @@ export const RestoreFlow = ({
               type="button"
               class="danger"
               disabled={restore.busy}
-              onClick={() => restore.run("restorePoint", [sessionId, pointId, plan.token])}
+              onClick={() => restore.run("restorePoint", [sessionId, planned, plan.token])}
             >
               Confirm restore
             </button>

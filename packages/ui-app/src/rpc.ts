@@ -25,6 +25,7 @@ export type PointDiff = Wire<R["PointDiff"]>
 export type PointDiffEntry = PointDiff["entries"][number]
 export type PointRestorePreview = Wire<R["PointRestorePreview"]>
 export type PointRestoreResult = Wire<R["PointRestoreResult"]>
+export type TurnRestoreTarget = Wire<R["TurnRestoreTarget"]>
 export type RedoResult = Wire<R["RedoResult"]>
 export type ForkOutcome = Wire<R["ForkOutcome"]>
 export type SnapshotStatus = Wire<R["SnapshotStatus"]>
