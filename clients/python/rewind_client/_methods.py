@@ -463,6 +463,13 @@ class Methods:
         params["pointId"] = point_id
         return self._call("previewPointRestore", params)
 
+    def turn_restore_target(self, session_id: str, turn_id: str) -> Outcome:
+        """Where the files were before a turn: the point to preview and restore (the turn's own, or one recorded with a tombstone for each file created since), and what that restore deletes and leaves alone. (`turnRestoreTarget`, write)"""
+        params: Dict[str, Any] = {}
+        params["sessionId"] = session_id
+        params["turnId"] = turn_id
+        return self._call("turnRestoreTarget", params)
+
     def restore_point(self, session_id: str, point_id: str, token: str) -> Outcome:
         """Restore the workspace to a point, redeeming its preview token (a rescue point is taken first). (`restorePoint`, destructive)"""
         params: Dict[str, Any] = {}
