@@ -24,15 +24,22 @@ const capture = (sessionId: SessionId, turnId: TurnId) =>
     return outcome.point
   })
 
+/** A session whose first turn's point holds `a.txt` as "a1", then edited to "a2". */
+const firstTurnEdited = (env: ReturnType<typeof makeEnv>) =>
+  Effect.gen(function* () {
+    env.fs.writeFile(`${ROOT}/a.txt`, "a1")
+    const sessionId = yield* newSession
+    const first = yield* userTurn(sessionId, "first")
+    const own = yield* capture(sessionId, first.turnId)
+    env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+    return { sessionId, first, own }
+  })
+
 describe("turnRestoreTarget", () => {
   it.effect("deletes what was created since the turn began, which the turn's own point leaves", () => {
     const env = makeEnv()
-    env.fs.writeFile(`${ROOT}/a.txt`, "a1")
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      const first = yield* userTurn(sessionId, "first")
-      const own = yield* capture(sessionId, first.turnId)
-      env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+      const { sessionId, first, own } = yield* firstTurnEdited(env)
       env.fs.writeFile(`${ROOT}/made/by/agent.txt`, "new")
       yield* reply(sessionId, first.turnId)
       const second = yield* userTurn(sessionId, "second")
@@ -65,12 +72,8 @@ describe("turnRestoreTarget", () => {
 
   it.effect("a turn with nothing created since answers the turn's own point", () => {
     const env = makeEnv()
-    env.fs.writeFile(`${ROOT}/a.txt`, "a1")
     return Effect.gen(function* () {
-      const sessionId = yield* newSession
-      const first = yield* userTurn(sessionId, "first")
-      const own = yield* capture(sessionId, first.turnId)
-      env.fs.writeFile(`${ROOT}/a.txt`, "a2")
+      const { sessionId, first, own } = yield* firstTurnEdited(env)
       const target = yield* turnRestoreTarget(sessionId, first.turnId)
       expect(target).toMatchObject({ turn: 1, pointId: own.pointId, added: [] })
     }).pipe(Effect.provide(env.layer()))

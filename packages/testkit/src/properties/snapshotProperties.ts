@@ -174,10 +174,13 @@ const captured = (sessionId: SessionId, turn: string) =>
 
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never
 
-const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally) => {
-  const files = harness.open()
-  return Effect.gen(function* () {
-    const sessionId = (yield* createSession({ title: "snapshots", cwd: "/" })).id
+/**
+ * A scenario up to its restore: the initial tree captured, the `between` mutations captured as
+ * the point under test, then the `after` mutations. `tracked`: every path the point knows.
+ */
+const staged = (files: Files, scenario: Scenario, title: string) =>
+  Effect.gen(function* () {
+    const sessionId = (yield* createSession({ title, cwd: "/" })).id
     mutate(files, scenario.initial)
     const atFirst = files.tree()
     yield* captured(sessionId, "turn-1")
@@ -186,11 +189,22 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
     const point = yield* captured(sessionId, "turn-2")
     mutate(files, scenario.after)
     const beforeRestore = files.tree()
+    const tracked = new Set([...atFirst.keys(), ...beforeCapture.keys()])
+    return { sessionId, point, beforeCapture, beforeRestore, tracked }
+  })
+
+const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally) => {
+  const files = harness.open()
+  return Effect.gen(function* () {
+    const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
+      files,
+      scenario,
+      "snapshots",
+    )
     const result = yield* restore(sessionId, point.pointId, tally)
     const restored = files.tree()
 
     // Every path the point knows is back as captured; a tracked path absent then is absent now.
-    const tracked = new Set([...atFirst.keys(), ...beforeCapture.keys()])
     for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
       if (tracked.has(path)) expect(restored.get(path), path).toBe(beforeCapture.get(path))
       // Paths the point never saw are left as they were.
@@ -225,19 +239,13 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
 const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario, kept: { paths: number }) => {
   const files = harness.open()
   return Effect.gen(function* () {
-    const sessionId = (yield* createSession({ title: "escaping links", cwd: "/" })).id
-    mutate(files, scenario.initial)
-    const atFirst = files.tree()
-    yield* captured(sessionId, "turn-1")
-    mutate(files, scenario.between)
-    const beforeCapture = files.tree()
-    const point = yield* captured(sessionId, "turn-2")
-    mutate(files, scenario.after)
-    const beforeRestore = files.tree()
-
+    const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
+      files,
+      scenario,
+      "escaping links",
+    )
     const preview = yield* previewPointRestore(sessionId, point.pointId)
     expect(preview.conflicts).toEqual([])
-    const tracked = new Set([...atFirst.keys(), ...beforeCapture.keys()])
     const keptPaths = [...tracked]
       .filter((p) => beforeCapture.get(p) !== beforeRestore.get(p))
       .filter((p) => escapes(p, beforeCapture.get(p)) || escapes(p, beforeRestore.get(p)))
