@@ -36,6 +36,6 @@ export const mcp = Command.make("mcp", { workspace: common.workspace, dir: commo
   ),
 ).pipe(
   Command.withDescription(
-    "Serve a small, safe set of Rewind tools (points, diff, preview/restore with token, redo, capture, status, GC preview) over MCP on stdio; see docs/mcp.md",
+    "Serve a small, safe set of Rewind tools (points, diff, preview/restore with token, to a point or to before a turn, redo, capture, status, GC preview) over MCP on stdio; see docs/mcp.md",
   ),
 )

@@ -1,7 +1,8 @@
 /**
  * `rewind mcp`: a Model Context Protocol server (the official SDK) for agents that call tools
  * themselves. A small, safe projection of the operation table, picked by name: list checkpoints
- * and points, diff, preview a restore, restore with the preview's token, redo, capture now,
+ * and points, diff, preview a restore (to a point, or to before a turn), restore with the
+ * preview's token, redo, capture now,
  * status and a GC preview; resources for a session's timeline and a point's diff.
  *
  * Invariants:

@@ -18,6 +18,7 @@ export type McpOperations = Readonly<
     | "listRewindPoints"
     | "diffPoint"
     | "previewPointRestore"
+    | "turnRestoreTarget"
     | "restorePoint"
     | "redo"
     | "capturePoint"
@@ -122,6 +123,18 @@ export const makeToolHandlers = (ops: McpOperations) => {
       }
       if (preview.token !== undefined) issue("restore", `${sessionId} ${input.pointId}`, preview.token)
       return { sessionId, ...preview }
+    },
+    preview_turn_restore: async (input, signal) => {
+      const sessionId = await sessionOf(input.sessionId, signal)
+      const target = (await run("turnRestoreTarget", [sessionId, input.turnId], signal)) as {
+        pointId: string
+      }
+      const preview = (await run("previewPointRestore", [sessionId, target.pointId], signal)) as {
+        token?: string
+        canApply: boolean
+      }
+      if (preview.token !== undefined) issue("restore", `${sessionId} ${target.pointId}`, preview.token)
+      return { sessionId, target, ...preview }
     },
     restore_point: async (input, signal) => {
       const sessionId = await sessionOf(input.sessionId, signal)

@@ -5,7 +5,7 @@
  * change files (`restore_point`, `redo`) are annotated destructive.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
-import { PointId, SessionId } from "@rewind/contracts"
+import { PointId, SessionId, TurnId } from "@rewind/contracts"
 import { JSONSchema, Schema } from "effect"
 
 const OptionalSession = Schema.optional(
@@ -24,6 +24,12 @@ export const inputs = {
     ),
   }),
   preview_restore: Schema.Struct({ sessionId: OptionalSession, pointId: APoint }),
+  preview_turn_restore: Schema.Struct({
+    sessionId: OptionalSession,
+    turnId: TurnId.annotations({
+      description: "The turn whose start to go back to, as list_checkpoints gives it",
+    }),
+  }),
   restore_point: Schema.Struct({
     sessionId: OptionalSession,
     pointId: APoint,
@@ -97,6 +103,12 @@ export const tools: { readonly [K in ToolName]: ToolSpec } = {
     description:
       "Dry run of restoring the workspace to a point: what would be written and deleted, the conflicts that forbid it, and the paths it leaves alone because the protection policy keeps them (protected: .git, the store, what the ignore rules exclude now, a link leading out of the root, which no restore makes or takes away), and what the point's capture left out and so cannot put back (leftOut: a nested repository, a file over the size limit, what the scan's budget did not reach). Writes nothing. When it can be applied it returns a token (single use, five minutes) that restore_point requires.",
     annotations: read,
+  },
+  preview_turn_restore: {
+    title: "Preview a restore to before a turn",
+    description:
+      "Dry run of putting the workspace FILES back as they were before a turn: the same answer as preview_restore, for the engine's turn target (turnRestoreTarget: the turn's point, or one recorded with a tombstone for each file created since, so those are deleted too), with that target: pointId (pass it with the token to restore_point), added (what it deletes beyond the turn's point), leftAlone and laterLeftOut (what it leaves as it is, and why). Writes no workspace file; may record the target point.",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   restore_point: {
     title: "Restore a point",

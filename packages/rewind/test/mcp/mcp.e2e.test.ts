@@ -67,6 +67,7 @@ describe("rewind mcp (the built bin, the SDK's own client)", () => {
               "list_checkpoints",
               "list_points",
               "preview_restore",
+              "preview_turn_restore",
               "redo",
               "restore_point",
               "status",
@@ -93,6 +94,11 @@ describe("rewind mcp (the built bin, the SDK's own client)", () => {
               idempotentHint: false,
             })
           }
+          // It may record the target point, and writes no workspace file.
+          expect(byName.preview_turn_restore!.annotations).toMatchObject({
+            readOnlyHint: false,
+            destructiveHint: false,
+          })
           expect(byName.capture_now!.annotations).toMatchObject({
             readOnlyHint: false,
             destructiveHint: false,
@@ -204,6 +210,54 @@ describe("rewind mcp (the built bin, the SDK's own client)", () => {
           }
           expect(diffed.pointId).toBe(pointId)
           expect(diffed.entries.map((e) => e.path)).toEqual(["a.txt"])
+        } finally {
+          await client.close()
+        }
+      }),
+  )
+  it.effect(
+    "preview_turn_restore: the files as before a turn, created files deleted too, then restore_point",
+    () =>
+      Effect.promise(async () => {
+        const { root } = await workspace()
+        // The agent made b.txt in turn t1; the next turn's capture saw it.
+        await writeFile(join(root, "b.txt"), "made in t1\n")
+        const rewind = await openRewind({ workspaceRoot: root })
+        expect(
+          (await rewind.appendUserMessage("ses_mcp" as SessionId, { text: "next", turnId: "t2" as TurnId }))
+            .ok,
+        ).toBe(true)
+        expect((await rewind.capturePoint("ses_mcp" as SessionId, "t2" as TurnId)).ok).toBe(true)
+        await rewind.close()
+        const client = await connect(root)
+        try {
+          const preview = json(
+            await client.callTool({ name: "preview_turn_restore", arguments: { turnId: "t1" } }),
+          )
+          const target = preview.target as { pointId: string; added: Array<string> }
+          expect(target.added).toEqual(["b.txt"])
+          expect(preview.canApply).toBe(true)
+          expect(
+            (preview.changes as Array<{ path: string; action: string }>)
+              .map((c) => [c.path, c.action])
+              .sort(),
+          ).toEqual([
+            ["a.txt", "write"],
+            ["b.txt", "delete"],
+          ])
+          const restored = (await client.callTool({
+            name: "restore_point",
+            arguments: { pointId: target.pointId, token: preview.token },
+          })) as ToolResult
+          expect(restored.isError).toBeFalsy()
+          expect(await read(root)).toBe("one\n")
+          await expect(readFile(join(root, "b.txt"), "utf8")).rejects.toThrow()
+          const unknown = (await client.callTool({
+            name: "preview_turn_restore",
+            arguments: { turnId: "no-such-turn" },
+          })) as ToolResult
+          expect(unknown.isError).toBe(true)
+          expect(unknown.content[0]!.text).toMatch(/^not_found: /)
         } finally {
           await client.close()
         }
