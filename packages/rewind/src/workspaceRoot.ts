@@ -17,6 +17,7 @@
  * Loads Node built-ins only: the hook client and the capture hand-over run it before anything else.
  */
 import { existsSync } from "node:fs"
+import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 
 /** The store directory's name inside its workspace (the default `--dir`). */
@@ -52,4 +53,48 @@ export const commandWorkspace = (
   if (named.workspace !== undefined) return resolve(cwd, named.workspace)
   if (named.dir !== undefined || !search) return resolve(cwd)
   return discoverWorkspace(cwd)
+}
+
+/**
+ * Why no store is made for a workspace at `root` unless asked in so many words (`init --force`):
+ * the filesystem root or the user's home directory holds every project and every secret below it
+ * (`~/.ssh`, `~/.aws`), and a workspace there captures all of them at every turn, and a turn
+ * restore there acts on all of them. Undefined for any other directory. Asked where a store would
+ * be made implicitly or by a plain `init`: a hook's first event (an agent started in `~` with
+ * user-level hooks), the hook client's server (`serve --create`), `init`. A store that exists
+ * already is used wherever it is.
+ */
+export const tooBroadForAWorkspace = (
+  root: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined => {
+  const at = resolve(root)
+  if (dirname(at) === at) return `${at} is the filesystem root`
+  let home = env.HOME
+  if (home === undefined || home === "") {
+    try {
+      home = homedir()
+    } catch {
+      return undefined
+    }
+  }
+  return resolve(home) === at ? `${at} is your home directory` : undefined
+}
+
+/** The refusal's words: what was not done, why, and how to do it anyway. */
+export const tooBroadMessage = (why: string) =>
+  `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, if this is really what you want)`
+
+/**
+ * The refusal (`tooBroadMessage`) when a store would be made at `storeDir` for a workspace at
+ * `root` that `tooBroadForAWorkspace` names; undefined when the store exists or the root is fine.
+ */
+export const broadWorkspaceRefusal = (
+  root: string,
+  storeDir: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string | undefined => {
+  if (existsSync(storeDir)) return undefined
+  const why = tooBroadForAWorkspace(root, env)
+  return why === undefined ? undefined : tooBroadMessage(why)
 }

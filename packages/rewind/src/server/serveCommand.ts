@@ -18,11 +18,12 @@ import { Command, Options } from "@effect/cli"
 import { RewindOperations } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import { withFacade } from "../cli/facadeStore.js"
+import { CliFailure, ExitCode } from "../cli/output.js"
 import { common } from "../cli/store.js"
 import { usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
-import { STORE_DIR_NAME } from "../workspaceRoot.js"
+import { broadWorkspaceRefusal, commandWorkspace, STORE_DIR_NAME } from "../workspaceRoot.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
 import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
@@ -119,6 +120,19 @@ const ownSocket = (workspaceRoot: string, storeDir: string) =>
  */
 const servedTable = { ...RewindOperations, [hookOperation.name]: hookOperation }
 
+/**
+ * `--create` (the hook client's auto-started server) makes no store in the home directory or the
+ * filesystem root (workspaceRoot.ts); one that exists there is served.
+ */
+const createRefusal = (o: {
+  readonly workspace: Option.Option<string>
+  readonly dir: Option.Option<string>
+}) => {
+  const dir = Option.getOrUndefined(o.dir)
+  const root = commandWorkspace(process.cwd(), { workspace: Option.getOrUndefined(o.workspace), dir })
+  return broadWorkspaceRefusal(root, dir === undefined ? resolve(root, STORE_DIR_NAME) : resolve(dir))
+}
+
 export const serve = Command.make("serve", options, (o) =>
   o.schema
     ? Effect.sync(() => {
@@ -126,40 +140,44 @@ export const serve = Command.make("serve", options, (o) =>
       })
     : o.workspaceSocket && Option.isSome(o.socket)
       ? usage("--workspace-socket and --socket name two sockets: give one")
-      : withFacade(
-          { workspace: o.workspace, dir: o.dir },
-          o.create,
-          (rewind) =>
-            Effect.gen(function* () {
-              const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, STORE_DIR_NAME)
-              const implementation = {
-                ...serviceImplementation(rewind),
-                [hookOperation.name]: hookImplementation(rewind, storeDir),
-              }
-              const server = makeRpcServer(servedTable, implementation, {
-                ...Option.match(o.maxLineBytes, {
-                  onNone: () => ({}),
-                  onSome: (maxLineBytes) => ({ maxLineBytes }),
-                }),
-              })
-              const socket = o.workspaceSocket
-                ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
-                : o.socket
-              if (Option.isSome(socket)) {
-                yield* serveSocket(server, socket.value, untilSignal, {
-                  ...Option.match(o.idleExit, {
+      : o.create && createRefusal(o) !== undefined
+        ? Effect.fail(
+            new CliFailure({ code: ExitCode.failed, message: createRefusal(o)!, reason: "too_broad" }),
+          )
+        : withFacade(
+            { workspace: o.workspace, dir: o.dir },
+            o.create,
+            (rewind) =>
+              Effect.gen(function* () {
+                const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, STORE_DIR_NAME)
+                const implementation = {
+                  ...serviceImplementation(rewind),
+                  [hookOperation.name]: hookImplementation(rewind, storeDir),
+                }
+                const server = makeRpcServer(servedTable, implementation, {
+                  ...Option.match(o.maxLineBytes, {
                     onNone: () => ({}),
-                    onSome: (idleExitMs) => ({ idleExitMs }),
+                    onSome: (maxLineBytes) => ({ maxLineBytes }),
                   }),
                 })
-                return
-              }
-              yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
-              // The input may still hold the event loop open after a signal.
-              process.stdin.destroy()
-            }),
-          { live: !o.noWatch },
-        ),
+                const socket = o.workspaceSocket
+                  ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
+                  : o.socket
+                if (Option.isSome(socket)) {
+                  yield* serveSocket(server, socket.value, untilSignal, {
+                    ...Option.match(o.idleExit, {
+                      onNone: () => ({}),
+                      onSome: (idleExitMs) => ({ idleExitMs }),
+                    }),
+                  })
+                  return
+                }
+                yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+                // The input may still hold the event loop open after a signal.
+                process.stdin.destroy()
+              }),
+            { live: !o.noWatch },
+          ),
 ).pipe(
   Command.withDescription(
     "Serve the engine as JSON-RPC 2.0 (one message per line) over stdio or --socket; see docs/server.md",
