@@ -21,24 +21,27 @@ describe("a workspace at the home directory (the built bin)", () => {
       REWIND_HOOK_SERVER: "off",
     }
     const store = join(home, ".rewind")
+    // An agent started in the home directory, with user-level hooks: its first prompt.
+    const promptInHome = () =>
+      cli(
+        ["hook", "claude-code"],
+        home,
+        { ...env, CLAUDE_PROJECT_DIR: home },
+        JSON.stringify({
+          session_id: "in-home",
+          transcript_path: "/nonexistent",
+          cwd: home,
+          hook_event_name: "UserPromptSubmit",
+          prompt: "hello",
+        }),
+      )
 
     const refused = await cli(["init"], home, env)
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/no Rewind store made: .* is your home directory/)
     expect(existsSync(store)).toBe(false)
 
-    const hook = await cli(
-      ["hook", "claude-code"],
-      home,
-      { ...env, CLAUDE_PROJECT_DIR: home },
-      JSON.stringify({
-        session_id: "in-home",
-        transcript_path: "/nonexistent",
-        cwd: home,
-        hook_event_name: "UserPromptSubmit",
-        prompt: "hello",
-      }),
-    )
+    const hook = await promptInHome()
     expect(hook.code, hook.stderr).toBe(0)
     expect(hook.stderr).toMatch(/no Rewind store made/)
     expect(existsSync(store)).toBe(false)
@@ -57,18 +60,7 @@ describe("a workspace at the home directory (the built bin)", () => {
     expect(forced.code, forced.stderr).toBe(0)
     expect(existsSync(store)).toBe(true)
     // Made on purpose, it is used: a hook there records.
-    const recorded = await cli(
-      ["hook", "claude-code"],
-      home,
-      { ...env, CLAUDE_PROJECT_DIR: home },
-      JSON.stringify({
-        session_id: "in-home",
-        transcript_path: "/nonexistent",
-        cwd: home,
-        hook_event_name: "UserPromptSubmit",
-        prompt: "hello",
-      }),
-    )
+    const recorded = await promptInHome()
     expect(recorded.code).toBe(0)
     expect(recorded.stderr).toBe("")
   })
