@@ -33,7 +33,7 @@ import {
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
-import { STORE_DIR_NAME } from "./workspaceRoot.js"
+import { STORE_DIR_NAME, storeDirectory } from "./workspaceRoot.js"
 
 /**
  * The services every facade operation may need: exactly core's ports (`RewindPorts`), so the facade
@@ -93,9 +93,8 @@ export interface DefaultLayerOptions {
   readonly durability?: "fsync" | "atomic"
 }
 
-/** Resolves the store directory the embedded default uses for these options. */
-export const storeDirectory = (options: { readonly workspaceRoot: string; readonly dir?: string }): string =>
-  resolve(options.dir ?? join(options.workspaceRoot, DEFAULT_DIR_NAME))
+/** Resolves the store directory the embedded default uses for these options (workspaceRoot.ts). */
+export { storeDirectory }
 
 /** The files SQLite opens beside the database: none of them may be a link either. */
 const DATABASE_COMPANIONS = ["", "-wal", "-shm", "-journal"] as const

@@ -25,6 +25,12 @@ export const STORE_DIR_NAME = ".rewind"
 
 const holdsStore = (dir: string) => existsSync(join(dir, STORE_DIR_NAME))
 
+/** The store directory of a workspace: `dir` when named, else the workspace's `.rewind`. */
+export const storeDirectory = (options: {
+  readonly workspaceRoot: string
+  readonly dir?: string | undefined
+}) => resolve(options.dir ?? join(options.workspaceRoot, STORE_DIR_NAME))
+
 /** The nearest directory strictly above `dir` holding a store, if any (a workspace `dir` lies in). */
 export const enclosingWorkspace = (dir: string): string | undefined => {
   for (let at = resolve(dir); dirname(at) !== at; ) {
@@ -64,7 +70,7 @@ export const commandWorkspace = (
  * user-level hooks), the hook client's server (`serve --create`), `init`. A store that exists
  * already is used wherever it is.
  */
-export const tooBroadForAWorkspace = (
+const tooBroadForAWorkspace = (
   root: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string | undefined => {
@@ -82,19 +88,20 @@ export const tooBroadForAWorkspace = (
 }
 
 /** The refusal's words: what was not done, why, and how to do it anyway. */
-export const tooBroadMessage = (why: string) =>
+const tooBroadMessage = (why: string) =>
   `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, if this is really what you want)`
 
 /**
- * The refusal (`tooBroadMessage`) when a store would be made at `storeDir` for a workspace at
- * `root` that `tooBroadForAWorkspace` names; undefined when the store exists or the root is fine.
+ * The refusal (`tooBroadMessage`) when a store would be made for a workspace at `root` (its store
+ * `dir` when named, else its `.rewind`) that `tooBroadForAWorkspace` names; undefined when the
+ * store exists or the root is fine.
  */
 export const broadWorkspaceRefusal = (
   root: string,
-  storeDir: string,
+  dir: string | undefined,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string | undefined => {
-  if (existsSync(storeDir)) return undefined
+  if (existsSync(storeDirectory({ workspaceRoot: root, dir }))) return undefined
   const why = tooBroadForAWorkspace(root, env)
   return why === undefined ? undefined : tooBroadMessage(why)
 }

@@ -3,57 +3,43 @@
  * filesystem root without `--force`, workspaceRoot.ts), `sessions` (the store's sessions,
  * newest first) and `log <session>` (a session's transcript, its active branch).
  */
-import { join, resolve } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { SessionId } from "@rewind/contracts"
-import { Effect, Option } from "effect"
-import {
-  broadWorkspaceRefusal,
-  commandWorkspace,
-  enclosingWorkspace,
-  STORE_DIR_NAME,
-} from "../workspaceRoot.js"
-import { bold, CliFailure, dim, ExitCode, iso, oneLine, table, yellow } from "./output.js"
-import { type CommonOptions, common, expect, withRewind } from "./store.js"
+import { Effect } from "effect"
+import { enclosingWorkspace } from "../workspaceRoot.js"
+import { bold, dim, iso, oneLine, table, yellow } from "./output.js"
+import { type CommonOptions, common, expect, refuseBroadWorkspace, withRewind } from "./store.js"
 
 const force = Options.boolean("force").pipe(
   Options.withDescription("Make the workspace even in your home directory or the filesystem root"),
 )
 
-/** The refusal for a workspace at the home directory or the filesystem root (workspaceRoot.ts). */
-const broadRefusal = (o: CommonOptions) => {
-  const dir = Option.getOrUndefined(o.dir)
-  const root = commandWorkspace(process.cwd(), { workspace: Option.getOrUndefined(o.workspace), dir }, false)
-  return broadWorkspaceRefusal(root, dir === undefined ? join(root, STORE_DIR_NAME) : resolve(dir))
-}
-
 export const init = Command.make(
   "init",
   { ...common, force },
-  (o: CommonOptions & { readonly force: boolean }) => {
-    const refused = o.force ? undefined : broadRefusal(o)
-    if (refused !== undefined)
-      return Effect.fail(new CliFailure({ code: ExitCode.failed, message: refused, reason: "too_broad" }))
-    return withRewind(o, true, (rewind, out) =>
-      Effect.gen(function* () {
-        // A workspace inside another one is separate: said, since commands run below it now find
-        // this store, not the enclosing one (workspaceRoot.ts).
-        const enclosing = enclosingWorkspace(rewind.workspaceRoot)
-        yield* out.record("init", {
-          workspace: rewind.workspaceRoot,
-          dir: rewind.dir,
-          ...(enclosing === undefined ? {} : { enclosingWorkspace: enclosing }),
-        })
-        yield* out.human(
-          `Rewind store ready in ${bold(rewind.dir ?? "")} for workspace ${rewind.workspaceRoot}`,
-        )
-        if (enclosing !== undefined)
+  (o: CommonOptions & { readonly force: boolean }) =>
+    Effect.zipRight(
+      o.force ? Effect.void : refuseBroadWorkspace(o, false),
+      withRewind(o, true, (rewind, out) =>
+        Effect.gen(function* () {
+          // A workspace inside another one is separate: said, since commands run below it now find
+          // this store, not the enclosing one (workspaceRoot.ts).
+          const enclosing = enclosingWorkspace(rewind.workspaceRoot)
+          yield* out.record("init", {
+            workspace: rewind.workspaceRoot,
+            dir: rewind.dir,
+            ...(enclosing === undefined ? {} : { enclosingWorkspace: enclosing }),
+          })
           yield* out.human(
-            `${yellow("note")} this workspace lies inside ${enclosing}, which has its own store: it is a separate workspace, and commands run in it now use this store`,
+            `Rewind store ready in ${bold(rewind.dir ?? "")} for workspace ${rewind.workspaceRoot}`,
           )
-      }),
-    )
-  },
+          if (enclosing !== undefined)
+            yield* out.human(
+              `${yellow("note")} this workspace lies inside ${enclosing}, which has its own store: it is a separate workspace, and commands run in it now use this store`,
+            )
+        }),
+      ),
+    ),
 ).pipe(Command.withDescription("Create the store (.rewind) in the current or --workspace directory"))
 
 export const sessions = Command.make("sessions", common, (o) =>

@@ -19,7 +19,7 @@ import { Effect, type Layer, Option } from "effect"
 import type { StoreMissing, StoreRefused } from "../errors.js"
 import type { DefaultOpenError, EngineServices } from "../layers.js"
 import type { layerEmbeddedService } from "../serviceLayer.js"
-import { commandWorkspace } from "../workspaceRoot.js"
+import { broadWorkspaceRefusal, commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, makeOutput, type Output, readOnlyWarning } from "./output.js"
 
 export interface CommonOptions {
@@ -180,3 +180,24 @@ export const resolveSession = (rewind: CliRewind, session: Option.Option<Session
 /** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
 export const usage = (message: string) =>
   Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))
+
+/**
+ * Fails `too_broad` (exit 2) when the command would make a store for a workspace at the home
+ * directory or the filesystem root (workspaceRoot.ts); `search`: whether the command finds its
+ * workspace upward (every one but `init`).
+ */
+export const refuseBroadWorkspace = (
+  options: Pick<CommonOptions, "workspace" | "dir">,
+  search: boolean,
+): Effect.Effect<void, CliFailure> => {
+  const dir = Option.getOrUndefined(options.dir)
+  const root = commandWorkspace(
+    process.cwd(),
+    { workspace: Option.getOrUndefined(options.workspace), dir },
+    search,
+  )
+  const refused = broadWorkspaceRefusal(root, dir)
+  return refused === undefined
+    ? Effect.void
+    : Effect.fail(new CliFailure({ code: ExitCode.failed, message: refused, reason: "too_broad" }))
+}

@@ -9,8 +9,8 @@
  * rule (workspaceRoot.ts: the nearest directory at or above it holding a store, else that `cwd`).
  */
 import { existsSync } from "node:fs"
-import { join, resolve } from "node:path"
-import { discoverWorkspace, STORE_DIR_NAME } from "../workspaceRoot.js"
+import { resolve } from "node:path"
+import { discoverWorkspace, storeDirectory } from "../workspaceRoot.js"
 import type { HookAgent } from "./hookEvent.js"
 import { appendProblem } from "./hookProblems.js"
 
@@ -126,7 +126,7 @@ export const hasCommonFields = (json: unknown): boolean => {
 export const parseHookInput = (options: HookRunOptions): ParsedHook | HookRunResult => {
   const { agent } = options
   const dir = options.dir === undefined ? undefined : resolve(options.dir)
-  const storeDirFor = (root: string) => dir ?? join(root, STORE_DIR_NAME)
+  const storeDirFor = (root: string) => storeDirectory({ workspaceRoot: root, dir })
   const fallbackStoreDir = storeDirFor(resolveHookWorkspace(agent, options, options.processCwd))
   let json: unknown
   try {

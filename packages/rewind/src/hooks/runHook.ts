@@ -24,7 +24,7 @@ import {
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { broadWorkspaceRefusal, STORE_DIR_NAME } from "../workspaceRoot.js"
+import { broadWorkspaceRefusal } from "../workspaceRoot.js"
 import { claudeCodeEvent } from "./claudeCode.js"
 import { geminiCliEvent } from "./geminiCli.js"
 import {
@@ -194,7 +194,7 @@ export type OpenHookEngine = (
 export const openInProcess: OpenHookEngine = async (workspaceRoot, dir) => {
   // Not in the home directory or the filesystem root unless a store is there already (an agent
   // started in `~` with user-level hooks): the event is logged as a problem, the agent goes on.
-  const refused = broadWorkspaceRefusal(workspaceRoot, dir ?? join(workspaceRoot, STORE_DIR_NAME))
+  const refused = broadWorkspaceRefusal(workspaceRoot, dir)
   if (refused !== undefined) throw new Error(refused)
   const { openRewind } = await import("../openRewind.js")
   const rewind = await openRewind({ workspaceRoot, create: true, ...(dir === undefined ? {} : { dir }) })

@@ -13,17 +13,15 @@
  * `hook` method (hooks/hookMethod.ts, with Schemas for its call and answer); `--schema` lists it
  * with the rest, so generated clients (clients/python) have it too.
  */
-import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { RewindOperations } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import { withFacade } from "../cli/facadeStore.js"
-import { CliFailure, ExitCode } from "../cli/output.js"
 import { common } from "../cli/store.js"
-import { usage } from "../cli/storeAccess.js"
+import { refuseBroadWorkspace, usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
-import { broadWorkspaceRefusal, commandWorkspace, STORE_DIR_NAME } from "../workspaceRoot.js"
+import { storeDirectory } from "../workspaceRoot.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
 import { serviceImplementation } from "./serviceImplementation.js"
 import { serveSocket } from "./socket.js"
@@ -120,19 +118,6 @@ const ownSocket = (workspaceRoot: string, storeDir: string) =>
  */
 const servedTable = { ...RewindOperations, [hookOperation.name]: hookOperation }
 
-/**
- * `--create` (the hook client's auto-started server) makes no store in the home directory or the
- * filesystem root (workspaceRoot.ts); one that exists there is served.
- */
-const createRefusal = (o: {
-  readonly workspace: Option.Option<string>
-  readonly dir: Option.Option<string>
-}) => {
-  const dir = Option.getOrUndefined(o.dir)
-  const root = commandWorkspace(process.cwd(), { workspace: Option.getOrUndefined(o.workspace), dir })
-  return broadWorkspaceRefusal(root, dir === undefined ? resolve(root, STORE_DIR_NAME) : resolve(dir))
-}
-
 export const serve = Command.make("serve", options, (o) =>
   o.schema
     ? Effect.sync(() => {
@@ -140,16 +125,16 @@ export const serve = Command.make("serve", options, (o) =>
       })
     : o.workspaceSocket && Option.isSome(o.socket)
       ? usage("--workspace-socket and --socket name two sockets: give one")
-      : o.create && createRefusal(o) !== undefined
-        ? Effect.fail(
-            new CliFailure({ code: ExitCode.failed, message: createRefusal(o)!, reason: "too_broad" }),
-          )
-        : withFacade(
+      : Effect.zipRight(
+          // `--create` (the hook client's server) makes no store in the home directory or the
+          // filesystem root (workspaceRoot.ts); one that exists there is served.
+          o.create ? refuseBroadWorkspace(o, true) : Effect.void,
+          withFacade(
             { workspace: o.workspace, dir: o.dir },
             o.create,
             (rewind) =>
               Effect.gen(function* () {
-                const storeDir = rewind.dir ?? resolve(rewind.workspaceRoot, STORE_DIR_NAME)
+                const storeDir = storeDirectory({ workspaceRoot: rewind.workspaceRoot, dir: rewind.dir })
                 const implementation = {
                   ...serviceImplementation(rewind),
                   [hookOperation.name]: hookImplementation(rewind, storeDir),
@@ -178,6 +163,7 @@ export const serve = Command.make("serve", options, (o) =>
               }),
             { live: !o.noWatch },
           ),
+        ),
 ).pipe(
   Command.withDescription(
     "Serve the engine as JSON-RPC 2.0 (one message per line) over stdio or --socket; see docs/server.md",
