@@ -71,7 +71,6 @@ export {
   type TurnOnBranch,
   type TurnSummary,
   type TurnTarget,
-  turnNumbered,
   turnRestoreTarget,
   turnTarget,
 } from "./sessionTurns.js"

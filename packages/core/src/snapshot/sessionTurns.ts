@@ -244,27 +244,29 @@ export const listTurns = (sessionId: SessionId) =>
     return out
   })
 
-/** Turn `n` (1-based), or a refusal naming the range. */
-export const turnNumbered = (sessionId: SessionId, n: number) =>
-  Effect.flatMap(loadSession(sessionId), (state) => {
-    const { turns } = turnsOnBranch(state)
-    const turn = turns[n - 1]
-    if (turn === undefined) {
-      return refuse(
-        "not_found",
-        turns.length === 0
-          ? `session ${sessionId} has no turn yet`
-          : `session ${sessionId} has turns 1 to ${turns.length}; there is no turn ${n}`,
-      )
-    }
-    if (turn.point === undefined) {
-      return refuse(
+/** A turn on the branch with its point, or `no_checkpoint` when its capture never ran. */
+const withPoint = (turn: TurnOnBranch) =>
+  turn.point === undefined
+    ? refuse(
         "no_checkpoint",
-        `turn ${n} has no point (its capture did not run or failed; see rewind status)`,
+        `turn ${turn.n} has no point (its capture did not run or failed; see rewind status)`,
       )
-    }
-    return Effect.succeed({ turn, point: turn.point })
-  })
+    : Effect.succeed({ turn, point: turn.point })
+
+/** Turn `n` (1-based) on `state`'s active branch with its point, or a refusal naming the range. */
+const turnNumbered = (sessionId: SessionId, state: SessionState, n: number) => {
+  const { turns } = turnsOnBranch(state)
+  const turn = turns[n - 1]
+  if (turn === undefined) {
+    return refuse(
+      "not_found",
+      turns.length === 0
+        ? `session ${sessionId} has no turn yet`
+        : `session ${sessionId} has turns 1 to ${turns.length}; there is no turn ${n}`,
+    )
+  }
+  return withPoint(turn)
+}
 
 export interface TurnTarget {
   readonly turn: TurnOnBranch
@@ -349,10 +351,21 @@ const freshAfter = (
  */
 export const turnTarget = (sessionId: SessionId, n: number, options: { readonly record: boolean }) =>
   Effect.gen(function* () {
-    const { turn, point } = yield* turnNumbered(sessionId, n)
     const state = yield* loadSession(sessionId)
+    const { turn, point } = yield* turnNumbered(sessionId, state, n)
+    return yield* targetOf(sessionId, state, turn, point, options)
+  })
+
+/** `turnTarget` of a turn already found on `state`, the session as loaded once. */
+const targetOf = (
+  sessionId: SessionId,
+  state: SessionState,
+  turn: TurnOnBranch,
+  point: PointCaptured,
+  options: { readonly record: boolean },
+) =>
+  Effect.gen(function* () {
     const manifest = yield* loadManifest(point.manifestHash)
-    // By id: `point` comes from another load of the session, whose objects need not be these.
     const index = state.points.findIndex((p) => p.pointId === point.pointId)
     const laterTurns = new Set(
       [...state.turns.values()].filter((t) => t.startedAt >= turn.startedAt).map((t) => t.id),
@@ -429,13 +442,14 @@ export const otherWriters = (sessionId: SessionId, since: number, paths: Readonl
  */
 export const turnRestoreTarget = (sessionId: SessionId, turnId: TurnId) =>
   Effect.gen(function* () {
-    const { turns } = turnsOnBranch(yield* loadSession(sessionId))
-    const turn = turns.find((t) => t.turnId === turnId)
-    if (turn === undefined) {
+    const state = yield* loadSession(sessionId)
+    const found = turnsOnBranch(state).turns.find((t) => t.turnId === turnId)
+    if (found === undefined) {
       return yield* refuse("not_found", `session ${sessionId} has no turn ${turnId} on its active branch`)
     }
+    const { turn, point } = yield* withPoint(found)
     const target = yield* Effect.catchTag(
-      turnTarget(sessionId, turn.n, { record: true }),
+      targetOf(sessionId, state, turn, point, { record: true }),
       "ManifestUnreadable",
       (e) => refuse("unavailable", `the points of turn ${turn.n} cannot be read: ${e.message}`),
     )
