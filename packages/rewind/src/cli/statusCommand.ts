@@ -100,16 +100,15 @@ const snapshotStatusOf = (rewind: CliRewind, server: HookServerStatus | undefine
         "hook_server_watcher",
         remote === undefined ? { answered: false } : { answered: true, ...remote.watcher },
       )
-      if (remote !== undefined)
-        return { status: Either.right(remote), watcher: remote.watcher, pid: server.pid }
+      if (remote !== undefined) return { status: Either.right(remote), fromServer: true, pid: server.pid }
     }
     const local = yield* Effect.either(failOnErrors(expect(rewind.snapshotStatus())))
-    return { status: local, watcher: undefined, pid: server?.running === true ? server.pid : undefined }
+    return { status: local, fromServer: false, pid: server?.running === true ? server.pid : undefined }
   })
 
-const watcherLine = (st: SnapshotStatus, fromServer: Watcher | undefined, pid: number | null | undefined) =>
-  fromServer !== undefined
-    ? `watcher   in the hook server (pid ${pid ?? "?"}): ${watcherText(fromServer)}`
+const watcherLine = (st: SnapshotStatus, fromServer: boolean, pid: number | null | undefined) =>
+  fromServer
+    ? `watcher   in the hook server (pid ${pid ?? "?"}): ${watcherText(st.watcher)}`
     : pid !== undefined && !st.watcher.active
       ? `watcher   none in this process; the hook server (pid ${pid ?? "?"}) did not say whether it watches`
       : `watcher   ${watcherText(st.watcher)}`
@@ -130,7 +129,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
           : `${yellow("native")}    ${native.warning}`,
       )
       const server = yield* reportHookProblems(rewind, out)
-      const { status: snapshots, watcher, pid } = yield* snapshotStatusOf(rewind, server, out)
+      const { status: snapshots, fromServer, pid } = yield* snapshotStatusOf(rewind, server, out)
       if (snapshots._tag === "Right") {
         const st = snapshots.right
         yield* out.record("snapshots", { ...st })
@@ -138,7 +137,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
         yield* out.human(
           `content   ${st.blobs} blob(s), ${bytes(st.storeBytes)} (shared ${bytes(st.sharedBytes)}, index ${bytes(st.indexBytes)})\npoints    ${points} in ${st.pointsPerSession.length} session(s)`,
         )
-        yield* out.human(watcherLine(st, watcher, pid))
+        yield* out.human(watcherLine(st, fromServer, pid))
         for (const u of st.unprotected) {
           yield* out.human(`${yellow("unprotected")} ${leftOutLine(u)}`)
         }
