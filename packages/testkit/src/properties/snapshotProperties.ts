@@ -30,6 +30,7 @@ import {
 } from "@rewind/core"
 import { Duration, Effect, FastCheck as fc, type Layer } from "effect"
 import { propertyParameters } from "./propertyParameters.js"
+import { countScenarioOutcomes } from "./scenarioOutcomes.js"
 
 /** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
 export interface SnapshotHarness {
@@ -234,9 +235,9 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
  * A restore among links that lead out of the root: each path where the point's entry or what
  * stands now is such a link (and they differ) is kept as it stands and listed as protected
  * `escaping_link`; every other path is restored as the point has it; the redo gives back the tree
- * the restore replaced. Counts the kept paths in `kept`.
+ * the restore replaced. Answers a `kept` outcome per kept path (`countScenarioOutcomes`).
  */
-const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario, kept: { paths: number }) => {
+const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario) => {
   const files = harness.open()
   return Effect.gen(function* () {
     const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
@@ -253,7 +254,6 @@ const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario, kept:
     expect(
       preview.protected.map((k) => [k.path, k.kind]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
     ).toEqual(keptPaths.map((p) => [p, "escaping_link"]))
-    kept.paths += keptPaths.length
     const result = yield* applyPointRestore(sessionId, point.pointId, preview.token!)
     const restored = files.tree()
     for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
@@ -266,6 +266,7 @@ const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario, kept:
       expect(undone.kept).toEqual([])
     }
     expect(files.tree()).toEqual(beforeRestore)
+    return keptPaths.map(() => "kept" as const)
   }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
 }
 
@@ -302,19 +303,14 @@ export const snapshotProperties = (
       "links leading out of the root are kept, never made, removed or retargeted, and refuse nothing",
       () =>
         Effect.gen(function* () {
-          const parameters = propertyParameters(`snapshots escaping links (${name})`, options.runs ?? 40)
-          const kept = { paths: 0 }
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(escapingScenarioArb, (scenario) =>
-                Effect.runPromise(runEscapingScenario(harness, scenario, kept)),
-              ),
-              { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-            ),
+          const { parameters, seen } = yield* countScenarioOutcomes(
+            `snapshots escaping links (${name})`,
+            options.runs ?? 40,
+            escapingScenarioArb,
+            (scenario) => runEscapingScenario(harness, scenario),
           )
-          console.info(`[property] snapshots (${name}) escaping links kept: ${kept.paths}`)
           // A run that never met such a link where a restore would change it would prove nothing.
-          if (parameters.numRuns >= 20) expect(kept.paths).toBeGreaterThan(0)
+          if (parameters.numRuns >= 20) expect(seen.get("kept") ?? 0).toBeGreaterThan(0)
         }),
     )
   })
