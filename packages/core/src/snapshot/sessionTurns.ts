@@ -401,7 +401,8 @@ const targetOf = (
             manifestHash,
             reusedManifest: false,
             ...summarise(target),
-            skipped: [],
+            // What N's capture left out, the target leaves out too: its preview names it (`leftOut`).
+            skipped: point.skipped,
           })
         }),
       )

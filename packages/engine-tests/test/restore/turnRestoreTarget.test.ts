@@ -70,6 +70,28 @@ describe("turnRestoreTarget", () => {
     }).pipe(Effect.provide(env.layer()))
   })
 
+  it.effect(
+    "the recorded target leaves out what the turn's capture left out, and its preview names it",
+    () => {
+      const env = makeEnv()
+      // A submodule's checkout: a nested repository, which no capture enters.
+      env.fs.writeFile(`${ROOT}/vendor/lib/.git`, "gitdir: ../../.git/modules/lib\n")
+      env.fs.writeFile(`${ROOT}/vendor/lib/lib.txt`, "lib")
+      return Effect.gen(function* () {
+        const { sessionId, first, own } = yield* firstTurnEdited(env)
+        expect(own.skipped.map((s) => s.path)).toEqual(["vendor/lib"])
+        env.fs.writeFile(`${ROOT}/new.txt`, "new")
+        yield* reply(sessionId, first.turnId)
+        yield* capture(sessionId, (yield* userTurn(sessionId, "second")).turnId)
+
+        const target = yield* turnRestoreTarget(sessionId, first.turnId)
+        expect(target.pointId).not.toBe(own.pointId)
+        const preview = yield* previewPointRestore(sessionId, target.pointId)
+        expect(preview.leftOut.map((s) => [s.path, s.reason])).toEqual([["vendor/lib", "skipped_directory"]])
+      }).pipe(Effect.provide(env.layer()))
+    },
+  )
+
   it.effect("a turn with nothing created since answers the turn's own point", () => {
     const env = makeEnv()
     return Effect.gen(function* () {
