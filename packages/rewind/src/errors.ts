@@ -22,10 +22,12 @@ export class RewindClosed extends Schema.TaggedError<RewindClosed>()("RewindClos
  * `symlink` — the default store directory (`.rewind`) or the database file (`rewind.db`, its
  * `-wal`, `-shm` or `-journal`) is a symbolic link, so opening it would read and write wherever the
  * link leads; `empty_file` — `rewind.db` is 0 bytes (what a crash can leave), so creating a store
- * there would silently replace whatever was meant to be in it.
+ * there would silently replace whatever was meant to be in it; `too_broad` — no store exists and
+ * the workspace is the home directory or the filesystem root, where one would capture every project
+ * and secret below it (made only with `allowBroadWorkspace`, the CLI's `init --force`).
  */
 export class StoreRefused extends Schema.TaggedError<StoreRefused>()("StoreRefused", {
-  reason: Schema.Literal("symlink", "empty_file"),
+  reason: Schema.Literal("symlink", "empty_file", "too_broad"),
   path: Schema.String,
   message: Schema.String,
 }) {}

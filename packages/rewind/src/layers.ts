@@ -33,7 +33,7 @@ import {
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
-import { STORE_DIR_NAME, storeDirectory } from "./workspaceRoot.js"
+import { STORE_DIR_NAME, storeDirectory, tooBroadForAWorkspace, tooBroadMessage } from "./workspaceRoot.js"
 
 /**
  * The services every facade operation may need: exactly core's ports (`RewindPorts`), so the facade
@@ -80,6 +80,12 @@ export interface DefaultLayerOptions {
   readonly dir?: string
   /** When false, a missing database fails with `StoreMissing` instead of being created (default true). */
   readonly create?: boolean
+  /**
+   * Create a store even for a workspace at the home directory or the filesystem root, which is
+   * otherwise refused (`StoreRefused`, reason `too_broad`): such a workspace captures every project
+   * and secret below it at every turn. A store that exists there is opened either way.
+   */
+  readonly allowBroadWorkspace?: boolean
   /** SQLite options other than the path. */
   readonly sqlite?: Omit<SqliteStoreOptions, "path">
   /**
@@ -110,10 +116,13 @@ const linkRefusal = (path: string, what: string) =>
 
 /**
  * Checks where the store lies before anything is opened or created, and makes its directory when
- * `create` asks for it. `named`: the host gave `dir` (used as named, even through a link).
+ * `create` asks for it and the workspace is not too broad for one (workspaceRoot.ts).
  */
-const ensureStoreDirectory = (dir: string, create: boolean, named: boolean) =>
+const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
   Effect.suspend((): Effect.Effect<void, StoreMissing | StoreRefused> => {
+    const create = options.create ?? true
+    // A `dir` the host named is used as named, even through a link.
+    const named = options.dir !== undefined
     if (!named && lstat(dir)?.isSymbolicLink() === true) {
       return Effect.fail(linkRefusal(dir, "its store directory"))
     }
@@ -145,6 +154,13 @@ const ensureStoreDirectory = (dir: string, create: boolean, named: boolean) =>
           path: db,
           message: `no Rewind store at ${db}; run \`rewind init\` in the workspace first`,
         }),
+      )
+    }
+    const tooBroad =
+      options.allowBroadWorkspace === true ? undefined : tooBroadForAWorkspace(options.workspaceRoot)
+    if (tooBroad !== undefined) {
+      return Effect.fail(
+        new StoreRefused({ reason: "too_broad", path: db, message: tooBroadMessage(tooBroad) }),
       )
     }
     const made = lstat(dir) === undefined
@@ -233,10 +249,5 @@ export const layerEmbedded = (
       }),
     ),
   ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
-  return Layer.unwrapEffect(
-    Effect.as(
-      ensureStoreDirectory(dir, options.create ?? true, options.dir !== undefined),
-      withEngineServices(stores),
-    ),
-  )
+  return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options), withEngineServices(stores)))
 }

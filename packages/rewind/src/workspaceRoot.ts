@@ -62,15 +62,15 @@ export const commandWorkspace = (
 }
 
 /**
- * Why no store is made for a workspace at `root` unless asked in so many words (`init --force`):
- * the filesystem root or the user's home directory holds every project and every secret below it
- * (`~/.ssh`, `~/.aws`), and a workspace there captures all of them at every turn, and a turn
- * restore there acts on all of them. Undefined for any other directory. Asked where a store would
- * be made implicitly or by a plain `init`: a hook's first event (an agent started in `~` with
- * user-level hooks), the hook client's server (`serve --create`), `init`. A store that exists
- * already is used wherever it is.
+ * Why no store is made for a workspace at `root` unless asked in so many words (`init --force`,
+ * `allowBroadWorkspace` from a host): the filesystem root or the user's home directory holds every
+ * project and every secret below it (`~/.ssh`, `~/.aws`), and a workspace there captures all of
+ * them at every turn, and a turn restore there acts on all of them. Undefined for any other
+ * directory. The embedded default's layer (layers.ts) asks it whenever it would create a store, so
+ * every entry point that makes one (`openRewind`, `init`, a hook's first event, `serve --create`)
+ * meets the same rule; a store that exists already is used wherever it is.
  */
-const tooBroadForAWorkspace = (
+export const tooBroadForAWorkspace = (
   root: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string | undefined => {
@@ -88,20 +88,5 @@ const tooBroadForAWorkspace = (
 }
 
 /** The refusal's words: what was not done, why, and how to do it anyway. */
-const tooBroadMessage = (why: string) =>
-  `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, if this is really what you want)`
-
-/**
- * The refusal (`tooBroadMessage`) when a store would be made for a workspace at `root` (its store
- * `dir` when named, else its `.rewind`) that `tooBroadForAWorkspace` names; undefined when the
- * store exists or the root is fine.
- */
-export const broadWorkspaceRefusal = (
-  root: string,
-  dir: string | undefined,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): string | undefined => {
-  if (existsSync(storeDirectory({ workspaceRoot: root, dir }))) return undefined
-  const why = tooBroadForAWorkspace(root, env)
-  return why === undefined ? undefined : tooBroadMessage(why)
-}
+export const tooBroadMessage = (why: string) =>
+  `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, or \`allowBroadWorkspace: true\` from a host, if this is really what you want)`

@@ -3,7 +3,8 @@
  * asked in so many words: such a workspace would capture every project and secret below it at every
  * turn. Through the built bin, at each place a store is made: `init` (refused without `--force`), a
  * hook's first event (an agent started in `~` with user-level hooks: logged, exit 0, nothing made),
- * and the hook client's server (`serve --create`). A project below the home directory is fine, and
+ * and the hook client's server (`serve --create`); the facade's `openRewind` meets the same rule in
+ * the layer they all open (storeHealth.test.ts). A project below the home directory is fine, and
  * a store made with `--force` is used.
  */
 import { existsSync, mkdirSync } from "node:fs"
@@ -40,6 +41,9 @@ describe("a workspace at the home directory (the built bin)", () => {
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/no Rewind store made: .* is your home directory/)
     expect(existsSync(store)).toBe(false)
+    const json = await cli(["init", "--json"], home, env)
+    expect(json.code).toBe(2)
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({ type: "error", code: 2, reason: "too_broad" })
 
     const hook = await promptInHome()
     expect(hook.code, hook.stderr).toBe(0)

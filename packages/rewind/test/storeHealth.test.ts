@@ -84,6 +84,56 @@ describe("an empty or missing rewind.db is no store (item 4)", () => {
   })
 })
 
+describe("no store is made for a workspace at the home directory or the filesystem root", () => {
+  // The rule lives in the embedded default's layer, so a host's `openRewind` meets it as the CLI's
+  // `init`, the hooks and `serve --create` do (cli.broadWorkspace.e2e.test.ts drives those).
+  const atHome = async <A>(home: string, body: () => Promise<A>): Promise<A> => {
+    const saved = process.env.HOME
+    process.env.HOME = home
+    try {
+      return await body()
+    } finally {
+      if (saved === undefined) delete process.env.HOME
+      else process.env.HOME = saved
+    }
+  }
+
+  it("openRewind refuses too_broad and creates nothing; allowBroadWorkspace makes it; a made store opens", async () => {
+    const box = sandbox()
+    const home = box.root
+    await atHome(home, async () => {
+      const refused = await failureOf(openRewind({ workspaceRoot: home }))
+      expect(refused).toMatchObject({
+        _tag: "StoreRefused",
+        reason: "too_broad",
+        path: join(home, ".rewind", "rewind.db"),
+      })
+      expect(String(refused.message)).toMatch(/is your home directory.*allowBroadWorkspace/)
+      expect(fs.readdirSync(home)).toEqual([])
+      // Not asked to create: the store is simply missing.
+      expect((await failureOf(openRewind({ workspaceRoot: home, create: false })))._tag).toBe("StoreMissing")
+      // A project below the home directory is an ordinary workspace.
+      const project = join(home, "project")
+      fs.mkdirSync(project)
+      await (await openRewind({ workspaceRoot: project })).close()
+      expect(fs.existsSync(join(project, ".rewind", "rewind.db"))).toBe(true)
+      // Asked in so many words, it is made; once made, it is opened without asking again.
+      await (await openRewind({ workspaceRoot: home, allowBroadWorkspace: true })).close()
+      const reopened = await openRewind({ workspaceRoot: home })
+      value(await reopened.createSession({ title: "home", cwd: home }))
+      await reopened.close()
+    })
+  })
+
+  it("the filesystem root is refused the same way, before anything is written there", async () => {
+    expect(fs.existsSync("/.rewind")).toBe(false)
+    const refused = await failureOf(openRewind({ workspaceRoot: "/" }))
+    expect(refused).toMatchObject({ _tag: "StoreRefused", reason: "too_broad" })
+    expect(String(refused.message)).toMatch(/is the filesystem root/)
+    expect(fs.existsSync("/.rewind")).toBe(false)
+  })
+})
+
 describe("the store is not opened through a symlink (issue 20 item 7)", () => {
   it("a .rewind that is a link is refused: nothing is created at its target", async () => {
     const box = sandbox()

@@ -9,15 +9,15 @@ import { Effect, Option } from "effect"
 import type { Rewind } from "../openRewind.js"
 import { commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, readOnlyWarning } from "./output.js"
-import type { CommonOptions } from "./store.js"
+import { type CommonOptions, failureReason } from "./store.js"
 
-/** A rejection of `openRewind`: a failed command (exit 2) with the error's own message and tag. */
+/** A rejection of `openRewind`: a failed command (exit 2) with the error's own message and reason. */
 const openFailed = (error: unknown): CliFailure => {
   const tagged = typeof error === "object" && error !== null && "_tag" in error
   return new CliFailure({
     code: ExitCode.failed,
     message: error instanceof Error ? error.message : String(error),
-    reason: tagged ? String(error._tag) : "Error",
+    reason: tagged ? failureReason(error as { readonly _tag: string; readonly reason?: unknown }) : "Error",
   })
 }
 

@@ -8,7 +8,7 @@ import { SessionId } from "@rewind/contracts"
 import { Effect } from "effect"
 import { enclosingWorkspace } from "../workspaceRoot.js"
 import { bold, dim, iso, oneLine, table, yellow } from "./output.js"
-import { type CommonOptions, common, expect, refuseBroadWorkspace, withRewind } from "./store.js"
+import { type CommonOptions, common, expect, withRewind } from "./store.js"
 
 const force = Options.boolean("force").pipe(
   Options.withDescription("Make the workspace even in your home directory or the filesystem root"),
@@ -18,9 +18,10 @@ export const init = Command.make(
   "init",
   { ...common, force },
   (o: CommonOptions & { readonly force: boolean }) =>
-    Effect.zipRight(
-      o.force ? Effect.void : refuseBroadWorkspace(o, false),
-      withRewind(o, true, (rewind, out) =>
+    withRewind(
+      o,
+      true,
+      (rewind, out) =>
         Effect.gen(function* () {
           // A workspace inside another one is separate: said, since commands run below it now find
           // this store, not the enclosing one (workspaceRoot.ts).
@@ -38,7 +39,8 @@ export const init = Command.make(
               `${yellow("note")} this workspace lies inside ${enclosing}, which has its own store: it is a separate workspace, and commands run in it now use this store`,
             )
         }),
-      ),
+      // The store is refused at the home directory or the filesystem root unless forced (layers.ts).
+      { allowBroadWorkspace: o.force },
     ),
 ).pipe(Command.withDescription("Create the store (.rewind) in the current or --workspace directory"))
 

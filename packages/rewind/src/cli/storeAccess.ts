@@ -19,7 +19,7 @@ import { Effect, type Layer, Option } from "effect"
 import type { StoreMissing, StoreRefused } from "../errors.js"
 import type { DefaultOpenError, EngineServices } from "../layers.js"
 import type { layerEmbeddedService } from "../serviceLayer.js"
-import { broadWorkspaceRefusal, commandWorkspace } from "../workspaceRoot.js"
+import { commandWorkspace } from "../workspaceRoot.js"
 import { CliFailure, ExitCode, makeOutput, type Output, readOnlyWarning } from "./output.js"
 
 export interface CommonOptions {
@@ -44,8 +44,16 @@ export type CliError =
   // The engine's programs the CLI runs beside the operations (its turn views) may meet it.
   | ManifestUnreadable
 
+/**
+ * A failed command's `reason` for a typed error: its tag, except a store refused for a workspace at
+ * the home directory or the filesystem root, which says `too_broad` (a user's script tells it from
+ * a store refused for a link).
+ */
+export const failureReason = (error: { readonly _tag: string; readonly reason?: unknown }): string =>
+  error._tag === "StoreRefused" && error.reason === "too_broad" ? "too_broad" : error._tag
+
 const failedWith = (error: { readonly _tag: string; readonly message: string }) =>
-  Effect.fail(new CliFailure({ code: ExitCode.failed, message: error.message, reason: error._tag }))
+  Effect.fail(new CliFailure({ code: ExitCode.failed, message: error.message, reason: failureReason(error) }))
 
 /**
  * Every typed error a command can meet, by tag: a failed command (exit 2) with the error's own
@@ -108,8 +116,11 @@ export const withRewind = <A, R>(
   options: CommonOptions,
   create: boolean,
   body: (rewind: CliRewind, out: Output) => Effect.Effect<A, CliFailure | CliError, R>,
-  /** `live`: run the live engine (the workspace watcher) for as long as the body runs. */
-  open: { readonly live?: boolean } = {},
+  /**
+   * `live`: run the live engine (the workspace watcher) for as long as the body runs;
+   * `allowBroadWorkspace`: create the store even at the home directory (`init --force`).
+   */
+  open: { readonly live?: boolean; readonly allowBroadWorkspace?: boolean } = {},
 ): Effect.Effect<A, CliFailure, Exclude<R, Provided>> => {
   const out = makeOutput(options.json)
   // `init` (the one creating command) makes its workspace where it is told; the others find theirs.
@@ -128,6 +139,7 @@ export const withRewind = <A, R>(
           workspaceRoot,
           create,
           ...(open.live === true ? { live: true } : {}),
+          ...(open.allowBroadWorkspace === true ? { allowBroadWorkspace: true } : {}),
           ...(dir === undefined ? {} : { dir }),
         })
         const program = Effect.flatMap(Rewind, (service) =>
@@ -180,24 +192,3 @@ export const resolveSession = (rewind: CliRewind, session: Option.Option<Session
 /** Bad arguments the option parser cannot express (exit 3), checked before the store is opened. */
 export const usage = (message: string) =>
   Effect.fail(new CliFailure({ code: ExitCode.usage, message, reason: "usage" }))
-
-/**
- * Fails `too_broad` (exit 2) when the command would make a store for a workspace at the home
- * directory or the filesystem root (workspaceRoot.ts); `search`: whether the command finds its
- * workspace upward (every one but `init`).
- */
-export const refuseBroadWorkspace = (
-  options: Pick<CommonOptions, "workspace" | "dir">,
-  search: boolean,
-): Effect.Effect<void, CliFailure> => {
-  const dir = Option.getOrUndefined(options.dir)
-  const root = commandWorkspace(
-    process.cwd(),
-    { workspace: Option.getOrUndefined(options.workspace), dir },
-    search,
-  )
-  const refused = broadWorkspaceRefusal(root, dir)
-  return refused === undefined
-    ? Effect.void
-    : Effect.fail(new CliFailure({ code: ExitCode.failed, message: refused, reason: "too_broad" }))
-}

@@ -24,7 +24,6 @@ import {
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
-import { broadWorkspaceRefusal } from "../workspaceRoot.js"
 import { claudeCodeEvent } from "./claudeCode.js"
 import { geminiCliEvent } from "./geminiCli.js"
 import {
@@ -193,9 +192,8 @@ export type OpenHookEngine = (
 /** Opens the store in this process (created on first use) for one event. */
 export const openInProcess: OpenHookEngine = async (workspaceRoot, dir) => {
   // Not in the home directory or the filesystem root unless a store is there already (an agent
-  // started in `~` with user-level hooks): the event is logged as a problem, the agent goes on.
-  const refused = broadWorkspaceRefusal(workspaceRoot, dir)
-  if (refused !== undefined) throw new Error(refused)
+  // started in `~` with user-level hooks): the embedded default refuses to make one (layers.ts),
+  // and the event is logged as a problem while the agent goes on.
   const { openRewind } = await import("../openRewind.js")
   const rewind = await openRewind({ workspaceRoot, create: true, ...(dir === undefined ? {} : { dir }) })
   return { engine: facadeHookEngine(rewind), close: () => rewind.close() }

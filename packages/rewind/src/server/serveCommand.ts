@@ -18,7 +18,7 @@ import { RewindOperations } from "@rewind/core"
 import { Effect, Option, Schema } from "effect"
 import { withFacade } from "../cli/facadeStore.js"
 import { common } from "../cli/store.js"
-import { refuseBroadWorkspace, usage } from "../cli/storeAccess.js"
+import { usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
 import { storeDirectory } from "../workspaceRoot.js"
@@ -125,44 +125,41 @@ export const serve = Command.make("serve", options, (o) =>
       })
     : o.workspaceSocket && Option.isSome(o.socket)
       ? usage("--workspace-socket and --socket name two sockets: give one")
-      : Effect.zipRight(
-          // `--create` (the hook client's server) makes no store in the home directory or the
-          // filesystem root (workspaceRoot.ts); one that exists there is served.
-          o.create ? refuseBroadWorkspace(o, true) : Effect.void,
-          withFacade(
-            { workspace: o.workspace, dir: o.dir },
-            o.create,
-            (rewind) =>
-              Effect.gen(function* () {
-                const storeDir = storeDirectory({ workspaceRoot: rewind.workspaceRoot, dir: rewind.dir })
-                const implementation = {
-                  ...serviceImplementation(rewind),
-                  [hookOperation.name]: hookImplementation(rewind, storeDir),
-                }
-                const server = makeRpcServer(servedTable, implementation, {
-                  ...Option.match(o.maxLineBytes, {
+      : // `--create` (the hook client's server) makes no store in the home directory or the
+        // filesystem root (the embedded default refuses it, layers.ts); one that exists there is served.
+        withFacade(
+          { workspace: o.workspace, dir: o.dir },
+          o.create,
+          (rewind) =>
+            Effect.gen(function* () {
+              const storeDir = storeDirectory({ workspaceRoot: rewind.workspaceRoot, dir: rewind.dir })
+              const implementation = {
+                ...serviceImplementation(rewind),
+                [hookOperation.name]: hookImplementation(rewind, storeDir),
+              }
+              const server = makeRpcServer(servedTable, implementation, {
+                ...Option.match(o.maxLineBytes, {
+                  onNone: () => ({}),
+                  onSome: (maxLineBytes) => ({ maxLineBytes }),
+                }),
+              })
+              const socket = o.workspaceSocket
+                ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
+                : o.socket
+              if (Option.isSome(socket)) {
+                yield* serveSocket(server, socket.value, untilSignal, {
+                  ...Option.match(o.idleExit, {
                     onNone: () => ({}),
-                    onSome: (maxLineBytes) => ({ maxLineBytes }),
+                    onSome: (idleExitMs) => ({ idleExitMs }),
                   }),
                 })
-                const socket = o.workspaceSocket
-                  ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
-                  : o.socket
-                if (Option.isSome(socket)) {
-                  yield* serveSocket(server, socket.value, untilSignal, {
-                    ...Option.match(o.idleExit, {
-                      onNone: () => ({}),
-                      onSome: (idleExitMs) => ({ idleExitMs }),
-                    }),
-                  })
-                  return
-                }
-                yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
-                // The input may still hold the event loop open after a signal.
-                process.stdin.destroy()
-              }),
-            { live: !o.noWatch },
-          ),
+                return
+              }
+              yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+              // The input may still hold the event loop open after a signal.
+              process.stdin.destroy()
+            }),
+          { live: !o.noWatch },
         ),
 ).pipe(
   Command.withDescription(
