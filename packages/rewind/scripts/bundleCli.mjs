@@ -19,7 +19,10 @@
 // as the ESM chunks are, so the same compiled modules behave the same in both. It lies beside the
 // chunks so paths its modules resolve relative to themselves are the chunks' (nativeModule.ts).
 //
-// In both, `fast-check` is a stub (scripts/fastCheckStub.cjs, which says why).
+// The full CLI (cli/cliBundle.ts) is bundled the same way a third time (dist/cli/chunks/cliBundle.cjs),
+// its lazy loads kept lazy, and the bin runs it with a code cache too (cli/cliCached.ts).
+//
+// In all three, `fast-check` is a stub (scripts/fastCheckStub.cjs, which says why).
 import { readFileSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -85,9 +88,8 @@ const staticImports = {
   },
 }
 
-await build({
-  entryPoints: ["dist/cli/captureBundle.js"],
-  outfile: CAPTURE_BUNDLE,
+/** A script codeCache.ts runs: one function expression taking what a CommonJS module takes. */
+const cachedScript = {
   bundle: true,
   platform: "node",
   format: "cjs",
@@ -99,8 +101,14 @@ await build({
     js: '(function (exports, require, module, __filename, __dirname, __importMetaUrl) {"use strict";',
   },
   footer: { js: "})" },
-  plugins: [staticImports],
   logLevel: "warning",
+}
+
+await build({
+  ...cachedScript,
+  entryPoints: ["dist/cli/captureBundle.js"],
+  outfile: CAPTURE_BUNDLE,
+  plugins: [staticImports],
 })
 // vm.Script runs it without an ESM loader: a dynamic import() left in it would fail at run time.
 // Nor should any module be initialised lazily (see staticImports).
@@ -112,4 +120,14 @@ if (/\b__esm\(/.test(captureSource)) {
   throw new Error(
     `${CAPTURE_BUNDLE} initialises modules lazily (__esm): a dynamic import the capture path reaches was not made static`,
   )
+}
+
+// The full CLI (cli/cliBundle.ts), a third time, as one script the bin runs with a V8 code cache
+// (cli/cliCached.ts). Unlike the capture bundle its dynamic imports stay lazy (esbuild initialises
+// the modules they reach on first use, `__esm`), so `rewind sessions` does not initialise the MCP
+// SDK or the servers; esbuild turns each such `import()` into a call within the script.
+const CLI_BUNDLE = "dist/cli/chunks/cliBundle.cjs"
+await build({ ...cachedScript, entryPoints: ["dist/cli/cliBundle.js"], outfile: CLI_BUNDLE })
+if (/\bimport\s*\(/.test(readFileSync(CLI_BUNDLE, "utf8"))) {
+  throw new Error(`${CLI_BUNDLE} still has a dynamic import(): the CLI bundle must be self-contained`)
 }

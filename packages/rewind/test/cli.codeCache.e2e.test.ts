@@ -3,7 +3,7 @@
  * cli/codeCache.ts): the first capture writes the cache, the next takes it (and leaves it as it
  * is), a corrupt one is replaced, a cache directory that cannot be made costs nothing, and
  * `REWIND_CODE_CACHE=off` writes none; every one of these prints what the bin prints with the
- * cache off. Also what the bundles ship: no fast-check (scripts/fastCheckStub.cjs), and a capture
+ * cache off. The full CLI's other commands the same way from their own bundle (cli/cliCached.ts). Also what the bundles ship: no fast-check (scripts/fastCheckStub.cjs), and a capture
  * bundle that finds the fs adapter's native module as the chunks do.
  */
 import { execFile } from "node:child_process"
@@ -38,10 +38,10 @@ const workspace = async () => {
   return root
 }
 
-const cacheFiles = (cacheHome: string) =>
+const cacheFiles = (cacheHome: string, bundle = "captureBundle.cjs") =>
   existsSync(join(cacheHome, "rewind"))
     ? readdirSync(join(cacheHome, "rewind"))
-        .filter((name) => name.startsWith("captureBundle.cjs-") && name.endsWith(".v8"))
+        .filter((name) => name.startsWith(`${bundle}-`) && name.endsWith(".v8"))
         .map((name) => join(cacheHome, "rewind", name))
     : []
 
@@ -110,6 +110,66 @@ describe("the built bin's capture with a code cache", () => {
     expect(cached.stdout).toBe(full.stdout)
     expect(cacheFiles(cacheHome)).toEqual([])
   })
+})
+
+describe("the built bin's full CLI with a code cache (cli/cliCached.ts)", () => {
+  it("every other command runs from its bundle: the same output as the ESM chunks, the cache written once and taken", async () => {
+    const root = await workspace()
+    const cacheHome = join(tempDir(), "cache")
+    const commands = [
+      ["sessions", "--json", "--workspace", root],
+      ["points", "--json", "--workspace", root],
+      ["timeline", "--json", "--workspace", root],
+      ["status", "--json", "--workspace", root],
+    ]
+    for (const args of commands) {
+      const off = await run(args, { REWIND_CODE_CACHE: "off" })
+      const cached = await run(args, { XDG_CACHE_HOME: cacheHome })
+      expect(cached.code, cached.stderr).toBe(off.code)
+      expect(cached.stdout).toBe(off.stdout)
+      expect(cached.stderr).toBe(off.stderr)
+    }
+    // Written by the first command that succeeded, then taken by the others (not rewritten).
+    const [file, ...more] = cacheFiles(cacheHome, "cliBundle.cjs")
+    expect(more).toEqual([])
+    const writtenAt = statSync(file!).mtimeMs
+    expect((await run(commands[0]!, { XDG_CACHE_HOME: cacheHome })).code).toBe(0)
+    expect(statSync(file!).mtimeMs).toBe(writtenAt)
+    // The capture bundle's cache is its own; none was made by these commands.
+    expect(cacheFiles(cacheHome)).toEqual([])
+  })
+
+  it("a failing command and a usage error fail as from the chunks, and write no cache", async () => {
+    const empty = tempDir()
+    const cacheHome = join(tempDir(), "cache")
+    for (const args of [
+      ["sessions", "--json", "--workspace", empty],
+      ["restore", "--no-such-option"],
+    ]) {
+      const off = await run(args, { REWIND_CODE_CACHE: "off" })
+      const cached = await run(args, { XDG_CACHE_HOME: cacheHome })
+      expect(off.code).not.toBe(0)
+      expect(cached.code).toBe(off.code)
+      expect(cached.stdout).toBe(off.stdout)
+      expect(cached.stderr).toBe(off.stderr)
+    }
+    expect(cacheFiles(cacheHome, "cliBundle.cjs")).toEqual([])
+  })
+
+  it.skipIf(process.platform !== "linux")(
+    "from the bundle, doctor finds the fs adapter's native module as the chunks do",
+    async () => {
+      const root = await workspace()
+      const nativeOf = async (env: Record<string, string>) => {
+        const result = await run(["doctor", "--json", "--workspace", root], env)
+        expect(result.code, result.stderr).toBe(0)
+        return jsonLines(result.stdout).find((line) => line.type === "doctor")?.native
+      }
+      const fromBundle = await nativeOf({ XDG_CACHE_HOME: join(tempDir(), "cache") })
+      expect(fromBundle).toMatchObject({ loaded: true, scanner: "native" })
+      expect(fromBundle).toEqual(await nativeOf({ REWIND_CODE_CACHE: "off" }))
+    },
+  )
 })
 
 describe("what the bundles ship", () => {

@@ -8,11 +8,15 @@
  * own heavy parts on first use. `capture --json` is handed to the workspace's running server when
  * one answers (cli/captureClient.ts: Node built-ins only); else a `capture` with plain arguments
  * runs without the option parser (cli/captureFast.ts), loaded from its own bundle with a V8 code
- * cache (cli/captureCached.ts), and any other loads the full CLI.
+ * cache (cli/captureCached.ts), and any other loads the full CLI. The full CLI, too, is loaded
+ * from its own bundle with a V8 code cache when it can be (cli/cliCached.ts), else from the
+ * chunks (main.ts).
  */
 import { fileURLToPath } from "node:url"
 
 const argv = process.argv
+const fullCli = () =>
+  import("./cliCached.js").then((m) => m.runFullCli(fileURLToPath(new URL(m.CLI_BUNDLE, import.meta.url))))
 if (argv[2] === "--version" && argv.length === 3) {
   const { VERSION } = await import("./version.js")
   process.stdout.write(`${VERSION}\n`)
@@ -25,8 +29,8 @@ if (argv[2] === "--version" && argv.length === 3) {
     (await import("./captureCached.js").then((m) =>
       m.captureCached(argv.slice(3), fileURLToPath(new URL(m.CAPTURE_BUNDLE, import.meta.url))),
     ))
-  if (code === undefined) await import("./main.js")
+  if (code === undefined) await fullCli()
   else process.exitCode = code
 } else if (argv[2] !== "hook" || !(await import("../hooks/hookClient.js").then((m) => m.hookMain(argv)))) {
-  await import("./main.js")
+  await fullCli()
 }

@@ -26,17 +26,6 @@ type CaptureFast = (args: ReadonlyArray<string>, env?: Env, cwd?: string) => Pro
 /** The bundle's place beside the bin's chunks: relative lookups from it are theirs (nativeModule.ts). */
 export const CAPTURE_BUNDLE = "chunks/captureBundle.cjs"
 
-const loadBundle = async (file: string, env: Env) => {
-  try {
-    const { runWithCodeCache } = await import("./codeCache.js")
-    const loaded = runWithCodeCache(file, env)
-    if (loaded === undefined || typeof loaded.exports.captureFast !== "function") return undefined
-    return { run: loaded.exports.captureFast as CaptureFast, saveCache: loaded.saveCache }
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Runs `capture` with `args` (after `capture`) from the bundle `file`: the exit code, or undefined
  * for the full CLI.
@@ -48,7 +37,7 @@ export const captureCached = async (
   cwd: string = process.cwd(),
 ): Promise<number | undefined> => {
   if (env.REWIND_CAPTURE_FAST === "off" || plainCaptureArgs(args, cwd) === undefined) return undefined
-  const bundle = await loadBundle(file, env)
+  const bundle = (await import("./codeCache.js")).bundleExport<CaptureFast>(file, "captureFast", env)
   const run = bundle?.run ?? (await import("./captureFast.js")).captureFast
   const code = await run(args, env, cwd)
   if (code === 0) bundle?.saveCache()

@@ -188,3 +188,24 @@ export const runWithCodeCache = (file: string, env: Env = process.env): LoadedSc
     },
   }
 }
+
+/**
+ * The function a bundle exports as `name`, from `runWithCodeCache`, with its `saveCache`; undefined
+ * when the bundle cannot be used (no cache directory to use, no bundle beside an unbundled bin, one
+ * that fails to load or lacks the export): the caller then loads its ESM modules, and nothing of
+ * the bundle has run beyond its modules' top level.
+ */
+export const bundleExport = <F>(
+  file: string,
+  name: string,
+  env: Env = process.env,
+): { readonly run: F; readonly saveCache: () => void } | undefined => {
+  try {
+    const loaded = runWithCodeCache(file, env)
+    const run = loaded?.exports[name]
+    if (loaded === undefined || typeof run !== "function") return undefined
+    return { run: run as F, saveCache: loaded.saveCache }
+  } catch {
+    return undefined
+  }
+}

@@ -1,10 +1,7 @@
 #!/usr/bin/env node
-/** The `rewind` executable. */
-import { runCli } from "./app.js"
-import { endQuietlyOnBrokenPipe } from "./cliExit.js"
+/** The `rewind` executable's full CLI as ES modules: what the bin loads when its bundle cannot be used (cliCached.ts). */
+import { fullCli } from "./cliBundle.js"
 
-endQuietlyOnBrokenPipe()
-
-runCli(process.argv).then((code) => {
+fullCli(process.argv).then((code) => {
   process.exitCode = code
 })
