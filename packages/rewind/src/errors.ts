@@ -1,7 +1,7 @@
 /**
  * Errors of the facade itself (the engine's own errors live in @rewind/contracts): a store that
- * was asked to be opened but does not exist, one it will not open where it lies, and a call on
- * an instance already closed.
+ * was asked to be opened but does not exist, one it will not open where it lies, a workspace root
+ * that is not a directory, and a call on an instance already closed.
  */
 import { Schema } from "effect"
 
@@ -28,6 +28,18 @@ export class RewindClosed extends Schema.TaggedError<RewindClosed>()("RewindClos
  */
 export class StoreRefused extends Schema.TaggedError<StoreRefused>()("StoreRefused", {
   reason: Schema.Literal("symlink", "empty_file", "too_broad"),
+  path: Schema.String,
+  message: Schema.String,
+}) {}
+
+/**
+ * The embedded default will not open Rewind on `workspaceRoot` because it is no directory it can
+ * work in: `missing` — nothing is there (a mistyped path would otherwise be made, with a store in
+ * it, and every capture would be of an empty tree); `not_a_directory` — it is a file or another
+ * kind of entry; `unreadable` — its status could not be read (permissions). Nothing was created.
+ */
+export class WorkspaceUnusable extends Schema.TaggedError<WorkspaceUnusable>()("WorkspaceUnusable", {
+  reason: Schema.Literal("missing", "not_a_directory", "unreadable"),
   path: Schema.String,
   message: Schema.String,
 }) {}

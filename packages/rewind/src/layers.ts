@@ -10,12 +10,15 @@
  * with `StoreRefused` before anything is created or opened (a `dir` the host names is used as
  * named, wherever it lies). A 0-byte `rewind.db` — what a crash can leave — is no store: without
  * `create` it is `StoreMissing`; with `create` it is refused (`empty_file`) rather than replaced,
- * since it may be the remains of a store someone needs to look at. See docs/reliability.md.
+ * since it may be the remains of a store someone needs to look at. A workspace root that does not
+ * exist or is no directory is `WorkspaceUnusable`, and no store is made for one at the home
+ * directory or the filesystem root unless asked (`StoreRefused`, `too_broad`), both before anything
+ * is created. See docs/reliability.md.
  * On top of whichever services are used (these, or a host's injected Layer), `withEngineServices`
  * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
  * ArtifactStore and OperationJournal.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats, statSync, writeFileSync } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
@@ -31,7 +34,7 @@ import {
   Workspaces,
 } from "@rewind/core"
 import { Effect, Layer } from "effect"
-import { StoreMissing, StoreRefused } from "./errors.js"
+import { StoreMissing, StoreRefused, WorkspaceUnusable } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
 import { STORE_DIR_NAME, storeDirectory, tooBroadForAWorkspace, tooBroadMessage } from "./workspaceRoot.js"
 
@@ -69,6 +72,7 @@ export const DEFAULT_DIR_NAME = STORE_DIR_NAME
 export type DefaultOpenError =
   | StoreMissing
   | StoreRefused
+  | WorkspaceUnusable
   | StoreIncompatible
   | StoreError
   | ArtifactStoreError
@@ -114,12 +118,47 @@ const linkRefusal = (path: string, what: string) =>
     message: `${path} is a symbolic link; Rewind does not open ${what} through a link, since it would read and write wherever the link leads. Nothing was created or written. Replace the link by the real ${what === "its store directory" ? "directory" : "file"}, or name the store directory you mean with \`dir\` (--dir)`,
   })
 
+/** Why `root` is no workspace to open (followed through links: a root reached by a link is fine). */
+const unusableRoot = (root: string): WorkspaceUnusable | undefined => {
+  let stats: Stats | undefined
+  try {
+    stats = statSync(root, { throwIfNoEntry: false })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== "ENOTDIR") {
+      return new WorkspaceUnusable({
+        reason: "unreadable",
+        path: root,
+        message: `the workspace root ${root} could not be read (${code ?? String(error)}); nothing was created`,
+      })
+    }
+  }
+  if (stats === undefined) {
+    return new WorkspaceUnusable({
+      reason: "missing",
+      path: root,
+      message: `the workspace root ${root} does not exist; nothing was created there. Give the directory of an existing project`,
+    })
+  }
+  if (!stats.isDirectory()) {
+    return new WorkspaceUnusable({
+      reason: "not_a_directory",
+      path: root,
+      message: `the workspace root ${root} is not a directory; nothing was created. Give the project's directory`,
+    })
+  }
+  return undefined
+}
+
 /**
- * Checks where the store lies before anything is opened or created, and makes its directory when
- * `create` asks for it and the workspace is not too broad for one (workspaceRoot.ts).
+ * Checks the workspace root and where the store lies before anything is opened or created, and
+ * makes the store's directory when `create` asks for it and the workspace is not too broad for one
+ * (workspaceRoot.ts).
  */
 const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
-  Effect.suspend((): Effect.Effect<void, StoreMissing | StoreRefused> => {
+  Effect.suspend((): Effect.Effect<void, StoreMissing | StoreRefused | WorkspaceUnusable> => {
+    const unusable = unusableRoot(options.workspaceRoot)
+    if (unusable !== undefined) return Effect.fail(unusable)
     const create = options.create ?? true
     // A `dir` the host named is used as named, even through a link.
     const named = options.dir !== undefined

@@ -84,6 +84,33 @@ describe("an empty or missing rewind.db is no store (item 4)", () => {
   })
 })
 
+describe("a workspace root that is no directory", () => {
+  it("missing, a file, or below a file: WorkspaceUnusable, and nothing is created", async () => {
+    const box = sandbox()
+    const missing = join(box.base, "no-such-project")
+    const file = join(box.base, "a-file")
+    fs.writeFileSync(file, "x")
+    for (const [root, reason] of [
+      [missing, "missing"],
+      [join(missing, "deeper"), "missing"],
+      [file, "not_a_directory"],
+      [join(file, "below"), "missing"],
+    ] as const) {
+      for (const create of [true, false]) {
+        const error = await failureOf(openRewind({ workspaceRoot: root, create }))
+        expect(error).toMatchObject({ _tag: "WorkspaceUnusable", reason, path: root })
+      }
+    }
+    expect(fs.existsSync(missing)).toBe(false)
+    expect(fs.readFileSync(file, "utf8")).toBe("x")
+    // A root reached through a link to a directory is that directory.
+    const link = join(box.base, "link")
+    fs.symlinkSync(box.root, link)
+    await (await openRewind({ workspaceRoot: link })).close()
+    expect(fs.existsSync(join(box.root, ".rewind", "rewind.db"))).toBe(true)
+  })
+})
+
 describe("no store is made for a workspace at the home directory or the filesystem root", () => {
   // The rule lives in the embedded default's layer, so a host's `openRewind` meets it as the CLI's
   // `init`, the hooks and `serve --create` do (cli.broadWorkspace.e2e.test.ts drives those).

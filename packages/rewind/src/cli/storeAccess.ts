@@ -16,7 +16,7 @@ import type { Outcome, Refused, SessionId, VersionConflict } from "@rewind/contr
 import { toOutcome } from "@rewind/contracts"
 import { type ManifestUnreadable, Rewind, type RewindApi, type RewindError } from "@rewind/core"
 import { Effect, type Layer, Option } from "effect"
-import type { StoreMissing, StoreRefused } from "../errors.js"
+import type { StoreMissing, StoreRefused, WorkspaceUnusable } from "../errors.js"
 import type { DefaultOpenError, EngineServices } from "../layers.js"
 import type { layerEmbeddedService } from "../serviceLayer.js"
 import { commandWorkspace } from "../workspaceRoot.js"
@@ -40,6 +40,7 @@ export type CliError =
   | DefaultOpenError
   | StoreMissing
   | StoreRefused
+  | WorkspaceUnusable
   | VersionConflict
   // The engine's programs the CLI runs beside the operations (its turn views) may meet it.
   | ManifestUnreadable
@@ -76,6 +77,7 @@ export const failOnErrors = <A, R>(effect: Effect.Effect<A, CliFailure | CliErro
     GcRootUnreadable: failedWith,
     StoreMissing: failedWith,
     StoreRefused: failedWith,
+    WorkspaceUnusable: failedWith,
     StoreIncompatible: failedWith,
     ManifestUnreadable: failedWith,
     VersionConflict: (error) =>
