@@ -172,6 +172,39 @@ describe("the built bin's full CLI with a code cache (cli/cliCached.ts)", () => 
   )
 })
 
+describe("status and doctor say whether the code cache is used", () => {
+  it("used, off, or a directory that cannot be made: each said, in JSON and in words", async () => {
+    const root = await workspace()
+    const blocked = tempDir()
+    writeFileSync(join(blocked, "a-file"), "")
+    const cacheHome = join(tempDir(), "cache")
+    const cases = [
+      { env: { XDG_CACHE_HOME: cacheHome }, usable: true, words: /code cache .*cache\/rewind/ },
+      { env: { REWIND_CODE_CACHE: "off" }, usable: false, words: /no code cache: off \(REWIND_CODE_CACHE=off\)/ },
+      {
+        env: { XDG_CACHE_HOME: join(blocked, "a-file", "cache") },
+        usable: false,
+        words: /no code cache: .* cannot be made or written \(ENOTDIR\)/,
+      },
+    ]
+    for (const { env, usable, words } of cases) {
+      const status = await run(["status", "--json", "--workspace", root], env)
+      expect(status.code, status.stderr).toBe(0)
+      const record = jsonLines(status.stdout).find((line) => line.type === "code_cache")
+      expect(record).toMatchObject({ usable, dir: usable ? join(cacheHome, "rewind") : null })
+      expect(record?.warning === null).toBe(usable)
+      const doctor = await run(["doctor", "--json", "--workspace", root], env)
+      expect(jsonLines(doctor.stdout).find((line) => line.type === "doctor")?.codeCache).toEqual({
+        usable: record?.usable,
+        dir: record?.dir,
+        warning: record?.warning,
+      })
+      const human = await run(["status", "--workspace", root], env)
+      expect(human.stdout).toMatch(words)
+    }
+  })
+})
+
 describe("what the bundles ship", () => {
   it("no fast-check: effect's Schema import of it is the stub", () => {
     const files = [

@@ -6,6 +6,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { liveEngineStatus } from "../internal/doctor.js"
+import { codeCacheStatus } from "./codeCache.js"
 import { CliFailure, dim, ExitCode, green, red, table, yellow } from "./output.js"
 import { common, expect, withRewind } from "./store.js"
 
@@ -28,6 +29,7 @@ export const doctor = Command.make(
             onProgress: (n) => out.progress(`verifying artifacts… ${n}`),
           }),
         ).pipe(Effect.ensuring(Effect.sync(out.endProgress)))
+        const codeCache = codeCacheStatus()
         yield* out.record("doctor", {
           ok: report.ok,
           database: report.database ?? null,
@@ -40,6 +42,7 @@ export const doctor = Command.make(
           repaired: report.repaired,
           native: report.native,
           liveEngine: liveEngineStatus(),
+          codeCache,
         })
         const live = liveEngineStatus()
         const { hookClientStatus } = yield* Effect.promise(() => import("../hooks/nativeClient.js"))
@@ -90,6 +93,11 @@ export const doctor = Command.make(
                   : (report.native.warning ?? ""),
               ],
               ["live engine", live.available ? green("ok") : yellow("warning"), live.detail],
+              [
+                "code cache",
+                codeCache.usable ? green("ok") : yellow("warning"),
+                codeCache.dir ?? codeCache.warning ?? "",
+              ],
               [
                 "hook client",
                 hookClient.warning === null ? green("ok") : yellow("warning"),

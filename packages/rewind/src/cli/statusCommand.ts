@@ -9,6 +9,7 @@ import { RewindResults } from "@rewind/core"
 import { Effect, Either, Option, Schema } from "effect"
 import type { HookServerStatus } from "../hooks/hookServerStatus.js"
 import { nativeStatus } from "../internal/doctor.js"
+import { codeCacheStatus } from "./codeCache.js"
 import {
   bytes,
   CliFailure,
@@ -127,6 +128,12 @@ export const status = Command.make("status", { ...common, session: sessionOption
         native.loaded
           ? `native    ${native.scanner} scanner, ${native.fileOperations} file operations, reads: ${native.reads}${native.warning === null ? "" : ` (${yellow(native.warning)})`}`
           : `${yellow("native")}    ${native.warning}`,
+      )
+      // Without a code cache every command starts slower; said, as the native module is.
+      const codeCache = codeCacheStatus()
+      yield* out.record("code_cache", { ...codeCache })
+      yield* out.human(
+        codeCache.usable ? `code cache ${codeCache.dir}` : `${yellow("code cache")} ${codeCache.warning}`,
       )
       const server = yield* reportHookProblems(rewind, out)
       const { status: snapshots, fromServer, pid } = yield* snapshotStatusOf(rewind, server, out)
