@@ -17,7 +17,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId } from "@rewind/contracts"
 import { applyPointRestore, capturePoint, createSession, previewPointRestore } from "@rewind/core"
 import { Effect, FastCheck as fc } from "effect"
-import { propertyParameters } from "./propertyParameters.js"
+import { runScenarios } from "./scenarioOutcomes.js"
 import type { SnapshotHarness } from "./snapshotProperties.js"
 
 type Files = ReturnType<SnapshotHarness["open"]>
@@ -195,15 +195,12 @@ export const protectionProperties = (
       "invariants 11 and 12: restores never write through a link or into protected paths; a preview that can apply is applied as planned",
       () =>
         Effect.gen(function* () {
-          const parameters = propertyParameters(`protection (${name})`, options.runs ?? 60)
           const tally: Tally = { applied: 0, refused: 0, changed: 0 }
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(scenarioArb, (scenario) =>
-                Effect.runPromise(runScenario(harness, scenario, tally)),
-              ),
-              { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-            ),
+          const parameters = yield* runScenarios(
+            `protection (${name})`,
+            options.runs ?? 60,
+            scenarioArb,
+            (scenario) => runScenario(harness, scenario, tally),
           )
           console.info(`[property] protection (${name}): ${JSON.stringify(tally)}`)
           // A run whose previews never applied, or whose applies changed nothing, proves nothing.

@@ -29,8 +29,7 @@ import {
   type Workspace,
 } from "@rewind/core"
 import { Duration, Effect, FastCheck as fc, type Layer } from "effect"
-import { propertyParameters } from "./propertyParameters.js"
-import { countScenarioOutcomes } from "./scenarioOutcomes.js"
+import { countScenarioOutcomes, runScenarios } from "./scenarioOutcomes.js"
 
 /** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
 export interface SnapshotHarness {
@@ -280,15 +279,12 @@ export const snapshotProperties = (
       "capture → random mutations → restore gives back the captured tree; redo (or the rescue point) undoes it",
       () =>
         Effect.gen(function* () {
-          const parameters = propertyParameters(`snapshots capture/restore (${name})`, options.runs ?? 40)
           const tally: Tally = { written: 0, deleted: 0, linked: 0 }
-          yield* Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(scenarioArb, (scenario) =>
-                Effect.runPromise(runScenario(harness, scenario, tally)),
-              ),
-              { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-            ),
+          const parameters = yield* runScenarios(
+            `snapshots capture/restore (${name})`,
+            options.runs ?? 40,
+            scenarioArb,
+            (scenario) => runScenario(harness, scenario, tally),
           )
           console.info(`[property] snapshots (${name}) restored paths: ${JSON.stringify(tally)}`)
           // A property whose restores never wrote, deleted or linked would prove nothing about them.
@@ -397,15 +393,12 @@ export const snapshotGcProperty = (
   describe(`snapshot GC property: ${name}`, () => {
     it.effect("invariant 8: cleanup never removes content reachable from a live root", () =>
       Effect.gen(function* () {
-        const parameters = propertyParameters(`snapshots GC (${name})`, options.runs ?? 40)
         const tally = { deleted: 0 }
-        yield* Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(gcScenarioArb, (scenario) =>
-              Effect.runPromise(runGcScenario(harness, scenario, tally)),
-            ),
-            { seed: parameters.seed, numRuns: parameters.numRuns, endOnFailure: true },
-          ),
+        const parameters = yield* runScenarios(
+          `snapshots GC (${name})`,
+          options.runs ?? 40,
+          gcScenarioArb,
+          (scenario) => runGcScenario(harness, scenario, tally),
         )
         console.info(`[property] snapshots GC (${name}) deleted blobs: ${tally.deleted}`)
         // Retention and superseded stat caches must have made garbage in some runs.
