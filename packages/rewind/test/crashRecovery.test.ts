@@ -81,11 +81,24 @@ const apply = (tree: Tree, changes: ReadonlyArray<readonly [string, string | nul
 const BEFORE = apply(apply(INITIAL, TURNS[0]!), TURNS[1]!)
 const AFTER = apply(INITIAL, TURNS[0]!)
 
-/** Every file under `root` (hidden ones included) with its content; directories are structure. */
+/**
+ * The one empty directory a state may have: the agent's deletion of `src/deep/c.md` leaves it in
+ * the before-state, and a rolled-back rewind may take it away with the file it deletes again (an
+ * empty directory holds nobody's data). Any other empty directory is a stray.
+ */
+const MAY_BE_EMPTY = "src/deep/"
+
+/**
+ * Every file under `root` (hidden ones included) with its content; directories are structure, but
+ * an empty one is an entry (`dir/`, `MAY_BE_EMPTY` aside), so one left behind by a resolved
+ * operation (`gen/out/`, which the rewind's deletions empty) is a stray like a file.
+ */
 const readTree = (root: string): Tree => {
   const out: Tree = {}
   const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const entries = fs.readdirSync(path.join(root, dir), { withFileTypes: true })
+    if (entries.length === 0 && dir !== "" && `${dir}/` !== MAY_BE_EMPTY) out[`${dir}/`] = "<empty directory>"
+    for (const entry of entries) {
       const rel = dir === "" ? entry.name : `${dir}/${entry.name}`
       if (entry.isDirectory()) walk(rel)
       else if (entry.isFile()) out[rel] = fs.readFileSync(path.join(root, rel), "utf8")

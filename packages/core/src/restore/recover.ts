@@ -86,10 +86,17 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
     }
     const want = resolution === "continue" ? "planned" : "rescue"
     const writes: Array<PlannedWrite> = []
+    // Files the side wanted does not have and that are gone already (deleted before the crash, or
+    // never written): their directories are emptied as if deleted now, since an operation cut
+    // short removes the directories its deletions emptied only at its end.
+    const goneAlready: Array<(typeof op.record.intent.files)[number]["path"]> = []
     for (const file of op.record.intent.files) {
       const state = op.files.find((f) => f.path === file.path)!
-      if (state.state === want) continue
       const version = resolution === "continue" ? file.planned : file.rescue
+      if (state.state === want) {
+        if (version._tag === "absent") goneAlready.push(file.path)
+        continue
+      }
       const content = yield* Effect.either(loadFileVersion(version))
       if (Either.isLeft(content)) {
         return yield* refuse(
@@ -132,9 +139,21 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         `cannot ${resolution} ${operationId}: the link ${unlinked.left.path} cannot be removed (${unlinked.left.message}); nothing was left changed`,
       )
     }
+    // A write the crash cut short may have left its temp file next to its target: removed first, so
+    // a directory it alone holds is emptied with the others. None can be beside a path a file or a
+    // link now stands on the way to (the path changed kind), and the workspace never goes through
+    // the link to look.
+    const workspace = yield* Workspace
+    for (const file of op.record.intent.files)
+      yield* Effect.catchIf(workspace.discardPartialWrites(file.path), nothingCanBeThere, () =>
+        Effect.succeed([]),
+      )
     const writeJournal = yield* makeMemoryJournal(operationId)
     const applied = yield* applyJournaled(writes, writeJournal, {
-      removedBefore: op.links.flatMap((l) => (l.current !== null && l[want] === null ? [l.path] : [])),
+      removedBefore: [
+        ...goneAlready,
+        ...op.links.flatMap((l) => (l.current !== null && l[want] === null ? [l.path] : [])),
+      ],
     })
     if (applied._tag === "RolledBack") {
       yield* runLinkUndo(linkUndo)
@@ -156,14 +175,6 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
         `cannot ${resolution} ${operationId}: the link ${linked.left.path} cannot be made (${linked.left.message}); every file and link already changed was put back`,
       )
     }
-    // A write the crash cut short may have left its temp file next to its target; none can be
-    // beside a path a file or a link now stands on the way to (the path changed kind), and the
-    // workspace never goes through the link to look.
-    const workspace = yield* Workspace
-    for (const file of op.record.intent.files)
-      yield* Effect.catchIf(workspace.discardPartialWrites(file.path), nothingCanBeThere, () =>
-        Effect.succeed([]),
-      )
     if (recordNeeded) {
       // Files that the session does not record are not left behind: put them back, keep it pending.
       const recorded = yield* Effect.either(recordContinued(op.record))

@@ -20,7 +20,7 @@ import {
 } from "@rewind/core"
 import { expectRefusal } from "@rewind/testkit"
 import { Effect, Layer, Option } from "effect"
-import { agentWrite, type Env, makeEnv, newSession, reply, userTurn } from "../support/fileRewindEnv.js"
+import { agentWrite, type Env, makeEnv, newSession, ROOT, reply, userTurn } from "../support/fileRewindEnv.js"
 
 const encode = (s: string) => new TextEncoder().encode(s)
 
@@ -334,6 +334,81 @@ describe("recover()", () => {
       expect(env.files()).toEqual({ "a.txt": "a0\n", "b.txt": "b0\n" })
     }).pipe(Effect.provide(env.layer()))
   })
+
+  it.effect(
+    "the directories an operation cut short had emptied, or made for nothing, go when it is resolved",
+    () =>
+      Effect.gen(function* () {
+        // Found killing the built bin's `restore` on a real repository: the crash came after every
+        // file of docs/patterns was deleted and before the directories those deletions emptied were
+        // removed (the operation's last step), and `recover --continue` left docs/patterns empty.
+        for (const resolution of ["continue", "rollback"] as const) {
+          const env = makeEnv()
+          yield* Effect.gen(function* () {
+            env.fs.writeFile(`${ROOT}/keep.txt`, "k\n")
+            env.fs.writeFile(`${ROOT}/docs/patterns/a.txt`, "a\n")
+            env.fs.writeFile(`${ROOT}/docs/patterns/b.txt`, "b\n")
+            env.fs.writeFile(`${ROOT}/docs/index.txt`, "i\n")
+            const sessionId = yield* newSession
+            const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
+            const exit = yield* Effect.exit(
+              runDurableRestore(
+                {
+                  sessionId,
+                  operationId,
+                  kind: "direct_restore",
+                  writes: [
+                    { path: "docs/patterns/a.txt" as WorkspacePath, content: null },
+                    { path: "docs/patterns/b.txt" as WorkspacePath, content: null },
+                    { path: "new/deep/c.txt" as WorkspacePath, content: encode("c\n") },
+                  ],
+                  redo: { activeBranch: [], spentCheckpointIds: [] },
+                },
+                () => Effect.dieMessage("crash"),
+              ),
+            )
+            expect(exit._tag).toBe("Failure")
+            // As the crash left it: both deletions done, their directory not yet removed; and the
+            // created file's directories made but the file itself never written.
+            env.fs.mkdirp(`${ROOT}/docs/patterns`)
+            env.fs.remove(`${ROOT}/new/deep/c.txt`)
+            env.fs.mkdirp(`${ROOT}/new/deep`)
+            const [op] = yield* recover()
+            expect(op!.files.map((f) => [f.path, f.state])).toEqual([
+              ["docs/patterns/a.txt", "planned"],
+              ["docs/patterns/b.txt", "planned"],
+              ["new/deep/c.txt", "rescue"],
+            ])
+            yield* resolveOperation(operationId, resolution)
+            const directories = env.fs
+              .describe(ROOT)
+              .filter(([, what]) => what === "directory")
+              .map(([path]) => path.slice(ROOT.length + 1))
+            if (resolution === "continue") {
+              // The deletions' emptied directory goes (its parent still holds a file); the file is written.
+              expect(env.fs.node(`${ROOT}/docs/patterns`)).toBeUndefined()
+              expect(env.files()).toEqual({
+                "keep.txt": "k\n",
+                "docs/index.txt": "i\n",
+                "new/deep/c.txt": "c\n",
+              })
+            } else {
+              // The files come back; the directories made for the file never written go.
+              expect(env.fs.node(`${ROOT}/new`)).toBeUndefined()
+              expect(env.files()).toEqual({
+                "keep.txt": "k\n",
+                "docs/index.txt": "i\n",
+                "docs/patterns/a.txt": "a\n",
+                "docs/patterns/b.txt": "b\n",
+              })
+            }
+            expect(directories, resolution).toEqual(
+              resolution === "continue" ? ["docs", "new", "new/deep"] : ["docs", "docs/patterns"],
+            )
+          }).pipe(Effect.provide(env.layer()))
+        }
+      }),
+  )
 
   it.effect("a file that holds neither version is refused and nothing is written", () => {
     const env = makeEnv()
