@@ -28,7 +28,8 @@ import {
 export interface OpenRewindOptions<E = never> extends DefaultLayerOptions {
   /**
    * Replaces the embedded default entirely: a Layer providing every service in `RewindServices`.
-   * `dir`, `create`, `sqlite` and `durability` are then ignored.
+   * `dir`, `create`, `allowBroadWorkspace`, `sqlite` and `durability` are then ignored, and so are the
+   * embedded default's checks of the workspace root (a missing root, one at the home directory).
    */
   readonly layer?: Layer.Layer<RewindServices, E>
   /**

@@ -180,7 +180,11 @@ describe("status and doctor say whether the code cache is used", () => {
     const cacheHome = join(tempDir(), "cache")
     const cases = [
       { env: { XDG_CACHE_HOME: cacheHome }, usable: true, words: /code cache .*cache\/rewind/ },
-      { env: { REWIND_CODE_CACHE: "off" }, usable: false, words: /no code cache: off \(REWIND_CODE_CACHE=off\)/ },
+      {
+        env: { REWIND_CODE_CACHE: "off" },
+        usable: false,
+        words: /no code cache: off \(REWIND_CODE_CACHE=off\)/,
+      },
       {
         env: { XDG_CACHE_HOME: join(blocked, "a-file", "cache") },
         usable: false,
