@@ -178,7 +178,7 @@ describe("status and doctor say whether the code cache is used", () => {
     const blocked = tempDir()
     writeFileSync(join(blocked, "a-file"), "")
     const cacheHome = join(tempDir(), "cache")
-    const cases = [
+    const cases: ReadonlyArray<{ env: Record<string, string>; usable: boolean; words: RegExp }> = [
       { env: { XDG_CACHE_HOME: cacheHome }, usable: true, words: /code cache .*cache\/rewind/ },
       {
         env: { REWIND_CODE_CACHE: "off" },
