@@ -341,6 +341,19 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     ])
     const human = await cli(["recover", "--workspace", root])
     expect(human.stdout).toContain(`rewind recover --rollback ${operationId}`)
+    // status, where a user looks first, says it too.
+    const status = await cli(["status", "--json", "--workspace", root])
+    expect(jsonLines(status.stdout).find((l) => l.type === "interrupted")).toEqual({
+      v: 1,
+      type: "interrupted",
+      operations: [
+        { operationId, sessionId, kind: "cascade", startedAt: 1, recorded: false, resolvable: true },
+      ],
+    })
+    const statusWords = await cli(["status", "--workspace", root])
+    expect(statusWords.stdout).toMatch(/interrupted 1 operation\(s\) a crash left incomplete/)
+    expect(statusWords.stdout).toContain(`${operationId}  cascade, started`)
+    expect(statusWords.stdout).toContain("1 of 1 file(s) as after")
 
     const missing = await cli(["recover", "--continue", "op_missing", "--json", "--workspace", root])
     expect(missing.code).toBe(2)
@@ -357,6 +370,8 @@ describe("rewind CLI snapshot and recovery commands (built binary)", { timeout: 
     const after = await cli(["recover", "--json", "--workspace", root])
     expect(after.code).toBe(0)
     expect(after.stdout).toBe("")
+    const settled = await cli(["status", "--json", "--workspace", root])
+    expect(jsonLines(settled.stdout).some((l) => l.type === "interrupted")).toBe(false)
   })
 
   it("capture --max-files bounds the scan and reports what it left out; the default takes a 110k-file tree", async () => {

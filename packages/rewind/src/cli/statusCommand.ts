@@ -1,6 +1,8 @@
 /**
- * `rewind status`: the store, the native module, the hook server and client (and any problems the
- * hooks logged), the snapshot engine's usage and watcher, and the latest turn's file changes. A
+ * `rewind status`: the store, any operation a crash left incomplete (a restore cut short leaves the
+ * workspace half-written, which must not go unsaid), the native module, the hook server and client
+ * (and any problems the hooks logged), the snapshot engine's usage and watcher, and the latest
+ * turn's file changes. A
  * snapshot status that cannot be read is said and makes the run partial (exit 1), the rest is
  * still printed.
  */
@@ -72,6 +74,36 @@ const reportHookProblems = (rewind: CliRewind, out: Output) =>
     return server
   })
 
+/**
+ * The operations a crash left incomplete (`recover`), in one line each: the workspace may be half
+ * restored until one is continued or rolled back, and status is where a user looks first.
+ */
+const reportInterrupted = (rewind: CliRewind, out: Output) =>
+  Effect.gen(function* () {
+    const pending = yield* expect(rewind.recover())
+    if (pending.length === 0) return
+    yield* out.record("interrupted", {
+      operations: pending.map((op) => ({
+        operationId: op.record.intent.operationId,
+        sessionId: op.record.intent.sessionId,
+        kind: op.record.intent.kind,
+        startedAt: op.record.intent.startedAt,
+        recorded: op.recorded,
+        resolvable: op.resolvable,
+      })),
+    })
+    yield* out.human(
+      `${yellow("interrupted")} ${pending.length} operation(s) a crash left incomplete: the workspace may hold part of each; \`rewind recover\` lists them, \`rewind recover --continue <id>\` or \`--rollback <id>\` finishes one`,
+    )
+    for (const op of pending) {
+      const { intent } = op.record
+      const after = op.files.filter((f) => f.state === "planned").length
+      yield* out.human(
+        `  ${intent.operationId}  ${intent.kind}, started ${iso(intent.startedAt)}: ${op.damaged !== undefined ? `damaged journal row (${op.damaged})` : `${after} of ${op.files.length} file(s) as after${op.resolvable ? "" : `, ${yellow("some hold neither version")}`}`}`,
+      )
+    }
+  })
+
 type SnapshotStatus = typeof RewindResults.SnapshotStatus.Type
 type Watcher = SnapshotStatus["watcher"]
 
@@ -120,6 +152,7 @@ export const status = Command.make("status", { ...common, session: sessionOption
       const all = yield* expect(rewind.listSessions())
       yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
       yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
+      yield* reportInterrupted(rewind, out)
       // Which scanner and file operations this process runs with: a missing native module is
       // slower and only re-checked, and is said here as in doctor, never silently.
       const native = nativeStatus()
