@@ -319,7 +319,7 @@ const clearWay = (path: WorkspacePath, deleted: ReadonlyArray<WorkspacePath>) =>
  * that puts back a tree without a directory should not leave its empty skeleton. Only directories
  * above a deleted path are tried, each removed only if empty (never recursively), so a directory
  * that still holds anything (an ignored file, the store, a file made meanwhile) stays, with all its
- * ancestors. Best effort, like the rollback's: a directory left behind holds nobody's data, and
+ * ancestors (one that is not there at all keeps none). Best effort, like the rollback's: a directory left behind holds nobody's data, and
  * putting a file back (rollback, redo, recover) makes its parents again. `within`: only that
  * directory and those under it are tried.
  */
@@ -340,6 +340,10 @@ const removeEmptied = (deleted: ReadonlyArray<WorkspacePath>, within?: Workspace
     for (const dir of [...above].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
       if (holding.has(dir)) continue
       if (yield* Effect.orElseSucceed(workspace.removeEmptyDirectory(dir), () => false)) continue
+      // Not there at all (a path recovery finds gone already, whose directories were never made):
+      // it holds nothing, so it keeps no ancestor.
+      const there = yield* Effect.either(workspace.stat(dir))
+      if (Either.isRight(there) && Option.isNone(there.right)) continue
       for (let cut = dir.lastIndexOf("/"); cut > 0; cut = dir.lastIndexOf("/", cut - 1)) {
         holding.add(dir.slice(0, cut) as WorkspacePath)
       }
