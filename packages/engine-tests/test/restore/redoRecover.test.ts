@@ -191,7 +191,14 @@ describe("rescue points and redo", () => {
 })
 
 /** Starts a restore of a.txt and b.txt that "crashes" (dies) after its writes, before its commit. */
-const interrupted = (sessionId: Parameters<typeof loadSession>[0]) =>
+/** A durable restore of `writes` that dies after writing them, before its commit: its operation id. */
+const interrupted = (
+  sessionId: Parameters<typeof loadSession>[0],
+  writes: ReadonlyArray<{ readonly path: string; readonly content: string | null }> = [
+    { path: "a.txt", content: "A\n" },
+    { path: "b.txt", content: null },
+  ],
+) =>
   Effect.gen(function* () {
     const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
     const exit = yield* Effect.exit(
@@ -200,10 +207,10 @@ const interrupted = (sessionId: Parameters<typeof loadSession>[0]) =>
           sessionId,
           operationId,
           kind: "direct_restore",
-          writes: [
-            { path: "a.txt" as WorkspacePath, content: encode("A\n") },
-            { path: "b.txt" as WorkspacePath, content: null },
-          ],
+          writes: writes.map((w) => ({
+            path: w.path as WorkspacePath,
+            content: w.content === null ? null : encode(w.content),
+          })),
           redo: { activeBranch: [], spentCheckpointIds: [] },
         },
         () => Effect.dieMessage("crash"),
@@ -350,24 +357,11 @@ describe("recover()", () => {
             env.fs.writeFile(`${ROOT}/docs/patterns/b.txt`, "b\n")
             env.fs.writeFile(`${ROOT}/docs/index.txt`, "i\n")
             const sessionId = yield* newSession
-            const operationId = (yield* (yield* IdGenerator).next("op")) as OperationId
-            const exit = yield* Effect.exit(
-              runDurableRestore(
-                {
-                  sessionId,
-                  operationId,
-                  kind: "direct_restore",
-                  writes: [
-                    { path: "docs/patterns/a.txt" as WorkspacePath, content: null },
-                    { path: "docs/patterns/b.txt" as WorkspacePath, content: null },
-                    { path: "new/deep/c.txt" as WorkspacePath, content: encode("c\n") },
-                  ],
-                  redo: { activeBranch: [], spentCheckpointIds: [] },
-                },
-                () => Effect.dieMessage("crash"),
-              ),
-            )
-            expect(exit._tag).toBe("Failure")
+            const operationId = yield* interrupted(sessionId, [
+              { path: "docs/patterns/a.txt", content: null },
+              { path: "docs/patterns/b.txt", content: null },
+              { path: "new/deep/c.txt", content: "c\n" },
+            ])
             // As the crash left it: both deletions done, their directory not yet removed; and the
             // created file's directories made but the file itself never written.
             env.fs.mkdirp(`${ROOT}/docs/patterns`)

@@ -6,6 +6,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { OperationId } from "@rewind/contracts"
+import type { IncompleteOperation } from "@rewind/core"
 import { Effect, Option } from "effect"
 import { bold, dim, green, iso, keptLine, table, yellow } from "./output.js"
 import { common, expect, resolveSession, sessionOption, usage, withRewind } from "./store.js"
@@ -51,6 +52,16 @@ const operationOption = (name: string, description: string) =>
     Options.withDescription(description),
     Options.optional,
   )
+
+/** An interrupted operation in the fields `recover` and `status` both print it with. */
+export const operationSummary = (op: IncompleteOperation) => ({
+  operationId: op.record.intent.operationId,
+  sessionId: op.record.intent.sessionId,
+  kind: op.record.intent.kind,
+  startedAt: op.record.intent.startedAt,
+  recorded: op.recorded,
+  resolvable: op.resolvable,
+})
 
 export const recover = Command.make(
   "recover",
@@ -104,12 +115,7 @@ export const recover = Command.make(
         const pending = yield* expect(rewind.recover())
         for (const op of pending) {
           yield* out.record("operation", {
-            operationId: op.record.intent.operationId,
-            sessionId: op.record.intent.sessionId,
-            kind: op.record.intent.kind,
-            startedAt: op.record.intent.startedAt,
-            recorded: op.recorded,
-            resolvable: op.resolvable,
+            ...operationSummary(op),
             files: op.files,
             ...(op.links.length === 0 ? {} : { links: op.links }),
             ...(op.tree === undefined ? {} : { tree: op.tree }),

@@ -25,6 +25,7 @@ import {
   table,
   yellow,
 } from "./output.js"
+import { operationSummary } from "./recoveryCommands.js"
 import {
   type CliRewind,
   common,
@@ -82,16 +83,7 @@ const reportInterrupted = (rewind: CliRewind, out: Output) =>
   Effect.gen(function* () {
     const pending = yield* expect(rewind.recover())
     if (pending.length === 0) return
-    yield* out.record("interrupted", {
-      operations: pending.map((op) => ({
-        operationId: op.record.intent.operationId,
-        sessionId: op.record.intent.sessionId,
-        kind: op.record.intent.kind,
-        startedAt: op.record.intent.startedAt,
-        recorded: op.recorded,
-        resolvable: op.resolvable,
-      })),
-    })
+    yield* out.record("interrupted", { operations: pending.map(operationSummary) })
     yield* out.human(
       `${yellow("interrupted")} ${pending.length} operation(s) a crash left incomplete: the workspace may hold part of each; \`rewind recover\` lists them, \`rewind recover --continue <id>\` or \`--rollback <id>\` finishes one`,
     )
