@@ -164,8 +164,13 @@ export const checkForkBoundary = (state: SessionState, messageId: MessageId): Fo
   }
   const boundary = message.anchor
   if (boundary === undefined) {
+    // A host that completed the turn with `completeTurn` pinned none: say so, it is fixable there.
+    const completedWithout =
+      message.role === "assistant" && state.turns.get(message.turnId)?.status === "completed"
     return invalid(
-      `message ${messageId} carries no pinned fork boundary; a fork is offered on the final reply of a completed turn`,
+      completedWithout
+        ? `message ${messageId} carries no pinned fork boundary: its turn ${message.turnId} was completed without one (completeTurn pins none; completeTurnWithBoundary, which the hooks use, pins it on the turn's final reply)`
+        : `message ${messageId} carries no pinned fork boundary; a fork is offered on the final reply of a completed turn`,
     )
   }
   if (message.role !== "assistant" || message.status !== "ok") {

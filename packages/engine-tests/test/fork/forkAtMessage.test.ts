@@ -239,7 +239,10 @@ describe("forkAtMessage", () => {
           forkAtMessage({ sessionId: id, messageId, commandId: cmd(commandId) })
         const noBoundary = yield* expectRefusal(fork(r2.messageId), "fork_boundary_invalid")
         expect(noBoundary.message).toMatch(/no pinned fork boundary/)
-        yield* expectRefusal(fork(t1.user), "fork_boundary_invalid")
+        // Completed by `completeTurn`, which pins none: the refusal says which call would have.
+        expect(noBoundary.message).toMatch(/was completed without one .*completeTurnWithBoundary/)
+        const userMessage = yield* expectRefusal(fork(t1.user), "fork_boundary_invalid")
+        expect(userMessage.message).toMatch(/a fork is offered on the final reply of a completed turn/)
         yield* expectRefusal(fork("ghost" as MessageId), "not_found")
         yield* expectRefusal(
           forkAtMessage({ sessionId: "nope" as SessionId, messageId: t1.last!, commandId: cmd("c") }),
