@@ -4,8 +4,20 @@
  * idempotently, and removed again exactly.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs"
+import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { serverEnv } from "../src/hooks/hookClient.js"
 import {
@@ -172,6 +184,42 @@ describe("rewind install / uninstall", () => {
     expect(() =>
       installHooks("claude-code", path, hookCommandLine("claude-code", "rewind", undefined)),
     ).toThrow(/"hooks" is not an object/)
+  })
+
+  it("a linked settings file (dotfiles) is edited where it leads and stays a link; its mode is kept; a dangling link is refused", () => {
+    const root = tempDir()
+    const dotfiles = join(root, "dotfiles")
+    mkdirSync(dotfiles)
+    const real = join(dotfiles, "claude-settings.json")
+    writeFileSync(real, CLAUDE_SETTINGS)
+    chmodSync(real, 0o600)
+    const path = join(root, "project", ".claude", "settings.json")
+    mkdirSync(dirname(path), { recursive: true })
+    symlinkSync("../../dotfiles/claude-settings.json", path)
+    const command = hookCommandLine("claude-code", "rewind", undefined)
+
+    const installed = installHooks("claude-code", path, command)
+    expect(installed).toMatchObject({ path, linkTarget: realpathSync(real), changed: true })
+    expect(lstatSync(path).isSymbolicLink()).toBe(true)
+    expect(readlinkSync(path)).toBe("../../dotfiles/claude-settings.json")
+    expect(JSON.parse(readFileSync(real, "utf8")).hooks.SessionEnd).toHaveLength(1)
+    expect(statSync(real).mode & 0o777).toBe(0o600)
+    expect(readdirSync(dotfiles)).toEqual(["claude-settings.json"])
+    expect(uninstallHooks("claude-code", path)).toMatchObject({
+      linkTarget: realpathSync(real),
+      changed: true,
+    })
+    expect(readFileSync(real, "utf8")).toBe(CLAUDE_SETTINGS)
+    expect(lstatSync(path).isSymbolicLink()).toBe(true)
+
+    const dangling = join(root, "other", ".claude", "settings.json")
+    mkdirSync(dirname(dangling), { recursive: true })
+    symlinkSync(join(root, "nowhere.json"), dangling)
+    expect(() => installHooks("claude-code", dangling, command)).toThrow(
+      /is a symbolic link to .*nowhere\.json, which leads to no file.*nothing was changed/,
+    )
+    expect(lstatSync(dangling).isSymbolicLink()).toBe(true)
+    expect(existsSync(join(root, "nowhere.json"))).toBe(false)
   })
 
   it("the installed command runs the hook without the CA bundle and hands its path on to the server it starts", () => {

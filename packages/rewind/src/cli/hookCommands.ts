@@ -136,12 +136,17 @@ const changeSettings = (
       agent: o.agent,
       ...(name === "install" ? { client: native === undefined ? "node" : "native" } : {}),
       path: change.path,
+      ...(change.linkTarget === undefined ? {} : { linkTarget: change.linkTarget }),
       events: change.events,
       changed: change.changed,
     })
+    const where =
+      change.linkTarget === undefined
+        ? change.path
+        : `${change.path} (a link: edited ${change.linkTarget}, the link kept)`
     yield* out.human(
       change.changed
-        ? `${name === "install" ? "added Rewind's hooks for" : "removed Rewind's hooks for"} ${change.events.join(", ")} in ${change.path}${name === "install" ? (native === undefined ? " (the Node hook client: the native one is not built or was not chosen)" : " (the native hook client)") : ""}`
+        ? `${name === "install" ? "added Rewind's hooks for" : "removed Rewind's hooks for"} ${change.events.join(", ")} in ${where}${name === "install" ? (native === undefined ? " (the Node hook client: the native one is not built or was not chosen)" : " (the native hook client)") : ""}`
         : name === "install"
           ? `${change.path} already has Rewind's hooks: nothing changed`
           : `${change.path} has no Rewind hooks: nothing changed`,

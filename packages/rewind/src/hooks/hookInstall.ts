@@ -10,12 +10,27 @@
  * - uninstall removes exactly Rewind's entries — a hook whose command runs `… rewind… hook <agent>`
  *   — and the event arrays and `hooks` object it leaves empty (install created those), nothing else;
  * - a settings file that does not parse, or whose `hooks` is not an object, is refused whole,
- *   nothing written; the file is replaced atomically (temp file + rename);
+ *   nothing written; the file is replaced atomically (temp file + rename), keeping its mode;
+ * - a settings file that is a symbolic link (dotfiles kept in one place) is edited where the link
+ *   leads and stays a link, as git edits a linked config: replacing the link by a copy would cut it
+ *   off from the user's dotfiles. A link that leads to no file is refused, nothing written;
  * - an entry runs the native hook client when it was built, else the Node command behind
  *   `HOOK_ENV_PREFIX`, which keeps Node from parsing a CA bundle at the start of every hook and
  *   hands the bundle's path on for the server the hook may start (nativeClient.ts).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { findNodeAtLocation, type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser"
@@ -79,6 +94,8 @@ export class SettingsRefused extends Error {}
 
 export interface SettingsChange {
   readonly path: string
+  /** Where the edit went when `path` is a symbolic link: the file it leads to. */
+  readonly linkTarget?: string
   /** Events that got an entry (install) or lost one (uninstall). */
   readonly events: ReadonlyArray<string>
   readonly changed: boolean
@@ -109,12 +126,45 @@ const hookCommands = (group: Node): ReadonlyArray<{ readonly node: Node; readonl
   }))
 }
 
-const write = (path: string, text: string) => {
-  mkdirSync(dirname(path), { recursive: true })
-  const temp = `${path}.rewind-${process.pid}.tmp`
-  writeFileSync(temp, text)
-  renameSync(temp, path)
+/**
+ * The file to read and edit for the settings at `path`: `path` itself, or the file a link there
+ * leads to (see the header); a link to nothing, or to something that is not a file, is refused.
+ */
+const settingsFile = (path: string): string => {
+  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() !== true) return path
+  const refused = (why: string) =>
+    new SettingsRefused(`${path} is a symbolic link to ${readlinkSync(path)}, ${why}; nothing was changed`)
+  let target: string
+  try {
+    target = realpathSync(path)
+  } catch {
+    throw refused("which leads to no file (create the file it names, or replace the link)")
+  }
+  if (!statSync(target).isFile()) throw refused("which is not a file")
+  return target
 }
+
+/** Replaces `file` by `text` atomically, with the mode it had (a new file gets the default). */
+const write = (file: string, text: string) => {
+  mkdirSync(dirname(file), { recursive: true })
+  const mode = statSync(file, { throwIfNoEntry: false })?.mode
+  const temp = `${file}.rewind-${process.pid}-${randomBytes(4).toString("hex")}.tmp`
+  writeFileSync(temp, text, { flag: "wx" })
+  if (mode !== undefined) chmodSync(temp, mode & 0o7777)
+  renameSync(temp, file)
+}
+
+const changeAt = (
+  path: string,
+  file: string,
+  events: ReadonlyArray<string>,
+  changed: boolean,
+): SettingsChange => ({
+  path,
+  ...(file === path ? {} : { linkTarget: file }),
+  events,
+  changed,
+})
 
 /** The whitespace a line starts with, up to `offset`. */
 const indentAt = (text: string, offset: number): string => {
@@ -155,7 +205,8 @@ const appendMember = (text: string, node: Node, member: (indent: string) => stri
  * the whole hook command (nativeClient.ts' `hookCommandLine`).
  */
 export const installHooks = (agent: HookAgent, path: string, command: string): SettingsChange => {
-  const original = existsSync(path) ? readFileSync(path, "utf8") : ""
+  const file = settingsFile(path)
+  const original = existsSync(file) ? readFileSync(file, "utf8") : ""
   let text = original.trim().length === 0 ? "{}\n" : original
   const unit = indentUnit(text)
   const added: Array<string> = []
@@ -198,8 +249,8 @@ export const installHooks = (agent: HookAgent, path: string, command: string): S
             )
     added.push(entry.event)
   }
-  if (added.length > 0) write(path, text)
-  return { path, events: added, changed: added.length > 0 }
+  if (added.length > 0) write(file, text)
+  return changeAt(path, file, added, added.length > 0)
 }
 
 /**
@@ -223,8 +274,9 @@ const removeMember = (text: string, member: Node) => {
 
 /** Removes Rewind's hook entries for the agent (and the containers they leave empty). */
 export const uninstallHooks = (agent: HookAgent, path: string): SettingsChange => {
-  if (!existsSync(path)) return { path, events: [], changed: false }
-  let text = readFileSync(path, "utf8")
+  const file = settingsFile(path)
+  if (!existsSync(file)) return changeAt(path, file, [], false)
+  let text = readFileSync(file, "utf8")
   const removed: Array<string> = []
   // One removal per pass: every edit moves the offsets of what follows it.
   for (;;) {
@@ -250,11 +302,11 @@ export const uninstallHooks = (agent: HookAgent, path: string): SettingsChange =
     text = removeMember(text, target.node)
     if (!removed.includes(target.event)) removed.push(target.event)
   }
-  if (removed.length === 0) return { path, events: [], changed: false }
+  if (removed.length === 0) return changeAt(path, file, [], false)
   const tree = parse(path, text)
   const hooks = tree === undefined ? undefined : findNodeAtLocation(tree, ["hooks"])
   if (hooks?.parent !== undefined && (hooks.children ?? []).length === 0)
     text = removeMember(text, hooks.parent)
-  write(path, text)
-  return { path, events: removed, changed: true }
+  write(file, text)
+  return changeAt(path, file, removed, true)
 }
