@@ -21,7 +21,7 @@
  *   and only costs the compile: the command itself never fails for it;
  * - `REWIND_CODE_CACHE=off` neither reads nor writes it (undefined, as above).
  */
-import { createHash, randomBytes } from "node:crypto"
+import { createHash } from "node:crypto"
 import {
   accessSync,
   closeSync,
@@ -32,17 +32,16 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   type Stats,
   statSync,
   unlinkSync,
-  writeFileSync,
 } from "node:fs"
 import { createRequire } from "node:module"
 import { homedir } from "node:os"
 import { basename, dirname, isAbsolute, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Script } from "node:vm"
+import { replaceFile } from "../internal/replaceFile.js"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -120,14 +119,7 @@ const prune = (dir: string, prefix: string) => {
 const writeCache = (dir: string, path: string, prefix: string, make: () => Buffer) => {
   try {
     const payload = make()
-    const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
-    writeFileSync(temp, Buffer.concat([sha256(payload), payload]), { mode: 0o600, flag: "wx" })
-    try {
-      renameSync(temp, path)
-    } catch (error) {
-      unlinkSync(temp)
-      throw error
-    }
+    replaceFile(path, Buffer.concat([sha256(payload), payload]), 0o600)
     prune(dir, prefix)
   } catch {
     // A cache that cannot be written only costs the next run its compile.
@@ -150,11 +142,6 @@ const cacheDirectory = (env: Env): { readonly dir: string } | { readonly why: st
   return trustedDir(dir)
     ? { dir }
     : { why: `${dir} is not this user's alone (a link, another owner, or writable by others)` }
-}
-
-const usableDir = (env: Env): string | undefined => {
-  const found = cacheDirectory(env)
-  return "dir" in found ? found.dir : undefined
 }
 
 /** Whether this process's bundles can use a code cache, for `status` and `doctor` to say. */
@@ -188,8 +175,9 @@ export const codeCacheStatus = (env: Env = process.env): CodeCacheStatus => {
  * in for, so the caller loads those instead.
  */
 export const runWithCodeCache = (file: string, env: Env = process.env): LoadedScript | undefined => {
-  const dir = usableDir(env)
-  if (dir === undefined) return undefined
+  const found = cacheDirectory(env)
+  if (!("dir" in found)) return undefined
+  const { dir } = found
   const bytes = readFileSync(file)
   const prefix = `${basename(file)}-`
   const key = sha256(

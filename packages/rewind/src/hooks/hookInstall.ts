@@ -18,22 +18,11 @@
  *   `HOOK_ENV_PREFIX`, which keeps Node from parsing a CA bundle at the start of every hook and
  *   hands the bundle's path on for the server the hook may start (nativeClient.ts).
  */
-import { randomBytes } from "node:crypto"
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs"
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { findNodeAtLocation, type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser"
+import { replaceFile } from "../internal/replaceFile.js"
 import type { HookAgent } from "./hookEvent.js"
 
 interface Entry {
@@ -148,10 +137,7 @@ const settingsFile = (path: string): string => {
 const write = (file: string, text: string) => {
   mkdirSync(dirname(file), { recursive: true })
   const mode = statSync(file, { throwIfNoEntry: false })?.mode
-  const temp = `${file}.rewind-${process.pid}-${randomBytes(4).toString("hex")}.tmp`
-  writeFileSync(temp, text, { flag: "wx" })
-  if (mode !== undefined) chmodSync(temp, mode & 0o7777)
-  renameSync(temp, file)
+  replaceFile(file, text, mode === undefined ? undefined : mode & 0o7777)
 }
 
 const changeAt = (

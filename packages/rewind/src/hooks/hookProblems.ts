@@ -5,8 +5,9 @@
  * `KEEP` entries), not a record of the session: nothing in it is needed to restore anything, and a
  * log that cannot be written or read is itself only reported, never fatal.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { replaceFile } from "../internal/replaceFile.js"
 
 export interface HookProblem {
   /** Milliseconds since the epoch. */
@@ -31,9 +32,7 @@ export const appendProblem = (storeDir: string, problem: HookProblem): void => {
     .split("\n")
     .filter((l) => l.length > 0)
   if (lines.length > 2 * KEEP) {
-    const temp = `${file}.${process.pid}.tmp`
-    writeFileSync(temp, `${lines.slice(-KEEP).join("\n")}\n`)
-    renameSync(temp, file)
+    replaceFile(file, `${lines.slice(-KEEP).join("\n")}\n`)
   }
 }
 
