@@ -17,6 +17,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId } from "@rewind/contracts"
 import { applyPointRestore, capturePoint, createSession, previewPointRestore } from "@rewind/core"
 import { Effect, FastCheck as fc } from "effect"
+import { withOpenHarness } from "./harnessScope.js"
 import { runScenarios } from "./scenarioOutcomes.js"
 import type { SnapshotHarness } from "./snapshotProperties.js"
 
@@ -140,49 +141,51 @@ const runScenario = (
   scenario: typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never,
   tally: Tally,
 ) => {
-  const files = harness.open()
-  return Effect.gen(function* () {
-    const sessionId: SessionId = (yield* createSession({ title: "protection", cwd: "/" })).id
-    apply(files, scenario.initial)
-    const atCapture = files.tree()
-    const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
-    if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-    apply(files, scenario.after)
-    const before = files.tree()
-    const preview = yield* previewPointRestore(sessionId, outcome.point.pointId)
-    // A preview writes nothing.
-    expect(files.tree()).toEqual(before)
-    if (!preview.canApply || preview.token === undefined) {
-      tally.refused++
-      return
-    }
-    const applied = yield* Effect.either(applyPointRestore(sessionId, outcome.point.pointId, preview.token))
-    // Invariant 12: nothing changed since the preview, so its token applies.
-    if (applied._tag === "Left")
-      return yield* Effect.dieMessage(
-        `a preview that could apply was refused: ${JSON.stringify(applied.left)}`,
-      )
-    tally.applied++
-    const after = files.tree()
-    const planned = new Map(preview.changes.map((c) => [c.path as string, c]))
-    for (const path of new Set([...before.keys(), ...after.keys()])) {
-      const change = planned.get(path)
-      if (change === undefined) {
-        // Invariant 11: what the plan does not name is untouched (a write through a link would
-        // show here, on the link's target).
-        expect(after.get(path), `${path} changed without being planned`).toBe(before.get(path))
-        continue
+  return withOpenHarness(harness, (files) =>
+    Effect.gen(function* () {
+      const sessionId: SessionId = (yield* createSession({ title: "protection", cwd: "/" })).id
+      apply(files, scenario.initial)
+      const atCapture = files.tree()
+      const outcome = yield* capturePoint(sessionId, "turn-1" as TurnId)
+      if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
+      apply(files, scenario.after)
+      const before = files.tree()
+      const preview = yield* previewPointRestore(sessionId, outcome.point.pointId)
+      // A preview writes nothing.
+      expect(files.tree()).toEqual(before)
+      if (!preview.canApply || preview.token === undefined) {
+        tally.refused++
+        return
       }
-      tally.changed++
-      expect(protectedInModel(path, before), `${path} is protected but was planned`).toBe(false)
-      // Invariant 12: the apply did what the plan said, and the point recorded.
-      if (change.action === "delete") expect(after.has(path), `${path} deleted`).toBe(false)
-      else expect(after.get(path), `${path} restored`).toBe(atCapture.get(path))
-    }
-    for (const path of before.keys()) {
-      if (protectedInModel(path, before)) expect(after.get(path), `${path} protected`).toBe(before.get(path))
-    }
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+      const applied = yield* Effect.either(applyPointRestore(sessionId, outcome.point.pointId, preview.token))
+      // Invariant 12: nothing changed since the preview, so its token applies.
+      if (applied._tag === "Left")
+        return yield* Effect.dieMessage(
+          `a preview that could apply was refused: ${JSON.stringify(applied.left)}`,
+        )
+      tally.applied++
+      const after = files.tree()
+      const planned = new Map(preview.changes.map((c) => [c.path as string, c]))
+      for (const path of new Set([...before.keys(), ...after.keys()])) {
+        const change = planned.get(path)
+        if (change === undefined) {
+          // Invariant 11: what the plan does not name is untouched (a write through a link would
+          // show here, on the link's target).
+          expect(after.get(path), `${path} changed without being planned`).toBe(before.get(path))
+          continue
+        }
+        tally.changed++
+        expect(protectedInModel(path, before), `${path} is protected but was planned`).toBe(false)
+        // Invariant 12: the apply did what the plan said, and the point recorded.
+        if (change.action === "delete") expect(after.has(path), `${path} deleted`).toBe(false)
+        else expect(after.get(path), `${path} restored`).toBe(atCapture.get(path))
+      }
+      for (const path of before.keys()) {
+        if (protectedInModel(path, before))
+          expect(after.get(path), `${path} protected`).toBe(before.get(path))
+      }
+    }),
+  )
 }
 
 export const protectionProperties = (

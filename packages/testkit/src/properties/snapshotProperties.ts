@@ -29,6 +29,7 @@ import {
   type Workspace,
 } from "@rewind/core"
 import { Duration, Effect, FastCheck as fc, type Layer } from "effect"
+import { withOpenHarness } from "./harnessScope.js"
 import { countScenarioOutcomes, runScenarios } from "./scenarioOutcomes.js"
 
 /** Direct access to the files under test, bypassing Rewind (what the agent's shell would do). */
@@ -194,40 +195,41 @@ const staged = (files: Files, scenario: Scenario, title: string) =>
   })
 
 const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally) => {
-  const files = harness.open()
-  return Effect.gen(function* () {
-    const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
-      files,
-      scenario,
-      "snapshots",
-    )
-    const result = yield* restore(sessionId, point.pointId, tally)
-    const restored = files.tree()
+  return withOpenHarness(harness, (files) =>
+    Effect.gen(function* () {
+      const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
+        files,
+        scenario,
+        "snapshots",
+      )
+      const result = yield* restore(sessionId, point.pointId, tally)
+      const restored = files.tree()
 
-    // Every path the point knows is back as captured; a tracked path absent then is absent now.
-    for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
-      if (tracked.has(path)) expect(restored.get(path), path).toBe(beforeCapture.get(path))
-      // Paths the point never saw are left as they were.
-      else expect(restored.get(path), path).toBe(beforeRestore.get(path))
-    }
-    // The engine's redo undoes the restore exactly (files, modes, links); nothing is left to redo.
-    const changed = result.event.files.some((f) => f.action !== "unchanged")
-    if (changed) {
-      yield* redo(sessionId)
+      // Every path the point knows is back as captured; a tracked path absent then is absent now.
+      for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
+        if (tracked.has(path)) expect(restored.get(path), path).toBe(beforeCapture.get(path))
+        // Paths the point never saw are left as they were.
+        else expect(restored.get(path), path).toBe(beforeRestore.get(path))
+      }
+      // The engine's redo undoes the restore exactly (files, modes, links); nothing is left to redo.
+      const changed = result.event.files.some((f) => f.action !== "unchanged")
+      if (changed) {
+        yield* redo(sessionId)
+        expect(files.tree()).toEqual(beforeRestore)
+      } else expect(files.tree()).toEqual(restored)
+      const empty = yield* Effect.flip(redo(sessionId))
+      expect(empty instanceof Refused && empty.kind).toBe("nothing_to_undo")
+      // The rescue point holds the same: restoring it after a second restore undoes that one too.
+      const second = yield* restore(sessionId, point.pointId, tally)
+      expect(files.tree()).toEqual(restored)
+      yield* restore(sessionId, second.rescuePointId, tally)
       expect(files.tree()).toEqual(beforeRestore)
-    } else expect(files.tree()).toEqual(restored)
-    const empty = yield* Effect.flip(redo(sessionId))
-    expect(empty instanceof Refused && empty.kind).toBe("nothing_to_undo")
-    // The rescue point holds the same: restoring it after a second restore undoes that one too.
-    const second = yield* restore(sessionId, point.pointId, tally)
-    expect(files.tree()).toEqual(restored)
-    yield* restore(sessionId, second.rescuePointId, tally)
-    expect(files.tree()).toEqual(beforeRestore)
-    // And a restore of the same point again finds nothing to change after redoing it.
-    yield* restore(sessionId, point.pointId, tally)
-    const again = yield* previewPointRestore(sessionId, point.pointId)
-    expect(again.changes).toEqual([])
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+      // And a restore of the same point again finds nothing to change after redoing it.
+      yield* restore(sessionId, point.pointId, tally)
+      const again = yield* previewPointRestore(sessionId, point.pointId)
+      expect(again.changes).toEqual([])
+    }),
+  )
 }
 
 /**
@@ -237,36 +239,37 @@ const runScenario = (harness: SnapshotHarness, scenario: Scenario, tally: Tally)
  * the restore replaced. Answers a `kept` outcome per kept path (`countScenarioOutcomes`).
  */
 const runEscapingScenario = (harness: SnapshotHarness, scenario: Scenario) => {
-  const files = harness.open()
-  return Effect.gen(function* () {
-    const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
-      files,
-      scenario,
-      "escaping links",
-    )
-    const preview = yield* previewPointRestore(sessionId, point.pointId)
-    expect(preview.conflicts).toEqual([])
-    const keptPaths = [...tracked]
-      .filter((p) => beforeCapture.get(p) !== beforeRestore.get(p))
-      .filter((p) => escapes(p, beforeCapture.get(p)) || escapes(p, beforeRestore.get(p)))
-      .sort()
-    expect(
-      preview.protected.map((k) => [k.path, k.kind]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
-    ).toEqual(keptPaths.map((p) => [p, "escaping_link"]))
-    const result = yield* applyPointRestore(sessionId, point.pointId, preview.token!)
-    const restored = files.tree()
-    for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
-      const expected =
-        tracked.has(path) && !keptPaths.includes(path) ? beforeCapture.get(path) : beforeRestore.get(path)
-      expect(restored.get(path), path).toBe(expected)
-    }
-    if (result.event.files.some((f) => f.action !== "unchanged")) {
-      const undone = yield* redo(sessionId)
-      expect(undone.kept).toEqual([])
-    }
-    expect(files.tree()).toEqual(beforeRestore)
-    return keptPaths.map(() => "kept" as const)
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+  return withOpenHarness(harness, (files) =>
+    Effect.gen(function* () {
+      const { sessionId, point, beforeCapture, beforeRestore, tracked } = yield* staged(
+        files,
+        scenario,
+        "escaping links",
+      )
+      const preview = yield* previewPointRestore(sessionId, point.pointId)
+      expect(preview.conflicts).toEqual([])
+      const keptPaths = [...tracked]
+        .filter((p) => beforeCapture.get(p) !== beforeRestore.get(p))
+        .filter((p) => escapes(p, beforeCapture.get(p)) || escapes(p, beforeRestore.get(p)))
+        .sort()
+      expect(
+        preview.protected.map((k) => [k.path, k.kind]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
+      ).toEqual(keptPaths.map((p) => [p, "escaping_link"]))
+      const result = yield* applyPointRestore(sessionId, point.pointId, preview.token!)
+      const restored = files.tree()
+      for (const path of new Set([...tracked, ...beforeRestore.keys()])) {
+        const expected =
+          tracked.has(path) && !keptPaths.includes(path) ? beforeCapture.get(path) : beforeRestore.get(path)
+        expect(restored.get(path), path).toBe(expected)
+      }
+      if (result.event.files.some((f) => f.action !== "unchanged")) {
+        const undone = yield* redo(sessionId)
+        expect(undone.kept).toEqual([])
+      }
+      expect(files.tree()).toEqual(beforeRestore)
+      return keptPaths.map(() => "kept" as const)
+    }),
+  )
 }
 
 export const snapshotProperties = (
@@ -332,57 +335,58 @@ type GcScenario = typeof gcScenarioArb extends fc.Arbitrary<infer S> ? S : never
  * kept its content, from any manifest, and from any write-intent pre-image is still readable.
  */
 const runGcScenario = (harness: SnapshotHarness, scenario: GcScenario, tally: { deleted: number }) => {
-  const files = harness.open()
-  return Effect.gen(function* () {
-    const sessions = [
-      (yield* createSession({ title: "one", cwd: "/" })).id,
-      (yield* createSession({ title: "two", cwd: "/" })).id,
-    ]
-    let turnNo = 0
-    for (const round of scenario.rounds) {
-      const sessionId = sessions[round.session]!
-      turnNo++
-      if (round.intent !== undefined)
-        yield* declareWriteIntent(sessionId, `turn-${turnNo}` as TurnId, round.intent)
-      mutate(files, round.mutations)
-      yield* captured(sessionId, `turn-${turnNo}`)
-    }
-    // The store's clock must pass the last put: with no grace window, a blob put in the very
-    // millisecond the mark begins is still (rightly) kept, and this property wants garbage to go.
-    yield* Effect.sleep(Duration.millis(2))
-    const report = yield* cleanup({
-      graceMs: 0,
-      retention: {
-        ...(scenario.keepLastPoints === undefined ? {} : { keepLastPoints: scenario.keepLastPoints }),
-        ...(scenario.byteBudget === undefined ? {} : { byteBudget: scenario.byteBudget }),
-      },
-    })
-    expect(report.swept).toBe(true)
-    tally.deleted += report.deleted.length
-    const artifacts = yield* ArtifactStore
-    const released = new Set(report.releasedPoints)
-    for (const sessionId of sessions) {
-      const index = yield* readPointIndex(sessionId)
-      const newest = index.points.at(-1)
-      if (newest !== undefined) expect(released.has(newest.pointId)).toBe(false)
-      const newestTurn = index.points.findLast((p) => p.kind === "turn")
-      if (newestTurn?.statCacheHash !== undefined)
-        expect(yield* artifacts.has(newestTurn.statCacheHash)).toBe(true)
-      for (const point of index.points) {
-        const manifest = yield* loadManifest(point.manifestHash)
-        if (released.has(point.pointId)) continue
-        for (const hash of manifestBlobs(manifest)) expect(yield* artifacts.get(hash)).toBeDefined()
+  return withOpenHarness(harness, (files) =>
+    Effect.gen(function* () {
+      const sessions = [
+        (yield* createSession({ title: "one", cwd: "/" })).id,
+        (yield* createSession({ title: "two", cwd: "/" })).id,
+      ]
+      let turnNo = 0
+      for (const round of scenario.rounds) {
+        const sessionId = sessions[round.session]!
+        turnNo++
+        if (round.intent !== undefined)
+          yield* declareWriteIntent(sessionId, `turn-${turnNo}` as TurnId, round.intent)
+        mutate(files, round.mutations)
+        yield* captured(sessionId, `turn-${turnNo}`)
       }
-      for (const intent of index.writeIntents) {
-        for (const e of intent.entries)
-          if (e.preImage.state === "file") expect(yield* artifacts.has(e.preImage.hash)).toBe(true)
+      // The store's clock must pass the last put: with no grace window, a blob put in the very
+      // millisecond the mark begins is still (rightly) kept, and this property wants garbage to go.
+      yield* Effect.sleep(Duration.millis(2))
+      const report = yield* cleanup({
+        graceMs: 0,
+        retention: {
+          ...(scenario.keepLastPoints === undefined ? {} : { keepLastPoints: scenario.keepLastPoints }),
+          ...(scenario.byteBudget === undefined ? {} : { byteBudget: scenario.byteBudget }),
+        },
+      })
+      expect(report.swept).toBe(true)
+      tally.deleted += report.deleted.length
+      const artifacts = yield* ArtifactStore
+      const released = new Set(report.releasedPoints)
+      for (const sessionId of sessions) {
+        const index = yield* readPointIndex(sessionId)
+        const newest = index.points.at(-1)
+        if (newest !== undefined) expect(released.has(newest.pointId)).toBe(false)
+        const newestTurn = index.points.findLast((p) => p.kind === "turn")
+        if (newestTurn?.statCacheHash !== undefined)
+          expect(yield* artifacts.has(newestTurn.statCacheHash)).toBe(true)
+        for (const point of index.points) {
+          const manifest = yield* loadManifest(point.manifestHash)
+          if (released.has(point.pointId)) continue
+          for (const hash of manifestBlobs(manifest)) expect(yield* artifacts.get(hash)).toBeDefined()
+        }
+        for (const intent of index.writeIntents) {
+          for (const e of intent.entries)
+            if (e.preImage.state === "file") expect(yield* artifacts.has(e.preImage.hash)).toBe(true)
+        }
       }
-    }
-    // The newest point of a session can always be restored after a cleanup.
-    const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
-    const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
-    expect(preview.conflicts).toEqual([])
-  }).pipe(Effect.provide(files.layer), Effect.ensuring(Effect.sync(files.dispose)))
+      // The newest point of a session can always be restored after a cleanup.
+      const last = (yield* readPointIndex(sessions[scenario.rounds.at(-1)!.session]!)).points.at(-1)!
+      const preview = yield* previewPointRestore(sessions[scenario.rounds.at(-1)!.session]!, last.pointId)
+      expect(preview.conflicts).toEqual([])
+    }),
+  )
 }
 
 export const snapshotGcProperty = (
