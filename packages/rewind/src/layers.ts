@@ -36,7 +36,7 @@ import {
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused, WorkspaceUnusable } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
-import { STORE_DIR_NAME, storeDirectory, tooBroadForAWorkspace, tooBroadMessage } from "./workspaceRoot.js"
+import { STORE_DIR_NAME, storeDirectory, tooBroadRefusal } from "./workspaceRoot.js"
 
 /**
  * The services every facade operation may need: exactly core's ports (`RewindPorts`), so the facade
@@ -195,13 +195,9 @@ const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
         }),
       )
     }
-    const tooBroad =
-      options.allowBroadWorkspace === true ? undefined : tooBroadForAWorkspace(options.workspaceRoot)
-    if (tooBroad !== undefined) {
-      return Effect.fail(
-        new StoreRefused({ reason: "too_broad", path: db, message: tooBroadMessage(tooBroad) }),
-      )
-    }
+    const tooBroad = options.allowBroadWorkspace === true ? undefined : tooBroadRefusal(options.workspaceRoot)
+    if (tooBroad !== undefined)
+      return Effect.fail(new StoreRefused({ reason: "too_broad", path: db, message: tooBroad }))
     const made = lstat(dir) === undefined
     mkdirSync(dir, { recursive: true })
     if (made) keepOutOfGit(dir)

@@ -62,21 +62,24 @@ export const commandWorkspace = (
 }
 
 /**
- * Why no store is made for a workspace at `root` unless asked in so many words (`init --force`,
- * `allowBroadWorkspace` from a host): the filesystem root or the user's home directory holds every
- * project and every secret below it (`~/.ssh`, `~/.aws`), and a workspace there captures all of
- * them at every turn, and a turn restore there acts on all of them. Undefined for any other
- * directory. The embedded default's layer (layers.ts) asks it whenever it would create a store, so
- * every entry point that makes one (`openRewind`, `init`, a hook's first event, `serve --create`)
- * meets the same rule; a store that exists already is used wherever it is.
+ * The refusal when a store would be made for a workspace at `root`, undefined for any other
+ * directory: the filesystem root or the user's home directory holds every project and every secret
+ * below it (`~/.ssh`, `~/.aws`), and a workspace there captures all of them at every turn, and a
+ * turn restore there acts on all of them. Made only when asked in so many words (`init --force`,
+ * `allowBroadWorkspace` from a host). The embedded default's layer (layers.ts) asks it whenever it
+ * would create a store, so every entry point that makes one (`openRewind`, `init`, a hook's first
+ * event, `serve --create`) meets the same rule; a store that exists already is used wherever it is.
  */
-export const tooBroadForAWorkspace = (
-  root: string,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): string | undefined => {
-  const at = resolve(root)
+export const tooBroadRefusal = (root: string): string | undefined => {
+  const why = tooBroadWhy(resolve(root))
+  return why === undefined
+    ? undefined
+    : `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, or \`allowBroadWorkspace: true\` from a host, if this is really what you want)`
+}
+
+const tooBroadWhy = (at: string): string | undefined => {
   if (dirname(at) === at) return `${at} is the filesystem root`
-  let home = env.HOME
+  let home = process.env.HOME
   if (home === undefined || home === "") {
     try {
       home = homedir()
@@ -86,7 +89,3 @@ export const tooBroadForAWorkspace = (
   }
   return resolve(home) === at ? `${at} is your home directory` : undefined
 }
-
-/** The refusal's words: what was not done, why, and how to do it anyway. */
-export const tooBroadMessage = (why: string) =>
-  `no Rewind store made: ${why}, and a workspace there would capture every project and secret below it at every turn; run \`rewind init\` in a project directory (or \`rewind init --force\` there, or \`allowBroadWorkspace: true\` from a host, if this is really what you want)`

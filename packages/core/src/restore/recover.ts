@@ -14,7 +14,7 @@
  * continued; continuing one it did not record also writes the record, so the session and the files
  * agree again.
  */
-import { type OperationId, refuse } from "@rewind/contracts"
+import { type OperationId, refuse, type WorkspacePath } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { OperationJournal } from "../ports/OperationJournal.js"
 import { Workspace } from "../ports/Workspace.js"
@@ -89,7 +89,7 @@ export const resolveOperation = (operationId: OperationId, resolution: Resolutio
     // Files the side wanted does not have and that are gone already (deleted before the crash, or
     // never written): their directories are emptied as if deleted now, since an operation cut
     // short removes the directories its deletions emptied only at its end.
-    const goneAlready: Array<(typeof op.record.intent.files)[number]["path"]> = []
+    const goneAlready: Array<WorkspacePath> = []
     for (const file of op.record.intent.files) {
       const state = op.files.find((f) => f.path === file.path)!
       const version = resolution === "continue" ? file.planned : file.rescue
