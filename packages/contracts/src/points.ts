@@ -62,6 +62,13 @@ export class PointCaptured extends Schema.TaggedClass<PointCaptured>()("PointCap
   statCacheHash: Schema.optional(ContentHash),
   /** True when the manifest is the previous point's (nothing changed). */
   reusedManifest: Schema.Boolean,
+  /**
+   * The capture's seal (core `scanSeal.ts`): a digest of every directory listing the scan read,
+   * with what else decided its scope, so the next capture can tell that nothing changed without
+   * scanning. Absent when the capture could not vouch for one (files changed within the racy
+   * window, a budget cut the scan, a path was tracked beyond it, a live engine's capture).
+   */
+  scanSeal: Schema.optional(ContentHash),
   files: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
   links: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),
   tombstones: Schema.Number.pipe(Schema.int(), Schema.nonNegative()),

@@ -101,6 +101,7 @@ typedef struct {
   unsigned char *blob;
   size_t blob_length;
   int same; /* the listing is byte for byte the previous one */
+  int64_t newest_ctime; /* sealBeneath: the newest ctime of an entry whose stat is sealed */
 } listing_t;
 
 typedef struct {
@@ -108,6 +109,10 @@ typedef struct {
   size_t count;
   size_t next;  /* the next listing to take, shared by the threads */
   int root_fd;  /* >= 0: paths are relative to it and opened beneath it */
+  /* sealBeneath: each listing is put in its sealed form (seal_serialize) instead of `serialize`. */
+  int seal;
+  char **free_names, **free_paths;
+  size_t free_name_count, free_path_count;
 } job_t;
 
 static double kind_of(mode_t mode) {
@@ -358,6 +363,90 @@ static void serialize(listing_t *l) {
   l->same = l->previous != NULL && l->previous_length == length && memcmp(l->previous, blob, length) == 0;
 }
 
+#if defined(__linux__)
+static int by_name(const void *a, const void *b, void *text) {
+  return strcmp((const char *)text + ((const entry_t *)a)->name, (const char *)text + ((const entry_t *)b)->name);
+}
+
+/* Whether the entry `name` of the listing is one whose stat the seal leaves out (see sealBeneath). */
+static int stat_free(const listing_t *l, const job_t *job, const char *name) {
+  for (size_t i = 0; i < job->free_name_count; i++)
+    if (strcmp(job->free_names[i], name) == 0) return 1;
+  size_t a = strlen(l->path);
+  for (size_t i = 0; i < job->free_path_count; i++) {
+    const char *p = job->free_paths[i];
+    if (a == 0 ? strcmp(p, name) == 0
+               : strncmp(p, l->path, a) == 0 && p[a] == '/' && strcmp(p + a + 1, name) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+#define SEAL_FIXED (2 * sizeof(double) + 3 * sizeof(int64_t))
+
+/*
+ * The sealed form of a listing (sealBeneath): its path and NUL, its entry count (8 bytes), then per
+ * entry in byte order of names: the name and NUL, the kind (one byte) and, unless the entry is
+ * stat-free, a byte saying whether a target follows (then it and NUL), size, mode, mtime, ctime and
+ * inode. Names, paths and targets hold no NUL, so two sealed forms are equal exactly when the
+ * listings are.
+ */
+static void seal_serialize(listing_t *l, const job_t *job) {
+  if (l->count > 1) qsort_r(l->entries, l->count, sizeof(entry_t), by_name, l->text);
+  size_t length = strlen(l->path) + 1 + sizeof(uint64_t);
+  for (size_t i = 0; i < l->count; i++) {
+    entry_t *e = &l->entries[i];
+    length += strlen(l->text + e->name) + 2;
+    if (!stat_free(l, job, l->text + e->name))
+      length += 1 + (e->target == NO_TEXT ? 0 : strlen(l->text + e->target) + 1) + SEAL_FIXED;
+  }
+  unsigned char *blob = malloc(length);
+  if (blob == NULL) {
+    fail(l, ENOMEM, "scandir", NULL);
+    return;
+  }
+  unsigned char *at = blob;
+  size_t n = strlen(l->path) + 1;
+  memcpy(at, l->path, n);
+  at += n;
+  uint64_t count = l->count;
+  memcpy(at, &count, sizeof count);
+  at += sizeof count;
+  l->newest_ctime = INT64_MIN;
+  for (size_t i = 0; i < l->count; i++) {
+    entry_t *e = &l->entries[i];
+    const char *name = l->text + e->name;
+    n = strlen(name) + 1;
+    memcpy(at, name, n);
+    at += n;
+    *at++ = (unsigned char)e->kind;
+    if (stat_free(l, job, name)) continue;
+    *at++ = e->target == NO_TEXT ? 0 : 1;
+    if (e->target != NO_TEXT) {
+      n = strlen(l->text + e->target) + 1;
+      memcpy(at, l->text + e->target, n);
+      at += n;
+    }
+    memcpy(at, &e->size, sizeof(double));
+    memcpy(at + 8, &e->mode, sizeof(double));
+    memcpy(at + 16, &e->mtime_ns, sizeof(int64_t));
+    memcpy(at + 24, &e->ctime_ns, sizeof(int64_t));
+    memcpy(at + 32, &e->inode, sizeof(uint64_t));
+    at += SEAL_FIXED;
+    if (e->ctime_ns > l->newest_ctime) l->newest_ctime = e->ctime_ns;
+  }
+  l->blob = blob;
+  l->blob_length = length;
+  /* Only the sealed form is kept until every directory is listed: a tree's entries, names and
+     spare capacity held all at once would cost several times the bytes. */
+  free(l->entries);
+  free(l->text);
+  l->entries = NULL;
+  l->text = NULL;
+  l->count = l->capacity = l->text_length = l->text_capacity = 0;
+}
+#endif
+
 /* The getdents64 buffer of one thread (NULL, when it cannot be had, takes the readdir way). */
 #define DIRENT_BUFFER (64 * 1024)
 
@@ -369,6 +458,12 @@ static void *work(void *arg) {
     if (i >= job->count) break;
     listing_t *l = &job->listings[i];
     list_directory(l, job->root_fd, buffer, DIRENT_BUFFER);
+#if defined(__linux__)
+    if (l->err == 0 && job->seal) {
+      seal_serialize(l, job);
+      continue;
+    }
+#endif
     if (l->err == 0) serialize(l);
   }
   free(buffer);
@@ -612,6 +707,143 @@ static napi_value scan_beneath(napi_env env, napi_callback_info info) {
   }
   napi_value result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd);
   close(root_fd);
+  return result;
+}
+#endif
+
+#if defined(__linux__) && defined(SYS_openat2)
+/* The strings of a JavaScript array as C strings (`*count` of them); NULL with an exception pending
+   when it is not an array of strings. An empty array gives a non-NULL empty list. */
+static char **strings_of(napi_env env, napi_value array, size_t *count) {
+  bool is_array = false;
+  uint32_t n = 0;
+  if (napi_is_array(env, array, &is_array) != napi_ok || !is_array) {
+    throw_error(env, "dirscan: an array of strings expected");
+    return NULL;
+  }
+  napi_get_array_length(env, array, &n);
+  char **out = calloc(n > 0 ? n : 1, sizeof(char *));
+  if (out == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    return NULL;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value element;
+    /* string_of throws (leaves an exception pending) for what is not a string. */
+    if (napi_get_element(env, array, i, &element) != napi_ok || (out[i] = string_of(env, element)) == NULL) {
+      for (uint32_t j = 0; j < i; j++) free(out[j]);
+      free(out);
+      bool pending = false;
+      napi_is_exception_pending(env, &pending);
+      if (!pending) throw_error(env, "dirscan: an array of strings expected");
+      return NULL;
+    }
+  }
+  *count = n;
+  return out;
+}
+
+static void free_strings(char **strings, size_t count) {
+  if (strings == NULL) return;
+  for (size_t i = 0; i < count; i++) free(strings[i]);
+  free(strings);
+}
+
+/*
+ * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths)
+ *   -> { bytes: ArrayBuffer, newestCtimeNs: bigint } | Failure | null (the root cannot be opened)
+ * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way) and
+ * answers the sealed form of every listing, in the order given, as one byte string (see
+ * seal_serialize): what a capture keeps a digest of, so that a later one can tell, without building
+ * anything per entry, that none of these directories changed. An entry named in `statFreeNames`, or
+ * whose path is in `statFreePaths`, is sealed by name and kind only (Rewind's store and `.git`,
+ * whose stats change under every capture and every git command, and whose contents no capture
+ * records). `newestCtimeNs` is the newest ctime of the other entries (the caller's racy check).
+ * The first listing that fails is answered as a Failure, as scanBeneath answers one.
+ */
+static napi_value seal_beneath(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5) return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
+  int32_t threads = 1;
+  napi_get_value_int32(env, argv[2], &threads);
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  job_t job;
+  memset(&job, 0, sizeof job);
+  job.seal = 1;
+  job.root_fd = -1;
+  napi_value result = NULL;
+  size_t count = 0;
+  char **relatives = NULL;
+  listing_t *listings = NULL;
+  job.free_names = strings_of(env, argv[3], &job.free_name_count);
+  if (job.free_names == NULL) goto done;
+  job.free_paths = strings_of(env, argv[4], &job.free_path_count);
+  if (job.free_paths == NULL) goto done;
+  relatives = strings_of(env, argv[1], &count);
+  if (relatives == NULL) goto done;
+  char *root = string_of(env, argv[0]);
+  if (root == NULL) goto done;
+  job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  free(root);
+  if (job.root_fd < 0) {
+    napi_get_null(env, &result);
+    goto done;
+  }
+  listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
+  if (listings == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < count; i++) {
+    listings[i].path = relatives[i];
+    relatives[i] = NULL; /* now the listing's */
+  }
+  job.listings = listings;
+  job.count = count;
+  if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
+  pthread_t helpers[MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < threads; t++)
+    if (pthread_create(&helpers[started], NULL, work, &job) == 0) started++;
+  work(&job);
+  for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+
+  size_t total = 0;
+  int64_t newest = INT64_MIN;
+  for (size_t i = 0; i < count; i++) {
+    if (listings[i].err != 0) {
+      result = to_js(env, &listings[i]);
+      if (result == NULL) throw_error(env, "dirscan: could not build the result");
+      goto done;
+    }
+    total += listings[i].blob_length;
+    if (listings[i].newest_ctime > newest) newest = listings[i].newest_ctime;
+  }
+  void *data = NULL;
+  napi_value out, bytes, ctime;
+  if (napi_create_object(env, &out) != napi_ok || napi_create_arraybuffer(env, total, &data, &bytes) != napi_ok ||
+      napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "bytes", bytes) != napi_ok ||
+      set(env, out, "newestCtimeNs", ctime) != napi_ok) {
+    throw_error(env, "dirscan: could not build the result");
+    goto done;
+  }
+  unsigned char *at = data;
+  for (size_t i = 0; i < count; i++) {
+    if (listings[i].blob_length > 0) memcpy(at, listings[i].blob, listings[i].blob_length);
+    at += listings[i].blob_length;
+  }
+  result = out;
+done:
+  if (job.root_fd >= 0) close(job.root_fd);
+  if (listings != NULL) {
+    for (size_t i = 0; i < count; i++) free_listing(&listings[i]);
+    free(listings);
+  }
+  free_strings(relatives, count);
+  free_strings(job.free_names, job.free_name_count);
+  free_strings(job.free_paths, job.free_path_count);
   return result;
 }
 #endif
@@ -870,7 +1102,9 @@ NAPI_MODULE_INIT() {
       export_function(env, exports, "symlinkAt", symlink_at) != 0)
     return NULL;
 #if defined(__linux__) && defined(SYS_openat2)
-  if (export_function(env, exports, "scanBeneath", scan_beneath) != 0) return NULL;
+  if (export_function(env, exports, "scanBeneath", scan_beneath) != 0 ||
+      export_function(env, exports, "sealBeneath", seal_beneath) != 0)
+    return NULL;
 #endif
   return exports;
 }

@@ -49,6 +49,7 @@ import {
   makeConfinedWorkspace,
   type ProbedEntry,
   type ScannedEntry,
+  type StatFree,
   Workspace,
   type WorkspaceService,
 } from "@rewind/core"
@@ -364,6 +365,13 @@ export const nodePrimitives = (
       : {
           readdirStatBeneath: (root: string, relatives: ReadonlyArray<string>) =>
             Effect.sync(() => beneath(root, relatives)),
+        }),
+
+    ...(native?.sealBeneath === undefined
+      ? {}
+      : {
+          sealBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
+            Effect.sync(() => native.sealBeneath!(at, relatives, statFree)),
         }),
 
     // A capture's reads: one call for a group of files instead of an effect, a walk and a parent

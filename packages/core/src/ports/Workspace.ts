@@ -194,6 +194,36 @@ export interface WorkspaceService {
    * files.
    */
   readonly repository?: Effect.Effect<Option.Option<RepositoryFiles>>
+  /**
+   * A digest of the listings of these directories (workspace-relative, `""` the root; each opened
+   * as `scanDirectories` opens one, no symlink on the way): every entry's name, kind and `lstat`
+   * (size, mode, mtime, ctime, inode, a link's target), entries sorted by name, directories in the
+   * order given. Equal digests, equal listings. Entries named in `statFree.names`, or at a path in
+   * `statFree.paths`, count by name and kind only (see `snapshot/scanSeal.ts`). `None` when it
+   * cannot be told (a directory missing or unreadable, or the adapter cannot open beneath the
+   * root). Optional: without it no capture is sealed (`snapshot/scanSeal.ts`), every repeat
+   * capture scans.
+   */
+  readonly sealListings?: (
+    directories: ReadonlyArray<string>,
+    statFree: StatFree,
+  ) => Effect.Effect<Option.Option<ListingSeal>>
+}
+
+/** Entries a listing seal counts by name and kind only. */
+export interface StatFree {
+  /** Entry names, in any directory. */
+  readonly names: ReadonlyArray<string>
+  /** Workspace-relative paths. */
+  readonly paths: ReadonlyArray<string>
+}
+
+/** What `sealListings` answers. */
+export interface ListingSeal {
+  /** The digest of the listings (equal digests, equal listings). */
+  readonly digest: string
+  /** The newest ctime of an entry counted with its stat, in ns since the epoch (the racy check). */
+  readonly newestChangeNs: bigint
 }
 
 /** A file of the repository as found: a fingerprint of its stat, and its bytes when read. */

@@ -23,7 +23,18 @@ import { FileOutcome } from "./fileResults.js"
 import { Count, HashOrNull } from "./resultFields.js"
 
 export const CaptureOutcome = Schema.Union(
-  Schema.Struct({ _tag: Schema.Literal("Captured"), point: PointCaptured, existing: Schema.Boolean }),
+  Schema.Struct({
+    _tag: Schema.Literal("Captured"),
+    point: PointCaptured,
+    existing: Schema.Boolean,
+    /** How the point was found (core `capturePoint.ts` `CaptureScan`); absent for an existing one. */
+    scan: Schema.optional(
+      Schema.Struct({
+        by: Schema.Literal("seal", "watcher", "scan"),
+        unsealed: Schema.optional(Schema.String),
+      }),
+    ),
+  }),
   Schema.Struct({ _tag: Schema.Literal("NotCaptured"), reason: Schema.String }),
 )
 

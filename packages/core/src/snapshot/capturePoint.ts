@@ -16,6 +16,7 @@ import {
   type SessionId,
   type SkippedPath,
   type TurnId,
+  type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Cause, Clock, Context, Effect } from "effect"
@@ -36,6 +37,7 @@ import {
   storeStatCacheBeside,
 } from "./pointManifest.js"
 import { reusableDecisions, reusableFromStatCache } from "./scanReuse.js"
+import { checkSeal, type SealCheck, sealCapture } from "./scanSeal.js"
 import { matchBaseManifest, mayDeferManifest } from "./unchangedManifest.js"
 import { type ScanProgress, scanWorkspace } from "./workspaceScan.js"
 
@@ -66,11 +68,12 @@ export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
 
 /**
  * Whether a repeat capture may find the tree unchanged without decoding the base manifest
- * (`unchangedManifest.ts`): on unless a caller provides otherwise. Off, every capture takes the
- * full path, which is what the property test holds the shortcut against.
+ * (`unchangedManifest.ts`), and whether captures record and check seals (`scanSeal.ts`): both on
+ * unless a caller provides otherwise. Off, every capture takes the full path, which is what the
+ * property tests hold the shortcuts against.
  */
 export class CaptureShortcuts extends Context.Reference<CaptureShortcuts>()("@rewind/core/CaptureShortcuts", {
-  defaultValue: () => ({ matchUnchangedManifest: true }),
+  defaultValue: () => ({ matchUnchangedManifest: true, scanSeal: true }),
 }) {}
 
 export interface CaptureProgress extends ScanProgress {
@@ -86,8 +89,23 @@ export interface CaptureOptions {
   readonly onProgress?: (progress: CaptureProgress) => void
 }
 
+/**
+ * How a capture found its point: by its base point's seal (no scan), from a live engine's watcher,
+ * or by a scan; `unsealed` says why a scanned point has no seal (its next capture scans too).
+ */
+export interface CaptureScan {
+  readonly by: "seal" | "watcher" | "scan"
+  readonly unsealed?: string
+}
+
 export type CaptureOutcome =
-  | { readonly _tag: "Captured"; readonly point: PointCaptured; readonly existing: boolean }
+  | {
+      readonly _tag: "Captured"
+      readonly point: PointCaptured
+      readonly existing: boolean
+      /** Absent for a point found already captured. */
+      readonly scan?: CaptureScan
+    }
   | { readonly _tag: "NotCaptured"; readonly reason: string }
 
 const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptions) =>
@@ -101,6 +119,29 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const state = yield* loadSession(sessionId)
     const startedAtMs = yield* Clock.currentTimeMillis
     const base = latestTurnPoint(index)
+    const shortcuts = yield* CaptureShortcuts
+    // Nothing changed since the base point's seal: the point is the base's, without a scan.
+    const seal: SealCheck = shortcuts.scanSeal
+      ? yield* checkSeal({ base, state, index, settings, declaredPaths: options.declaredPaths?.length ?? 0 })
+      : { _tag: "Off", why: "seals are off" }
+    if (seal._tag === "Unchanged" && base !== undefined) {
+      const point = yield* recordPoint(sessionId, {
+        pointId,
+        kind: "turn" satisfies PointKind,
+        turnId,
+        manifestHash: base.manifestHash,
+        ...(base.statCacheHash === undefined ? {} : { statCacheHash: base.statCacheHash }),
+        reusedManifest: true,
+        files: base.files,
+        links: base.links,
+        tombstones: base.tombstones,
+        bytes: base.bytes,
+        skipped: base.skipped,
+        ...(base.scanSeal === undefined ? {} : { scanSeal: base.scanSeal }),
+      })
+      options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
+      return { _tag: "Captured", point, existing: false, scan: { by: "seal" } } as const
+    }
     const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
     const statCache: StatCache = baseStatCache?.value.map ?? new Map()
     // The live engine: flush the watcher first (what changed before now is then known), and when
@@ -111,7 +152,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       live === undefined &&
       base !== undefined &&
       baseStatCache !== undefined &&
-      (yield* CaptureShortcuts).matchUnchangedManifest &&
+      shortcuts.matchUnchangedManifest &&
       mayDeferManifest(base, statCache) &&
       // A host that keeps decoded manifests may hold this one: then it costs nothing to use.
       (yield* pointArtifactCache)?.getManifest(base.manifestHash) === undefined
@@ -139,7 +180,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       })
       if (watched !== undefined) {
         options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
-        return { _tag: "Captured", point: watched, existing: false } as const
+        return { _tag: "Captured", point: watched, existing: false, scan: { by: "watcher" } } as const
       }
     }
 
@@ -180,12 +221,30 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       for (const e of intent.entries) yield* tracker.track(e.path, false)
     yield* tracker.trackDeclared(options.declaredPaths ?? [])
 
+    let unsealed: string | undefined
+    const sealOf = (skipped: ReadonlyArray<SkippedPath>, manifest?: Manifest) =>
+      sealCapture({
+        check: seal,
+        scan,
+        tracked: tracker.tracked,
+        absent: (path) => manifest?.get(path as WorkspacePath)?.kind === "tombstone",
+        skipped,
+        startedAtMs,
+        racyWindowMs: settings.racyWindowMs,
+      }).pipe(
+        Effect.map((outcome) => {
+          if ("unsealed" in outcome) unsealed = outcome.unsealed
+          return "scanSeal" in outcome ? { scanSeal: outcome.scanSeal } : {}
+        }),
+      )
+    const scanned = (): CaptureScan => (unsealed === undefined ? { by: "scan" } : { by: "scan", unsealed })
     if (
       match?._tag === "Same" &&
       tracker.tracked.size === 0 &&
       base !== undefined &&
       baseStatCache !== undefined
     ) {
+      const skipped: Array<SkippedPath> = [...scan.skipped, ...tracker.skippedDeclared]
       const point = yield* recordPoint(sessionId, {
         pointId,
         kind: "turn" satisfies PointKind,
@@ -197,10 +256,11 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
         links: match.links,
         tombstones: 0,
         bytes: match.bytes,
-        skipped: [...scan.skipped, ...tracker.skippedDeclared] satisfies Array<SkippedPath>,
+        skipped,
+        ...(yield* sealOf(skipped)),
       })
       progress("done", 0, 0, scanState)
-      return { _tag: "Captured", point, existing: false } as const
+      return { _tag: "Captured", point, existing: false, scan: scanned() } as const
     }
     if (base !== undefined && baseManifest === undefined)
       // Matched, but a checkpoint or a declared path outside the scan is to be tracked too: decoded
@@ -233,6 +293,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
           ? { manifest: baseManifest }
           : { manifest: baseManifest, statCache: baseStatCache },
     )
+    const skipped: Array<SkippedPath> = [...scan.skipped, ...tracker.skippedDeclared, ...built.skipped]
     const point = yield* recordPoint(sessionId, {
       pointId,
       kind: "turn" satisfies PointKind,
@@ -241,11 +302,12 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       statCacheHash,
       reusedManifest: base !== undefined && base.manifestHash === manifestHash,
       ...summarise(built.manifest),
-      skipped: [...scan.skipped, ...tracker.skippedDeclared, ...built.skipped] satisfies Array<SkippedPath>,
+      skipped,
+      ...(yield* sealOf(skipped, built.manifest)),
     })
     if (live !== undefined) yield* offerFullScan(live, sessionId, scan, built, point)
     progress("done", 0, 0, scanState)
-    return { _tag: "Captured", point, existing: false } as const
+    return { _tag: "Captured", point, existing: false, scan: scanned() } as const
   })
 
 /** Captures the point of (session, turn), or finds the one already captured. Never fails. */

@@ -49,8 +49,9 @@ export const collectRoots = Effect.gen(function* () {
   const points: Array<PointRoots> = []
   const fixed = new Set<ContentHash>()
   for (const session of sessions) {
-    // Only the newest stat cache of a session is ever read again; older ones are garbage.
+    // Only the newest stat cache and seal of a session are ever read again; older ones are garbage.
     let latestStatCache: ContentHash | undefined
+    let latestSeal: ContentHash | undefined
     // A graph thread's values stay roots until the thread is deleted (a later GraphThreadDeleted).
     let graphRoots: Array<ContentHash> = []
     const events = yield* Effect.mapError(
@@ -65,7 +66,10 @@ export const collectRoots = Effect.gen(function* () {
         )
         const blobs = new Set<ContentHash>(manifestBlobs(manifest.map))
         for (const layer of manifest.layers) blobs.add(layer)
-        if (event.kind === "turn") latestStatCache = event.statCacheHash
+        if (event.kind === "turn") {
+          latestStatCache = event.statCacheHash
+          latestSeal = event.scanSeal
+        }
         points.push({ sessionId: session.sessionId, point: event, blobs, layers: manifest.layers })
       } else if (event._tag === "CheckpointCreated") {
         const c = event.checkpoint
@@ -79,6 +83,7 @@ export const collectRoots = Effect.gen(function* () {
       } else if (event._tag === "GraphThreadDeleted") graphRoots = []
     }
     for (const hash of graphRoots) fixed.add(hash)
+    if (latestSeal !== undefined) fixed.add(latestSeal)
     if (latestStatCache !== undefined) {
       fixed.add(latestStatCache)
       // Its lower layers too; a stat cache that cannot be read is not a root worth stopping for

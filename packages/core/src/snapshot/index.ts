@@ -10,6 +10,7 @@ export {
   type CaptureOptions,
   type CaptureOutcome,
   type CaptureProgress,
+  type CaptureScan,
   type CaptureSettings,
   CaptureShortcuts,
   capturePoint,

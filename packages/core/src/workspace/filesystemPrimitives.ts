@@ -15,7 +15,14 @@ import {
   WorkspaceIoError,
 } from "@rewind/contracts"
 import type { Effect, Either } from "effect"
-import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
+import type {
+  ListingSeal,
+  ScannedEntry,
+  StatFree,
+  WorkspaceError,
+  WorkspaceFile,
+  WorkspaceReadOptions,
+} from "../ports/Workspace.js"
 import type { ProbedEntry } from "./confinedPathResolution.js"
 
 /** Failure of a primitive; the workspace re-labels it with the operation and workspace path. */
@@ -116,6 +123,16 @@ export interface FileSystemPrimitives {
     root: string,
     relatives: ReadonlyArray<string>,
   ) => Effect.Effect<ReadonlyArray<WorkspaceFile | undefined>>
+  /**
+   * The workspace's `sealListings` over directories given relative to the root, each opened
+   * beneath it as `readdirStatBeneath` opens one; `undefined` when it cannot be told (a directory
+   * missing or unreadable, the root not opened). Optional: without it no capture is sealed.
+   */
+  readonly sealBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+    statFree: StatFree,
+  ) => Effect.Effect<ListingSeal | undefined>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**

@@ -237,6 +237,18 @@ export const currentRepository: Effect.Effect<Repository | undefined, never, Wor
   },
 )
 
+/**
+ * The fingerprints (stats) of everything the root's repository contributes to a scan's decisions,
+ * found without reading any of it: equal keys, the same repository files unchanged ("" outside a
+ * repository). What a capture's seal compares (`snapshot/scanSeal.ts`).
+ */
+export const repositoryKey: Effect.Effect<string, never, Workspace> = Effect.gen(function* () {
+  const workspace = yield* Workspace
+  if (workspace.repository === undefined) return ""
+  const located = yield* workspace.repository
+  return Option.isNone(located) ? "" : `repository\n${keyOf(located.value)}`
+})
+
 /** What a live engine compares to tell that the repository's part in its decisions changed. */
 export const repositoryIdentity = (repository: Repository | undefined) =>
   repository === undefined ? "" : repository.identity.join("\n")

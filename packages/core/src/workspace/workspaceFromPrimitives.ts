@@ -13,6 +13,7 @@
  * one in) fails with `ELOOP` or `EXDEV`, and the workspace answers `symlink_in_path` for it as
  * well, so a race and a planted link read the same to the caller.
  */
+import { Effect, Option } from "effect"
 import type { WorkspaceService } from "../ports/Workspace.js"
 import {
   type ConfinedRoot,
@@ -72,5 +73,11 @@ export const makeConfinedWorkspace = (
     readLink: (path) => readLink(at, path),
     symlink: (path, linkTarget) => makeSymlink(at, path, linkTarget),
     repository: locateRepository(root, fs, options.repositoryCeilings),
+    ...(fs.sealBeneath === undefined
+      ? {}
+      : {
+          sealListings: (directories, statFree) =>
+            Effect.map(fs.sealBeneath!(root, directories, statFree), Option.fromNullable),
+        }),
   } satisfies WorkspaceService
 }

@@ -153,7 +153,7 @@ const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>,
     return out
   }).pipe(
     Effect.provide(env.layer()),
-    Effect.provideService(CaptureShortcuts, { matchUnchangedManifest: shortcut }),
+    Effect.provideService(CaptureShortcuts, { matchUnchangedManifest: shortcut, scanSeal: shortcut }),
     Effect.provide(TestContext.TestContext),
   )
 }

@@ -12,6 +12,7 @@
  * hands back the very array it built last time: a repeat scan of a tree where little changed
  * builds almost nothing, and callers can recognise an unchanged directory by identity.
  */
+import { createHash } from "node:crypto"
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
 import type { ScannedEntry } from "@rewind/core"
@@ -61,6 +62,19 @@ interface DirScanModule {
     threads: number,
     previous?: Previous,
   ) => ReadonlyArray<NativeAnswer> | null
+  /**
+   * Linux only: the sealed form of the listings of directories relative to `root` (opened as
+   * `scanBeneath` opens them), one byte string, and the newest ctime of an entry counted with its
+   * stat; a failure for the first directory that could not be listed; null when the root itself
+   * cannot be opened.
+   */
+  readonly sealBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+    threads: number,
+    statFreeNames: ReadonlyArray<string>,
+    statFreePaths: ReadonlyArray<string>,
+  ) => { readonly bytes: ArrayBuffer; readonly newestCtimeNs: bigint } | NativeFailure | null
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
@@ -118,10 +132,23 @@ export type NativeScannerBeneath = (
   relatives: ReadonlyArray<string>,
 ) => Array<ReadonlyArray<ScannedEntry> | undefined>
 
+/**
+ * A digest (SHA-256, hex) of the sealed listings of directories relative to `root` (see
+ * `sealBeneath` in dirscan.c), with the newest ctime counted; undefined when a directory could
+ * not be listed beneath the root.
+ */
+export type NativeSealer = (
+  root: string,
+  relatives: ReadonlyArray<string>,
+  statFree: { readonly names: ReadonlyArray<string>; readonly paths: ReadonlyArray<string> },
+) => { readonly digest: string; readonly newestChangeNs: bigint } | undefined
+
 export interface NativeScanners {
   readonly scan: NativeScanner
   /** Undefined where the system has no `openat2` (not Linux). */
   readonly scanBeneath: NativeScannerBeneath | undefined
+  /** Undefined where the system has no `openat2` (not Linux). */
+  readonly sealBeneath: NativeSealer | undefined
 }
 
 interface Cached {
@@ -212,7 +239,20 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
           return answers.map((answer) => ("errno" in answer ? undefined : answer))
         }
 
-  return { scan, scanBeneath }
+  const sealer = module.sealBeneath
+  const sealBeneath: NativeSealer | undefined =
+    sealer === undefined
+      ? undefined
+      : (root, relatives, statFree) => {
+          const answer = sealer(root, relatives, threadsFor(relatives.length), statFree.names, statFree.paths)
+          if (answer === null || "errno" in answer) return undefined
+          return {
+            digest: createHash("sha256").update(new Uint8Array(answer.bytes)).digest("hex"),
+            newestChangeNs: answer.newestCtimeNs,
+          }
+        }
+
+  return { scan, scanBeneath, sealBeneath }
 }
 
 const loaded = nativeModule as DirScanModule | undefined
