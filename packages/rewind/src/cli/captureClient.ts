@@ -24,7 +24,7 @@ import { connectSocket, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
 import { STORE_DIR_NAME } from "../workspaceRoot.js"
 import { plainCaptureArgs } from "./plainCaptureArgs.js"
-import { pointRecord } from "./pointRecord.js"
+import { pointRecord, scanRecord } from "./pointRecord.js"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -128,10 +128,15 @@ const captureThrough = async (call: ReturnType<typeof rpc>, args: CaptureArgs): 
     ]),
   ) as
     | { _tag: "NotCaptured"; reason: string }
-    | { _tag: "Captured"; existing: boolean; point: Record<string, unknown> }
+    | { _tag: "Captured"; existing: boolean; point: Record<string, unknown>; scan?: Record<string, unknown> }
   if (result._tag === "NotCaptured") throw new Failed(result.reason, "not_captured")
   const p = result.point
-  line("point", { ...pointRecord(sessionId, p), existing: result.existing, via: "server" })
+  line("point", {
+    ...pointRecord(sessionId, p),
+    existing: result.existing,
+    ...scanRecord(result.scan),
+    via: "server",
+  })
   return 0
 }
 

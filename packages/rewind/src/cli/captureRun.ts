@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto"
 import type { PointCaptured, SessionId, TurnId } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { bold, bytes, CliFailure, dim, ExitCode, iso, leftOutLine, type Output, yellow } from "./output.js"
-import { pointRecord } from "./pointRecord.js"
+import { pointRecord, scanRecord } from "./pointRecord.js"
 import { type CliRewind, type CommonOptions, expect, withRewind } from "./storeAccess.js"
 
 /** `capture`'s arguments, parsed and checked (`--path` values normalised and valid). */
@@ -93,12 +93,13 @@ export const runCapture = (o: CaptureArgs) =>
       yield* out.record("point", {
         ...pointRecord(sessionId, p),
         existing: result.existing,
+        ...scanRecord(result.scan),
         via: "process",
       })
       yield* out.human(
         result.existing
           ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`
-          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s)${p.links > 0 ? `, ${p.links} symlink(s)` : ""}, ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(" (nothing changed since the last point)") : ""}`,
+          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s)${p.links > 0 ? `, ${p.links} symlink(s)` : ""}, ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(` (nothing changed since the last point${result.scan?.by === "seal" ? ": its seal held, no scan" : ""})`) : ""}`,
       )
       yield* warnSkipped(out, p)
     }),

@@ -14,6 +14,7 @@ const POINT_FIELDS = [
   "tombstones",
   "bytes",
   "reusedManifest",
+  "scanSeal",
   "skipped",
 ] as const
 
@@ -26,3 +27,15 @@ export const pointRecord = (
   for (const key of POINT_FIELDS) fields[key] = point[key]
   return fields
 }
+
+/**
+ * How a capture found its point, for its `point` line: `by` (`seal`: the last point's seal held and
+ * nothing was scanned; `watcher`; `scan`) and, for a scanned point without a seal, `unsealed` (why
+ * its next capture will scan too). Nothing for a point that was already captured.
+ */
+export const scanRecord = (
+  scan: { readonly by?: unknown; readonly unsealed?: unknown } | undefined,
+): Record<string, unknown> =>
+  scan === undefined
+    ? {}
+    : { by: scan.by, ...(scan.unsealed === undefined ? {} : { unsealed: scan.unsealed }) }
