@@ -102,6 +102,7 @@ typedef struct {
   size_t blob_length;
   int same; /* the listing is byte for byte the previous one */
   int64_t newest_ctime; /* sealBeneath: the newest ctime of an entry whose stat is sealed */
+  uint64_t check;       /* sealBeneath: FNV-1a of the sealed form (an early "differs", never proof) */
 } listing_t;
 
 typedef struct {
@@ -113,6 +114,10 @@ typedef struct {
   int seal;
   char **free_names, **free_paths;
   size_t free_name_count, free_path_count;
+  /* sealBeneath with the checks of an earlier seal: a listing whose check differs sets `differs`,
+     and the threads then take no more listings. */
+  const uint64_t *expected;
+  int differs;
 } job_t;
 
 static double kind_of(mode_t mode) {
@@ -437,6 +442,9 @@ static void seal_serialize(listing_t *l, const job_t *job) {
   }
   l->blob = blob;
   l->blob_length = length;
+  uint64_t check = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < length; i++) check = (check ^ blob[i]) * 0x100000001b3ULL;
+  l->check = check;
   /* Only the sealed form is kept until every directory is listed: a tree's entries, names and
      spare capacity held all at once would cost several times the bytes. */
   free(l->entries);
@@ -454,6 +462,7 @@ static void *work(void *arg) {
   job_t *job = arg;
   char *buffer = malloc(DIRENT_BUFFER);
   for (;;) {
+    if (job->expected != NULL && __atomic_load_n(&job->differs, __ATOMIC_RELAXED)) break;
     size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
     if (i >= job->count) break;
     listing_t *l = &job->listings[i];
@@ -461,6 +470,13 @@ static void *work(void *arg) {
 #if defined(__linux__)
     if (l->err == 0 && job->seal) {
       seal_serialize(l, job);
+      if (job->expected != NULL && (l->err != 0 || l->check != job->expected[i]))
+        __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    /* A directory that cannot be listed differs from the one sealed. */
+    if (l->err != 0 && job->seal && job->expected != NULL) {
+      __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
       continue;
     }
 #endif
@@ -750,8 +766,9 @@ static void free_strings(char **strings, size_t count) {
 }
 
 /*
- * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths)
- *   -> { bytes: ArrayBuffer, newestCtimeNs: bigint } | Failure | null (the root cannot be opened)
+ * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths, expected?)
+ *   -> { bytes: ArrayBuffer, newestCtimeNs: bigint, checks: ArrayBuffer }
+ *      | { differs: true } | Failure | null (the root cannot be opened)
  * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way) and
  * answers the sealed form of every listing, in the order given, as one byte string (see
  * seal_serialize): what a capture keeps a digest of, so that a later one can tell, without building
@@ -760,10 +777,15 @@ static void free_strings(char **strings, size_t count) {
  * whose stats change under every capture and every git command, and whose contents no capture
  * records). `newestCtimeNs` is the newest ctime of the other entries (the caller's racy check).
  * The first listing that fails is answered as a Failure, as scanBeneath answers one.
+ * `checks` holds a 64-bit FNV-1a of each listing's sealed form.
+ * Given `expected` (an earlier answer's checks, for the same directories in the same order), the
+ * listing stops at the first directory whose check differs or that cannot be listed, and answers
+ * `{ differs: true }`: a changed tree costs the listings up to the change, not all of them. A check
+ * that matches proves nothing (the caller compares the digest of `bytes`).
  */
 static napi_value seal_beneath(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5) return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
   int32_t threads = 1;
   napi_get_value_int32(env, argv[2], &threads);
@@ -802,6 +824,14 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   }
   job.listings = listings;
   job.count = count;
+  bool has_expected = false;
+  if (argc >= 6 && napi_is_arraybuffer(env, argv[5], &has_expected) == napi_ok && has_expected) {
+    void *data = NULL;
+    size_t length = 0;
+    napi_get_arraybuffer_info(env, argv[5], &data, &length);
+    /* Checks for other directories than these cannot stop anything early: ignored. */
+    if (length == count * sizeof(uint64_t) && count > 0) job.expected = data;
+  }
   if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
   pthread_t helpers[MAX_THREADS];
   int started = 0;
@@ -810,6 +840,16 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   work(&job);
   for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
 
+  if (job.differs) {
+    napi_value out, yes;
+    if (napi_create_object(env, &out) != napi_ok || napi_get_boolean(env, true, &yes) != napi_ok ||
+        set(env, out, "differs", yes) != napi_ok) {
+      throw_error(env, "dirscan: could not build the result");
+      goto done;
+    }
+    result = out;
+    goto done;
+  }
   size_t total = 0;
   int64_t newest = INT64_MIN;
   for (size_t i = 0; i < count; i++) {
@@ -822,13 +862,17 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
     if (listings[i].newest_ctime > newest) newest = listings[i].newest_ctime;
   }
   void *data = NULL;
-  napi_value out, bytes, ctime;
+  uint64_t *checks = NULL;
+  napi_value out, bytes, ctime, checks_buffer;
   if (napi_create_object(env, &out) != napi_ok || napi_create_arraybuffer(env, total, &data, &bytes) != napi_ok ||
       napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "bytes", bytes) != napi_ok ||
-      set(env, out, "newestCtimeNs", ctime) != napi_ok) {
+      set(env, out, "newestCtimeNs", ctime) != napi_ok ||
+      napi_create_arraybuffer(env, count * sizeof(uint64_t), (void **)&checks, &checks_buffer) != napi_ok ||
+      set(env, out, "checks", checks_buffer) != napi_ok) {
     throw_error(env, "dirscan: could not build the result");
     goto done;
   }
+  for (size_t i = 0; i < count; i++) checks[i] = listings[i].check;
   unsigned char *at = data;
   for (size_t i = 0; i < count; i++) {
     if (listings[i].blob_length > 0) memcpy(at, listings[i].blob, listings[i].blob_length);

@@ -370,8 +370,12 @@ export const nodePrimitives = (
     ...(native?.sealBeneath === undefined
       ? {}
       : {
-          sealBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
-            Effect.sync(() => native.sealBeneath!(at, relatives, statFree)),
+          sealBeneath: (
+            at: string,
+            relatives: ReadonlyArray<string>,
+            statFree: StatFree,
+            expected: Uint8Array | undefined,
+          ) => Effect.sync(() => native.sealBeneath!(at, relatives, statFree, expected)),
         }),
 
     // A capture's reads: one call for a group of files instead of an effect, a walk and a parent

@@ -139,7 +139,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
               )
             },
           ),
-          { numRuns: 12, seed: 26 },
+          { numRuns: 8, seed: 26 },
         ),
       ).pipe(
         // Most steps leave a sealable tree: a run where none was sealed proves nothing of the fast path.

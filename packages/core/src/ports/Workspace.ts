@@ -199,15 +199,17 @@ export interface WorkspaceService {
    * as `scanDirectories` opens one, no symlink on the way): every entry's name, kind and `lstat`
    * (size, mode, mtime, ctime, inode, a link's target), entries sorted by name, directories in the
    * order given. Equal digests, equal listings. Entries named in `statFree.names`, or at a path in
-   * `statFree.paths`, count by name and kind only (see `snapshot/scanSeal.ts`). `None` when it
-   * cannot be told (a directory missing or unreadable, or the adapter cannot open beneath the
-   * root). Optional: without it no capture is sealed (`snapshot/scanSeal.ts`), every repeat
-   * capture scans.
+   * `statFree.paths`, count by name and kind only (see `snapshot/scanSeal.ts`). Given the `checks`
+   * of an earlier answer for the same directories in the same order, it may stop at the first
+   * listing whose check differs and answer `"differs"`. `None` when it cannot be told (a directory
+   * missing or unreadable, or the adapter cannot open beneath the root). Optional: without it no
+   * capture is sealed (`snapshot/scanSeal.ts`), every repeat capture scans.
    */
   readonly sealListings?: (
     directories: ReadonlyArray<string>,
     statFree: StatFree,
-  ) => Effect.Effect<Option.Option<ListingSeal>>
+    expectedChecks?: Uint8Array,
+  ) => Effect.Effect<Option.Option<ListingSeal | "differs">>
 }
 
 /** Entries a listing seal counts by name and kind only. */
@@ -224,6 +226,11 @@ export interface ListingSeal {
   readonly digest: string
   /** The newest ctime of an entry counted with its stat, in ns since the epoch (the racy check). */
   readonly newestChangeNs: bigint
+  /**
+   * Per directory, in the order given, 8 bytes: a check of its listing. Different checks, different
+   * listings; equal checks prove nothing (only the digest does). What lets a later call stop early.
+   */
+  readonly checks: Uint8Array
 }
 
 /** A file of the repository as found: a fingerprint of its stat, and its bytes when read. */

@@ -35,7 +35,7 @@
  * (the skip list, ignore-file limits) must bump `SEAL_VERSION`, which is part of the context.
  */
 import type { ContentHash, PointCaptured, SkippedPath, SkipReason, WorkspacePath } from "@rewind/contracts"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Encoding, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { type ListingSeal, type StatFree, Workspace } from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
@@ -65,7 +65,10 @@ const SealRecord = Schema.parseJson(
     seal: Schema.Literal(SEAL_VERSION),
     digest: Schema.String,
     context: Schema.String,
+    /** In the order listed (the directories that changed last first: see `hotFirst`). */
     directories: Schema.Array(Schema.String),
+    /** Each listing's check, 8 bytes a directory, base64 (`ListingSeal.checks`). */
+    checks: Schema.String,
     storePaths: Schema.Array(Schema.String),
   }),
 )
@@ -147,11 +150,37 @@ export const checkSeal = (input: {
     // Another context (a checkpoint since, the index): the seal cannot hold, whatever the listings.
     if (Option.isNone(record) || record.value.context !== context) return { _tag: "Scan", context } as const
     const { directories, storePaths, digest } = record.value
-    const listed = yield* workspace.sealListings(directories, { names: STAT_FREE_NAMES, paths: storePaths })
-    if (Option.isNone(listed)) return { _tag: "Scan", context } as const
+    const checks = Either.getOrUndefined(Encoding.decodeBase64(record.value.checks))
+    const listed = yield* workspace.sealListings(
+      directories,
+      { names: STAT_FREE_NAMES, paths: storePaths },
+      checks,
+    )
+    // "differs": the listing stopped at the first directory that changed, so none is reused.
+    if (Option.isNone(listed) || listed.value === "differs") return { _tag: "Scan", context } as const
     if (listed.value.digest === digest) return { _tag: "Unchanged" } as const
     return { _tag: "Scan", context, reading: { directories, storePaths, seal: listed.value } } as const
   })
+
+/**
+ * The directories in the order a seal lists them: those holding the most recently changed files
+ * first (an agent edits the same few places turn after turn), so that when something changed the
+ * next capture's listing stops early (`sealListings`' checks); by path otherwise.
+ */
+const hotFirst = (directories: ReadonlyArray<string>, scan: ScanResult): ReadonlyArray<string> => {
+  const newest = new Map<string, bigint>()
+  for (const [path, { stat }] of scan.entries) {
+    const slash = path.lastIndexOf("/")
+    const dir = slash === -1 ? "" : path.slice(0, slash)
+    const known = newest.get(dir)
+    if (known === undefined || stat.ctimeNs > known) newest.set(dir, stat.ctimeNs)
+  }
+  const at = (dir: string) => newest.get(dir) ?? -1n
+  return [...directories].sort((a, b) => {
+    const [x, y] = [at(a), at(b)]
+    return x !== y ? (x > y ? -1 : 1) : a < b ? -1 : a > b ? 1 : 0
+  })
+}
 
 /**
  * Whether the listings vouch for `path` being absent: the nearest directory above it that the scan
@@ -198,20 +227,25 @@ export const sealCapture = (input: {
     const racyFromNs = BigInt(input.startedAtMs - input.racyWindowMs) * 1_000_000n
     for (const { stat } of scan.entries.values())
       if (stat.ctimeNs >= racyFromNs) return racy(input.racyWindowMs)
-    const directories = [...scan.tree.scopes.keys()].sort()
+    const listedNow = [...scan.tree.scopes.keys()].sort()
     const storePaths = [...(yield* storeDirectories)].sort()
     const statFree: StatFree = { names: STAT_FREE_NAMES, paths: storePaths }
     const earlier = check.reading
     let seal: ListingSeal
+    let directories: ReadonlyArray<string>
     if (
       earlier !== undefined &&
-      sameList(earlier.directories, directories) &&
+      sameList([...earlier.directories].sort(), listedNow) &&
       sameList(earlier.storePaths, storePaths)
-    )
+    ) {
+      // The same directories, listed before the scan: that listing is this point's seal too.
       seal = earlier.seal
-    else {
+      directories = earlier.directories
+    } else {
+      directories = hotFirst(listedNow, scan)
       const listed = yield* workspace.sealListings(directories, statFree)
-      if (Option.isNone(listed)) return unsealed("a directory could not be listed again")
+      if (Option.isNone(listed) || listed.value === "differs")
+        return unsealed("a directory could not be listed again")
       seal = listed.value
     }
     if (seal.newestChangeNs >= racyFromNs) return racy(input.racyWindowMs)
@@ -220,6 +254,7 @@ export const sealCapture = (input: {
       digest: seal.digest,
       context: check.context,
       directories,
+      checks: Encoding.encodeBase64(seal.checks),
       storePaths,
     })
     const stored = yield* Effect.either((yield* ArtifactStore).put(new TextEncoder().encode(record)))

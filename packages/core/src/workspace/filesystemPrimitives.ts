@@ -125,14 +125,16 @@ export interface FileSystemPrimitives {
   ) => Effect.Effect<ReadonlyArray<WorkspaceFile | undefined>>
   /**
    * The workspace's `sealListings` over directories given relative to the root, each opened
-   * beneath it as `readdirStatBeneath` opens one; `undefined` when it cannot be told (a directory
-   * missing or unreadable, the root not opened). Optional: without it no capture is sealed.
+   * beneath it as `readdirStatBeneath` opens one (`"differs"` as there); `undefined` when it cannot
+   * be told (a directory missing or unreadable, the root not opened). Optional: without it no
+   * capture is sealed.
    */
   readonly sealBeneath?: (
     root: string,
     relatives: ReadonlyArray<string>,
     statFree: StatFree,
-  ) => Effect.Effect<ListingSeal | undefined>
+    expectedChecks: Uint8Array | undefined,
+  ) => Effect.Effect<ListingSeal | "differs" | undefined>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**

@@ -76,8 +76,8 @@ export const makeConfinedWorkspace = (
     ...(fs.sealBeneath === undefined
       ? {}
       : {
-          sealListings: (directories, statFree) =>
-            Effect.map(fs.sealBeneath!(root, directories, statFree), Option.fromNullable),
+          sealListings: (directories, statFree, expectedChecks) =>
+            Effect.map(fs.sealBeneath!(root, directories, statFree, expectedChecks), Option.fromNullable),
         }),
   } satisfies WorkspaceService
 }

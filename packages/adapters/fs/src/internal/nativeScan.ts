@@ -15,7 +15,7 @@
 import { createHash } from "node:crypto"
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
-import type { ScannedEntry } from "@rewind/core"
+import type { ListingSeal, ScannedEntry } from "@rewind/core"
 import { Either } from "effect"
 import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
@@ -74,7 +74,16 @@ interface DirScanModule {
     threads: number,
     statFreeNames: ReadonlyArray<string>,
     statFreePaths: ReadonlyArray<string>,
-  ) => { readonly bytes: ArrayBuffer; readonly newestCtimeNs: bigint } | NativeFailure | null
+    expected?: ArrayBuffer,
+  ) =>
+    | {
+        readonly bytes: ArrayBuffer
+        readonly newestCtimeNs: bigint
+        readonly checks: ArrayBuffer
+      }
+    | { readonly differs: true }
+    | NativeFailure
+    | null
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
@@ -133,15 +142,17 @@ export type NativeScannerBeneath = (
 ) => Array<ReadonlyArray<ScannedEntry> | undefined>
 
 /**
- * A digest (SHA-256, hex) of the sealed listings of directories relative to `root` (see
- * `sealBeneath` in dirscan.c), with the newest ctime counted; undefined when a directory could
- * not be listed beneath the root.
+ * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): the SHA-256 (hex) of the
+ * sealed listings of directories relative to `root`, the newest ctime counted, and each listing's
+ * check; `"differs"` when `expected` checks were given and one differs; undefined
+ * when a directory could not be listed beneath the root.
  */
 export type NativeSealer = (
   root: string,
   relatives: ReadonlyArray<string>,
   statFree: { readonly names: ReadonlyArray<string>; readonly paths: ReadonlyArray<string> },
-) => { readonly digest: string; readonly newestChangeNs: bigint } | undefined
+  expected?: Uint8Array,
+) => ListingSeal | "differs" | undefined
 
 export interface NativeScanners {
   readonly scan: NativeScanner
@@ -243,12 +254,22 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
   const sealBeneath: NativeSealer | undefined =
     sealer === undefined
       ? undefined
-      : (root, relatives, statFree) => {
-          const answer = sealer(root, relatives, threadsFor(relatives.length), statFree.names, statFree.paths)
+      : (root, relatives, statFree, expected) => {
+          const answer = sealer(
+            root,
+            relatives,
+            threadsFor(relatives.length),
+            statFree.names,
+            statFree.paths,
+            // The module reads the checks in place: a copy of exactly those bytes.
+            expected === undefined ? undefined : expected.slice().buffer,
+          )
           if (answer === null || "errno" in answer) return undefined
+          if ("differs" in answer) return "differs"
           return {
             digest: createHash("sha256").update(new Uint8Array(answer.bytes)).digest("hex"),
             newestChangeNs: answer.newestCtimeNs,
+            checks: new Uint8Array(answer.checks),
           }
         }
 
