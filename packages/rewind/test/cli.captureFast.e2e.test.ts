@@ -12,7 +12,7 @@ import { Option } from "effect"
 import { parseCaptureArgs } from "../src/cli/captureClient.js"
 import { captureFast, parseFastCaptureArgs } from "../src/cli/captureFast.js"
 import { PLAIN_ID } from "../src/cli/plainCaptureArgs.js"
-import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { cli, HOW_FOUND, jsonLines, tempDir } from "./cliHarness.js"
 
 // The process path only: no hand-over to a running server.
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -32,7 +32,9 @@ const workspace = async () => {
 
 /** A point line without what differs between two captures of the same tree. */
 const comparable = (line: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(line).filter(([k]) => !["pointId", "turnId", "capturedAt"].includes(k)))
+  Object.fromEntries(
+    Object.entries(line).filter(([k]) => !["pointId", "turnId", "capturedAt", ...HOW_FOUND].includes(k)),
+  )
 
 afterEach(() => {
   vi.restoreAllMocks()

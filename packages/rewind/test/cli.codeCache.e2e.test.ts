@@ -12,7 +12,7 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
+import { BIN, cli, HOW_FOUND, jsonLines, tempDir } from "./cliHarness.js"
 
 // The process path only: no hand-over to a running server.
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -25,7 +25,7 @@ const BUNDLE = join(CLI_DIST, "chunks", "captureBundle.cjs")
 const comparable = (out: string) =>
   jsonLines(out).map((line) =>
     Object.fromEntries(
-      Object.entries(line).filter(([k]) => !["pointId", "turnId", "capturedAt"].includes(k)),
+      Object.entries(line).filter(([k]) => !["pointId", "turnId", "capturedAt", ...HOW_FOUND].includes(k)),
     ),
   )
 
