@@ -237,12 +237,13 @@ export const shapeFacade: BenchCase = {
         },
         limit: changeCaptureLimit(ws, []),
         expectedGrowth: "whole",
-        // No ratio target: without `live` every capture walks the tree, and the issue's target for
-        // a repeat capture in a long-lived process (≤ 0.05×) is the live engine's (`shape-live`).
+        // No ratio target: without `live` every capture lists the tree (its seal's directories when
+        // nothing changed), and the issue's target for a repeat capture in a long-lived process
+        // (≤ 0.05×) is the live engine's (`shape-live`).
         budget: budgetFor(ctx),
         notes: [
           ...notes,
-          "openRewind without live: every capture walks the tree; issue 23's live-engine target (≤ 0.05×) is measured by shape-live",
+          "openRewind without live: with nothing changed the last point's seal holds (its directories listed natively, no scan); issue 23's live-engine target (≤ 0.05×) is measured by shape-live",
           "limit: walk the tree (readdir + lstat)",
         ],
       })
@@ -526,6 +527,20 @@ export const shapeCli: BenchCase = {
       (ctx.size! >= 4 ? 250 : 100) * MB,
     )
 
+    // How each timed capture found its point (`by`: seal, scan), said after each series: a repeat
+    // capture that scans where a seal could have held is a slow path, and must not pass unseen.
+    const found = new Map<string, number>()
+    const tally = (point: Record<string, unknown>) => {
+      const key =
+        point.unsealed === undefined
+          ? String(point.by)
+          : `${String(point.by)} (unsealed: ${String(point.unsealed)})`
+      found.set(key, (found.get(key) ?? 0) + 1)
+    }
+    const sayFound = (series: string) => {
+      ctx.log(`${series}: points found by ${[...found].map(([k, n]) => `${k} ×${n}`).join(", ")}`)
+      found.clear()
+    }
     await ctx.compare({
       series: "babel shape: repeat capture, nothing changed (rewind CLI process)",
       size,
@@ -534,7 +549,7 @@ export const shapeCli: BenchCase = {
         label: "rewind capture",
         run: (probe) => {
           const run = cli(ws, store, "capture", [], probe.measureMemory)
-          capturedPoint(run.stdout)
+          tally(capturedPoint(run.stdout))
           return run
         },
       },
@@ -548,6 +563,7 @@ export const shapeCli: BenchCase = {
       budget: budgetFor(ctx),
       notes,
     })
+    sayFound("repeat capture, nothing changed")
 
     let round = 0
     await ctx.compare({
@@ -559,7 +575,7 @@ export const shapeCli: BenchCase = {
         beforeEach: () => void ws.edit(1, 90_000 + round++),
         run: (probe) => {
           const run = cli(ws, store, "capture", [], probe.measureMemory)
-          capturedPoint(run.stdout)
+          tally(capturedPoint(run.stdout))
           return run
         },
       },
@@ -574,6 +590,7 @@ export const shapeCli: BenchCase = {
       budget: budgetFor(ctx),
       notes,
     })
+    sayFound("repeat capture, 1 file changed")
     ws.revert()
     await handedOverCapture(ctx, ws, store, git, notes)
     git.remove()

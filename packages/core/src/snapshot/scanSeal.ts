@@ -137,7 +137,7 @@ export const checkSeal = (input: {
     if (workspace.sealListings === undefined)
       return {
         _tag: "Off",
-        why: "this workspace cannot list directories for a seal (no native scanner)",
+        why: "this workspace cannot seal its listings (that takes the native scanner, on Linux)",
       } as const
     if (Option.isSome(live))
       return { _tag: "Off", why: "a live engine's watcher tells what changed" } as const
