@@ -292,6 +292,39 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     )
   })
 
+  it.live("a seal listing that fails (an adapter's defect) costs the seal, never the capture", () => {
+    const box = sandbox()
+    apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
+    const dying = Layer.effect(
+      Workspace,
+      Effect.map(Workspace, (workspace) => ({
+        ...workspace,
+        sealListings: () => Effect.die(new Error("the seal listing broke")),
+      })),
+    ).pipe(Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))))
+    const program = Effect.gen(function* () {
+      const session = yield* createSession({ title: "sealed", cwd: box.root })
+      yield* settle
+      const first = yield* turnPoint(session.id)
+      expect(first.scanSeal).toBeUndefined()
+      const { turnId } = yield* appendUserMessage(session.id, { text: "turn" })
+      const again = yield* capturePoint(session.id, turnId, { settings: { racyWindowMs: RACY_MS } })
+      expect(again._tag).toBe("Captured")
+      if (again._tag === "Captured")
+        expect(again.scan?.unsealed).toBe("a directory could not be listed again")
+    })
+    return Effect.provide(
+      program,
+      Layer.mergeAll(
+        dying,
+        MemoryArtifactStore.layer,
+        MemorySessionStore.layer,
+        MemoryOperationJournal.layer,
+        IdGenerators.layerSequential("d"),
+      ),
+    ).pipe(Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))))
+  })
+
   it.live("a live engine's captures record no seal", () => {
     const box = sandbox()
     const scans: Scans = { count: 0 }

@@ -37,7 +37,7 @@
 import type { ContentHash, PointCaptured, SkippedPath, SkipReason, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Encoding, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { type ListingSeal, type StatFree, Workspace } from "../ports/Workspace.js"
+import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -151,7 +151,8 @@ export const checkSeal = (input: {
     if (Option.isNone(record) || record.value.context !== context) return { _tag: "Scan", context } as const
     const { directories, storePaths, digest } = record.value
     const checks = Either.getOrUndefined(Encoding.decodeBase64(record.value.checks))
-    const listed = yield* workspace.sealListings(
+    const listed = yield* sealed(
+      workspace,
       directories,
       { names: STAT_FREE_NAMES, paths: storePaths },
       checks,
@@ -161,6 +162,20 @@ export const checkSeal = (input: {
     if (listed.value.digest === digest) return { _tag: "Unchanged" } as const
     return { _tag: "Scan", context, reading: { directories, storePaths, seal: listed.value } } as const
   })
+
+/**
+ * `sealListings`, where a defect (an adapter's bug) is "cannot tell": a seal only saves a scan, so
+ * nothing that goes wrong with one may cost the capture itself.
+ */
+const sealed = (
+  workspace: WorkspaceService,
+  directories: ReadonlyArray<string>,
+  statFree: StatFree,
+  expectedChecks?: Uint8Array,
+) =>
+  (workspace.sealListings?.(directories, statFree, expectedChecks) ?? Effect.succeed(Option.none())).pipe(
+    Effect.catchAllDefect(() => Effect.succeed(Option.none<ListingSeal | "differs">())),
+  )
 
 /**
  * The directories in the order a seal lists them: those holding the most recently changed files
@@ -243,7 +258,7 @@ export const sealCapture = (input: {
       directories = earlier.directories
     } else {
       directories = hotFirst(listedNow, scan)
-      const listed = yield* workspace.sealListings(directories, statFree)
+      const listed = yield* sealed(workspace, directories, statFree)
       if (Option.isNone(listed) || listed.value === "differs")
         return unsealed("a directory could not be listed again")
       seal = listed.value

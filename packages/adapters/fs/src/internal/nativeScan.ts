@@ -255,21 +255,29 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
     sealer === undefined
       ? undefined
       : (root, relatives, statFree, expected) => {
-          const answer = sealer(
-            root,
-            relatives,
-            threadsFor(relatives.length),
-            statFree.names,
-            statFree.paths,
-            // The module reads the checks in place: a copy of exactly those bytes.
-            expected === undefined ? undefined : expected.slice().buffer,
-          )
-          if (answer === null || "errno" in answer) return undefined
-          if ("differs" in answer) return "differs"
-          return {
-            digest: createHash("sha256").update(new Uint8Array(answer.bytes)).digest("hex"),
-            newestChangeNs: answer.newestCtimeNs,
-            checks: new Uint8Array(answer.checks),
+          // A seal only saves a scan: whatever goes wrong here (a module built from other sources
+          // than this file expects included) answers "cannot tell", and the capture scans.
+          try {
+            const answer = sealer(
+              root,
+              relatives,
+              threadsFor(relatives.length),
+              statFree.names,
+              statFree.paths,
+              // The module reads the checks in place: a copy of exactly those bytes.
+              expected === undefined ? undefined : expected.slice().buffer,
+            )
+            if (answer === null || "errno" in answer) return undefined
+            if ("differs" in answer) return "differs"
+            if (!(answer.bytes instanceof ArrayBuffer) || !(answer.checks instanceof ArrayBuffer))
+              return undefined
+            return {
+              digest: createHash("sha256").update(new Uint8Array(answer.bytes)).digest("hex"),
+              newestChangeNs: answer.newestCtimeNs,
+              checks: new Uint8Array(answer.checks),
+            }
+          } catch {
+            return undefined
           }
         }
 
