@@ -328,10 +328,29 @@ static void list_directory(listing_t *l, int root_fd, char *buffer, size_t buffe
 }
 
 #define FIXED_BYTES (3 * sizeof(double) + 2 * sizeof(int64_t) + sizeof(uint64_t))
+/* What put_stat writes besides the target: size, mode, mtime, ctime, inode. */
+#define STAT_BYTES (2 * sizeof(double) + 3 * sizeof(int64_t))
+
+/* An entry's link target (a flag byte, then the target and NUL when there is one) and its stat
+   fields, written at `at`: the part of an entry both byte forms of a listing share. */
+static unsigned char *put_stat(unsigned char *at, const listing_t *l, const entry_t *e) {
+  *at++ = e->target == NO_TEXT ? 0 : 1;
+  if (e->target != NO_TEXT) {
+    size_t n = strlen(l->text + e->target) + 1;
+    memcpy(at, l->text + e->target, n);
+    at += n;
+  }
+  memcpy(at, &e->size, sizeof(double));
+  memcpy(at + 8, &e->mode, sizeof(double));
+  memcpy(at + 16, &e->mtime_ns, sizeof(int64_t));
+  memcpy(at + 24, &e->ctime_ns, sizeof(int64_t));
+  memcpy(at + 32, &e->inode, sizeof(uint64_t));
+  return at + STAT_BYTES;
+}
 
 /*
  * The listing as one byte string: per entry its name and NUL, a byte saying whether a target
- * follows (then the target and NUL), and the stat fields. Names and targets hold no NUL, so two
+ * follows (then the target and NUL), the stat fields and the kind. Names and targets hold no NUL, so two
  * listings are equal exactly when their bytes are.
  */
 static void serialize(listing_t *l) {
@@ -349,19 +368,9 @@ static void serialize(listing_t *l) {
     size_t n = strlen(l->text + e->name) + 1;
     memcpy(at, l->text + e->name, n);
     at += n;
-    *at++ = e->target == NO_TEXT ? 0 : 1;
-    if (e->target != NO_TEXT) {
-      n = strlen(l->text + e->target) + 1;
-      memcpy(at, l->text + e->target, n);
-      at += n;
-    }
+    at = put_stat(at, l, e);
     memcpy(at, &e->kind, sizeof(double));
-    memcpy(at + 8, &e->size, sizeof(double));
-    memcpy(at + 16, &e->mode, sizeof(double));
-    memcpy(at + 24, &e->mtime_ns, sizeof(int64_t));
-    memcpy(at + 32, &e->ctime_ns, sizeof(int64_t));
-    memcpy(at + 40, &e->inode, sizeof(uint64_t));
-    at += FIXED_BYTES;
+    at += sizeof(double);
   }
   l->blob = blob;
   l->blob_length = length;
@@ -387,7 +396,6 @@ static int stat_free(const listing_t *l, const job_t *job, const char *name) {
   return 0;
 }
 
-#define SEAL_FIXED (2 * sizeof(double) + 3 * sizeof(int64_t))
 
 /*
  * The sealed form of a listing (sealBeneath): its path and NUL, its entry count (8 bytes), then per
@@ -403,7 +411,7 @@ static void seal_serialize(listing_t *l, const job_t *job) {
     entry_t *e = &l->entries[i];
     length += strlen(l->text + e->name) + 2;
     if (!stat_free(l, job, l->text + e->name))
-      length += 1 + (e->target == NO_TEXT ? 0 : strlen(l->text + e->target) + 1) + SEAL_FIXED;
+      length += 1 + (e->target == NO_TEXT ? 0 : strlen(l->text + e->target) + 1) + STAT_BYTES;
   }
   unsigned char *blob = malloc(length);
   if (blob == NULL) {
@@ -426,18 +434,7 @@ static void seal_serialize(listing_t *l, const job_t *job) {
     at += n;
     *at++ = (unsigned char)e->kind;
     if (stat_free(l, job, name)) continue;
-    *at++ = e->target == NO_TEXT ? 0 : 1;
-    if (e->target != NO_TEXT) {
-      n = strlen(l->text + e->target) + 1;
-      memcpy(at, l->text + e->target, n);
-      at += n;
-    }
-    memcpy(at, &e->size, sizeof(double));
-    memcpy(at + 8, &e->mode, sizeof(double));
-    memcpy(at + 16, &e->mtime_ns, sizeof(int64_t));
-    memcpy(at + 24, &e->ctime_ns, sizeof(int64_t));
-    memcpy(at + 32, &e->inode, sizeof(uint64_t));
-    at += SEAL_FIXED;
+    at = put_stat(at, l, e);
     if (e->ctime_ns > l->newest_ctime) l->newest_ctime = e->ctime_ns;
   }
   l->blob = blob;

@@ -58,6 +58,16 @@ const layers = (box: Sandbox, scans: Scans) => {
   )
 }
 
+/** Runs `program` over the sandbox's ports, then removes the sandbox. */
+const inSandbox = <A, E>(
+  box: Sandbox,
+  scans: Scans,
+  program: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof layers>>>,
+) =>
+  Effect.provide(program, layers(box, scans)).pipe(
+    Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
+  )
+
 /** A racy window short enough for a test to wait out (the default is 2 s). */
 const RACY_MS = 40
 const settle = Effect.sleep(`${RACY_MS + 110} millis`)
@@ -171,9 +181,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       expect(second.manifestHash).not.toBe(first.manifestHash)
       expect(scans.count).toBeGreaterThan(1)
     })
-    return Effect.provide(program, layers(box, scans)).pipe(
-      Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
-    )
+    return inSandbox(box, scans, program)
   })
 
   it.live("no seal for a tree changed inside the racy window, nor with declared paths", () => {
@@ -194,9 +202,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       const plain = yield* turnPoint(session.id)
       expect(plain.scanSeal).toBeDefined()
     })
-    return Effect.provide(program, layers(box, scans)).pipe(
-      Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
-    )
+    return inSandbox(box, scans, program)
   })
 
   it.live(
@@ -260,9 +266,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       yield* expectSamePoint(tracked, yield* fullScan(turnPoint(scanned.id)), "tracked")
       expect(tracked.files).toBe(first.files + 1)
     })
-    return Effect.provide(program, layers(box, scans)).pipe(
-      Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
-    )
+    return inSandbox(box, scans, program)
   })
 
   it.live("a seal that is gone costs a scan, not a wrong point; cleanup keeps the latest one", () => {
@@ -287,9 +291,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       expect(scans.count).toBeGreaterThan(before)
       expect(third.manifestHash).not.toBe(second.manifestHash)
     })
-    return Effect.provide(program, layers(box, scans)).pipe(
-      Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
-    )
+    return inSandbox(box, scans, program)
   })
 
   it.live("a seal listing that fails (an adapter's defect) costs the seal, never the capture", () => {
