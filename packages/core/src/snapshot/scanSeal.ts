@@ -51,6 +51,13 @@ const SEAL_VERSION = 1
 
 const STAT_FREE_NAMES: ReadonlyArray<string> = [VCS_NAME, STORE_DIRECTORY_NAME]
 
+/**
+ * The least racy window a seal takes, whatever the capture's setting (a host may set 0 for its stat
+ * cache): file times come from a coarse clock (a tick of up to 10 ms), and a change in the tick of
+ * an entry's listed ctime could leave its stat as listed.
+ */
+const MIN_WINDOW_MS = 20
+
 /** Skip reasons that follow from the listings and the context alone. */
 const FIXED_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
   "skipped_directory",
@@ -239,9 +246,9 @@ export const sealCapture = (input: {
     const notFixed = input.skipped.find((s) => !FIXED_REASONS.has(s.reason))
     if (notFixed !== undefined) return unsealed(`${notFixed.path} was left out (${notFixed.reason})`)
     // A file the scan saw change within the window: no listing needed to know there is no seal.
-    const racyFromNs = BigInt(input.startedAtMs - input.racyWindowMs) * 1_000_000n
-    for (const { stat } of scan.entries.values())
-      if (stat.ctimeNs >= racyFromNs) return racy(input.racyWindowMs)
+    const windowMs = Math.max(input.racyWindowMs, MIN_WINDOW_MS)
+    const racyFromNs = BigInt(input.startedAtMs - windowMs) * 1_000_000n
+    for (const { stat } of scan.entries.values()) if (stat.ctimeNs >= racyFromNs) return racy(windowMs)
     const listedNow = [...scan.tree.scopes.keys()].sort()
     const storePaths = [...(yield* storeDirectories)].sort()
     const statFree: StatFree = { names: STAT_FREE_NAMES, paths: storePaths }
@@ -263,7 +270,7 @@ export const sealCapture = (input: {
         return unsealed("a directory could not be listed again")
       seal = listed.value
     }
-    if (seal.newestChangeNs >= racyFromNs) return racy(input.racyWindowMs)
+    if (seal.newestChangeNs >= racyFromNs) return racy(windowMs)
     const record = encodeRecord({
       seal: SEAL_VERSION,
       digest: seal.digest,
