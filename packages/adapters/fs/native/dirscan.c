@@ -68,6 +68,8 @@
 #if defined(__linux__)
 #include <linux/openat2.h>
 #include <sys/syscall.h>
+/* SHA-256 from the OpenSSL Node links and exports to its addons (sealBeneath only). */
+#include <openssl/sha.h>
 #endif
 
 
@@ -102,7 +104,7 @@ typedef struct {
   size_t blob_length;
   int same; /* the listing is byte for byte the previous one */
   int64_t newest_ctime; /* sealBeneath: the newest ctime of an entry whose stat is sealed */
-  uint64_t check;       /* sealBeneath: FNV-1a of the sealed form (an early "differs", never proof) */
+  unsigned char digest[32]; /* sealBeneath: the SHA-256 of the sealed form */
 } listing_t;
 
 typedef struct {
@@ -116,7 +118,7 @@ typedef struct {
   size_t free_name_count, free_path_count;
   /* sealBeneath with the checks of an earlier seal: a listing whose check differs sets `differs`,
      and the threads then take no more listings. */
-  const uint64_t *expected;
+  const unsigned char *expected; /* 8 bytes a listing: the first 8 of its earlier digest */
   int differs;
 } job_t;
 
@@ -437,13 +439,10 @@ static void seal_serialize(listing_t *l, const job_t *job) {
     at = put_stat(at, l, e);
     if (e->ctime_ns > l->newest_ctime) l->newest_ctime = e->ctime_ns;
   }
-  l->blob = blob;
-  l->blob_length = length;
-  uint64_t check = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < length; i++) check = (check ^ blob[i]) * 0x100000001b3ULL;
-  l->check = check;
-  /* Only the sealed form is kept until every directory is listed: a tree's entries, names and
-     spare capacity held all at once would cost several times the bytes. */
+  /* Only the digest is kept until every directory is listed: a tree's entries, names and sealed
+     forms held all at once would cost several times the bytes. */
+  SHA256(blob, length, l->digest);
+  free(blob);
   free(l->entries);
   free(l->text);
   l->entries = NULL;
@@ -467,7 +466,7 @@ static void *work(void *arg) {
 #if defined(__linux__)
     if (l->err == 0 && job->seal) {
       seal_serialize(l, job);
-      if (job->expected != NULL && (l->err != 0 || l->check != job->expected[i]))
+      if (job->expected != NULL && (l->err != 0 || memcmp(l->digest, job->expected + 8 * i, 8) != 0))
         __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
       continue;
     }
@@ -764,21 +763,21 @@ static void free_strings(char **strings, size_t count) {
 
 /*
  * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths, expected?)
- *   -> { bytes: ArrayBuffer, newestCtimeNs: bigint, checks: ArrayBuffer }
+ *   -> { digest: ArrayBuffer, newestCtimeNs: bigint, checks: ArrayBuffer }
  *      | { differs: true } | Failure | null (the root cannot be opened)
- * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way) and
- * answers the sealed form of every listing, in the order given, as one byte string (see
- * seal_serialize): what a capture keeps a digest of, so that a later one can tell, without building
- * anything per entry, that none of these directories changed. An entry named in `statFreeNames`, or
- * whose path is in `statFreePaths`, is sealed by name and kind only (Rewind's store and `.git`,
- * whose stats change under every capture and every git command, and whose contents no capture
- * records). `newestCtimeNs` is the newest ctime of the other entries (the caller's racy check).
- * The first listing that fails is answered as a Failure, as scanBeneath answers one.
- * `checks` holds a 64-bit FNV-1a of each listing's sealed form.
- * Given `expected` (an earlier answer's checks, for the same directories in the same order), the
- * listing stops at the first directory whose check differs or that cannot be listed, and answers
- * `{ differs: true }`: a changed tree costs the listings up to the change, not all of them. A check
- * that matches proves nothing (the caller compares the digest of `bytes`).
+ * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way),
+ * puts each listing in its sealed form (see seal_serialize) and keeps only that form's SHA-256
+ * (from the OpenSSL Node exports): `digest` is the SHA-256 of those digests in the order given, what
+ * a capture keeps so that a later one can tell, without building anything per entry, that none of
+ * these directories changed. An entry named in `statFreeNames`, or whose path is in
+ * `statFreePaths`, is sealed by name and kind only (Rewind's store and `.git`, whose stats change
+ * under every capture and every git command, and whose contents no capture records).
+ * `newestCtimeNs` is the newest ctime of the other entries (the caller's racy check). The first
+ * listing that fails is answered as a Failure, as scanBeneath answers one. `checks` holds the
+ * first 8 bytes of each listing's digest. Given `expected` (an earlier answer's checks, for the
+ * same directories in the same order), the listing stops at the first directory whose check
+ * differs or that cannot be listed, and answers `{ differs: true }`: a changed tree costs the
+ * listings up to the change, not all of them.
  */
 static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   size_t argc = 6;
@@ -847,7 +846,6 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
     result = out;
     goto done;
   }
-  size_t total = 0;
   int64_t newest = INT64_MIN;
   for (size_t i = 0; i < count; i++) {
     if (listings[i].err != 0) {
@@ -855,26 +853,30 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
       if (result == NULL) throw_error(env, "dirscan: could not build the result");
       goto done;
     }
-    total += listings[i].blob_length;
     if (listings[i].newest_ctime > newest) newest = listings[i].newest_ctime;
   }
-  void *data = NULL;
-  uint64_t *checks = NULL;
-  napi_value out, bytes, ctime, checks_buffer;
-  if (napi_create_object(env, &out) != napi_ok || napi_create_arraybuffer(env, total, &data, &bytes) != napi_ok ||
-      napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "bytes", bytes) != napi_ok ||
+  /* The digest of the listings: the SHA-256 of their digests, in the order given. */
+  unsigned char *digests = malloc(count > 0 ? count * 32 : 1);
+  if (digests == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < count; i++) memcpy(digests + 32 * i, listings[i].digest, 32);
+  unsigned char *digest = NULL, *checks = NULL;
+  napi_value out, digest_buffer, ctime, checks_buffer;
+  if (napi_create_object(env, &out) != napi_ok ||
+      napi_create_arraybuffer(env, 32, (void **)&digest, &digest_buffer) != napi_ok ||
+      napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "digest", digest_buffer) != napi_ok ||
       set(env, out, "newestCtimeNs", ctime) != napi_ok ||
-      napi_create_arraybuffer(env, count * sizeof(uint64_t), (void **)&checks, &checks_buffer) != napi_ok ||
+      napi_create_arraybuffer(env, count * 8, (void **)&checks, &checks_buffer) != napi_ok ||
       set(env, out, "checks", checks_buffer) != napi_ok) {
+    free(digests);
     throw_error(env, "dirscan: could not build the result");
     goto done;
   }
-  for (size_t i = 0; i < count; i++) checks[i] = listings[i].check;
-  unsigned char *at = data;
-  for (size_t i = 0; i < count; i++) {
-    if (listings[i].blob_length > 0) memcpy(at, listings[i].blob, listings[i].blob_length);
-    at += listings[i].blob_length;
-  }
+  SHA256(digests, count * 32, digest);
+  for (size_t i = 0; i < count; i++) memcpy(checks + 8 * i, listings[i].digest, 8);
+  free(digests);
   result = out;
 done:
   if (job.root_fd >= 0) close(job.root_fd);

@@ -12,7 +12,6 @@
  * hands back the very array it built last time: a repeat scan of a tree where little changed
  * builds almost nothing, and callers can recognise an unchanged directory by identity.
  */
-import { createHash } from "node:crypto"
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
 import type { ListingSeal, ScannedEntry } from "@rewind/core"
@@ -63,10 +62,10 @@ interface DirScanModule {
     previous?: Previous,
   ) => ReadonlyArray<NativeAnswer> | null
   /**
-   * Linux only: the sealed form of the listings of directories relative to `root` (opened as
-   * `scanBeneath` opens them), one byte string, and the newest ctime of an entry counted with its
-   * stat; a failure for the first directory that could not be listed; null when the root itself
-   * cannot be opened.
+   * Linux only: the SHA-256 of the sealed listings of directories relative to `root` (opened as
+   * `scanBeneath` opens them), the newest ctime of an entry counted with its stat and each
+   * listing's check; `differs` (given `expected` checks); a failure for the first directory that
+   * could not be listed; null when the root itself cannot be opened.
    */
   readonly sealBeneath?: (
     root: string,
@@ -77,7 +76,7 @@ interface DirScanModule {
     expected?: ArrayBuffer,
   ) =>
     | {
-        readonly bytes: ArrayBuffer
+        readonly digest: ArrayBuffer
         readonly newestCtimeNs: bigint
         readonly checks: ArrayBuffer
       }
@@ -269,10 +268,10 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
             )
             if (answer === null || "errno" in answer) return undefined
             if ("differs" in answer) return "differs"
-            if (!(answer.bytes instanceof ArrayBuffer) || !(answer.checks instanceof ArrayBuffer))
+            if (!(answer.digest instanceof ArrayBuffer) || !(answer.checks instanceof ArrayBuffer))
               return undefined
             return {
-              digest: createHash("sha256").update(new Uint8Array(answer.bytes)).digest("hex"),
+              digest: Buffer.from(answer.digest).toString("hex"),
               newestChangeNs: answer.newestCtimeNs,
               checks: new Uint8Array(answer.checks),
             }
