@@ -75,6 +75,9 @@
 
 #define MAX_THREADS 8
 
+/* sealBeneath: how much of a listing's SHA-256 its check is (what lets a later call stop early). */
+#define SEAL_CHECK_BYTES 8
+
 /* Where an entry's name and target lie in its listing's `text` (a NUL-terminated string each). */
 #define NO_TEXT ((size_t)-1)
 
@@ -118,7 +121,7 @@ typedef struct {
   size_t free_name_count, free_path_count;
   /* sealBeneath with the checks of an earlier seal: a listing whose check differs sets `differs`,
      and the threads then take no more listings. */
-  const unsigned char *expected; /* 8 bytes a listing: the first 8 of its earlier digest */
+  const unsigned char *expected; /* SEAL_CHECK_BYTES a listing: the start of its earlier digest */
   int differs;
 } job_t;
 
@@ -352,8 +355,8 @@ static unsigned char *put_stat(unsigned char *at, const listing_t *l, const entr
 
 /*
  * The listing as one byte string: per entry its name and NUL, a byte saying whether a target
- * follows (then the target and NUL), the stat fields and the kind. Names and targets hold no NUL, so two
- * listings are equal exactly when their bytes are.
+ * follows (then the target and NUL), the stat fields and the kind. Names and targets hold no NUL,
+ * so two listings are equal exactly when their bytes are.
  */
 static void serialize(listing_t *l) {
   size_t length = 0;
@@ -464,15 +467,12 @@ static void *work(void *arg) {
     listing_t *l = &job->listings[i];
     list_directory(l, job->root_fd, buffer, DIRENT_BUFFER);
 #if defined(__linux__)
-    if (l->err == 0 && job->seal) {
-      seal_serialize(l, job);
-      if (job->expected != NULL && (l->err != 0 || memcmp(l->digest, job->expected + 8 * i, 8) != 0))
+    if (job->seal) {
+      if (l->err == 0) seal_serialize(l, job);
+      /* A directory that cannot be listed differs from the one sealed too. */
+      if (job->expected != NULL &&
+          (l->err != 0 || memcmp(l->digest, job->expected + SEAL_CHECK_BYTES * i, SEAL_CHECK_BYTES) != 0))
         __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
-      continue;
-    }
-    /* A directory that cannot be listed differs from the one sealed. */
-    if (l->err != 0 && job->seal && job->expected != NULL) {
-      __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
       continue;
     }
 #endif
@@ -480,6 +480,16 @@ static void *work(void *arg) {
   }
   free(buffer);
   return NULL;
+}
+
+/* Runs `job` on `threads` threads (the calling one included); returns when every thread is done. */
+static void run_job(job_t *job, int threads) {
+  pthread_t helpers[MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < threads && t < MAX_THREADS; t++)
+    if (pthread_create(&helpers[started], NULL, work, job) == 0) started++;
+  work(job);
+  for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
 }
 
 static void free_listing(listing_t *l) {
@@ -668,13 +678,7 @@ static napi_value run(napi_env env, napi_value paths, napi_value threads_value, 
   }
 
   job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = root_fd};
-  pthread_t helpers[MAX_THREADS];
-  int started = 0;
-  for (int t = 1; t < threads; t++) {
-    if (pthread_create(&helpers[started], NULL, work, &job) == 0) started++;
-  }
-  work(&job); /* the calling thread takes its share; the call returns when all are listed */
-  for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+  run_job(&job, threads);
 
   if (napi_create_array_with_length(env, count, &result) != napi_ok) goto done;
   for (uint32_t i = 0; i < count; i++) {
@@ -782,7 +786,8 @@ static void free_strings(char **strings, size_t count) {
 static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5) return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5)
+    return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
   int32_t threads = 1;
   napi_get_value_int32(env, argv[2], &threads);
   if (threads < 1) threads = 1;
@@ -826,15 +831,10 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
     size_t length = 0;
     napi_get_arraybuffer_info(env, argv[5], &data, &length);
     /* Checks for other directories than these cannot stop anything early: ignored. */
-    if (length == count * sizeof(uint64_t) && count > 0) job.expected = data;
+    if (length == count * SEAL_CHECK_BYTES && count > 0) job.expected = data;
   }
   if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
-  pthread_t helpers[MAX_THREADS];
-  int started = 0;
-  for (int t = 1; t < threads; t++)
-    if (pthread_create(&helpers[started], NULL, work, &job) == 0) started++;
-  work(&job);
-  for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+  run_job(&job, threads);
 
   if (job.differs) {
     napi_value out, yes;
@@ -868,14 +868,15 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
       napi_create_arraybuffer(env, 32, (void **)&digest, &digest_buffer) != napi_ok ||
       napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "digest", digest_buffer) != napi_ok ||
       set(env, out, "newestCtimeNs", ctime) != napi_ok ||
-      napi_create_arraybuffer(env, count * 8, (void **)&checks, &checks_buffer) != napi_ok ||
+      napi_create_arraybuffer(env, count * SEAL_CHECK_BYTES, (void **)&checks, &checks_buffer) != napi_ok ||
       set(env, out, "checks", checks_buffer) != napi_ok) {
     free(digests);
     throw_error(env, "dirscan: could not build the result");
     goto done;
   }
   SHA256(digests, count * 32, digest);
-  for (size_t i = 0; i < count; i++) memcpy(checks + 8 * i, listings[i].digest, 8);
+  for (size_t i = 0; i < count; i++)
+    memcpy(checks + SEAL_CHECK_BYTES * i, listings[i].digest, SEAL_CHECK_BYTES);
   free(digests);
   result = out;
 done:

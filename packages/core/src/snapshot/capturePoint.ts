@@ -125,20 +125,9 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       ? yield* checkSeal({ base, state, index, settings, declaredPaths: options.declaredPaths?.length ?? 0 })
       : { _tag: "Off", why: "seals are off" }
     if (seal._tag === "Unchanged" && base !== undefined) {
-      const point = yield* recordPoint(sessionId, {
-        pointId,
-        kind: "turn" satisfies PointKind,
-        turnId,
-        manifestHash: base.manifestHash,
-        ...(base.statCacheHash === undefined ? {} : { statCacheHash: base.statCacheHash }),
-        reusedManifest: true,
-        files: base.files,
-        links: base.links,
-        tombstones: base.tombstones,
-        bytes: base.bytes,
-        skipped: base.skipped,
-        ...(base.scanSeal === undefined ? {} : { scanSeal: base.scanSeal }),
-      })
+      // The base point again, for this turn: its manifest, stat cache, counts, skipped and seal.
+      const { _tag, capturedAt: _capturedAt, ...same } = base
+      const point = yield* recordPoint(sessionId, { ...same, pointId, turnId, reusedManifest: true })
       options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
       return { _tag: "Captured", point, existing: false, scan: { by: "seal" } } as const
     }

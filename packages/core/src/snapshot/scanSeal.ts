@@ -83,7 +83,7 @@ const decodeRecord = Schema.decodeUnknownOption(SealRecord)
 const encodeRecord = Schema.encodeSync(SealRecord)
 
 /** A listing of the sealed directories taken at the start of a capture, for its own seal. */
-export interface SealReading {
+interface SealReading {
   readonly directories: ReadonlyArray<string>
   readonly storePaths: ReadonlyArray<string>
   readonly seal: ListingSeal
@@ -96,7 +96,7 @@ export type SealCheck =
   | { readonly _tag: "Off"; readonly why: string }
 
 /** What a full capture's seal came to: its artifact, or why it has none. */
-export type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: string }
+type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: string }
 
 const unsealed = (why: string): SealOutcome => ({ unsealed: why })
 const racy = (windowMs: number) => unsealed(`something changed within ${windowMs} ms of the capture`)
@@ -222,7 +222,8 @@ const absenceListed = (scan: ScanResult, path: string): boolean => {
 }
 
 /**
- * After a full capture: the seal of its point, or why it cannot vouch for one (see the header). `startedAtMs` is the capture's start, before any listing it made or reuses.
+ * After a full capture: the seal of its point, or why it cannot vouch for one (see the header).
+ * `startedAtMs` is the capture's start, before any listing it made or reuses.
  */
 export const sealCapture = (input: {
   readonly check: SealCheck
@@ -238,7 +239,7 @@ export const sealCapture = (input: {
     const { check, scan } = input
     const workspace = yield* Workspace
     if (check._tag === "Off") return unsealed(check.why)
-    if (check._tag !== "Scan" || workspace.sealListings === undefined) return unsealed("seals are off")
+    if (check._tag !== "Scan") return unsealed("seals are off")
     if (scan.tree.beyond.size > 0) return unsealed("it took files git tracks below an ignored directory")
     for (const path of input.tracked)
       if (!input.absent(path) || !absenceListed(scan, path))

@@ -14,7 +14,7 @@
  */
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
-import type { ListingSeal, ScannedEntry } from "@rewind/core"
+import type { ListingSeal, ScannedEntry, StatFree } from "@rewind/core"
 import { Either } from "effect"
 import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
@@ -143,13 +143,13 @@ export type NativeScannerBeneath = (
 /**
  * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): the SHA-256 (hex) of the
  * sealed listings of directories relative to `root`, the newest ctime counted, and each listing's
- * check; `"differs"` when `expected` checks were given and one differs; undefined
- * when a directory could not be listed beneath the root.
+ * check; `"differs"` when `expected` checks were given and one differs; undefined when a
+ * directory could not be listed beneath the root.
  */
 export type NativeSealer = (
   root: string,
   relatives: ReadonlyArray<string>,
-  statFree: { readonly names: ReadonlyArray<string>; readonly paths: ReadonlyArray<string> },
+  statFree: StatFree,
   expected?: Uint8Array,
 ) => ListingSeal | "differs" | undefined
 
