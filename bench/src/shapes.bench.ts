@@ -527,14 +527,17 @@ export const shapeCli: BenchCase = {
       (ctx.size! >= 4 ? 250 : 100) * MB,
     )
 
-    // How each timed capture found its point (`by`: seal, scan), said after each series: a repeat
-    // capture that scans where a seal could have held is a slow path, and must not pass unseen.
+    // How each timed capture found its point (`by`: seal, scan; `rescanned`: only the directories
+    // that changed were listed; `fullScan`: why not), said after each series: a repeat capture that
+    // scans the whole tree where a seal could have held is a slow path, and must not pass unseen.
     const found = new Map<string, number>()
     const tally = (point: Record<string, unknown>) => {
-      const key =
-        point.unsealed === undefined
-          ? String(point.by)
-          : `${String(point.by)} (unsealed: ${String(point.unsealed)})`
+      const notes = [
+        point.rescanned === undefined ? undefined : `listing only what changed`,
+        point.fullScan === undefined ? undefined : `whole tree: ${String(point.fullScan)}`,
+        point.unsealed === undefined ? undefined : `unsealed: ${String(point.unsealed)}`,
+      ].filter((n) => n !== undefined)
+      const key = notes.length === 0 ? String(point.by) : `${String(point.by)} (${notes.join("; ")})`
       found.set(key, (found.get(key) ?? 0) + 1)
     }
     const sayFound = (series: string) => {

@@ -79,11 +79,11 @@ export const claudeShellTurn = async (root: string, sessionId: string, prompt: s
 
 /** Parses stdout as JSON Lines; every line must be an object carrying the format version. */
 /**
- * The fields of a capture's point line that say how it found its point (`by`, `unsealed`,
- * `scanSeal`): they depend on the time since the files changed (the racy window) and on the capture
+ * The fields of a capture's point line that say how it found its point (`by`, `rescanned`,
+ * `unsealed`, `fullScan`, `scanSeal`): they depend on the time since the files changed (the racy window) and on the capture
  * before, so two runs that must print alike leave them out of the comparison.
  */
-export const HOW_FOUND: ReadonlyArray<string> = ["by", "unsealed", "scanSeal"]
+export const HOW_FOUND: ReadonlyArray<string> = ["by", "rescanned", "unsealed", "fullScan", "scanSeal"]
 
 export const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
   stdout

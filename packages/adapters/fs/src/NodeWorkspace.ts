@@ -49,6 +49,7 @@ import {
   makeConfinedWorkspace,
   type ProbedEntry,
   type ScannedEntry,
+  type SealOptions,
   type StatFree,
   Workspace,
   type WorkspaceService,
@@ -374,8 +375,8 @@ export const nodePrimitives = (
             at: string,
             relatives: ReadonlyArray<string>,
             statFree: StatFree,
-            expected: Uint8Array | undefined,
-          ) => Effect.sync(() => native.sealBeneath!(at, relatives, statFree, expected)),
+            options: SealOptions | undefined,
+          ) => Effect.sync(() => native.sealBeneath!(at, relatives, statFree, options)),
         }),
 
     // A capture's reads: one call for a group of files instead of an effect, a walk and a parent

@@ -200,16 +200,24 @@ export interface WorkspaceService {
    * (size, mode, mtime, ctime, inode, a link's target), entries sorted by name, directories in the
    * order given. Equal digests, equal listings. Entries named in `statFree.names`, or at a path in
    * `statFree.paths`, count by name and kind only (see `snapshot/scanSeal.ts`). Given the `checks`
-   * of an earlier answer for the same directories in the same order, it may stop at the first
-   * listing whose check differs and answer `"differs"`. `None` when it cannot be told (a directory
-   * missing or unreadable, or the adapter cannot open beneath the root). Optional: without it no
-   * capture is sealed (`snapshot/scanSeal.ts`), every repeat capture scans.
+   * of an earlier answer for the same directories in the same order (`expected`), it may stop at
+   * the first listing whose check differs and answer `"differs"`. `None` when it cannot be told (a
+   * directory missing or unreadable, or the adapter cannot open beneath the root). With `whole`,
+   * every directory is listed and one that cannot be listed is no failure: it gets a zero check
+   * and its index is in `failed` (a capture of what changed needs every check). Optional: without
+   * it no capture is sealed (`snapshot/scanSeal.ts`), every repeat capture scans.
    */
   readonly sealListings?: (
     directories: ReadonlyArray<string>,
     statFree: StatFree,
-    expectedChecks?: Uint8Array,
+    options?: SealOptions,
   ) => Effect.Effect<Option.Option<ListingSeal | "differs">>
+}
+
+/** How `sealListings` lists: see there. */
+export interface SealOptions {
+  readonly expected?: Uint8Array
+  readonly whole?: boolean
 }
 
 /** Entries a listing seal counts by name and kind only. */
@@ -227,10 +235,16 @@ export interface ListingSeal {
   /** The newest ctime of an entry counted with its stat, in ns since the epoch (the racy check). */
   readonly newestChangeNs: bigint
   /**
-   * Per directory, in the order given, 8 bytes: a check of its listing. Different checks, different
-   * listings; equal checks prove nothing (only the digest does). What lets a later call stop early.
+   * Per directory, in the order given, a check of its listing (the first 16 bytes of its SHA-256,
+   * all zero for one that could not be listed): different checks, different listings; equal checks,
+   * the same listing but for a chance of one in 2^128. What lets a later call stop early, and a
+   * capture list again only the directories whose listing changed (`snapshot/sealedCapture.ts`).
    */
   readonly checks: Uint8Array
+  /** With `whole`: the indices of the directories that could not be listed (gone, replaced). */
+  readonly failed?: ReadonlyArray<number>
+  /** `newestChangeNs` per directory, in the order given (the least bigint for an empty listing). */
+  readonly newestByDirectory: BigInt64Array
 }
 
 /** A file of the repository as found: a fingerprint of its stat, and its bytes when read. */

@@ -31,7 +31,9 @@ export const CaptureOutcome = Schema.Union(
     scan: Schema.optional(
       Schema.Struct({
         by: Schema.Literal("seal", "watcher", "scan"),
+        rescanned: Schema.optional(Count),
         unsealed: Schema.optional(Schema.String),
+        fullScan: Schema.optional(Schema.String),
       }),
     ),
   }),

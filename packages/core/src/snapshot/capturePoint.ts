@@ -5,9 +5,11 @@
  * host declares + a bounded scan (`captureTracking.ts`); the manifest is built against the
  * previous point's manifest and stat cache (`pointBuild.ts`). In a live engine (the
  * `WorkspaceChanges` port provided) the scan is replaced by the watcher's change set applied to
- * the tree the last capture saw (`liveCapture.ts`) whenever the watcher can vouch for it;
- * otherwise, and without the port, the whole tree is scanned. A capture never fails the agent:
- * any failure becomes a `NotCaptured` outcome with the reason.
+ * the tree the last capture saw (`liveCapture.ts`) whenever the watcher can vouch for it. Without
+ * it, the previous point's seal (`scanSeal.ts`) tells whether nothing changed (the point is the
+ * previous one) or which directories did (only those are listed: `sealedCapture.ts`); otherwise
+ * the whole tree is scanned. A capture never fails the agent: any failure becomes a `NotCaptured`
+ * outcome with the reason.
  */
 
 import type { PointCaptured } from "@rewind/contracts"
@@ -24,11 +26,12 @@ import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import type { SessionStore } from "../ports/SessionStore.js"
 import type { Workspace } from "../ports/Workspace.js"
 import { loadSession, retryOnVersionConflict } from "../session/loadSession.js"
+import type { SessionState } from "../session/sessionState.js"
 import { makeTracker } from "./captureTracking.js"
 import { captureWatched, liveSync, offerFullScan } from "./liveCapture.js"
 import { pointArtifactCache } from "./pointArtifactCache.js"
 import { buildManifest, loadBaseStatCache, recordPoint, summarise } from "./pointBuild.js"
-import { latestTurnPoint, pointIdFor, readPointIndex } from "./pointIndex.js"
+import { latestTurnPoint, type PointIndex, pointIdFor, readPointIndex } from "./pointIndex.js"
 import {
   loadManifestLayers,
   type Manifest,
@@ -38,6 +41,7 @@ import {
 } from "./pointManifest.js"
 import { reusableDecisions, reusableFromStatCache } from "./scanReuse.js"
 import { checkSeal, type SealCheck, sealCapture } from "./scanSeal.js"
+import { captureSealed } from "./sealedCapture.js"
 import { matchBaseManifest, mayDeferManifest } from "./unchangedManifest.js"
 import { type ScanProgress, scanWorkspace } from "./workspaceScan.js"
 
@@ -82,6 +86,22 @@ export interface CaptureProgress extends ScanProgress {
   readonly toHash: number
 }
 
+/**
+ * What every way of capturing a turn's point starts from: the turn, the session as loaded, its
+ * point index and latest turn point, and the capture's settings, start and budget.
+ */
+export interface CaptureContext {
+  readonly sessionId: SessionId
+  readonly pointId: PointCaptured["pointId"]
+  readonly turnId: TurnId
+  readonly state: SessionState
+  readonly index: PointIndex
+  readonly base: PointCaptured
+  readonly settings: CaptureSettings
+  readonly startedAtMs: number
+  readonly budget: { readonly maxFiles: number; readonly deadlineMs: number }
+}
+
 export interface CaptureOptions {
   readonly settings?: Partial<CaptureSettings>
   /** Paths the host knows about (e.g. a tool is about to write them); always tracked. */
@@ -90,12 +110,16 @@ export interface CaptureOptions {
 }
 
 /**
- * How a capture found its point: by its base point's seal (no scan), from a live engine's watcher,
- * or by a scan; `unsealed` says why a scanned point has no seal (its next capture scans too).
+ * How a capture found its point: by its base point's seal (nothing scanned, or with `rescanned`
+ * only the directories the seal showed changed: `sealedCapture.ts`), from a live engine's watcher,
+ * or by a scan of the whole tree; `unsealed` says why the point has no seal (its next capture scans
+ * the whole tree), `fullScan` why a capture whose base point was sealed scanned the whole tree.
  */
 export interface CaptureScan {
   readonly by: "seal" | "watcher" | "scan"
+  readonly rescanned?: number
   readonly unsealed?: string
+  readonly fullScan?: string
 }
 
 export type CaptureOutcome =
@@ -131,6 +155,34 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
       return { _tag: "Captured", point, existing: false, scan: { by: "seal" } } as const
     }
+    const budget = { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs }
+    // The seal held but for some directories: list only those (`sealedCapture.ts`).
+    let fullScan: string | undefined
+    const context = (of: PointCaptured): CaptureContext => ({
+      sessionId,
+      pointId,
+      turnId,
+      state,
+      index,
+      base: of,
+      settings,
+      startedAtMs,
+      budget,
+    })
+    if (seal._tag === "Scan" && seal.changes !== undefined && base !== undefined) {
+      const sealedOutcome = yield* captureSealed({ ...context(base), check: seal, changes: seal.changes })
+      if (sealedOutcome._tag === "Captured") {
+        options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
+        const { point, rescanned, unsealed } = sealedOutcome
+        return {
+          _tag: "Captured",
+          point,
+          existing: false,
+          scan: { by: "seal", rescanned, ...(unsealed === undefined ? {} : { unsealed }) },
+        } as const
+      }
+      fullScan = sealedOutcome.reason
+    }
     const baseStatCache = yield* loadBaseStatCache(base?.statCacheHash)
     const statCache: StatCache = baseStatCache?.value.map ?? new Map()
     // The live engine: flush the watcher first (what changed before now is then known), and when
@@ -149,24 +201,9 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       base === undefined || deferred
         ? undefined
         : { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
-    const budget = { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs }
 
     if (live?.watched !== undefined && base !== undefined && baseManifest !== undefined) {
-      const watched = yield* captureWatched({
-        sessionId,
-        pointId,
-        turnId,
-        state,
-        index,
-        base,
-        baseManifest,
-        baseStatCache,
-        settings,
-        startedAtMs,
-        budget,
-        options,
-        live,
-      })
+      const watched = yield* captureWatched({ ...context(base), baseManifest, baseStatCache, options, live })
       if (watched !== undefined) {
         options.onProgress?.({ phase: "done", hashed: 0, toHash: 0, directories: 0, entries: 0 })
         return { _tag: "Captured", point: watched, existing: false, scan: { by: "watcher" } } as const
@@ -226,7 +263,11 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
           return "scanSeal" in outcome ? { scanSeal: outcome.scanSeal } : {}
         }),
       )
-    const scanned = (): CaptureScan => (unsealed === undefined ? { by: "scan" } : { by: "scan", unsealed })
+    const scanned = (): CaptureScan => ({
+      by: "scan",
+      ...(unsealed === undefined ? {} : { unsealed }),
+      ...(fullScan === undefined ? {} : { fullScan }),
+    })
     if (
       match?._tag === "Same" &&
       tracker.tracked.size === 0 &&

@@ -52,10 +52,12 @@ export interface LayerCodec<V> {
   readonly encodeEntry: (path: WorkspacePath, entry: V) => Array<unknown>
   readonly decodeEntry: (raw: Array<unknown>) => [WorkspacePath, V] | undefined
   readonly same: (a: V, b: V | undefined) => boolean
+  /** A full layer's entries at the paths `wanted` wants only, where the form allows it cheaply. */
+  readonly fullSubset?: (bytes: Uint8Array, wanted: (path: string) => boolean) => FullMap<V> | undefined
   /** A binary form's decoder, tried first when it claims the bytes (full or delta layers). */
   readonly binary?: {
     readonly claims: (bytes: Uint8Array) => boolean
-    readonly decode: (bytes: Uint8Array) => DecodedLayer<V> | undefined
+    readonly decode: (bytes: Uint8Array, wanted?: (path: string) => boolean) => DecodedLayer<V> | undefined
     /** The bytes of a delta, or `undefined` to store it as JSON. */
     readonly encodeDelta: (delta: {
       readonly base: ContentHash
@@ -86,8 +88,15 @@ export interface DecodedLayer<V> {
 export const withRules = <T extends object>(value: T, rules: string | undefined): T & { rules?: string } =>
   rules === undefined ? value : { ...value, rules }
 
-const decodeLayer = <V>(codec: LayerCodec<V>, bytes: Uint8Array): DecodedLayer<V> | undefined => {
-  if (codec.binary?.claims(bytes)) return codec.binary.decode(bytes)
+const decodeLayer = <V>(
+  codec: LayerCodec<V>,
+  bytes: Uint8Array,
+  wanted?: (path: string) => boolean,
+): DecodedLayer<V> | undefined => {
+  if (codec.binary?.claims(bytes)) return codec.binary.decode(bytes, wanted)
+  const subset = wanted === undefined ? undefined : codec.fullSubset?.(bytes, wanted)
+  if (subset !== undefined)
+    return withRules({ base: undefined, depth: 0, entries: subset.map, removed: [] }, subset.rules)
   const full = codec.full(bytes)
   if (full !== undefined)
     return withRules({ base: undefined, depth: 0, entries: full.map, removed: [] }, full.rules)
@@ -134,35 +143,166 @@ export const loadLayered = <V>(
     const hit = cached(hash)
     if (hit !== undefined) return hit
     const artifacts = yield* ArtifactStore
-    const bytes = prefetched ?? (yield* artifacts.get(hash))
-    const layer = decodeLayer(codec, bytes)
-    if (layer === undefined) {
-      return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
-    }
-    let value: Layered<V>
-    const legacy = codec.binary !== undefined && !codec.binary.claims(bytes)
-    if (layer.base === undefined)
-      value = withRules({ map: layer.entries, depth: 0, layers: [hash] }, layer.rules)
-    else {
-      const base = yield* loadLayered(codec, what, layer.base, cached, remember)
-      // Depths only grow along a chain, so a forged loop or an over-long chain is refused.
-      if (base.depth !== layer.depth - 1) {
-        return yield* new ManifestUnreadable({
-          hash,
-          message: `artifact ${hash} is a ${what} delta at depth ${layer.depth} over one at depth ${base.depth}`,
-        })
+    const unreadable = (at: ContentHash, message: string) =>
+      new ManifestUnreadable({ hash: at, message: `artifact ${at} ${message}` })
+    // Down the chain to a full layer (or one already loaded), keeping the deltas met on the way:
+    // they are then applied to one copy of that map, not each to a copy of the one below it.
+    const deltas: Array<{
+      readonly hash: ContentHash
+      readonly layer: DecodedLayer<V>
+      readonly legacy: boolean
+    }> = []
+    let at = hash
+    let bytes = prefetched
+    let bottom: Layered<V>
+    for (;;) {
+      const read = bytes ?? (yield* artifacts.get(at))
+      bytes = undefined
+      const layer = decodeLayer(codec, read)
+      if (layer === undefined) return yield* unreadable(at, `is not a Rewind ${what}`)
+      const legacy = codec.binary !== undefined && !codec.binary.claims(read)
+      if (layer.base === undefined) {
+        bottom = withRules({ map: layer.entries, depth: 0, layers: [at] }, layer.rules)
+        if (legacy) bottom = { ...bottom, legacy: true }
+        remember(at, bottom)
+        break
       }
-      const map = new Map(base.map)
-      for (const path of layer.removed) map.delete(path)
-      for (const [path, entry] of layer.entries) map.set(path, entry)
-      // The rules are the top layer's own: a layer without them offers no decisions to reuse.
-      value = withRules({ map, depth: layer.depth, layers: [...base.layers, hash] }, layer.rules)
-      if (base.legacy) value = { ...value, legacy: true }
+      deltas.push({ hash: at, layer, legacy })
+      // Depths only grow along a chain, so a forged loop or an over-long chain is refused.
+      if (deltas.length > MAX_DEPTH)
+        return yield* unreadable(at, `is a ${what} delta deeper than ${MAX_DEPTH}`)
+      const loaded = cached(layer.base)
+      if (loaded !== undefined) {
+        bottom = loaded
+        break
+      }
+      at = layer.base
     }
+    if (deltas.length === 0) return bottom
+    const map = new Map(bottom.map)
+    const layers = [...bottom.layers]
+    let depth = bottom.depth
+    let legacy = bottom.legacy === true
+    for (let i = deltas.length - 1; i >= 0; i--) {
+      const delta = deltas[i]!
+      if (delta.layer.depth !== depth + 1)
+        return yield* unreadable(
+          delta.hash,
+          `is a ${what} delta at depth ${delta.layer.depth} over one at depth ${depth}`,
+        )
+      for (const path of delta.layer.removed) map.delete(path)
+      for (const [path, entry] of delta.layer.entries) map.set(path, entry)
+      depth = delta.layer.depth
+      layers.push(delta.hash)
+      legacy ||= delta.legacy
+    }
+    // The rules are the top layer's own: a layer without them offers no decisions to reuse.
+    let value: Layered<V> = withRules({ map, depth, layers }, deltas[0]!.layer.rules)
     if (legacy) value = { ...value, legacy: true }
     remember(hash, value)
     return value
   })
+
+/**
+ * A manifest or stat cache as far as some paths go: the entries of the whole chain at every path
+ * `wanted` wants (and perhaps others: the whole map when it was loaded already), and what a delta
+ * over it needs (depth, layers, the top layer's rules). What a capture that knows where the tree
+ * can differ loads (`sealedCapture.ts`): the full layer below is read but only the wanted part of
+ * it decoded. Never cached: it may not be the whole map.
+ */
+export interface LayeredSubset<V> {
+  readonly hash: ContentHash
+  readonly entries: ReadonlyMap<WorkspacePath, V>
+  readonly depth: number
+  readonly layers: ReadonlyArray<ContentHash>
+  readonly rules?: string
+  readonly legacy?: true
+}
+
+export const loadLayeredSubset = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  hash: ContentHash,
+  wanted: (path: string) => boolean,
+  cached: (hash: ContentHash) => Layered<V> | undefined,
+): Effect.Effect<
+  LayeredSubset<V>,
+  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
+  ArtifactStore
+> =>
+  Effect.gen(function* () {
+    const whole = cached(hash)
+    if (whole !== undefined) {
+      const { map, ...rest } = whole
+      return { hash, entries: map, ...rest }
+    }
+    const artifacts = yield* ArtifactStore
+    const chain: Array<{
+      readonly hash: ContentHash
+      readonly layer: DecodedLayer<V>
+      readonly legacy: boolean
+    }> = []
+    for (let at: ContentHash | undefined = hash; at !== undefined; ) {
+      if (chain.length > MAX_DEPTH)
+        return yield* new ManifestUnreadable({
+          hash: at,
+          message: `artifact ${at} is a ${what} delta deeper than ${MAX_DEPTH}`,
+        })
+      const read: Uint8Array = yield* artifacts.get(at)
+      const layer: DecodedLayer<V> | undefined = decodeLayer(codec, read, wanted)
+      if (layer === undefined)
+        return yield* new ManifestUnreadable({ hash: at, message: `artifact ${at} is not a Rewind ${what}` })
+      chain.push({ hash: at, layer, legacy: codec.binary !== undefined && !codec.binary.claims(read) })
+      at = layer.base
+    }
+    const entries = new Map<WorkspacePath, V>()
+    let depth = -1
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const { hash: at, layer } = chain[i]!
+      if (layer.depth !== depth + 1)
+        return yield* new ManifestUnreadable({
+          hash: at,
+          message: `artifact ${at} is a ${what} delta at depth ${layer.depth} over one at depth ${depth}`,
+        })
+      depth = layer.depth
+      for (const path of layer.removed) entries.delete(path)
+      for (const [path, entry] of layer.entries) if (wanted(path)) entries.set(path, entry)
+    }
+    const subset: LayeredSubset<V> = withRules(
+      { hash, entries, depth, layers: chain.map((c) => c.hash).reverse() },
+      chain[0]!.layer.rules,
+    )
+    return chain.some((c) => c.legacy) ? { ...subset, legacy: true } : subset
+  })
+
+/**
+ * The bytes of a delta over `base` (at `base.depth + 1`) setting `changed` and removing `removed`:
+ * the binary form where the codec has one that takes it, JSON otherwise.
+ */
+export const encodeDelta = <V>(
+  codec: LayerCodec<V>,
+  base: { readonly hash: ContentHash; readonly depth: number },
+  rules: string | undefined,
+  changed: ReadonlyArray<readonly [WorkspacePath, V]>,
+  removed: ReadonlyArray<WorkspacePath>,
+): { readonly bytes: Uint8Array; readonly depth: number } => {
+  const depth = base.depth + 1
+  const entries = [...changed].sort((a, b) => byPath(a[0], b[0]))
+  const gone = [...removed].sort(byPath)
+  const binary = codec.binary?.encodeDelta({ base: base.hash, depth, rules, entries, removed: gone })
+  if (binary !== undefined) return { bytes: binary, depth }
+  const bytes = encoder.encode(
+    JSON.stringify({
+      format: codec.deltaFormat,
+      base: base.hash,
+      depth,
+      ...(rules === undefined ? {} : { rules }),
+      entries: entries.map(([path, entry]) => codec.encodeEntry(path, entry)),
+      removed: gone,
+    }),
+  )
+  return { bytes, depth }
+}
 
 /**
  * The top layer of `hash` alone, read without loading the chain below: for a delta, its base, the
@@ -227,28 +367,13 @@ export const encodeLayered = <V>(
   }
   if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
   if (changed.length + removed.length > limit) return full()
-  const depth = base.value.depth + 1
-  changed.sort(byPath)
-  removed.sort(byPath)
-  const binary = codec.binary?.encodeDelta({
-    base: base.hash,
-    depth,
+  return encodeDelta(
+    codec,
+    { hash: base.hash, depth: base.value.depth },
     rules,
-    entries: changed.map((path) => [path, map.get(path)!] as const),
+    changed.map((path) => [path, map.get(path)!] as const),
     removed,
-  })
-  if (binary !== undefined) return { bytes: binary, depth }
-  const bytes = encoder.encode(
-    JSON.stringify({
-      format: codec.deltaFormat,
-      base: base.hash,
-      depth,
-      ...(rules === undefined ? {} : { rules }),
-      entries: changed.map((path) => codec.encodeEntry(path, map.get(path)!)),
-      removed,
-    }),
   )
-  return { bytes, depth }
 }
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

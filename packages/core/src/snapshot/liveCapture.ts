@@ -21,7 +21,6 @@ import {
   type PointKind,
   type SessionId,
   type SkippedPath,
-  type TurnId,
   type WorkspacePath,
   workspacePathProblem,
 } from "@rewind/contracts"
@@ -32,14 +31,11 @@ import {
   WorkspaceChanges,
   type WorkspaceChangesService,
 } from "../ports/WorkspaceChanges.js"
-import type { SessionState } from "../session/sessionState.js"
 import { storeDirectories } from "../workspace/protection.js"
-import type { CaptureOptions, CaptureSettings } from "./capturePoint.js"
+import type { CaptureContext, CaptureOptions } from "./capturePoint.js"
 import { makeTracker } from "./captureTracking.js"
 import { applyChanges, type LiveTree, outOfScopeIn, seedTree, unseedable } from "./liveTree.js"
-import { overlaid } from "./overlayMap.js"
 import { type Built, buildManifest, recordPoint } from "./pointBuild.js"
-import type { PointIndex } from "./pointIndex.js"
 import {
   type Layered,
   type ManifestEntry,
@@ -48,6 +44,7 @@ import {
   sameStatCacheEntry,
   storeManifestAndStatCache,
 } from "./pointManifest.js"
+import { countsOver, patched } from "./pointPatch.js"
 import type { ScannedPath, ScanResult } from "./workspaceScan.js"
 
 interface LiveRecord {
@@ -133,51 +130,9 @@ export const offerFullScan = (
     yield* live.service.noteCapture("full", live.reason ?? why)
   })
 
-const countOf = (entry: ManifestEntry | undefined) =>
-  entry === undefined
-    ? { files: 0, links: 0, tombstones: 0, bytes: 0 }
-    : entry.kind === "file"
-      ? { files: 1, links: 0, tombstones: 0, bytes: entry.size }
-      : entry.kind === "link"
-        ? { files: 0, links: 1, tombstones: 0, bytes: 0 }
-        : { files: 0, links: 0, tombstones: 1, bytes: 0 }
-
-/** `map` with the paths of `affected` replaced by `next`'s entries (removed where it has none). */
-const patched = <V>(
-  map: ReadonlyMap<WorkspacePath, V>,
-  next: ReadonlyMap<WorkspacePath, V>,
-  affected: ReadonlySet<WorkspacePath>,
-  same: (a: V, b: V | undefined) => boolean,
-): ReadonlyMap<WorkspacePath, V> => {
-  let differs = false
-  for (const path of affected) {
-    const now = next.get(path)
-    const before = map.get(path)
-    if (now === undefined ? before !== undefined : !same(now, before)) {
-      differs = true
-      break
-    }
-  }
-  // Unchanged: the very map, so nothing per path is copied or compared again.
-  if (!differs) return map
-  // An overlay of the changes, not a copy of the tree (`overlayMap.ts`).
-  const updates = new Map<WorkspacePath, V | undefined>()
-  for (const path of affected) updates.set(path, next.get(path))
-  return overlaid(map, updates)
-}
-
-export interface WatchedCaptureInput {
-  readonly sessionId: SessionId
-  readonly pointId: PointCaptured["pointId"]
-  readonly turnId: TurnId
-  readonly state: SessionState
-  readonly index: PointIndex
-  readonly base: PointCaptured
+export interface WatchedCaptureInput extends CaptureContext {
   readonly baseManifest: { readonly hash: ContentHash; readonly value: Layered<ManifestEntry> }
   readonly baseStatCache: { readonly hash: ContentHash; readonly value: Layered<StatCacheEntry> } | undefined
-  readonly settings: CaptureSettings
-  readonly startedAtMs: number
-  readonly budget: { readonly maxFiles: number; readonly deadlineMs: number }
   readonly options: CaptureOptions
   readonly live: LiveSync
 }
@@ -239,15 +194,7 @@ export const captureWatched = (input: WatchedCaptureInput) =>
         : { manifest: input.baseManifest, statCache: input.baseStatCache },
       affected,
     )
-    const counts = { files: base.files, links: base.links, tombstones: base.tombstones, bytes: base.bytes }
-    for (const path of affected) {
-      const before = countOf(previous.get(path))
-      const after = countOf(manifest.get(path))
-      counts.files += after.files - before.files
-      counts.links += after.links - before.links
-      counts.tombstones += after.tombstones - before.tombstones
-      counts.bytes += after.bytes - before.bytes
-    }
+    const counts = countsOver(base, previous, manifest, affected)
     const point = yield* recordPoint(input.sessionId, {
       pointId: input.pointId,
       kind: "turn" satisfies PointKind,

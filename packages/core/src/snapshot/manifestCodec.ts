@@ -71,6 +71,81 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
   }
 }
 
+/**
+ * The entries of a full manifest at the paths `wanted` wants, without parsing the rest: a capture
+ * of a few directories (`sealedCapture.ts`) needs a handful of a tree's rows, and a parse of all of
+ * them is most of what it would cost. Reads the canonical text `encodeManifest` writes, row by row:
+ * each row's path is read as the JSON string it is, and only a wanted row is parsed, and checked
+ * as `decodeManifest` checks it. Anything not in that form (another writer's spacing, a damaged
+ * artifact) answers `undefined`, and the caller decodes the whole manifest, which says what is
+ * wrong with it.
+ */
+export const decodeManifestSubset = (
+  bytes: Uint8Array,
+  wanted: (path: string) => boolean,
+): Manifest | undefined => {
+  let text: string
+  try {
+    text = decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+  const head = `{"format":"${MANIFEST_FORMAT}","entries":[`
+  if (!text.startsWith(head)) return undefined
+  const out = new Map<WorkspacePath, ManifestEntry>()
+  // The end of the JSON string opening at `from` (its closing quote), or -1.
+  const stringEnd = (from: number) => {
+    for (let i = from + 1; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c === 92) i++
+      else if (c === 34) return i
+    }
+    return -1
+  }
+  let at = head.length
+  if (text.startsWith("]}", at)) return at + 2 === text.length ? out : undefined
+  for (;;) {
+    if (text.charCodeAt(at) !== 91 || text.charCodeAt(at + 1) !== 34) return undefined
+    const pathEnd = stringEnd(at + 1)
+    if (pathEnd < 0) return undefined
+    // `,"k"` follows the path: the kind decides where the row ends (only a link's target is a
+    // string that may hold a `]`).
+    if (text.charCodeAt(pathEnd + 1) !== 44 || text.charCodeAt(pathEnd + 2) !== 34) return undefined
+    const kind = text.charCodeAt(pathEnd + 3)
+    let rowEnd: number
+    if (kind === 108) {
+      const targetEnd = stringEnd(pathEnd + 6)
+      if (targetEnd < 0) return undefined
+      rowEnd = targetEnd + 1
+    } else rowEnd = text.indexOf("]", pathEnd)
+    if (rowEnd < 0 || text.charCodeAt(rowEnd) !== 93) return undefined
+    const raw = text.slice(at + 2, pathEnd)
+    let path: string
+    try {
+      path = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw
+    } catch {
+      return undefined
+    }
+    if (wanted(path)) {
+      let row: unknown
+      try {
+        row = JSON.parse(text.slice(at, rowEnd + 1))
+      } catch {
+        return undefined
+      }
+      const entry = Array.isArray(row) ? manifestEntryOf(row) : undefined
+      if (entry === undefined) return undefined
+      out.set(path as WorkspacePath, entry)
+    }
+    at = rowEnd + 1
+    if (text.charCodeAt(at) === 44) {
+      at++
+      continue
+    }
+    return text.startsWith("]}", at) && at + 2 === text.length ? out : undefined
+  }
+}
+
 export const sameManifestEntry = (a: ManifestEntry, b: ManifestEntry | undefined): boolean => {
   if (a === b) return true
   if (b === undefined || a.kind !== b.kind) return false

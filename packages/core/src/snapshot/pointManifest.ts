@@ -8,16 +8,20 @@ import type { ContentHash, WorkspacePath } from "@rewind/contracts"
 import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import {
+  encodeDelta,
   encodeLayered,
   type LayerCodec,
   type Layered,
+  type LayeredSubset,
   loadLayered,
+  loadLayeredSubset,
   loadTopLayer,
   MAX_DEPTH,
   withRules,
 } from "./layeredMaps.js"
 import {
   decodeManifest,
+  decodeManifestSubset,
   encodeManifest,
   type Manifest,
   type ManifestEntry,
@@ -41,7 +45,7 @@ import {
   statCacheRow,
 } from "./statCacheCodec.js"
 
-export { type Layered, ManifestUnreadable } from "./layeredMaps.js"
+export { type Layered, type LayeredSubset, ManifestUnreadable } from "./layeredMaps.js"
 export {
   decodeManifest,
   encodeManifest,
@@ -61,6 +65,10 @@ export {
 const manifestCodec: LayerCodec<ManifestEntry> = {
   full: (bytes) => {
     const map = decodeManifest(bytes)
+    return map === undefined ? undefined : { map }
+  },
+  fullSubset: (bytes, wanted) => {
+    const map = decodeManifestSubset(bytes, wanted)
     return map === undefined ? undefined : { map }
   },
   encodeFull: (map) => encodeManifest(map),
@@ -85,8 +93,8 @@ const statCacheCodec: LayerCodec<StatCacheEntry> = {
   same: sameStatCacheEntry,
   binary: {
     claims: isBinaryStatCache,
-    decode: (bytes) => {
-      const layer = decodeStatCacheLayer(bytes, MAX_DEPTH)
+    decode: (bytes, wanted) => {
+      const layer = decodeStatCacheLayer(bytes, MAX_DEPTH, wanted)
       if (layer === undefined) return undefined
       const { base, depth, entries, removed, rules } = layer
       return withRules({ base, depth, entries, removed }, rules)
@@ -192,5 +200,89 @@ export const storeManifestAndStatCache = (
     }
     const manifestHash = settle(m, manifest, base?.manifest, cache?.setManifest)
     const statCacheHash = settle(c, statCache, statBase, cache?.setStatCache, rules)
+    return { manifestHash, statCacheHash }
+  })
+
+/**
+ * A point's manifest and stat cache as far as the paths `wanted` wants go (`LayeredSubset`): what
+ * a capture that knows where the tree can differ from the point loads instead of both whole.
+ */
+export const loadSubsets = (
+  manifestHash: ContentHash,
+  statCacheHash: ContentHash,
+  wanted: (path: string) => boolean,
+) =>
+  Effect.flatMap(pointArtifactCache, (cache) =>
+    Effect.all({
+      manifest: loadLayeredSubset(manifestCodec, "manifest", manifestHash, wanted, (h) =>
+        cache?.getManifest(h),
+      ),
+      statCache: loadLayeredSubset(statCacheCodec, "stat cache", statCacheHash, wanted, (h) =>
+        cache?.getStatCache(h),
+      ),
+    }),
+  )
+
+/** What changed at the paths a capture re-examined, for `storeDeltas`. */
+export interface PathChanges<V> {
+  readonly set: ReadonlyArray<readonly [WorkspacePath, V]>
+  readonly removed: ReadonlyArray<WorkspacePath>
+}
+
+/** The changes at `affected` from `before` (the base's entries there) to `after`. */
+export const changesAt = <V>(
+  affected: Iterable<WorkspacePath>,
+  before: ReadonlyMap<WorkspacePath, V>,
+  after: ReadonlyMap<WorkspacePath, V>,
+  same: (a: V, b: V | undefined) => boolean,
+): PathChanges<V> => {
+  const set: Array<readonly [WorkspacePath, V]> = []
+  const removed: Array<WorkspacePath> = []
+  for (const path of affected) {
+    const now = after.get(path)
+    if (now === undefined) {
+      if (before.has(path)) removed.push(path)
+    } else if (!same(now, before.get(path))) set.push([path, now])
+  }
+  return { set, removed }
+}
+
+/**
+ * Stores a point's manifest and stat cache as deltas over loaded subsets of its base's (see
+ * `loadSubsets`): the base's own hash where nothing changed. `undefined` when a delta cannot be
+ * written (the chain is at its depth limit, the change is over a quarter of `sizes`, or a stat
+ * cache is in the old form): the caller then loads both whole and stores them the usual way.
+ */
+export const storeDeltas = (
+  base: {
+    readonly manifest: LayeredSubset<ManifestEntry>
+    readonly statCache: LayeredSubset<StatCacheEntry>
+  },
+  manifest: PathChanges<ManifestEntry>,
+  statCache: PathChanges<StatCacheEntry>,
+  /** About how many entries each map holds: what a delta is measured against. */
+  sizes: { readonly manifest: number; readonly statCache: number },
+) =>
+  Effect.gen(function* () {
+    const fits = (subset: LayeredSubset<unknown>, changes: PathChanges<unknown>, size: number) =>
+      subset.legacy !== true &&
+      subset.depth < MAX_DEPTH &&
+      changes.set.length + changes.removed.length <= size >> 2
+    if (!fits(base.manifest, manifest, sizes.manifest) || !fits(base.statCache, statCache, sizes.statCache))
+      return undefined
+    const unchanged = (changes: PathChanges<unknown>) =>
+      changes.set.length === 0 && changes.removed.length === 0
+    const m = unchanged(manifest)
+      ? undefined
+      : encodeDelta(manifestCodec, base.manifest, undefined, manifest.set, manifest.removed)
+    // The rules stay the base's: the caller re-examined no path an ignore file decides differently.
+    const c = unchanged(statCache)
+      ? undefined
+      : encodeDelta(statCacheCodec, base.statCache, base.statCache.rules, statCache.set, statCache.removed)
+    const toPut = [m, c].flatMap((x) => (x === undefined ? [] : [x.bytes]))
+    const hashes = toPut.length === 0 ? [] : yield* (yield* ArtifactStore).putMany(toPut)
+    let next = 0
+    const manifestHash = m === undefined ? base.manifest.hash : hashes[next++]!
+    const statCacheHash = c === undefined ? base.statCache.hash : hashes[next++]!
     return { manifestHash, statCacheHash }
   })

@@ -1,25 +1,27 @@
 /**
- * A capture's seal: how a repeat capture tells that nothing in scope changed since the last one
- * without scanning, so a cold process (the CLI before every model request) pays for a listing of
- * the tree's directories in native code rather than for a scan that builds an object per entry,
+ * A capture's seal: how a repeat capture tells what changed in scope since the last one without
+ * scanning, so a cold process (the CLI before every model request) pays for a listing of the
+ * tree's directories in native code rather than for a scan that builds an object per entry,
  * decodes the previous manifest and stat cache and decides every path again.
  *
- * A full capture that could vouch for its scan records a seal artifact (`PointCaptured.scanSeal`):
- * the directories it listed, a digest of their listings (`Workspace.sealListings`: every entry's
- * name, kind and whole lstat, ctime included), and a digest of the rest of what decided the point
+ * A capture that could vouch for its listings records a seal artifact (`PointCaptured.scanSeal`):
+ * the directories it listed, a 128-bit check of each one's listing (`Workspace.sealListings`:
+ * every entry's name, kind and whole lstat, ctime included), the directories among them whose
+ * checks vouch for nothing (`volatile`), and a digest of the rest of what decided the point
  * (`contextOf`: the repository's index and outer ignore files by their stats, the settings that
  * decide scope, the store's places, the paths the session's checkpoints and write intents name).
- * The next capture of the session lists those directories again; the same digest and the same
- * context mean the same point, and it is recorded as the previous one (same manifest, stat cache
- * and skipped list) without a scan. Anything else, and the capture takes the full path.
+ * The next capture of the session lists those directories again. The same context and every check
+ * equal (none volatile) mean the same point, recorded as the previous one without a scan; some
+ * checks different mean only those directories changed (`SealedChanges`, captured by
+ * `sealedCapture.ts`); anything else, and the capture scans the whole tree.
  *
- * Why equal listings mean an equal point: every change to a file, link or directory entry (content,
- * mode, name, target, creation, removal) sets its ctime to the time of the change, which nothing
- * can set back. A seal is only recorded when every entry counted is older than the capture's start
- * by the racy window (`newestChangeNs`), so any later change gives a ctime that differs from the
- * sealed one, and the listing differs. With no change since before the capture began, what the
- * capture read is what was sealed; with equal listings now, it is still the tree. Ignore files in
- * scope are entries of the listings; the ones outside it and the index are in the context.
+ * Why an equal check means an unchanged directory: every change to a file, link or directory
+ * entry (content, mode, name, target, creation, removal) sets its ctime to the time of the change,
+ * which nothing can set back. A listing vouches for its directory only when every entry counted is
+ * older than the capture's start by the racy window (`newestByDirectory`); otherwise it is
+ * volatile. So any later change gives a ctime that differs from the sealed one, and the check
+ * differs (but for a chance of one in 2^128). Ignore files in scope are entries of the listings;
+ * the ones outside it and the index are in the context.
  *
  * Not sealed (the seal would not vouch for the next point): a capture that tracked a path beyond
  * its scan that is there (a checkpoint's file under an ignored directory) or whose absence no
@@ -34,10 +36,23 @@
  * stats, and no capture looks inside them. Changing what a scan decides from the same listings
  * (the skip list, ignore-file limits) must bump `SEAL_VERSION`, which is part of the context.
  */
-import type { ContentHash, PointCaptured, SkippedPath, SkipReason, WorkspacePath } from "@rewind/contracts"
-import { Effect, Either, Encoding, Option, Schema } from "effect"
+import {
+  type ContentHash,
+  type PointCaptured,
+  type SkippedPath,
+  type SkipReason,
+  type WorkspacePath,
+  workspacePathProblem,
+} from "@rewind/contracts"
+import { Effect, Either, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } from "../ports/Workspace.js"
+import {
+  type ListingSeal,
+  type SealOptions,
+  type StatFree,
+  Workspace,
+  type WorkspaceService,
+} from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -46,8 +61,14 @@ import { repositoryKey } from "../workspace/repository.js"
 import type { PointIndex } from "./pointIndex.js"
 import type { ScanResult } from "./workspaceScan.js"
 
-/** Part of every context: bump it whenever a scan would decide differently from the same listings. */
-const SEAL_VERSION = 1
+/**
+ * Part of every context and record: bump it whenever a scan would decide differently from the same
+ * listings, or the record changes (2: 16-byte checks, volatile directories, no digest).
+ */
+const SEAL_VERSION = 2
+
+/** The bytes of a listing's check (`ListingSeal.checks`). */
+const CHECK_BYTES = 16
 
 const STAT_FREE_NAMES: ReadonlyArray<string> = [VCS_NAME, STORE_DIRECTORY_NAME]
 
@@ -67,20 +88,86 @@ const FIXED_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
   "over_size_limit",
 ])
 
-const SealRecord = Schema.parseJson(
+/**
+ * A seal record as stored: a JSON header line (`SealHeader`), then the checks (`CHECK_BYTES` a
+ * directory, in the order of the directories) and the directories, each followed by a NUL. Binary
+ * because a tree's directories and checks are most of it (50k directories at four copies of
+ * babel): JSON with base64 cost a capture ~0.2 s to read and more to write.
+ */
+const SealHeader = Schema.parseJson(
   Schema.Struct({
     seal: Schema.Literal(SEAL_VERSION),
-    digest: Schema.String,
     context: Schema.String,
-    /** In the order listed (the directories that changed last first: see `hotFirst`). */
-    directories: Schema.Array(Schema.String),
-    /** Each listing's check, 8 bytes a directory, base64 (`ListingSeal.checks`). */
-    checks: Schema.String,
+    directories: Schema.Int.pipe(Schema.nonNegative()),
+    /**
+     * The directories (by index) whose checks vouch for nothing: something in them changed within
+     * the racy window, or the capture that sealed them did not list them (see the header).
+     */
+    volatile: Schema.Array(Schema.Int.pipe(Schema.nonNegative())),
     storePaths: Schema.Array(Schema.String),
   }),
 )
-const decodeRecord = Schema.decodeUnknownOption(SealRecord)
-const encodeRecord = Schema.encodeSync(SealRecord)
+const decodeHeader = Schema.decodeUnknownOption(SealHeader)
+const encodeHeader = Schema.encodeSync(SealHeader)
+
+interface SealRecord {
+  readonly context: string
+  readonly directories: ReadonlyArray<string>
+  readonly checks: Uint8Array
+  readonly volatile: ReadonlyArray<number>
+  readonly storePaths: ReadonlyArray<string>
+}
+
+const textEncoder = new TextEncoder()
+const textDecoder = new TextDecoder("utf-8", { fatal: true })
+
+const encodeRecord = (record: SealRecord): Uint8Array => {
+  const header = textEncoder.encode(
+    `${encodeHeader({
+      seal: SEAL_VERSION,
+      context: record.context,
+      directories: record.directories.length,
+      volatile: record.volatile,
+      storePaths: record.storePaths,
+    })}\n`,
+  )
+  const names = textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
+  const out = new Uint8Array(header.length + record.checks.length + names.length)
+  out.set(header, 0)
+  out.set(record.checks, header.length)
+  out.set(names, header.length + record.checks.length)
+  return out
+}
+
+/** A stored record, or none when it is not one this version wrote (then the capture scans). */
+const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
+  const newline = bytes.indexOf(10)
+  if (newline < 0) return Option.none()
+  let header: string
+  let names: string
+  try {
+    header = textDecoder.decode(bytes.subarray(0, newline))
+    const count = decodeHeader(header)
+    if (Option.isNone(count)) return Option.none()
+    const start = newline + 1 + count.value.directories * CHECK_BYTES
+    if (start > bytes.length) return Option.none()
+    names = textDecoder.decode(bytes.subarray(start))
+    const directories = names.split("\0")
+    // Every directory ends with a NUL: the last piece is empty.
+    if (directories.pop() !== "" || directories.length !== count.value.directories) return Option.none()
+    if (directories.some((d) => d !== "" && workspacePathProblem(d) !== undefined)) return Option.none()
+    if (count.value.volatile.some((i) => i >= directories.length)) return Option.none()
+    return Option.some({
+      context: count.value.context,
+      directories,
+      checks: bytes.subarray(newline + 1, start),
+      volatile: count.value.volatile,
+      storePaths: count.value.storePaths,
+    })
+  } catch {
+    return Option.none()
+  }
+}
 
 /** A listing of the sealed directories taken at the start of a capture, for its own seal. */
 interface SealReading {
@@ -89,9 +176,29 @@ interface SealReading {
   readonly seal: ListingSeal
 }
 
+/**
+ * What changed since the base point's seal, by directory: what a capture of the changes
+ * (`sealedCapture.ts`) lists again instead of the whole tree.
+ */
+export interface SealedChanges {
+  /** The seal's directories, in its order, and the listing of them at this capture's start. */
+  readonly directories: ReadonlyArray<string>
+  readonly listing: ListingSeal
+  /** Directories whose listing differs from the sealed one, could not be listed, or was volatile. */
+  readonly changed: ReadonlySet<string>
+  /** Of those, the ones that could not be listed (gone, or no longer a directory). */
+  readonly failed: ReadonlySet<string>
+}
+
 export type SealCheck =
   | { readonly _tag: "Unchanged" }
-  | { readonly _tag: "Scan"; readonly context: string; readonly reading?: SealReading }
+  | {
+      readonly _tag: "Scan"
+      readonly context: string
+      readonly reading?: SealReading
+      /** Set when the base point's seal holds but for the directories it names. */
+      readonly changes?: SealedChanges
+    }
   /** No seal will be checked or recorded by this capture, for the reason given. */
   | { readonly _tag: "Off"; readonly why: string }
 
@@ -99,10 +206,6 @@ export type SealCheck =
 type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: string }
 
 const unsealed = (why: string): SealOutcome => ({ unsealed: why })
-const racy = (windowMs: number) => unsealed(`something changed within ${windowMs} ms of the capture`)
-
-const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
-  a.length === b.length && a.every((x, i) => x === b[i])
 
 /** What decides a capture's point besides the listings (see the header). */
 const contextOf = (
@@ -128,8 +231,8 @@ const contextOf = (
 
 /**
  * Before a capture scans: whether its session's latest point's seal still holds (`Unchanged`: the
- * point may be recorded as that one), or the capture scans (with the context and, when the seal's
- * directories were listed, that listing for its own seal), or seals are off for it.
+ * point may be recorded as that one), or the capture scans (with the context, the listing of the
+ * seal's directories for its own seal, and what changed since the seal), or seals are off for it.
  */
 export const checkSeal = (input: {
   readonly base: PointCaptured | undefined
@@ -153,21 +256,39 @@ export const checkSeal = (input: {
     const sealHash = input.base?.scanSeal
     if (sealHash === undefined) return { _tag: "Scan", context } as const
     const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
-    const record = Option.flatMap(bytes, (b) => decodeRecord(new TextDecoder().decode(b)))
+    const record = Option.flatMap(bytes, decodeRecord)
     // Another context (a checkpoint since, the index): the seal cannot hold, whatever the listings.
     if (Option.isNone(record) || record.value.context !== context) return { _tag: "Scan", context } as const
-    const { directories, storePaths, digest } = record.value
-    const checks = Either.getOrUndefined(Encoding.decodeBase64(record.value.checks))
+    const { directories, storePaths, volatile, checks } = record.value
     const listed = yield* sealed(
       workspace,
       directories,
       { names: STAT_FREE_NAMES, paths: storePaths },
-      checks,
+      {
+        whole: true,
+      },
     )
-    // "differs": the listing stopped at the first directory that changed, so none is reused.
-    if (Option.isNone(listed) || listed.value === "differs") return { _tag: "Scan", context } as const
-    if (listed.value.digest === digest) return { _tag: "Unchanged" } as const
-    return { _tag: "Scan", context, reading: { directories, storePaths, seal: listed.value } } as const
+    if (Option.isNone(listed) || listed.value === "differs" || listed.value.checks.length !== checks.length)
+      return { _tag: "Scan", context } as const
+    const listing = listed.value
+    const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
+    const changed = new Set<string>(failed)
+    for (const i of volatile) if (i >= 0 && i < directories.length) changed.add(directories[i]!)
+    for (let i = 0; i < directories.length; i++) {
+      const at = i * CHECK_BYTES
+      for (let b = 0; b < CHECK_BYTES; b++)
+        if (listing.checks[at + b] !== checks[at + b]) {
+          changed.add(directories[i]!)
+          break
+        }
+    }
+    if (changed.size === 0) return { _tag: "Unchanged" } as const
+    return {
+      _tag: "Scan",
+      context,
+      ...(failed.size === 0 ? { reading: { directories, storePaths, seal: listing } } : {}),
+      changes: { directories, listing, changed, failed },
+    } as const
   })
 
 /**
@@ -178,31 +299,11 @@ const sealed = (
   workspace: WorkspaceService,
   directories: ReadonlyArray<string>,
   statFree: StatFree,
-  expectedChecks?: Uint8Array,
+  options?: SealOptions,
 ) =>
-  (workspace.sealListings?.(directories, statFree, expectedChecks) ?? Effect.succeed(Option.none())).pipe(
+  (workspace.sealListings?.(directories, statFree, options) ?? Effect.succeed(Option.none())).pipe(
     Effect.catchAllDefect(() => Effect.succeed(Option.none<ListingSeal | "differs">())),
   )
-
-/**
- * The directories in the order a seal lists them: those holding the most recently changed files
- * first (an agent edits the same few places turn after turn), so that when something changed the
- * next capture's listing stops early (`sealListings`' checks); by path otherwise.
- */
-const hotFirst = (directories: ReadonlyArray<string>, scan: ScanResult): ReadonlyArray<string> => {
-  const newest = new Map<string, bigint>()
-  for (const [path, { stat }] of scan.entries) {
-    const slash = path.lastIndexOf("/")
-    const dir = slash === -1 ? "" : path.slice(0, slash)
-    const known = newest.get(dir)
-    if (known === undefined || stat.ctimeNs > known) newest.set(dir, stat.ctimeNs)
-  }
-  const at = (dir: string) => newest.get(dir) ?? -1n
-  return [...directories].sort((a, b) => {
-    const [x, y] = [at(a), at(b)]
-    return x !== y ? (x > y ? -1 : 1) : a < b ? -1 : a > b ? 1 : 0
-  })
-}
 
 /**
  * Whether the listings vouch for `path` being absent: the nearest directory above it that the scan
@@ -221,38 +322,70 @@ const absenceListed = (scan: ScanResult, path: string): boolean => {
   }
 }
 
-/**
- * After a full capture: the seal of its point, or why it cannot vouch for one (see the header).
- * `startedAtMs` is the capture's start, before any listing it made or reuses.
- */
-export const sealCapture = (input: {
+/** What a capture hands to its seal (see `sealCapture` and `sealChanges`). */
+interface SealInput {
   readonly check: SealCheck
+  /** The scan: of the whole tree, or (`sealChanges`) of the directories that changed. */
   readonly scan: ScanResult
   /** The paths tracked beyond the scan, and whether the capture found each absent. */
   readonly tracked: ReadonlySet<string>
   readonly absent: (path: string) => boolean
   readonly skipped: ReadonlyArray<SkippedPath>
+  /** The capture's start, before any listing it made or reuses. */
   readonly startedAtMs: number
   readonly racyWindowMs: number
-}): Effect.Effect<SealOutcome, never, Workspace | ArtifactStore> =>
+}
+
+/** Why the capture cannot vouch for a seal whatever its listings say; undefined when it can. */
+const unsealable = (input: SealInput): SealOutcome | undefined => {
+  const { check, scan } = input
+  if (check._tag === "Off") return unsealed(check.why)
+  if (check._tag !== "Scan") return unsealed("seals are off")
+  if (scan.tree.beyond.size > 0) return unsealed("it took files git tracks below an ignored directory")
+  for (const path of input.tracked)
+    if (!input.absent(path) || !absenceListed(scan, path))
+      return unsealed(`${path} was tracked beyond what the scan listed`)
+  const notFixed = input.skipped.find((s) => !FIXED_REASONS.has(s.reason))
+  if (notFixed !== undefined) return unsealed(`${notFixed.path} was left out (${notFixed.reason})`)
+  return undefined
+}
+
+/** The listings' racy bound: an entry changed at or after it may change again unseen (see the header). */
+const racyFrom = (input: SealInput) =>
+  BigInt(input.startedAtMs - Math.max(input.racyWindowMs, MIN_WINDOW_MS)) * 1_000_000n
+
+/** Stores a seal record; `checks` and `newest` per directory, in the order of `directories`. */
+const storeSeal = (
+  context: string,
+  directories: ReadonlyArray<string>,
+  checks: Uint8Array,
+  volatile: ReadonlyArray<number>,
+  storePaths: ReadonlyArray<string>,
+) =>
   Effect.gen(function* () {
-    const { check, scan } = input
+    const record = encodeRecord({ context, directories, checks, volatile, storePaths })
+    const stored = yield* Effect.either((yield* ArtifactStore).put(record))
+    return Either.isRight(stored)
+      ? ({ scanSeal: stored.right } as const)
+      : unsealed(`the seal could not be stored: ${stored.left.message}`)
+  })
+
+/** The indices of `newest` at or after the racy bound. */
+const racyIndices = (newest: BigInt64Array, from: bigint, count: number) => {
+  const out: Array<number> = []
+  for (let i = 0; i < count; i++) if (newest[i]! >= from) out.push(i)
+  return out
+}
+
+/** After a full capture: the seal of its point, or why it cannot vouch for one (see the header). */
+export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never, Workspace | ArtifactStore> =>
+  Effect.gen(function* () {
+    const refused = unsealable(input)
+    if (refused !== undefined) return refused
+    const check = input.check as Extract<SealCheck, { _tag: "Scan" }>
     const workspace = yield* Workspace
-    if (check._tag === "Off") return unsealed(check.why)
-    if (check._tag !== "Scan") return unsealed("seals are off")
-    if (scan.tree.beyond.size > 0) return unsealed("it took files git tracks below an ignored directory")
-    for (const path of input.tracked)
-      if (!input.absent(path) || !absenceListed(scan, path))
-        return unsealed(`${path} was tracked beyond what the scan listed`)
-    const notFixed = input.skipped.find((s) => !FIXED_REASONS.has(s.reason))
-    if (notFixed !== undefined) return unsealed(`${notFixed.path} was left out (${notFixed.reason})`)
-    // A file the scan saw change within the window: no listing needed to know there is no seal.
-    const windowMs = Math.max(input.racyWindowMs, MIN_WINDOW_MS)
-    const racyFromNs = BigInt(input.startedAtMs - windowMs) * 1_000_000n
-    for (const { stat } of scan.entries.values()) if (stat.ctimeNs >= racyFromNs) return racy(windowMs)
-    const listedNow = [...scan.tree.scopes.keys()].sort()
+    const listedNow = [...input.scan.tree.scopes.keys()].sort()
     const storePaths = [...(yield* storeDirectories)].sort()
-    const statFree: StatFree = { names: STAT_FREE_NAMES, paths: storePaths }
     const earlier = check.reading
     let seal: ListingSeal
     let directories: ReadonlyArray<string>
@@ -265,23 +398,55 @@ export const sealCapture = (input: {
       seal = earlier.seal
       directories = earlier.directories
     } else {
-      directories = hotFirst(listedNow, scan)
-      const listed = yield* sealed(workspace, directories, statFree)
+      directories = listedNow
+      const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
       if (Option.isNone(listed) || listed.value === "differs")
         return unsealed("a directory could not be listed again")
       seal = listed.value
     }
-    if (seal.newestChangeNs >= racyFromNs) return racy(windowMs)
-    const record = encodeRecord({
-      seal: SEAL_VERSION,
-      digest: seal.digest,
-      context: check.context,
-      directories,
-      checks: Encoding.encodeBase64(seal.checks),
-      storePaths,
-    })
-    const stored = yield* Effect.either((yield* ArtifactStore).put(new TextEncoder().encode(record)))
-    return Either.isRight(stored)
-      ? { scanSeal: stored.right }
-      : unsealed(`the seal could not be stored: ${stored.left.message}`)
+    const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
+    return yield* storeSeal(check.context, directories, seal.checks, volatile, storePaths)
   })
+
+/**
+ * After a capture of the changes (`sealedCapture.ts`): the seal of its point. The base seal's
+ * directories the capture kept (listed at its start: unchanged, or listed again since) keep their
+ * checks from that listing, volatile where something in them changed within the racy window; the
+ * directories the capture found new follow, volatile (no listing of theirs was taken with the
+ * others), so the next capture lists them again.
+ */
+export const sealChanges = (
+  input: SealInput & {
+    readonly changes: SealedChanges
+    /** Whether a directory of the base seal is still a sealed directory of this point. */
+    readonly keeps: (directory: string) => boolean
+  },
+): Effect.Effect<SealOutcome, never, ArtifactStore | Workspace> =>
+  Effect.gen(function* () {
+    const refused = unsealable(input)
+    if (refused !== undefined) return refused
+    const check = input.check as Extract<SealCheck, { _tag: "Scan" }>
+    const { directories, listing } = input.changes
+    const from = racyFrom(input)
+    const kept: Array<string> = []
+    const volatile: Array<number> = []
+    const keptAt: Array<number> = []
+    for (let i = 0; i < directories.length; i++) {
+      if (!input.keeps(directories[i]!)) continue
+      if (listing.newestByDirectory[i]! >= from) volatile.push(kept.length)
+      kept.push(directories[i]!)
+      keptAt.push(i)
+    }
+    const known = new Set(kept)
+    const added = [...input.scan.tree.scopes.keys()].filter((d) => !known.has(d)).sort()
+    const checks = new Uint8Array((kept.length + added.length) * CHECK_BYTES)
+    keptAt.forEach((i, k) => {
+      checks.set(listing.checks.subarray(i * CHECK_BYTES, (i + 1) * CHECK_BYTES), k * CHECK_BYTES)
+    })
+    for (let k = 0; k < added.length; k++) volatile.push(kept.length + k)
+    const storePaths = [...(yield* storeDirectories)].sort()
+    return yield* storeSeal(check.context, [...kept, ...added], checks, volatile, storePaths)
+  })
+
+const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
+  a.length === b.length && a.every((x, i) => x === b[i])

@@ -56,6 +56,8 @@ export interface ScanState {
   readonly beyond: Set<string>
   /** The excluded directories they lie under (what a reused decision must not take as in scope). */
   readonly trackedOnly: Set<string>
+  /** Directories decided but not listed: the caller knows their listings (`scanSubtrees`). */
+  readonly kept: ReadonlySet<string> | undefined
 }
 
 export const newScanState = (
@@ -64,6 +66,7 @@ export const newScanState = (
   stores: Stores,
   start: ReadonlyArray<ScanStart>,
   repository: Repository | undefined,
+  kept?: ReadonlySet<string>,
 ): ScanState => ({
   budget,
   reuse,
@@ -83,6 +86,7 @@ export const newScanState = (
   nested: new Set(),
   beyond: new Set(),
   trackedOnly: new Set(),
+  kept,
 })
 
 export const outOfBudget = (state: ScanState, dir: string, detail: string) =>
@@ -277,7 +281,8 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
       reason: "skipped_directory",
       detail: `${name} is on the built-in skip list`,
     })
-  } else if (!unsupportedPath(state, path)) state.queue.push({ dir: path, rules: scope })
+  } else if (!unsupportedPath(state, path) && state.kept?.has(path) !== true)
+    state.queue.push({ dir: path, rules: scope })
 }
 
 /**

@@ -145,12 +145,17 @@ const malformed = (): never => {
   throw new Malformed()
 }
 
-/** `count` workspace paths from one NUL-separated text, every one checked. */
-const pathsOf = (raw: Uint8Array, count: number): Array<WorkspacePath> => {
+/** `count` workspace paths from one NUL-separated text, every one checked (or every one `wanted`). */
+const pathsOf = (
+  raw: Uint8Array,
+  count: number,
+  wanted?: (path: string) => boolean,
+): Array<WorkspacePath> => {
   if (count === 0) return raw.length === 0 ? [] : malformed()
   const paths = text.decode(raw).split("\0")
   if (paths.length !== count) malformed()
-  for (const p of paths) if (workspacePathProblem(p) !== undefined) malformed()
+  for (const p of paths)
+    if ((wanted === undefined || wanted(p)) && workspacePathProblem(p) !== undefined) malformed()
   return paths as Array<WorkspacePath>
 }
 
@@ -167,22 +172,29 @@ const allHex = (bytes: Uint8Array, from: number, length: number) => {
 
 /**
  * Decodes a layer in this form; `undefined` when it is malformed in any way (or not this form).
- * `maxDepth` bounds a delta's depth, as for the JSON form.
+ * `maxDepth` bounds a delta's depth, as for the JSON form. With `wanted`, only the entries (and
+ * removed paths) at the paths it wants are decoded and checked: what a capture of a few
+ * directories needs of a whole tree's cache (`sealedCapture.ts`).
  */
 export const decodeStatCacheLayer = (
   bytes: Uint8Array,
   maxDepth: number,
+  wanted?: (path: string) => boolean,
 ): DecodedStatCacheLayer | undefined => {
   if (!isBinaryStatCache(bytes)) return undefined
   try {
-    return decodeUnchecked(bytes, maxDepth)
+    return decodeUnchecked(bytes, maxDepth, wanted)
   } catch (e) {
     if (e instanceof Malformed || e instanceof RangeError || e instanceof TypeError) return undefined
     throw e
   }
 }
 
-const decodeUnchecked = (bytes: Uint8Array, maxDepth: number): DecodedStatCacheLayer => {
+const decodeUnchecked = (
+  bytes: Uint8Array,
+  maxDepth: number,
+  wanted?: (path: string) => boolean,
+): DecodedStatCacheLayer => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let at = MAGIC.length
   // Every read is bounds-checked: a short artifact is malformed, never read past its end.
@@ -217,12 +229,20 @@ const decodeUnchecked = (bytes: Uint8Array, maxDepth: number): DecodedStatCacheL
   const count = u32()
   const pathBytes = u32()
   const pathsFrom = take(pathBytes)
-  const paths = pathsOf(bytes.subarray(pathsFrom, pathsFrom + pathBytes), count)
+  const paths = pathsOf(bytes.subarray(pathsFrom, pathsFrom + pathBytes), count, wanted)
   const hashesFrom = take(count * HASH_LENGTH)
   // One string for every hash, sliced per entry: all lowercase hex digits, so one character per
   // byte (checked by one pattern over the whole text, not byte by byte in a loop).
-  const hashes = text.decode(bytes.subarray(hashesFrom, hashesFrom + count * HASH_LENGTH))
-  if (!HEX_TEXT.test(hashes)) malformed()
+  // (Only the wanted ones, each on its own, when a few are wanted.)
+  const hashes =
+    wanted === undefined ? text.decode(bytes.subarray(hashesFrom, hashesFrom + count * HASH_LENGTH)) : ""
+  if (wanted === undefined && !HEX_TEXT.test(hashes)) malformed()
+  const hashAt = (i: number) =>
+    (wanted === undefined
+      ? hashes.slice(i * HASH_LENGTH, (i + 1) * HASH_LENGTH)
+      : text.decode(
+          bytes.subarray(hashesFrom + i * HASH_LENGTH, hashesFrom + (i + 1) * HASH_LENGTH),
+        )) as ContentHash
   const sizes = take(count * 8)
   const modes = take(count * 8)
   const mtimes = take(count * 8)
@@ -231,12 +251,14 @@ const decodeUnchecked = (bytes: Uint8Array, maxDepth: number): DecodedStatCacheL
   const ctimes = take(count * 8)
   const entries = new Map<WorkspacePath, StatCacheEntry>()
   for (let i = 0; i < count; i++) {
+    if (wanted !== undefined && !wanted(paths[i]!)) continue
+    if (wanted !== undefined && !allHex(bytes, hashesFrom + i * HASH_LENGTH, HASH_LENGTH)) malformed()
     const size = view.getFloat64(sizes + i * 8, true)
     const mode = view.getFloat64(modes + i * 8, true)
     if (!Number.isFinite(size) || !Number.isFinite(mode)) malformed()
     const mtimeNs = view.getBigUint64(mtimes + i * 8, true)
     const inode = view.getBigUint64(inodes + i * 8, true)
-    const hash = hashes.slice(i * HASH_LENGTH, (i + 1) * HASH_LENGTH) as ContentHash
+    const hash = hashAt(i)
     const flag = bytes[hasCtime + i]
     const entry: StatCacheEntry =
       flag === 0
@@ -249,8 +271,8 @@ const decodeUnchecked = (bytes: Uint8Array, maxDepth: number): DecodedStatCacheL
   const removedCount = u32()
   const removedBytes = u32()
   const removedFrom = take(removedBytes)
-  const removed = pathsOf(bytes.subarray(removedFrom, removedFrom + removedBytes), removedCount)
+  const removed = pathsOf(bytes.subarray(removedFrom, removedFrom + removedBytes), removedCount, wanted)
   if (at !== bytes.length) malformed()
   if (kind === 0 && removed.length > 0) malformed()
-  return { base, depth, rules, entries, removed }
+  return { base, depth, rules, entries, removed: wanted === undefined ? removed : removed.filter(wanted) }
 }

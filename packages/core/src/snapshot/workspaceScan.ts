@@ -27,9 +27,16 @@
  * protected names and nested repositories are always decided afresh (they are cheap).
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
-import { isExcluded, type RuleStack } from "../workspace/ignoreRules.js"
+import {
+  IGNORE_FILES,
+  isExcluded,
+  join,
+  pushRules,
+  type RuleStack,
+  readDirectoryRules,
+} from "../workspace/ignoreRules.js"
 import { storeDirectories } from "../workspace/protection.js"
 import { currentRepository, type Repository } from "../workspace/repository.js"
 import { finishScan, newScanState, outOfBudget, takeListing, takeTracked } from "./scanState.js"
@@ -137,15 +144,78 @@ export const scanWorkspace = (
 
 /**
  * Scans below the given directories only (each with the rules in force for its entries' parent),
- * deciding everything afresh: what a live engine runs for a directory that appeared.
+ * deciding everything afresh: what a live engine runs for a directory that appeared. A directory
+ * in `kept` is decided as ever but not listed (the caller knows its listing has not changed:
+ * `sealedCapture.ts`); it is in neither `tree.scopes` nor `tree.excluded` unless the decision
+ * excluded it.
  */
 export const scanSubtrees = (
   budget: ScanBudget,
   start: ReadonlyArray<ScanStart>,
+  kept?: ReadonlySet<string>,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.flatMap(currentRepository, (repository) =>
-    Effect.map(scanOnce(repository, budget, undefined, undefined, start), ({ scan }) => scan),
+    Effect.map(scanOnce(repository, budget, undefined, undefined, start, kept), ({ scan }) => scan),
   )
+
+/**
+ * Where a scan of each of `directories` starts (`ScanStart`): the rules in force for the entries
+ * of its parent, built from the ignore files of every directory above it (found by a stat of each
+ * ignore-file name there) over the repository's outer rules. For directories known to be in scope
+ * (no nested repository or excluded directory above them: the caller's to know). `undefined` when
+ * an ignore file on the way is refused: a scan from the root reports that, not this.
+ */
+export const startsAt = (
+  directories: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyArray<ScanStart> | undefined, never, Workspace> =>
+  Effect.gen(function* () {
+    const workspace = yield* Workspace
+    const repository = yield* currentRepository
+    const above = new Set<string>()
+    for (const dir of directories)
+      for (let at = dir; at !== ""; ) {
+        at = parentOf(at)
+        if (above.has(at)) break
+        above.add(at)
+      }
+    const order = [...above].sort((a, b) => a.length - b.length)
+    const candidates = order.flatMap((dir) => IGNORE_FILES.map((name) => join(dir, name) as WorkspacePath))
+    const stats = yield* workspace.statMany(candidates)
+    const present = new Map<string, Array<{ name: string; size: number; regular: boolean }>>()
+    candidates.forEach((path, i) => {
+      const stat = stats[i]!
+      if (Either.isLeft(stat) || Option.isNone(stat.right) || stat.right.value.kind === "directory") return
+      const dir = parentOf(path)
+      const list = present.get(dir) ?? []
+      list.push({
+        name: path.slice(path.lastIndexOf("/") + 1),
+        size: stat.right.value.size,
+        regular: stat.right.value.kind === "file",
+      })
+      present.set(dir, list)
+    })
+    // The stack in force for the entries of each directory above, shallowest first.
+    const scopes = new Map<string, RuleStack>()
+    for (const dir of order) {
+      const outer = dir === "" ? (repository?.outerRules ?? []) : scopes.get(parentOf(dir))!
+      const own = present.get(dir)
+      if (own === undefined) {
+        scopes.set(dir, outer)
+        continue
+      }
+      const rules = yield* readDirectoryRules(dir, own)
+      if (rules.refused.length > 0) return undefined
+      scopes.set(dir, pushRules(outer, rules.rules))
+    }
+    return directories.map((dir) =>
+      dir === "" ? { dir, rules: repository?.outerRules ?? [] } : { dir, rules: scopes.get(parentOf(dir))! },
+    )
+  })
+
+const parentOf = (path: string) => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
+}
 
 /**
  * One scan: directories are listed a wave at a time through the bulk `scanDirectories` (one call
@@ -158,11 +228,12 @@ const scanOnce = (
   reuse?: ScanReuse,
   // From the root, under the rules that reach it from its repository (`repository.ts`).
   start: ReadonlyArray<ScanStart> = [{ dir: "", rules: repository?.outerRules ?? [] }],
+  kept?: ReadonlySet<string>,
 ) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
-    const state = newScanState(budget, reuse, stores, start, repository)
+    const state = newScanState(budget, reuse, stores, start, repository, kept)
     // An ignore file above the root that was refused is reported as any refused ignore file is.
     if (start.some((s) => s.dir === ""))
       for (const r of repository?.refused ?? [])

@@ -18,6 +18,7 @@ import type { Effect, Either } from "effect"
 import type {
   ListingSeal,
   ScannedEntry,
+  SealOptions,
   StatFree,
   WorkspaceError,
   WorkspaceFile,
@@ -133,7 +134,7 @@ export interface FileSystemPrimitives {
     root: string,
     relatives: ReadonlyArray<string>,
     statFree: StatFree,
-    expectedChecks: Uint8Array | undefined,
+    options: SealOptions | undefined,
   ) => Effect.Effect<ListingSeal | "differs" | undefined>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>

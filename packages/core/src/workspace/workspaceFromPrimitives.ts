@@ -76,8 +76,8 @@ export const makeConfinedWorkspace = (
     ...(fs.sealBeneath === undefined
       ? {}
       : {
-          sealListings: (directories, statFree, expectedChecks) =>
-            Effect.map(fs.sealBeneath!(root, directories, statFree, expectedChecks), Option.fromNullable),
+          sealListings: (directories, statFree, options) =>
+            Effect.map(fs.sealBeneath!(root, directories, statFree, options), Option.fromNullable),
         }),
   } satisfies WorkspaceService
 }

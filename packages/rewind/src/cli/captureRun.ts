@@ -99,8 +99,22 @@ export const runCapture = (o: CaptureArgs) =>
       yield* out.human(
         result.existing
           ? `turn ${p.turnId} already has point ${bold(p.pointId)} (captured ${iso(p.capturedAt)})`
-          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s)${p.links > 0 ? `, ${p.links} symlink(s)` : ""}, ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${p.reusedManifest ? dim(` (nothing changed since the last point${result.scan?.by === "seal" ? ": its seal held, no scan" : ""})`) : ""}`,
+          : `captured point ${bold(p.pointId)} for turn ${p.turnId}: ${p.files} file(s)${p.links > 0 ? `, ${p.links} symlink(s)` : ""}, ${bytes(p.bytes)}, ${p.tombstones} tombstone(s)${howFound(p.reusedManifest, result.scan)}`,
       )
       yield* warnSkipped(out, p)
     }),
   )
+
+/** The human line's note on how a new point was found (see `scanRecord`). */
+const howFound = (
+  reusedManifest: boolean,
+  scan: { readonly by: string; readonly rescanned?: number } | undefined,
+): string => {
+  const listed =
+    scan?.rescanned === undefined
+      ? undefined
+      : `${scan.rescanned} director${scan.rescanned === 1 ? "y" : "ies"} scanned, the last point's seal held for the rest`
+  if (!reusedManifest) return listed === undefined ? "" : dim(` (${listed})`)
+  const how = scan?.by !== "seal" ? "" : listed === undefined ? ": its seal held, no scan" : `; ${listed}`
+  return dim(` (nothing changed since the last point${how})`)
+}

@@ -29,13 +29,25 @@ export const pointRecord = (
 }
 
 /**
- * How a capture found its point, for its `point` line: `by` (`seal`: the last point's seal held and
- * nothing was scanned; `watcher`; `scan`) and, for a scanned point without a seal, `unsealed` (why
- * its next capture will scan too). Nothing for a point that was already captured.
+ * How a capture found its point, for its `point` line: `by` (`seal`: the last point's seal held,
+ * and nothing was scanned or, with `rescanned`, only that many directories that changed since;
+ * `watcher`; `scan`: the whole tree, with `fullScan` saying why when the last point was sealed),
+ * and `unsealed` for a point without a seal (why its next capture scans the whole tree). Nothing
+ * for a point that was already captured.
  */
 export const scanRecord = (
-  scan: { readonly by?: unknown; readonly unsealed?: unknown } | undefined,
-): Record<string, unknown> =>
-  scan === undefined
-    ? {}
-    : { by: scan.by, ...(scan.unsealed === undefined ? {} : { unsealed: scan.unsealed }) }
+  scan:
+    | {
+        readonly by?: unknown
+        readonly rescanned?: unknown
+        readonly unsealed?: unknown
+        readonly fullScan?: unknown
+      }
+    | undefined,
+): Record<string, unknown> => {
+  if (scan === undefined) return {}
+  const out: Record<string, unknown> = { by: scan.by }
+  for (const key of ["rescanned", "unsealed", "fullScan"] as const)
+    if (scan[key] !== undefined) out[key] = scan[key]
+  return out
+}

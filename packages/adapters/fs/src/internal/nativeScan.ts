@@ -14,7 +14,7 @@
  */
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
-import type { ListingSeal, ScannedEntry, StatFree } from "@rewind/core"
+import type { ListingSeal, ScannedEntry, SealOptions, StatFree } from "@rewind/core"
 import { Either } from "effect"
 import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
@@ -74,11 +74,14 @@ interface DirScanModule {
     statFreeNames: ReadonlyArray<string>,
     statFreePaths: ReadonlyArray<string>,
     expected?: ArrayBuffer,
+    whole?: boolean,
   ) =>
     | {
         readonly digest: ArrayBuffer
         readonly newestCtimeNs: bigint
         readonly checks: ArrayBuffer
+        readonly failed?: ReadonlyArray<number>
+        readonly newestByDirectory?: ArrayBuffer
       }
     | { readonly differs: true }
     | NativeFailure
@@ -150,7 +153,7 @@ export type NativeSealer = (
   root: string,
   relatives: ReadonlyArray<string>,
   statFree: StatFree,
-  expected?: Uint8Array,
+  options?: SealOptions,
 ) => ListingSeal | "differs" | undefined
 
 export interface NativeScanners {
@@ -253,7 +256,8 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
   const sealBeneath: NativeSealer | undefined =
     sealer === undefined
       ? undefined
-      : (root, relatives, statFree, expected) => {
+      : (root, relatives, statFree, options) => {
+          const expected = options?.expected
           // A seal only saves a scan: whatever goes wrong here (a module built from other sources
           // than this file expects included) answers "cannot tell", and the capture scans.
           try {
@@ -265,15 +269,23 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
               statFree.paths,
               // The module reads the checks in place: a copy of exactly those bytes.
               expected === undefined ? undefined : expected.slice().buffer,
+              options?.whole === true,
             )
             if (answer === null || "errno" in answer) return undefined
             if ("differs" in answer) return "differs"
-            if (!(answer.digest instanceof ArrayBuffer) || !(answer.checks instanceof ArrayBuffer))
+            if (
+              !(answer.digest instanceof ArrayBuffer) ||
+              !(answer.checks instanceof ArrayBuffer) ||
+              !(answer.newestByDirectory instanceof ArrayBuffer) ||
+              answer.newestByDirectory.byteLength !== 8 * relatives.length
+            )
               return undefined
             return {
               digest: Buffer.from(answer.digest).toString("hex"),
               newestChangeNs: answer.newestCtimeNs,
               checks: new Uint8Array(answer.checks),
+              newestByDirectory: new BigInt64Array(answer.newestByDirectory),
+              ...(Array.isArray(answer.failed) && answer.failed.length > 0 ? { failed: answer.failed } : {}),
             }
           } catch {
             return undefined

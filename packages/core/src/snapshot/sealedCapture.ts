@@ -1,0 +1,282 @@
+/**
+ * A capture of what changed since the base point's seal: when the seal's listing (`scanSeal.ts`)
+ * shows that only some directories changed, those alone are listed and decided again (a scan that
+ * starts at each and does not descend into a directory whose listing is unchanged), and the point
+ * is the base point patched at the paths they hold (`pointPatch.ts`). A cold process then pays for
+ * the listing of the tree's directories and for what changed, not for a scan of the whole tree.
+ *
+ * Why the patch is the point a full capture would take. A directory whose listing is unchanged
+ * holds the same entries with the same stats as when the base point was sealed, and nothing above
+ * it changed its rules: an ignore file is an entry of its directory's listing, and a directory
+ * whose ignore file changed (or appeared, or went) makes this capture give way to a full scan, as
+ * does a directory that became a nested repository or excluded, anything the scan of the changes
+ * cannot vouch for (budget, unreadable, a refused ignore file, files git tracks below an ignored
+ * directory), a new directory holding an ignore file (its rules would change the scan's identity),
+ * a base point without a stat cache, or more than a quarter of the directories changed (the full
+ * scan is then as cheap). The changed directories are listed afresh with the rules in force for
+ * them (`startsAt`), every child decided as the full scan decides it; the base point's paths in
+ * them, and the ones tracked beyond a listed directory whose nearest sealed directory changed, are
+ * tracked as a full capture tracks them.
+ *
+ * The paths a capture of the changes re-examines are those whose nearest sealed directory above
+ * them changed or was listed now (`underChanges`); every other path of the base point stands.
+ */
+import type { ContentHash, PointCaptured, PointKind, SkippedPath } from "@rewind/contracts"
+import { type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { Effect, Either, Option } from "effect"
+import { Workspace } from "../ports/Workspace.js"
+import { hashContent } from "../workspace/contentHash.js"
+import { IGNORE_FILES, join } from "../workspace/ignoreRules.js"
+import type { CaptureContext } from "./capturePoint.js"
+import { makeTracker } from "./captureTracking.js"
+import { type Built, buildManifest, recordPoint, sameStat } from "./pointBuild.js"
+import {
+  changesAt,
+  type LayeredSubset,
+  loadManifestLayers,
+  loadStatCacheLayers,
+  loadSubsets,
+  type ManifestEntry,
+  type StatCacheEntry,
+  sameManifestEntry,
+  sameStatCacheEntry,
+  storeDeltas,
+  storeManifestAndStatCache,
+} from "./pointManifest.js"
+import { countsOver, patched } from "./pointPatch.js"
+import { type SealCheck, type SealedChanges, sealChanges } from "./scanSeal.js"
+import { type ScanResult, scanSubtrees, startsAt } from "./workspaceScan.js"
+
+export interface SealedCaptureInput extends CaptureContext {
+  readonly check: Extract<SealCheck, { _tag: "Scan" }>
+  readonly changes: SealedChanges
+}
+
+/** The base point's manifest and stat cache at the paths this capture may re-examine. */
+interface BaseSubsets {
+  readonly manifest: LayeredSubset<ManifestEntry>
+  readonly statCache: LayeredSubset<StatCacheEntry>
+}
+
+export type SealedCaptureOutcome =
+  | {
+      readonly _tag: "Captured"
+      readonly point: PointCaptured
+      readonly rescanned: number
+      readonly unsealed?: string
+    }
+  /** The full scan must take it, for the reason given. */
+  | { readonly _tag: "FullScan"; readonly reason: string }
+
+const parentOf = (path: string) => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
+}
+
+/**
+ * A test of a path by its parent directory, for paths met in sorted order (a manifest's rows, a
+ * stat cache's paths): the parent of the last one is remembered, so a directory's paths cost one
+ * slice and one decision, not one each.
+ */
+const byParent = (decide: (parent: string) => boolean) => {
+  let parent: string | undefined
+  let answer = false
+  return (path: string) => {
+    const slash = path.lastIndexOf("/")
+    const end = slash < 0 ? 0 : slash
+    if (parent === undefined || parent.length !== end || !path.startsWith(parent)) {
+      parent = path.slice(0, end)
+      answer = decide(parent)
+    }
+    return answer
+  }
+}
+
+/**
+ * More changed directories than a quarter of the sealed ones (and more than a few): a scan of the
+ * whole tree is about as cheap, and decides everything in one pass.
+ */
+const mostChanged = (changed: number, sealed: number) => changed > 64 && changed * 4 > sealed
+
+const fullScan = (reason: string): SealedCaptureOutcome => ({ _tag: "FullScan", reason })
+
+/** Why the scan of the changes cannot stand for a full scan's part of the tree (see the header). */
+const unfit = (
+  scan: ScanResult,
+  sealed: ReadonlySet<string>,
+  base: BaseSubsets,
+): Effect.Effect<string | undefined, never, Workspace> =>
+  Effect.gen(function* () {
+    const odd = scan.skipped.find(
+      (s) => s.reason === "budget" || s.reason === "unreadable" || s.reason === "ignore_file_refused",
+    )
+    if (odd !== undefined) return `${odd.path} was left out (${odd.reason})`
+    if (scan.tree.beyond.size > 0) return "files git tracks below an ignored directory were taken"
+    for (const path of scan.tree.excluded)
+      if (sealed.has(path)) return `${path} was a directory in scope and is excluded now`
+    const statCache = base.statCache.entries
+    const previous = base.manifest.entries
+    const workspace = yield* Workspace
+    for (const dir of scan.tree.scopes.keys())
+      for (const name of IGNORE_FILES) {
+        const path = join(dir, name) as WorkspacePath
+        const now = scan.entries.get(path)
+        if (!sealed.has(dir)) {
+          if (now !== undefined || scan.tree.excluded.has(path)) return `a new directory holds ${path}`
+          continue
+        }
+        const before = previous.get(path)
+        if (now === undefined) {
+          if (scan.tree.excluded.has(path)) return `${path} is an ignored ignore file`
+          if (before !== undefined && before.kind !== "tombstone") return `${path} went`
+          continue
+        }
+        const cached = statCache.get(path)
+        if (cached !== undefined && sameStat(cached, now.stat)) continue
+        // Not vouched for by its stat (changed, or too recent to be cached): by its content.
+        if (before?.kind !== "file") return `${path} is new`
+        const read = yield* Effect.option(workspace.read(path))
+        if (
+          Option.isNone(read) ||
+          Option.isNone(read.value) ||
+          hashContent(read.value.value.content) !== before.hash
+        )
+          return `${path} changed`
+      }
+    return undefined
+  })
+
+/** The capture of the changes the seal shows, or why the full scan must take it. */
+export const captureSealed = (input: SealedCaptureInput) =>
+  Effect.gen(function* () {
+    const { changes, base, settings } = input
+    const { changed, failed, directories } = changes
+    if (mostChanged(changed.size, directories.length))
+      return fullScan(`${changed.size} of ${directories.length} directories changed`)
+    if (base.statCacheHash === undefined) return fullScan("the last point has no stat cache")
+    const sealed = new Set(directories)
+    // Each changed directory that could be listed and lies below no other changed one: the scan
+    // reaches the rest from there.
+    const tops: Array<string> = []
+    for (const dir of changed) {
+      if (failed.has(dir)) continue
+      if (dir !== "" && changed.has(parentOf(dir))) {
+        if (failed.has(parentOf(dir))) return fullScan(`${dir} was listed but its parent was not`)
+        continue
+      }
+      tops.push(dir)
+    }
+    tops.sort()
+    // What the base point can hold that this capture re-examines: the paths in the changed
+    // directories, and those below no sealed directory (a tombstone beyond a listing), whose
+    // nearest sealed directory may be one that changed. Nothing else of it is decoded.
+    const wanted = byParent((parent) => changed.has(parent) || !sealed.has(parent))
+    const loaded = yield* Effect.either(loadSubsets(base.manifestHash, base.statCacheHash, wanted))
+    // A damaged chain is the full path's to report.
+    if (Either.isLeft(loaded)) return fullScan(`the last point could not be read: ${loaded.left.message}`)
+    const subsets = loaded.right
+    const starts = yield* startsAt(tops)
+    if (starts === undefined) return fullScan("an ignore file above a changed directory was refused")
+    const kept = new Set<string>()
+    for (const dir of directories) if (!changed.has(dir)) kept.add(dir)
+    const scan = yield* scanSubtrees(input.budget, starts, kept)
+    const why = yield* unfit(scan, sealed, subsets)
+    if (why !== undefined) return fullScan(why)
+    if (base.files + base.links + scan.entries.size > settings.maxFiles)
+      return fullScan("the point may reach the file-count budget")
+
+    // Where the base point's paths may differ: below a directory listed now or changed.
+    const listedNow = scan.tree.scopes
+    const underChanges = (path: string) => {
+      for (let at = parentOf(path); ; at = parentOf(at)) {
+        if (changed.has(at) || listedNow.has(at)) return true
+        if (sealed.has(at) || at === "") return false
+      }
+    }
+    const previous = subsets.manifest.entries
+    const statCache = subsets.statCache.entries
+    const touched = new Set<WorkspacePath>(scan.entries.keys())
+    for (const path of previous.keys()) if (underChanges(path)) touched.add(path)
+
+    const tracker = yield* makeTracker(scan.entries, scan.outOfScope)
+    for (const path of touched) if (!scan.entries.has(path)) yield* tracker.track(path, false)
+    for (const c of input.state.checkpoints)
+      if (workspacePathProblem(c.path) === undefined && underChanges(c.path))
+        yield* tracker.track(c.path, false)
+    for (const intent of input.index.writeIntents)
+      for (const e of intent.entries) if (underChanges(e.path)) yield* tracker.track(e.path, false)
+
+    const built = yield* buildManifest({
+      scanned: scan.entries,
+      tracked: tracker.tracked,
+      previous,
+      statCache,
+      settings,
+      startedAtMs: input.startedAtMs,
+    })
+    const affected = new Set<WorkspacePath>([...touched, ...tracker.tracked])
+    const stored =
+      (yield* storeDeltas(
+        subsets,
+        changesAt(affected, previous, built.manifest, sameManifestEntry),
+        changesAt(affected, statCache, built.statCache, sameStatCacheEntry),
+        { manifest: base.files + base.links + base.tombstones, statCache: base.files },
+      )) ?? (yield* storeWhole(base, base.statCacheHash, built, affected))
+    const skipped: Array<SkippedPath> = [
+      ...base.skipped.filter((s) => !underChanges(s.path)),
+      ...scan.skipped,
+      ...tracker.skippedDeclared,
+      ...built.skipped,
+    ]
+    const seal = yield* sealChanges({
+      check: input.check,
+      scan,
+      tracked: tracker.tracked,
+      absent: (path) => built.manifest.get(path as WorkspacePath)?.kind === "tombstone",
+      skipped,
+      startedAtMs: input.startedAtMs,
+      racyWindowMs: settings.racyWindowMs,
+      changes,
+      keeps: (dir) => !changed.has(dir) || listedNow.has(dir),
+    })
+    const point = yield* recordPoint(input.sessionId, {
+      pointId: input.pointId,
+      kind: "turn" satisfies PointKind,
+      turnId: input.turnId,
+      manifestHash: stored.manifestHash,
+      statCacheHash: stored.statCacheHash,
+      reusedManifest: base.manifestHash === stored.manifestHash,
+      ...countsOver(base, previous, built.manifest, affected),
+      skipped,
+      ...("scanSeal" in seal ? { scanSeal: seal.scanSeal } : {}),
+    })
+    return {
+      _tag: "Captured",
+      point,
+      rescanned: scan.tree.scopes.size,
+      ...("unsealed" in seal ? { unsealed: seal.unsealed } : {}),
+    } satisfies SealedCaptureOutcome
+  })
+
+/**
+ * Where deltas over the loaded subsets cannot be written (`storeDeltas`: a chain at its depth
+ * limit, a change over a quarter of the tree): both maps loaded whole, patched and stored as any
+ * capture stores them.
+ */
+const storeWhole = (
+  base: PointCaptured,
+  statCacheHash: ContentHash,
+  built: Built,
+  affected: ReadonlySet<WorkspacePath>,
+) =>
+  Effect.gen(function* () {
+    const manifest = { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
+    const statCache = { hash: statCacheHash, value: yield* loadStatCacheLayers(statCacheHash) }
+    return yield* storeManifestAndStatCache(
+      patched(manifest.value.map, built.manifest, affected, sameManifestEntry),
+      patched(statCache.value.map, built.statCache, affected, sameStatCacheEntry),
+      statCache.value.rules,
+      { manifest, statCache },
+      affected,
+    )
+  })
