@@ -53,11 +53,11 @@ export interface LayerCodec<V> {
   readonly decodeEntry: (raw: Array<unknown>) => [WorkspacePath, V] | undefined
   readonly same: (a: V, b: V | undefined) => boolean
   /** A full layer's entries at the paths `wanted` wants only, where the form allows it cheaply. */
-  readonly fullSubset?: (bytes: Uint8Array, wanted: (path: string) => boolean) => FullMap<V> | undefined
+  readonly fullSubset?: (bytes: Uint8Array, wanted: Wanted) => FullMap<V> | undefined
   /** A binary form's decoder, tried first when it claims the bytes (full or delta layers). */
   readonly binary?: {
     readonly claims: (bytes: Uint8Array) => boolean
-    readonly decode: (bytes: Uint8Array, wanted?: (path: string) => boolean) => DecodedLayer<V> | undefined
+    readonly decode: (bytes: Uint8Array, wanted?: Wanted) => DecodedLayer<V> | undefined
     /** The bytes of a delta, or `undefined` to store it as JSON. */
     readonly encodeDelta: (delta: {
       readonly base: ContentHash
@@ -68,6 +68,12 @@ export interface LayerCodec<V> {
     }) => Uint8Array | undefined
   }
 }
+
+/**
+ * Which entries of a full layer a subset load wants (`loadLayeredSubset`), by path and, where the
+ * form tells it before decoding, whether the entry records an absence (a manifest's tombstone).
+ */
+export type Wanted = (path: string, tombstone: boolean) => boolean
 
 /**
  * Deltas: a capture that changed a few files stores only those entries (and the removed paths) over
@@ -91,9 +97,15 @@ export const withRules = <T extends object>(value: T, rules: string | undefined)
 const decodeLayer = <V>(
   codec: LayerCodec<V>,
   bytes: Uint8Array,
-  wanted?: (path: string) => boolean,
+  wanted?: Wanted,
 ): DecodedLayer<V> | undefined => {
-  if (codec.binary?.claims(bytes)) return codec.binary.decode(bytes, wanted)
+  if (codec.binary?.claims(bytes)) {
+    const layer = codec.binary.decode(bytes, wanted)
+    // A delta is taken whole (see `loadLayeredSubset`): decoded again without `wanted`.
+    return wanted === undefined || layer === undefined || layer.base === undefined
+      ? layer
+      : codec.binary.decode(bytes)
+  }
   const subset = wanted === undefined ? undefined : codec.fullSubset?.(bytes, wanted)
   if (subset !== undefined)
     return withRules({ base: undefined, depth: 0, entries: subset.map, removed: [] }, subset.rules)
@@ -204,11 +216,14 @@ export const loadLayered = <V>(
   })
 
 /**
- * A manifest or stat cache as far as some paths go: the entries of the whole chain at every path
- * `wanted` wants (and perhaps others: the whole map when it was loaded already), and what a delta
- * over it needs (depth, layers, the top layer's rules). What a capture that knows where the tree
- * can differ loads (`sealedCapture.ts`): the full layer below is read but only the wanted part of
- * it decoded. Never cached: it may not be the whole map.
+ * A manifest or stat cache as far as some entries go: every entry of the whole chain that `wanted`
+ * wants (and perhaps others: every entry a delta sets, or the whole map when it was loaded
+ * already), and what a delta over it needs (depth, layers, the top layer's rules). What a capture
+ * that knows where the tree can differ loads (`sealedCapture.ts`): the full layer below is read but
+ * only the wanted part of it decoded. Never cached: it may not be the whole map.
+ *
+ * `wanted` is asked of the full layer's entries; a delta's are all taken (they are few), so an
+ * entry a delta changed is right whatever `wanted` said of the full layer's.
  */
 export interface LayeredSubset<V> {
   readonly hash: ContentHash
@@ -223,7 +238,7 @@ export const loadLayeredSubset = <V>(
   codec: LayerCodec<V>,
   what: string,
   hash: ContentHash,
-  wanted: (path: string) => boolean,
+  wanted: Wanted,
   cached: (hash: ContentHash) => Layered<V> | undefined,
 ): Effect.Effect<
   LayeredSubset<V>,
@@ -266,7 +281,7 @@ export const loadLayeredSubset = <V>(
         })
       depth = layer.depth
       for (const path of layer.removed) entries.delete(path)
-      for (const [path, entry] of layer.entries) if (wanted(path)) entries.set(path, entry)
+      for (const [path, entry] of layer.entries) entries.set(path, entry)
     }
     const subset: LayeredSubset<V> = withRules(
       { hash, entries, depth, layers: chain.map((c) => c.hash).reverse() },

@@ -82,7 +82,8 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
  */
 export const decodeManifestSubset = (
   bytes: Uint8Array,
-  wanted: (path: string) => boolean,
+  /** Asked of each row's path, and whether the row is a tombstone (`t`). */
+  wanted: (path: string, tombstone: boolean) => boolean,
 ): Manifest | undefined => {
   let text: string
   try {
@@ -126,7 +127,7 @@ export const decodeManifestSubset = (
     } catch {
       return undefined
     }
-    if (wanted(path)) {
+    if (wanted(path, kind === 116)) {
       let row: unknown
       try {
         row = JSON.parse(text.slice(at, rowEnd + 1))

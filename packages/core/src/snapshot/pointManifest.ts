@@ -17,6 +17,7 @@ import {
   loadLayeredSubset,
   loadTopLayer,
   MAX_DEPTH,
+  type Wanted,
   withRules,
 } from "./layeredMaps.js"
 import {
@@ -204,20 +205,20 @@ export const storeManifestAndStatCache = (
   })
 
 /**
- * A point's manifest and stat cache as far as the paths `wanted` wants go (`LayeredSubset`): what
+ * A point's manifest and stat cache as far as the entries `wanted` wants go (`LayeredSubset`): what
  * a capture that knows where the tree can differ from the point loads instead of both whole.
  */
 export const loadSubsets = (
   manifestHash: ContentHash,
   statCacheHash: ContentHash,
-  wanted: (path: string) => boolean,
+  wanted: { readonly manifest: Wanted; readonly statCache: Wanted },
 ) =>
   Effect.flatMap(pointArtifactCache, (cache) =>
     Effect.all({
-      manifest: loadLayeredSubset(manifestCodec, "manifest", manifestHash, wanted, (h) =>
+      manifest: loadLayeredSubset(manifestCodec, "manifest", manifestHash, wanted.manifest, (h) =>
         cache?.getManifest(h),
       ),
-      statCache: loadLayeredSubset(statCacheCodec, "stat cache", statCacheHash, wanted, (h) =>
+      statCache: loadLayeredSubset(statCacheCodec, "stat cache", statCacheHash, wanted.statCache, (h) =>
         cache?.getStatCache(h),
       ),
     }),

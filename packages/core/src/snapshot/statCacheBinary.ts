@@ -149,13 +149,13 @@ const malformed = (): never => {
 const pathsOf = (
   raw: Uint8Array,
   count: number,
-  wanted?: (path: string) => boolean,
+  wanted?: (path: string, tombstone: boolean) => boolean,
 ): Array<WorkspacePath> => {
   if (count === 0) return raw.length === 0 ? [] : malformed()
   const paths = text.decode(raw).split("\0")
   if (paths.length !== count) malformed()
   for (const p of paths)
-    if ((wanted === undefined || wanted(p)) && workspacePathProblem(p) !== undefined) malformed()
+    if ((wanted === undefined || wanted(p, false)) && workspacePathProblem(p) !== undefined) malformed()
   return paths as Array<WorkspacePath>
 }
 
@@ -179,7 +179,7 @@ const allHex = (bytes: Uint8Array, from: number, length: number) => {
 export const decodeStatCacheLayer = (
   bytes: Uint8Array,
   maxDepth: number,
-  wanted?: (path: string) => boolean,
+  wanted?: (path: string, tombstone: boolean) => boolean,
 ): DecodedStatCacheLayer | undefined => {
   if (!isBinaryStatCache(bytes)) return undefined
   try {
@@ -193,7 +193,7 @@ export const decodeStatCacheLayer = (
 const decodeUnchecked = (
   bytes: Uint8Array,
   maxDepth: number,
-  wanted?: (path: string) => boolean,
+  wanted?: (path: string, tombstone: boolean) => boolean,
 ): DecodedStatCacheLayer => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let at = MAGIC.length
@@ -251,7 +251,7 @@ const decodeUnchecked = (
   const ctimes = take(count * 8)
   const entries = new Map<WorkspacePath, StatCacheEntry>()
   for (let i = 0; i < count; i++) {
-    if (wanted !== undefined && !wanted(paths[i]!)) continue
+    if (wanted !== undefined && !wanted(paths[i]!, false)) continue
     if (wanted !== undefined && !allHex(bytes, hashesFrom + i * HASH_LENGTH, HASH_LENGTH)) malformed()
     const size = view.getFloat64(sizes + i * 8, true)
     const mode = view.getFloat64(modes + i * 8, true)
@@ -274,5 +274,11 @@ const decodeUnchecked = (
   const removed = pathsOf(bytes.subarray(removedFrom, removedFrom + removedBytes), removedCount, wanted)
   if (at !== bytes.length) malformed()
   if (kind === 0 && removed.length > 0) malformed()
-  return { base, depth, rules, entries, removed: wanted === undefined ? removed : removed.filter(wanted) }
+  return {
+    base,
+    depth,
+    rules,
+    entries,
+    removed: wanted === undefined ? removed : removed.filter((p) => wanted(p, false)),
+  }
 }
