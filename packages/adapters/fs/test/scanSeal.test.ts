@@ -214,6 +214,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     for (const path of ["a/x.txt", "b/y.txt", "b/c/z.txt"])
       apply(box.root, { op: "write", path, content: "0" })
     fill(box.root)
+    for (let m = 0; m < 300; m++) apply(box.root, { op: "write", path: `many/m${m}.txt`, content: "m" })
     const program = Effect.gen(function* () {
       const sealed = yield* createSession({ title: "sealed", cwd: box.root })
       const scanned = yield* createSession({ title: "full", cwd: box.root })
@@ -230,6 +231,8 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         })
         if (i % 5 === 0) apply(box.root, { op: "remove", path: "b/c/z.txt" })
         if (i % 5 === 1 && i > 1) apply(box.root, { op: "write", path: "b/c/z.txt", content: "back" })
+        // A directory of more files than a capture hashes again: its stat cache entries are read.
+        if (i % 4 === 0) apply(box.root, { op: "write", path: `many/m${i % 7}.txt`, content: String(i) })
         yield* settle
         const a = yield* turnCapture(sealed.id)
         ways.add(JSON.stringify(a.scan))

@@ -291,6 +291,39 @@ export const loadLayeredSubset = <V>(
   })
 
 /**
+ * What a delta over `hash` needs of it (depth, the top layer's rules, whether its form is the old
+ * one), read from its top layer alone, and the entries that layer sets when it is a delta (a full
+ * layer's are not decoded): a `LayeredSubset` that wants nothing, for a writer that knows every
+ * entry it changes without the ones below (`sealedCapture.ts`, which then hashes again the few
+ * files it lists rather than read a whole tree's stat cache).
+ */
+export const loadLayerHead = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  hash: ContentHash,
+): Effect.Effect<
+  LayeredSubset<V>,
+  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
+  ArtifactStore
+> =>
+  Effect.gen(function* () {
+    const read = yield* (yield* ArtifactStore).get(hash)
+    const layer = decodeLayer(codec, read, () => false)
+    if (layer === undefined)
+      return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
+    const head: LayeredSubset<V> = withRules(
+      {
+        hash,
+        entries: layer.base === undefined ? new Map() : layer.entries,
+        depth: layer.depth,
+        layers: [hash],
+      },
+      layer.rules,
+    )
+    return codec.binary !== undefined && !codec.binary.claims(read) ? { ...head, legacy: true } : head
+  })
+
+/**
  * The bytes of a delta over `base` (at `base.depth + 1`) setting `changed` and removing `removed`:
  * the binary form where the codec has one that takes it, JSON otherwise.
  */

@@ -15,6 +15,7 @@ import {
   type LayeredSubset,
   loadLayered,
   loadLayeredSubset,
+  loadLayerHead,
   loadTopLayer,
   MAX_DEPTH,
   type Wanted,
@@ -205,23 +206,20 @@ export const storeManifestAndStatCache = (
   })
 
 /**
- * A point's manifest and stat cache as far as the entries `wanted` wants go (`LayeredSubset`): what
- * a capture that knows where the tree can differ from the point loads instead of both whole.
+ * A point's manifest as far as the entries `wanted` wants go (`LayeredSubset`): what a capture that
+ * knows where the tree can differ from the point loads instead of the whole map.
  */
-export const loadSubsets = (
-  manifestHash: ContentHash,
-  statCacheHash: ContentHash,
-  wanted: { readonly manifest: Wanted; readonly statCache: Wanted },
-) =>
+export const loadManifestSubset = (manifestHash: ContentHash, wanted: Wanted) =>
   Effect.flatMap(pointArtifactCache, (cache) =>
-    Effect.all({
-      manifest: loadLayeredSubset(manifestCodec, "manifest", manifestHash, wanted.manifest, (h) =>
-        cache?.getManifest(h),
-      ),
-      statCache: loadLayeredSubset(statCacheCodec, "stat cache", statCacheHash, wanted.statCache, (h) =>
-        cache?.getStatCache(h),
-      ),
-    }),
+    loadLayeredSubset(manifestCodec, "manifest", manifestHash, wanted, (h) => cache?.getManifest(h)),
+  )
+
+/** See `loadManifestSubset`; `undefined` wants none: only the top layer is read (`loadLayerHead`). */
+export const loadStatCacheSubset = (statCacheHash: ContentHash, wanted: Wanted | undefined) =>
+  Effect.flatMap(pointArtifactCache, (cache) =>
+    wanted === undefined
+      ? loadLayerHead(statCacheCodec, "stat cache", statCacheHash)
+      : loadLayeredSubset(statCacheCodec, "stat cache", statCacheHash, wanted, (h) => cache?.getStatCache(h)),
   )
 
 /** What changed at the paths a capture re-examined, for `storeDeltas`. */
@@ -250,7 +248,7 @@ export const changesAt = <V>(
 
 /**
  * Stores a point's manifest and stat cache as deltas over loaded subsets of its base's (see
- * `loadSubsets`): the base's own hash where nothing changed. `undefined` when a delta cannot be
+ * `loadManifestSubset`, `loadStatCacheSubset`): the base's own hash where nothing changed. `undefined` when a delta cannot be
  * written (the chain is at its depth limit, the change is over a quarter of `sizes`, or a stat
  * cache is in the old form): the caller then loads both whole and stores them the usual way.
  */

@@ -16,7 +16,9 @@
  * scan is then as cheap). The changed directories are listed afresh with the rules in force for
  * them (`startsAt`), every child decided as the full scan decides it; the base point's paths in
  * them, and the ones tracked beyond a listed directory whose nearest sealed directory changed, are
- * tracked as a full capture tracks them.
+ * tracked as a full capture tracks them. Of the base point only those paths' entries are decoded;
+ * its stat cache is not read at all when the changed directories hold few files (they are hashed
+ * again), and the new maps are stored as deltas over the base's.
  *
  * The paths a capture of the changes re-examines are those whose nearest sealed directory above
  * them changed or was listed now (`underChanges`); every other path of the base point stands.
@@ -29,15 +31,15 @@ import { hashContent } from "../workspace/contentHash.js"
 import { IGNORE_FILES, join } from "../workspace/ignoreRules.js"
 import type { CaptureContext } from "./capturePoint.js"
 import { makeTracker } from "./captureTracking.js"
-import { type Built, buildManifest, recordPoint, sameStat } from "./pointBuild.js"
+import { type Built, buildManifest, recordPoint } from "./pointBuild.js"
 import {
   changesAt,
-  type LayeredSubset,
   loadManifestLayers,
+  loadManifestSubset,
   loadStatCacheLayers,
-  loadSubsets,
+  loadStatCacheSubset,
   type ManifestEntry,
-  type StatCacheEntry,
+  type PathChanges,
   sameManifestEntry,
   sameStatCacheEntry,
   storeDeltas,
@@ -52,11 +54,13 @@ export interface SealedCaptureInput extends CaptureContext {
   readonly changes: SealedChanges
 }
 
-/** The base point's manifest and stat cache at the paths this capture may re-examine. */
-interface BaseSubsets {
-  readonly manifest: LayeredSubset<ManifestEntry>
-  readonly statCache: LayeredSubset<StatCacheEntry>
-}
+/**
+ * What the changed directories may hold for a capture to hash every file in them again rather
+ * than read the base point's stat cache: a few small files cost less than the whole tree's cache
+ * (23 MB to inflate at four copies of babel).
+ */
+const REHASH_FILES = 256
+const REHASH_BYTES = 32 * 1024 * 1024
 
 export type SealedCaptureOutcome =
   | {
@@ -101,7 +105,7 @@ const fullScan = (reason: string): SealedCaptureOutcome => ({ _tag: "FullScan", 
 const unfit = (
   scan: ScanResult,
   sealed: ReadonlySet<string>,
-  base: BaseSubsets,
+  previous: ReadonlyMap<WorkspacePath, ManifestEntry>,
 ): Effect.Effect<string | undefined, never, Workspace> =>
   Effect.gen(function* () {
     const odd = scan.skipped.find(
@@ -111,8 +115,6 @@ const unfit = (
     if (scan.tree.beyond.size > 0) return "files git tracks below an ignored directory were taken"
     for (const path of scan.tree.excluded)
       if (sealed.has(path)) return `${path} was a directory in scope and is excluded now`
-    const statCache = base.statCache.entries
-    const previous = base.manifest.entries
     const workspace = yield* Workspace
     for (const dir of scan.tree.scopes.keys())
       for (const name of IGNORE_FILES) {
@@ -128,9 +130,7 @@ const unfit = (
           if (before !== undefined && before.kind !== "tombstone") return `${path} went`
           continue
         }
-        const cached = statCache.get(path)
-        if (cached !== undefined && sameStat(cached, now.stat)) continue
-        // Not vouched for by its stat (changed, or too recent to be cached): by its content.
+        // By its content (an ignore file is small, and a stat cache may not be at hand).
         if (before?.kind !== "file") return `${path} is new`
         const read = yield* Effect.option(workspace.read(path))
         if (
@@ -169,21 +169,21 @@ export const captureSealed = (input: SealedCaptureInput) =>
     // sealed point holds nothing else there), whose nearest sealed directory may have changed.
     // Nothing else of it is decoded. (A stat cache holds only what a listing showed.)
     const inChanged = parentIn(changed)
-    const wanted = {
-      manifest: (path: string, tombstone: boolean) =>
-        inChanged(path) || (tombstone && !sealed.has(parentOf(path))),
-      statCache: inChanged,
-    }
-    const loaded = yield* Effect.either(loadSubsets(base.manifestHash, base.statCacheHash, wanted))
+    const loaded = yield* Effect.either(
+      loadManifestSubset(
+        base.manifestHash,
+        (path, tombstone) => inChanged(path) || (tombstone && !sealed.has(parentOf(path))),
+      ),
+    )
     // A damaged chain is the full path's to report.
     if (Either.isLeft(loaded)) return fullScan(`the last point could not be read: ${loaded.left.message}`)
-    const subsets = loaded.right
+    const baseManifest = loaded.right
     const starts = yield* startsAt(tops)
     if (starts === undefined) return fullScan("an ignore file above a changed directory was refused")
     const kept = new Set<string>()
     for (const dir of directories) if (!changed.has(dir)) kept.add(dir)
     const scan = yield* scanSubtrees(input.budget, starts, kept)
-    const why = yield* unfit(scan, sealed, subsets)
+    const why = yield* unfit(scan, sealed, baseManifest.entries)
     if (why !== undefined) return fullScan(why)
     if (base.files + base.links + scan.entries.size > settings.maxFiles)
       return fullScan("the point may reach the file-count budget")
@@ -196,8 +196,22 @@ export const captureSealed = (input: SealedCaptureInput) =>
         if (sealed.has(at) || at === "") return false
       }
     }
-    const previous = subsets.manifest.entries
-    const statCache = subsets.statCache.entries
+    const previous = baseManifest.entries
+    // The stat cache's entries in the changed directories, unless hashing their files again is cheaper.
+    let files = 0
+    let bytes = 0
+    for (const { stat } of scan.entries.values()) {
+      files++
+      bytes += stat.size
+    }
+    const rehash = files <= REHASH_FILES && bytes <= REHASH_BYTES
+    const statLoaded = yield* Effect.either(
+      loadStatCacheSubset(base.statCacheHash, rehash ? undefined : inChanged),
+    )
+    if (Either.isLeft(statLoaded))
+      return fullScan(`the last point's stat cache could not be read: ${statLoaded.left.message}`)
+    const baseStatCache = statLoaded.right
+    const statCache = baseStatCache.entries
     const touched = new Set<WorkspacePath>(scan.entries.keys())
     for (const path of previous.keys()) if (underChanges(path)) touched.add(path)
 
@@ -220,9 +234,11 @@ export const captureSealed = (input: SealedCaptureInput) =>
     const affected = new Set<WorkspacePath>([...touched, ...tracker.tracked])
     const stored =
       (yield* storeDeltas(
-        subsets,
+        { manifest: baseManifest, statCache: baseStatCache },
         changesAt(affected, previous, built.manifest, sameManifestEntry),
-        changesAt(affected, statCache, built.statCache, sameStatCacheEntry),
+        rehash
+          ? everyChange(affected, built.statCache)
+          : changesAt(affected, statCache, built.statCache, sameStatCacheEntry),
         { manifest: base.files + base.links + base.tombstones, statCache: base.files },
       )) ?? (yield* storeWhole(base, base.statCacheHash, built, affected))
     const skipped: Array<SkippedPath> = [
@@ -260,6 +276,21 @@ export const captureSealed = (input: SealedCaptureInput) =>
       ...("unsealed" in seal ? { unsealed: seal.unsealed } : {}),
     } satisfies SealedCaptureOutcome
   })
+
+/** Without the base's entries: every path re-examined is set again, or removed. */
+const everyChange = <V>(
+  affected: ReadonlySet<WorkspacePath>,
+  after: ReadonlyMap<WorkspacePath, V>,
+): PathChanges<V> => {
+  const set: Array<readonly [WorkspacePath, V]> = []
+  const removed: Array<WorkspacePath> = []
+  for (const path of affected) {
+    const now = after.get(path)
+    if (now === undefined) removed.push(path)
+    else set.push([path, now])
+  }
+  return { set, removed }
+}
 
 /**
  * Where deltas over the loaded subsets cannot be written (`storeDeltas`: a chain at its depth
