@@ -59,6 +59,14 @@ describe("subset decoders", () => {
           const wanted = (p: string) => dirs.includes(parentOf(p))
           expect(decodeManifestSubset(bytes, wanted)).toEqual(restricted(full, wanted))
           expect(decodeManifestSubset(bytes, () => true)).toEqual(full)
+          // The same rows chosen on their bytes by parent, tombstones by the test.
+          const withTombstones = (p: string, tombstone: boolean) =>
+            dirs.includes(parentOf(p)) || (tombstone && p.startsWith("a"))
+          const expected = new Map([...full].filter(([p, e]) => withTombstones(p, e.kind === "tombstone")))
+          expect(decodeManifestSubset(bytes, withTombstones)).toEqual(expected)
+          expect(decodeManifestSubset(bytes, Object.assign(withTombstones, { parents: dirs }))).toEqual(
+            expected,
+          )
         },
       ),
       { numRuns: 300, seed: 27 },
@@ -86,6 +94,8 @@ describe("subset decoders", () => {
     // A damaged row that is not wanted is not looked at; a wanted one is checked as a decode checks it.
     const badHash = text.replace("]]}", '],["c","f","nothex",420,1]]}')
     expect(decodeManifestSubset(new TextEncoder().encode(badHash), (p) => p !== "c")?.size).toBe(2)
+    const byParent = Object.assign(() => false, { parents: ["a"] })
+    expect(decodeManifestSubset(new TextEncoder().encode(badHash), byParent)?.size).toBe(1)
     expect(decodeManifestSubset(new TextEncoder().encode(badHash), all)).toBeUndefined()
   })
 

@@ -72,8 +72,12 @@ export interface LayerCodec<V> {
 /**
  * Which entries of a full layer a subset load wants (`loadLayeredSubset`), by path and, where the
  * form tells it before decoding, whether the entry records an absence (a manifest's tombstone).
+ * `parents`, when given, is the same test for every entry that is not a tombstone: wanted exactly
+ * when its parent directory is one of these (a decoder may then choose on the bytes).
  */
-export type Wanted = (path: string, tombstone: boolean) => boolean
+export type Wanted = ((path: string, tombstone: boolean) => boolean) & {
+  readonly parents?: ReadonlyArray<string>
+}
 
 /**
  * Deltas: a capture that changed a few files stores only those entries (and the removed paths) over

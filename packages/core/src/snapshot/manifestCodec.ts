@@ -72,78 +72,97 @@ export const decodeManifest = (bytes: Uint8Array): Manifest | undefined => {
 }
 
 /**
- * The entries of a full manifest at the paths `wanted` wants, without parsing the rest: a capture
- * of a few directories (`sealedCapture.ts`) needs a handful of a tree's rows, and a parse of all of
- * them is most of what it would cost. Reads the canonical text `encodeManifest` writes, row by row:
- * each row's path is read as the JSON string it is, and only a wanted row is parsed, and checked
- * as `decodeManifest` checks it. Anything not in that form (another writer's spacing, a damaged
- * artifact) answers `undefined`, and the caller decodes the whole manifest, which says what is
- * wrong with it.
+ * Which rows of a full manifest `decodeManifestSubset` takes: asked of each row's path and whether
+ * the row is a tombstone. `parents`, when given, answers for every row that is not a tombstone:
+ * wanted exactly when its parent directory is one of these (the caller's test must agree); then
+ * those rows are chosen on their bytes, without a string made for each.
  */
-export const decodeManifestSubset = (
-  bytes: Uint8Array,
-  /** Asked of each row's path, and whether the row is a tombstone (`t`). */
-  wanted: (path: string, tombstone: boolean) => boolean,
-): Manifest | undefined => {
-  let text: string
-  try {
-    text = decoder.decode(bytes)
-  } catch {
-    return undefined
-  }
-  const head = `{"format":"${MANIFEST_FORMAT}","entries":[`
-  if (!text.startsWith(head)) return undefined
+export type ManifestRowTest = ((path: string, tombstone: boolean) => boolean) & {
+  readonly parents?: ReadonlyArray<string>
+}
+
+/**
+ * The entries of a full manifest at the rows `wanted` wants, without parsing the rest: a capture of
+ * a few directories (`sealedCapture.ts`) needs a handful of a tree's rows, and a decode of all of
+ * them is most of what it would cost. Reads the canonical bytes `encodeManifest` writes, row by
+ * row (a JSON string's `"` and `\\` never occur inside a UTF-8 sequence, so a row's strings end
+ * where their bytes say); only a wanted row is decoded and parsed, and checked as `decodeManifest`
+ * checks it. Anything not in that form (another writer's spacing, a damaged artifact) answers
+ * `undefined`, and the caller decodes the whole manifest, which says what is wrong with it.
+ */
+export const decodeManifestSubset = (bytes: Uint8Array, wanted: ManifestRowTest): Manifest | undefined => {
+  const head = encoder.encode(`{"format":"${MANIFEST_FORMAT}","entries":[`)
+  if (bytes.length < head.length + 2 || head.some((b, i) => bytes[i] !== b)) return undefined
+  // Each parent as the bytes of its JSON string's inside, with the `/` a child's path goes on with.
+  const parents = wanted.parents?.map((p) =>
+    encoder.encode(p === "" ? "" : `${JSON.stringify(p).slice(1, -1)}/`),
+  )
   const out = new Map<WorkspacePath, ManifestEntry>()
   // The end of the JSON string opening at `from` (its closing quote), or -1.
   const stringEnd = (from: number) => {
-    for (let i = from + 1; i < text.length; i++) {
-      const c = text.charCodeAt(i)
+    for (let i = from + 1; i < bytes.length; i++) {
+      const c = bytes[i]!
       if (c === 92) i++
       else if (c === 34) return i
     }
     return -1
   }
-  let at = head.length
-  if (text.startsWith("]}", at)) return at + 2 === text.length ? out : undefined
-  for (;;) {
-    if (text.charCodeAt(at) !== 91 || text.charCodeAt(at + 1) !== 34) return undefined
-    const pathEnd = stringEnd(at + 1)
-    if (pathEnd < 0) return undefined
-    // `,"k"` follows the path: the kind decides where the row ends (only a link's target is a
-    // string that may hold a `]`).
-    if (text.charCodeAt(pathEnd + 1) !== 44 || text.charCodeAt(pathEnd + 2) !== 34) return undefined
-    const kind = text.charCodeAt(pathEnd + 3)
-    let rowEnd: number
-    if (kind === 108) {
-      const targetEnd = stringEnd(pathEnd + 6)
-      if (targetEnd < 0) return undefined
-      rowEnd = targetEnd + 1
-    } else rowEnd = text.indexOf("]", pathEnd)
-    if (rowEnd < 0 || text.charCodeAt(rowEnd) !== 93) return undefined
-    const raw = text.slice(at + 2, pathEnd)
-    let path: string
-    try {
-      path = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw
-    } catch {
-      return undefined
-    }
-    if (wanted(path, kind === 116)) {
-      let row: unknown
-      try {
-        row = JSON.parse(text.slice(at, rowEnd + 1))
-      } catch {
-        return undefined
+  const childOf = (from: number, to: number) => {
+    // The last `/` of the path (not `lastIndexOf`, which would search on before the row).
+    let slash = to - 1
+    while (slash >= from && bytes[slash] !== 47) slash--
+    for (const parent of parents!) {
+      if (parent.length === 0) {
+        if (slash < from) return true
+        continue
       }
-      const entry = Array.isArray(row) ? manifestEntryOf(row) : undefined
-      if (entry === undefined) return undefined
-      out.set(path as WorkspacePath, entry)
+      if (slash !== from + parent.length - 1) continue
+      let same = true
+      for (let i = 0; i < parent.length && same; i++) same = bytes[from + i] === parent[i]
+      if (same) return true
     }
-    at = rowEnd + 1
-    if (text.charCodeAt(at) === 44) {
-      at++
-      continue
+    return false
+  }
+  const text = (from: number, to: number) => decoder.decode(bytes.subarray(from, to))
+  const end = (at: number) => bytes[at] === 93 && bytes[at + 1] === 125 && at + 2 === bytes.length
+  let at = head.length
+  if (end(at)) return out
+  try {
+    for (;;) {
+      if (bytes[at] !== 91 || bytes[at + 1] !== 34) return undefined
+      const pathEnd = stringEnd(at + 1)
+      if (pathEnd < 0) return undefined
+      // `,"k"` follows the path: the kind decides where the row ends (only a link's target is a
+      // string that may hold a `]`).
+      if (bytes[pathEnd + 1] !== 44 || bytes[pathEnd + 2] !== 34) return undefined
+      const kind = bytes[pathEnd + 3]
+      let rowEnd: number
+      if (kind === 108) {
+        const targetEnd = stringEnd(pathEnd + 6)
+        if (targetEnd < 0) return undefined
+        rowEnd = targetEnd + 1
+      } else rowEnd = bytes.indexOf(93, pathEnd)
+      if (rowEnd < 0 || bytes[rowEnd] !== 93) return undefined
+      const tombstone = kind === 116
+      const take =
+        parents !== undefined && !tombstone
+          ? childOf(at + 2, pathEnd)
+          : wanted(JSON.parse(text(at + 1, pathEnd + 1)) as string, tombstone)
+      if (take) {
+        const row = JSON.parse(text(at, rowEnd + 1)) as Array<unknown>
+        const entry = Array.isArray(row) ? manifestEntryOf(row) : undefined
+        if (entry === undefined) return undefined
+        out.set(row[0] as WorkspacePath, entry)
+      }
+      at = rowEnd + 1
+      if (bytes[at] === 44) {
+        at++
+        continue
+      }
+      return end(at) ? out : undefined
     }
-    return text.startsWith("]}", at) && at + 2 === text.length ? out : undefined
+  } catch {
+    return undefined
   }
 }
 

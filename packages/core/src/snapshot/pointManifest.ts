@@ -32,6 +32,7 @@ import {
   sameManifestEntry,
 } from "./manifestCodec.js"
 import { pointArtifactCache } from "./pointArtifactCache.js"
+import { patched } from "./pointPatch.js"
 import {
   decodeStatCacheLayer,
   encodeStatCacheLayer,
@@ -248,9 +249,10 @@ export const changesAt = <V>(
 
 /**
  * Stores a point's manifest and stat cache as deltas over loaded subsets of its base's (see
- * `loadManifestSubset`, `loadStatCacheSubset`): the base's own hash where nothing changed. `undefined` when a delta cannot be
- * written (the chain is at its depth limit, the change is over a quarter of `sizes`, or a stat
- * cache is in the old form): the caller then loads both whole and stores them the usual way.
+ * `loadManifestSubset`, `loadStatCacheSubset`): for each map, the base's own hash where nothing
+ * changed, or `undefined` where a delta cannot be written (the chain is at its depth limit, the
+ * change is over a quarter of `sizes`, or a stat cache is in the old form): that map is then
+ * stored whole by the caller (`storeWhole`).
  */
 export const storeDeltas = (
   base: {
@@ -263,25 +265,51 @@ export const storeDeltas = (
   sizes: { readonly manifest: number; readonly statCache: number },
 ) =>
   Effect.gen(function* () {
+    const unchanged = (changes: PathChanges<unknown>) =>
+      changes.set.length === 0 && changes.removed.length === 0
     const fits = (subset: LayeredSubset<unknown>, changes: PathChanges<unknown>, size: number) =>
       subset.legacy !== true &&
       subset.depth < MAX_DEPTH &&
       changes.set.length + changes.removed.length <= size >> 2
-    if (!fits(base.manifest, manifest, sizes.manifest) || !fits(base.statCache, statCache, sizes.statCache))
-      return undefined
-    const unchanged = (changes: PathChanges<unknown>) =>
-      changes.set.length === 0 && changes.removed.length === 0
     const m = unchanged(manifest)
-      ? undefined
-      : encodeDelta(manifestCodec, base.manifest, undefined, manifest.set, manifest.removed)
+      ? "unchanged"
+      : fits(base.manifest, manifest, sizes.manifest)
+        ? encodeDelta(manifestCodec, base.manifest, undefined, manifest.set, manifest.removed)
+        : undefined
     // The rules stay the base's: the caller re-examined no path an ignore file decides differently.
     const c = unchanged(statCache)
-      ? undefined
-      : encodeDelta(statCacheCodec, base.statCache, base.statCache.rules, statCache.set, statCache.removed)
-    const toPut = [m, c].flatMap((x) => (x === undefined ? [] : [x.bytes]))
-    const hashes = toPut.length === 0 ? [] : yield* (yield* ArtifactStore).putMany(toPut)
+      ? "unchanged"
+      : fits(base.statCache, statCache, sizes.statCache)
+        ? encodeDelta(statCacheCodec, base.statCache, base.statCache.rules, statCache.set, statCache.removed)
+        : undefined
+    const encoded = [m, c].flatMap((x) => (typeof x === "object" ? [x.bytes] : []))
+    const hashes = encoded.length === 0 ? [] : yield* (yield* ArtifactStore).putMany(encoded)
     let next = 0
-    const manifestHash = m === undefined ? base.manifest.hash : hashes[next++]!
-    const statCacheHash = c === undefined ? base.statCache.hash : hashes[next++]!
-    return { manifestHash, statCacheHash }
+    const settle = (x: typeof m, baseHash: ContentHash) =>
+      x === "unchanged" ? baseHash : x === undefined ? undefined : hashes[next++]!
+    return { manifestHash: settle(m, base.manifest.hash), statCacheHash: settle(c, base.statCache.hash) }
+  })
+
+/**
+ * One map of a point stored the usual way (a delta where small and the chain short, whole
+ * otherwise) from its base loaded whole, patched at `affected` with `next`'s entries: where
+ * `storeDeltas` could not write a delta.
+ */
+export const storeWhole = <V>(
+  which: "manifest" | "stat cache",
+  hash: ContentHash,
+  next: ReadonlyMap<WorkspacePath, V>,
+  affected: ReadonlySet<WorkspacePath>,
+) =>
+  Effect.gen(function* () {
+    const codec = (which === "manifest" ? manifestCodec : statCacheCodec) as unknown as LayerCodec<V>
+    const value = (yield* which === "manifest"
+      ? loadManifestLayers(hash)
+      : loadStatCacheLayers(hash)) as unknown as Layered<V>
+    const base = value.legacy ? undefined : { hash, value }
+    const map = patched(value.map, next, affected, codec.same)
+    const encoded = encodeLayered(codec, map, base, value.rules, base === undefined ? undefined : affected)
+    if (encoded === "unchanged") return hash
+    const [stored] = yield* (yield* ArtifactStore).putMany([encoded.bytes])
+    return stored!
   })

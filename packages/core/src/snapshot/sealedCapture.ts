@@ -23,7 +23,7 @@
  * The paths a capture of the changes re-examines are those whose nearest sealed directory above
  * them changed or was listed now (`underChanges`); every other path of the base point stands.
  */
-import type { ContentHash, PointCaptured, PointKind, SkippedPath } from "@rewind/contracts"
+import type { PointCaptured, PointKind, SkippedPath } from "@rewind/contracts"
 import { type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
@@ -31,21 +31,19 @@ import { hashContent } from "../workspace/contentHash.js"
 import { IGNORE_FILES, join } from "../workspace/ignoreRules.js"
 import type { CaptureContext } from "./capturePoint.js"
 import { makeTracker } from "./captureTracking.js"
-import { type Built, buildManifest, recordPoint } from "./pointBuild.js"
+import { buildManifest, recordPoint } from "./pointBuild.js"
 import {
   changesAt,
-  loadManifestLayers,
   loadManifestSubset,
-  loadStatCacheLayers,
   loadStatCacheSubset,
   type ManifestEntry,
   type PathChanges,
   sameManifestEntry,
   sameStatCacheEntry,
   storeDeltas,
-  storeManifestAndStatCache,
+  storeWhole,
 } from "./pointManifest.js"
-import { countsOver, patched } from "./pointPatch.js"
+import { countsOver } from "./pointPatch.js"
 import { type SealCheck, type SealedChanges, sealChanges } from "./scanSeal.js"
 import { type ScanResult, scanSubtrees, startsAt } from "./workspaceScan.js"
 
@@ -169,12 +167,12 @@ export const captureSealed = (input: SealedCaptureInput) =>
     // sealed point holds nothing else there), whose nearest sealed directory may have changed.
     // Nothing else of it is decoded. (A stat cache holds only what a listing showed.)
     const inChanged = parentIn(changed)
-    const loaded = yield* Effect.either(
-      loadManifestSubset(
-        base.manifestHash,
-        (path, tombstone) => inChanged(path) || (tombstone && !sealed.has(parentOf(path))),
-      ),
+    const manifestRows = Object.assign(
+      (path: string, tombstone: boolean) => inChanged(path) || (tombstone && !sealed.has(parentOf(path))),
+      // The same test for a row that is not a tombstone, on its bytes (while the parents are few).
+      changed.size <= 16 ? { parents: [...changed] } : {},
     )
+    const loaded = yield* Effect.either(loadManifestSubset(base.manifestHash, manifestRows))
     // A damaged chain is the full path's to report.
     if (Either.isLeft(loaded)) return fullScan(`the last point could not be read: ${loaded.left.message}`)
     const baseManifest = loaded.right
@@ -232,15 +230,27 @@ export const captureSealed = (input: SealedCaptureInput) =>
       startedAtMs: input.startedAtMs,
     })
     const affected = new Set<WorkspacePath>([...touched, ...tracker.tracked])
-    const stored =
-      (yield* storeDeltas(
-        { manifest: baseManifest, statCache: baseStatCache },
-        changesAt(affected, previous, built.manifest, sameManifestEntry),
-        rehash
-          ? everyChange(affected, built.statCache)
-          : changesAt(affected, statCache, built.statCache, sameStatCacheEntry),
-        { manifest: base.files + base.links + base.tombstones, statCache: base.files },
-      )) ?? (yield* storeWhole(base, base.statCacheHash, built, affected))
+    const deltas = yield* storeDeltas(
+      { manifest: baseManifest, statCache: baseStatCache },
+      changesAt(affected, previous, built.manifest, sameManifestEntry),
+      rehash
+        ? everyChange(affected, built.statCache)
+        : changesAt(affected, statCache, built.statCache, sameStatCacheEntry),
+      { manifest: base.files + base.links + base.tombstones, statCache: base.files },
+    )
+    // Where a delta cannot be written, the map is loaded whole and stored as any capture stores it;
+    // but a stat cache whose entries were not read is kept as it is (it only saves hashing: an
+    // entry it keeps for a path that changed matches no stat of the path now, and the files listed
+    // here are hashed again next time).
+    const stored = {
+      manifestHash:
+        deltas.manifestHash ?? (yield* storeWhole("manifest", base.manifestHash, built.manifest, affected)),
+      statCacheHash:
+        deltas.statCacheHash ??
+        (rehash
+          ? base.statCacheHash
+          : yield* storeWhole("stat cache", base.statCacheHash, built.statCache, affected)),
+    }
     const skipped: Array<SkippedPath> = [
       ...base.skipped.filter((s) => !underChanges(s.path)),
       ...scan.skipped,
@@ -291,26 +301,3 @@ const everyChange = <V>(
   }
   return { set, removed }
 }
-
-/**
- * Where deltas over the loaded subsets cannot be written (`storeDeltas`: a chain at its depth
- * limit, a change over a quarter of the tree): both maps loaded whole, patched and stored as any
- * capture stores them.
- */
-const storeWhole = (
-  base: PointCaptured,
-  statCacheHash: ContentHash,
-  built: Built,
-  affected: ReadonlySet<WorkspacePath>,
-) =>
-  Effect.gen(function* () {
-    const manifest = { hash: base.manifestHash, value: yield* loadManifestLayers(base.manifestHash) }
-    const statCache = { hash: statCacheHash, value: yield* loadStatCacheLayers(statCacheHash) }
-    return yield* storeManifestAndStatCache(
-      patched(manifest.value.map, built.manifest, affected, sameManifestEntry),
-      patched(statCache.value.map, built.statCache, affected, sameStatCacheEntry),
-      statCache.value.rules,
-      { manifest, statCache },
-      affected,
-    )
-  })
