@@ -142,27 +142,27 @@ const decodeLayer = <V>(
     return undefined
   }
 }
-export const loadLayered = <V>(
+type LoadError = ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError
+
+/**
+ * A chain loaded: down from `hash` to a full layer (decoded with `wanted` when given) or a map
+ * `cached` holds, then every delta met on the way applied, oldest first, to one copy of that map
+ * (not each to a copy of the one below it). Depths only grow along a chain, so a forged loop or an
+ * over-long chain is refused. `fresh` is the full layer when it was decoded here (whole: worth
+ * remembering).
+ */
+const loadChain = <V>(
   codec: LayerCodec<V>,
   what: string,
   hash: ContentHash,
   cached: (hash: ContentHash) => Layered<V> | undefined,
-  remember: (hash: ContentHash, value: Layered<V>) => void,
-  /** The bytes of the artifact `hash`, when the caller read them already (checked as ever). */
-  prefetched?: Uint8Array,
-): Effect.Effect<
-  Layered<V>,
-  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
-  ArtifactStore
-> =>
+  wanted: Wanted | undefined,
+  prefetched: Uint8Array | undefined,
+): Effect.Effect<{ readonly value: Layered<V>; readonly fresh?: Layered<V> }, LoadError, ArtifactStore> =>
   Effect.gen(function* () {
-    const hit = cached(hash)
-    if (hit !== undefined) return hit
     const artifacts = yield* ArtifactStore
     const unreadable = (at: ContentHash, message: string) =>
       new ManifestUnreadable({ hash: at, message: `artifact ${at} ${message}` })
-    // Down the chain to a full layer (or one already loaded), keeping the deltas met on the way:
-    // they are then applied to one copy of that map, not each to a copy of the one below it.
     const deltas: Array<{
       readonly hash: ContentHash
       readonly layer: DecodedLayer<V>
@@ -171,20 +171,20 @@ export const loadLayered = <V>(
     let at = hash
     let bytes = prefetched
     let bottom: Layered<V>
+    let fresh: Layered<V> | undefined
     for (;;) {
       const read = bytes ?? (yield* artifacts.get(at))
       bytes = undefined
-      const layer = decodeLayer(codec, read)
+      const layer = decodeLayer(codec, read, wanted)
       if (layer === undefined) return yield* unreadable(at, `is not a Rewind ${what}`)
       const legacy = codec.binary !== undefined && !codec.binary.claims(read)
       if (layer.base === undefined) {
         bottom = withRules({ map: layer.entries, depth: 0, layers: [at] }, layer.rules)
         if (legacy) bottom = { ...bottom, legacy: true }
-        remember(at, bottom)
+        if (wanted === undefined) fresh = bottom
         break
       }
       deltas.push({ hash: at, layer, legacy })
-      // Depths only grow along a chain, so a forged loop or an over-long chain is refused.
       if (deltas.length > MAX_DEPTH)
         return yield* unreadable(at, `is a ${what} delta deeper than ${MAX_DEPTH}`)
       const loaded = cached(layer.base)
@@ -194,7 +194,7 @@ export const loadLayered = <V>(
       }
       at = layer.base
     }
-    if (deltas.length === 0) return bottom
+    if (deltas.length === 0) return { value: bottom, ...(fresh === undefined ? {} : { fresh }) }
     const map = new Map(bottom.map)
     const layers = [...bottom.layers]
     let depth = bottom.depth
@@ -215,9 +215,26 @@ export const loadLayered = <V>(
     // The rules are the top layer's own: a layer without them offers no decisions to reuse.
     let value: Layered<V> = withRules({ map, depth, layers }, deltas[0]!.layer.rules)
     if (legacy) value = { ...value, legacy: true }
+    return { value, ...(fresh === undefined ? {} : { fresh }) }
+  })
+
+export const loadLayered = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  hash: ContentHash,
+  cached: (hash: ContentHash) => Layered<V> | undefined,
+  remember: (hash: ContentHash, value: Layered<V>) => void,
+  /** The bytes of the artifact `hash`, when the caller read them already (checked as ever). */
+  prefetched?: Uint8Array,
+): Effect.Effect<Layered<V>, LoadError, ArtifactStore> => {
+  const hit = cached(hash)
+  if (hit !== undefined) return Effect.succeed(hit)
+  return Effect.map(loadChain(codec, what, hash, cached, undefined, prefetched), ({ value, fresh }) => {
+    if (fresh !== undefined) remember(fresh.layers[0]!, fresh)
     remember(hash, value)
     return value
   })
+}
 
 /**
  * A manifest or stat cache as far as some entries go: every entry of the whole chain that `wanted`
@@ -244,55 +261,12 @@ export const loadLayeredSubset = <V>(
   hash: ContentHash,
   wanted: Wanted,
   cached: (hash: ContentHash) => Layered<V> | undefined,
-): Effect.Effect<
-  LayeredSubset<V>,
-  ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError,
-  ArtifactStore
-> =>
-  Effect.gen(function* () {
-    const whole = cached(hash)
-    if (whole !== undefined) {
-      const { map, ...rest } = whole
-      return { hash, entries: map, ...rest }
-    }
-    const artifacts = yield* ArtifactStore
-    const chain: Array<{
-      readonly hash: ContentHash
-      readonly layer: DecodedLayer<V>
-      readonly legacy: boolean
-    }> = []
-    for (let at: ContentHash | undefined = hash; at !== undefined; ) {
-      if (chain.length > MAX_DEPTH)
-        return yield* new ManifestUnreadable({
-          hash: at,
-          message: `artifact ${at} is a ${what} delta deeper than ${MAX_DEPTH}`,
-        })
-      const read: Uint8Array = yield* artifacts.get(at)
-      const layer: DecodedLayer<V> | undefined = decodeLayer(codec, read, wanted)
-      if (layer === undefined)
-        return yield* new ManifestUnreadable({ hash: at, message: `artifact ${at} is not a Rewind ${what}` })
-      chain.push({ hash: at, layer, legacy: codec.binary !== undefined && !codec.binary.claims(read) })
-      at = layer.base
-    }
-    const entries = new Map<WorkspacePath, V>()
-    let depth = -1
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const { hash: at, layer } = chain[i]!
-      if (layer.depth !== depth + 1)
-        return yield* new ManifestUnreadable({
-          hash: at,
-          message: `artifact ${at} is a ${what} delta at depth ${layer.depth} over one at depth ${depth}`,
-        })
-      depth = layer.depth
-      for (const path of layer.removed) entries.delete(path)
-      for (const [path, entry] of layer.entries) entries.set(path, entry)
-    }
-    const subset: LayeredSubset<V> = withRules(
-      { hash, entries, depth, layers: chain.map((c) => c.hash).reverse() },
-      chain[0]!.layer.rules,
-    )
-    return chain.some((c) => c.legacy) ? { ...subset, legacy: true } : subset
-  })
+): Effect.Effect<LayeredSubset<V>, LoadError, ArtifactStore> => {
+  const asSubset = ({ map, ...rest }: Layered<V>): LayeredSubset<V> => ({ hash, entries: map, ...rest })
+  const whole = cached(hash)
+  if (whole !== undefined) return Effect.succeed(asSubset(whole))
+  return Effect.map(loadChain(codec, what, hash, cached, wanted, undefined), ({ value }) => asSubset(value))
+}
 
 /**
  * What a delta over `hash` needs of it (depth, the top layer's rules, whether its form is the old
