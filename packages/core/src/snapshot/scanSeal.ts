@@ -307,7 +307,8 @@ const sealed = (
 
 /**
  * Whether the listings vouch for `path` being absent: the nearest directory above it that the scan
- * listed has no entry on the way to it (so none can appear without that listing changing).
+ * listed has no entry on the way to it, or has a file or link there (nothing is below one), so
+ * nothing can appear at `path` without that listing changing (a name, or a kind).
  */
 const absenceListed = (scan: ScanResult, path: string): boolean => {
   const { scopes, excluded } = scan.tree
@@ -316,7 +317,8 @@ const absenceListed = (scan: ScanResult, path: string): boolean => {
     if (scopes.has(dir)) {
       const next = path.indexOf("/", dir.length === 0 ? 0 : dir.length + 1)
       const child = next === -1 ? path : path.slice(0, next)
-      return !scopes.has(child) && !excluded.has(child) && !scan.entries.has(child as WorkspacePath)
+      if (scopes.has(child) || excluded.has(child)) return false
+      return child !== path || !scan.entries.has(child as WorkspacePath)
     }
     if (end <= 0) return false
   }
