@@ -375,38 +375,48 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     },
   )
 
-  it.live("a directory replaced by a file, and back: every point as a full scan's, and sealed", () => {
-    const box = sandbox()
-    const scans: Scans = { count: 0 }
-    for (const path of ["a/x.txt", "a/d/deep.txt", "b/y.txt"])
-      apply(box.root, { op: "write", path, content: "one" })
-    const program = Effect.gen(function* () {
-      const sealed = yield* createSession({ title: "sealed", cwd: box.root })
-      const scanned = yield* createSession({ title: "full", cwd: box.root })
-      yield* settle
-      yield* turnPoint(sealed.id)
-      yield* fullScan(turnPoint(scanned.id))
-      // `a/d` becomes a file: `a/d/deep.txt` is a tombstone below a file, which nothing can be.
-      apply(box.root, { op: "rmdir", path: "a/d" })
-      apply(box.root, { op: "write", path: "a/d", content: "a file now" })
-      yield* settle
-      const file = yield* turnCapture(sealed.id)
-      yield* expectSamePoint(file.point, yield* fullScan(turnPoint(scanned.id)), "file")
-      expect(file.point.scanSeal).toBeDefined()
-      yield* settle
-      const before = scans.count
-      expect((yield* turnCapture(sealed.id)).scan).toEqual({ by: "seal" })
-      expect(scans.count).toBe(before)
-      // And a directory again.
-      apply(box.root, { op: "remove", path: "a/d" })
-      apply(box.root, { op: "write", path: "a/d/deep.txt", content: "two" })
-      yield* settle
-      const dir = yield* turnCapture(sealed.id)
-      yield* expectSamePoint(dir.point, yield* fullScan(turnPoint(scanned.id)), "dir")
-      expect(dir.scan?.by).toBe("seal")
-    })
-    return inSandbox(box, scans, program)
-  })
+  it.live(
+    "a directory replaced by a file and back, a file by a directory: points as a full scan's, sealed",
+    () => {
+      const box = sandbox()
+      const scans: Scans = { count: 0 }
+      for (const path of ["a/x.txt", "a/d/deep.txt", "b/y.txt"])
+        apply(box.root, { op: "write", path, content: "one" })
+      const program = Effect.gen(function* () {
+        const sealed = yield* createSession({ title: "sealed", cwd: box.root })
+        const scanned = yield* createSession({ title: "full", cwd: box.root })
+        yield* settle
+        yield* turnPoint(sealed.id)
+        yield* fullScan(turnPoint(scanned.id))
+        // `a/d` becomes a file: `a/d/deep.txt` is a tombstone below a file, which nothing can be.
+        apply(box.root, { op: "rmdir", path: "a/d" })
+        apply(box.root, { op: "write", path: "a/d", content: "a file now" })
+        yield* settle
+        const file = yield* turnCapture(sealed.id)
+        yield* expectSamePoint(file.point, yield* fullScan(turnPoint(scanned.id)), "file")
+        expect(file.point.scanSeal).toBeDefined()
+        yield* settle
+        const before = scans.count
+        expect((yield* turnCapture(sealed.id)).scan).toEqual({ by: "seal" })
+        expect(scans.count).toBe(before)
+        // And a directory again.
+        apply(box.root, { op: "remove", path: "a/d" })
+        apply(box.root, { op: "write", path: "a/d/deep.txt", content: "two" })
+        yield* settle
+        const dir = yield* turnCapture(sealed.id)
+        yield* expectSamePoint(dir.point, yield* fullScan(turnPoint(scanned.id)), "dir")
+        expect(dir.scan?.by).toBe("seal")
+        // A file replaced by a directory: its tombstone is vouched for by the directory listed there.
+        apply(box.root, { op: "remove", path: "b/y.txt" })
+        apply(box.root, { op: "write", path: "b/y.txt/inside.txt", content: "dir" })
+        yield* settle
+        const became = yield* turnCapture(sealed.id)
+        yield* expectSamePoint(became.point, yield* fullScan(turnPoint(scanned.id)), "became")
+        expect(became.point.scanSeal).toBeDefined()
+      })
+      return inSandbox(box, scans, program)
+    },
+  )
 
   it.live("git starting to track an ignored file breaks the seal (the index is part of it)", () => {
     const box = sandbox()

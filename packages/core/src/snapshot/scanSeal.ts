@@ -306,9 +306,11 @@ const sealed = (
   )
 
 /**
- * Whether the listings vouch for `path` being absent: the nearest directory above it that the scan
- * listed has no entry on the way to it, or has a file or link there (nothing is below one), so
- * nothing can appear at `path` without that listing changing (a name, or a kind).
+ * Whether the listings vouch for `path` holding no file or link: the nearest directory above it
+ * that the scan listed shows, on the way to it, nothing, or a file or link (nothing is below one),
+ * or at `path` itself a directory it listed; nothing else can be there without that listing
+ * changing (a name, or a kind). An excluded entry on the way vouches for nothing (what is below an
+ * ignored directory is not listed).
  */
 const absenceListed = (scan: ScanResult, path: string): boolean => {
   const { scopes, excluded } = scan.tree
@@ -317,7 +319,7 @@ const absenceListed = (scan: ScanResult, path: string): boolean => {
     if (scopes.has(dir)) {
       const next = path.indexOf("/", dir.length === 0 ? 0 : dir.length + 1)
       const child = next === -1 ? path : path.slice(0, next)
-      if (scopes.has(child) || excluded.has(child)) return false
+      if (excluded.has(child)) return false
       return child !== path || !scan.entries.has(child as WorkspacePath)
     }
     if (end <= 0) return false
