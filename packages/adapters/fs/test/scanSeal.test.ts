@@ -436,8 +436,10 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       git("add", "-f", "--", "x.log")
       yield* settle
       const before = scans.count
-      const tracked = yield* turnPoint(session.id)
+      const found = yield* turnCapture(session.id)
+      const tracked = found.point
       expect(scans.count).toBeGreaterThan(before)
+      expect(found.scan?.fullScan).toMatch(/what decides scope changed/)
       yield* expectSamePoint(tracked, yield* fullScan(turnPoint(scanned.id)), "tracked")
       expect(tracked.files).toBe(first.files + 1)
     })

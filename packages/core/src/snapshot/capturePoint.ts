@@ -157,7 +157,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     }
     const budget = { maxFiles: settings.maxFiles, deadlineMs: startedAtMs + settings.timeBudgetMs }
     // The seal held but for some directories: list only those (`sealedCapture.ts`).
-    let fullScan: string | undefined
+    let fullScan = seal._tag === "Scan" ? seal.why : undefined
     const context = (of: PointCaptured): CaptureContext => ({
       sessionId,
       pointId,

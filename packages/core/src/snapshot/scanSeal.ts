@@ -198,6 +198,8 @@ export type SealCheck =
       readonly reading?: SealReading
       /** Set when the base point's seal holds but for the directories it names. */
       readonly changes?: SealedChanges
+      /** Why the base point's seal cannot be used at all (when it has one). */
+      readonly why?: string
     }
   /** No seal will be checked or recorded by this capture, for the reason given. */
   | { readonly _tag: "Off"; readonly why: string }
@@ -257,8 +259,15 @@ export const checkSeal = (input: {
     if (sealHash === undefined) return { _tag: "Scan", context } as const
     const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
     const record = Option.flatMap(bytes, decodeRecord)
+    if (Option.isNone(record))
+      return { _tag: "Scan", context, why: "the last point's seal could not be read" } as const
     // Another context (a checkpoint since, the index): the seal cannot hold, whatever the listings.
-    if (Option.isNone(record) || record.value.context !== context) return { _tag: "Scan", context } as const
+    if (record.value.context !== context)
+      return {
+        _tag: "Scan",
+        context,
+        why: "what decides scope changed since the last point (the git index or the ignore files above the root, the settings, the session's checkpoints or write intents)",
+      } as const
     const { directories, storePaths, volatile, checks } = record.value
     const listed = yield* sealed(
       workspace,
@@ -269,7 +278,7 @@ export const checkSeal = (input: {
       },
     )
     if (Option.isNone(listed) || listed.value === "differs" || listed.value.checks.length !== checks.length)
-      return { _tag: "Scan", context } as const
+      return { _tag: "Scan", context, why: "the sealed directories could not be listed" } as const
     const listing = listed.value
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
     const changed = new Set<string>(failed)
