@@ -90,5 +90,5 @@ describe("the built bin's repeat capture", () => {
     const ignored = await capture(root, dir)
     expect(ignored.by).toBe("scan")
     expect(ignored.fullScan).toMatch(/\.gitignore/)
-  }, 30_000)
+  }, 120_000)
 })
