@@ -39,3 +39,12 @@ export const WorkspacePathFromHost = Schema.transform(Schema.String, WorkspacePa
   decode: normaliseWorkspacePath,
   encode: (p) => p,
 })
+
+/** The directory a workspace path sits in: `""` (the root) for a top-level name. */
+export const parentOf = (path: string): string => {
+  const slash = path.lastIndexOf("/")
+  return slash < 0 ? "" : path.slice(0, slash)
+}
+
+/** The last segment of a workspace path: its name in its directory. */
+export const nameOf = (path: string): string => path.slice(path.lastIndexOf("/") + 1)

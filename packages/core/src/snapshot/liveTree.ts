@@ -14,7 +14,13 @@
  * path, the files git tracks or the ignore files above the root changed, or a change reaches a
  * tracked file the rules exclude (the scan takes those its own way) — it answers "full" and the caller scans the whole tree.
  */
-import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import {
+  nameOf,
+  parentOf,
+  type SkippedPath,
+  type WorkspacePath,
+  workspacePathProblem,
+} from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
 import type { TrackedFiles } from "../workspace/gitIndex.js"
@@ -34,13 +40,6 @@ export interface LiveTree {
   readonly rules: string
 }
 
-export const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
-
-const baseName = (path: string) => path.slice(path.lastIndexOf("/") + 1)
-
 const addChild = (children: Map<string, Set<string>>, path: string) => {
   const parent = parentOf(path)
   let set = children.get(parent)
@@ -58,12 +57,12 @@ export const unseedable = (scan: ScanResult, unwatchedNames: ReadonlySet<string>
     if (s.reason === "unreadable") return `a directory could not be read (${s.path})`
   }
   for (const dir of scan.tree.scopes.keys())
-    if (dir !== "" && unwatchedNames.has(baseName(dir)))
-      return `${dir} is in scope but the watcher does not watch directories named ${baseName(dir)}`
+    if (dir !== "" && unwatchedNames.has(nameOf(dir)))
+      return `${dir} is in scope but the watcher does not watch directories named ${nameOf(dir)}`
   for (const path of scan.tree.beyond)
     for (let at = parentOf(path); at !== ""; at = parentOf(at))
-      if (unwatchedNames.has(baseName(at)))
-        return `${path} is tracked by git but the watcher does not watch directories named ${baseName(at)}`
+      if (unwatchedNames.has(nameOf(at)))
+        return `${path} is tracked by git but the watcher does not watch directories named ${nameOf(at)}`
   return undefined
 }
 
@@ -169,7 +168,7 @@ export const applyChanges = (
       if (reachesTracked(live, path, tracked)) return "full" as const
       // An ignore file's rules reach below its directory, and a `.git` appearing or going makes or
       // unmakes a nested repository: both change decisions beyond the path itself.
-      if (IGNORE_FILES.includes(baseName(path)) || baseName(path) === ".git") return "full" as const
+      if (IGNORE_FILES.includes(nameOf(path)) || nameOf(path) === ".git") return "full" as const
     }
     // Shallowest first: a directory scanned again covers every change below it.
     unique.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
@@ -210,7 +209,7 @@ export const applyChanges = (
           live.skipped.set(path, {
             path,
             reason: "skipped_directory",
-            detail: `${baseName(path)} is on the built-in skip list`,
+            detail: `${nameOf(path)} is on the built-in skip list`,
           })
         } else {
           live.children.get(parent)?.delete(path)

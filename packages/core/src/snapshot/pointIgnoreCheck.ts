@@ -16,7 +16,7 @@
  * no decision is trusted: every path is answered "may have been ignored".
  */
 import type { FileStat, WorkspacePath } from "@rewind/contracts"
-import { WorkspaceIoError } from "@rewind/contracts"
+import { nameOf, WorkspaceIoError } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace, type WorkspaceService } from "../ports/Workspace.js"
@@ -37,8 +37,7 @@ const NO_TIME = 0n
  * Whether `path` is an ignore file (`.gitignore`, `.rewindignore`, at any depth): the only entries
  * of a manifest `ignoredInTree` reads, so a caller may hand it a map of those alone.
  */
-export const isIgnoreFile = (path: string): boolean =>
-  IGNORE_FILES.includes(path.slice(path.lastIndexOf("/") + 1))
+export const isIgnoreFile = (path: string): boolean => IGNORE_FILES.includes(nameOf(path))
 
 /**
  * Of `paths` (ones `manifest` does not hold), those the rules of the tree it describes excluded,

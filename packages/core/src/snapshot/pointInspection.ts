@@ -7,6 +7,7 @@
  * plan reads may be kept (up to a budget) for the apply's rescue point, so it is not read twice.
  */
 import type { ContentHash, FileKind, FileStat, WorkspacePath } from "@rewind/contracts"
+import { nameOf, parentOf } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -94,11 +95,6 @@ const inspect = (path: WorkspacePath, cache: StatCache, keep: KeptContents | und
     return yield* classify(path, stat.value, undefined, cache, keep)
   })
 
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
-
 /** The listed directories of a plan's paths, by directory (see `listDirectoriesOf`). */
 export interface Listings {
   readonly at: bigint
@@ -156,7 +152,7 @@ export const knownStats = (listings: Listings): KnownStats => {
       const dir = parentOf(path)
       const listed = listings.byDirectory.get(dir)
       if (listed === undefined) return undefined
-      const name = path.slice(path.lastIndexOf("/") + 1)
+      const name = nameOf(path)
       const entry = listed.get(name)
       if (entry !== undefined) return Either.right(Option.some(entry.stat))
       let folded = foldedNames.get(dir)

@@ -5,7 +5,7 @@
  * mutable and belongs to one scan only; every step runs in queue order, so the result is the same
  * whatever the wave size.
  */
-import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { parentOf, type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -112,11 +112,6 @@ const pathsOf = (dir: string, children: ReadonlyArray<ScannedEntry>): ReadonlyAr
   const paths = children.map((c) => join(dir, c.name))
   pathsOfListing.set(children, { dir, paths })
   return paths
-}
-
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
 }
 
 const provisionally = (state: ScanState, scope: RuleStack, path: string, isDirectory: boolean) => {

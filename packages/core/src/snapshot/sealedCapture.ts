@@ -24,7 +24,7 @@
  * them changed or was listed now (`underChanges`); every other path of the base point stands.
  */
 import type { PointCaptured, PointKind, SkippedPath } from "@rewind/contracts"
-import { type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { parentOf, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -69,11 +69,6 @@ export type SealedCaptureOutcome =
     }
   /** The full scan must take it, for the reason given. */
   | { readonly _tag: "FullScan"; readonly reason: string }
-
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
 
 /**
  * Whether a path's parent directory is one of `directories`, for the rows of a whole tree: without

@@ -27,6 +27,7 @@
  * protected names and nested repositories are always decided afresh (they are cheap).
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
+import { nameOf, parentOf } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
 import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import {
@@ -188,7 +189,7 @@ export const startsAt = (
       const dir = parentOf(path)
       const list = present.get(dir) ?? []
       list.push({
-        name: path.slice(path.lastIndexOf("/") + 1),
+        name: nameOf(path),
         size: stat.right.value.size,
         regular: stat.right.value.kind === "file",
       })
@@ -211,11 +212,6 @@ export const startsAt = (
       dir === "" ? { dir, rules: repository?.outerRules ?? [] } : { dir, rules: scopes.get(parentOf(dir))! },
     )
   })
-
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
 
 /**
  * One scan: directories are listed a wave at a time through the bulk `scanDirectories` (one call

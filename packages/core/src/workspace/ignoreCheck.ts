@@ -7,7 +7,7 @@
  * by them (`keptAsTracked`). Stats are looked up ahead in bulk,
  * and the decisions themselves are synchronous (see `makeIgnoreCheck`).
  */
-import type { WorkspacePath } from "@rewind/contracts"
+import { parentOf, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
 import {
@@ -33,11 +33,6 @@ export type Exclusion =
   | { readonly by: "rules"; readonly rulesOf: string }
   /** Inside a nested repository (a directory below the root holding `.git`): someone else's tree. */
   | { readonly by: "nested_repository"; readonly directory: string }
-
-const parentOf = (path: string) => {
-  const slash = path.lastIndexOf("/")
-  return slash < 0 ? "" : path.slice(0, slash)
-}
 
 /** A directory as the rules see it: excluded (and why), or the rule stack for its children. */
 interface DirectoryState {

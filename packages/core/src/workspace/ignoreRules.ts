@@ -18,7 +18,7 @@
  * it, a restore may put back. A scan applies these rules as it walks; other paths are checked with
  * `makeIgnoreCheck` (`ignoreCheck.ts`).
  */
-import type { WorkspacePath } from "@rewind/contracts"
+import { nameOf, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import type { Ignore } from "ignore"
 import { Workspace } from "../ports/Workspace.js"
@@ -139,7 +139,7 @@ export const isExcluded = (
  * this directory explicitly with a `!` rule.
  */
 export const onSkipList = (stack: RuleStack, path: string): boolean => {
-  const name = path.slice(path.lastIndexOf("/") + 1)
+  const name = nameOf(path)
   if (!BUILT_IN_SKIP.has(name)) return false
   if (RULES_DECIDE.has(name) && stack.some((r) => r.matcher.mentions(name))) return false
   return verdictOf(stack, path, true) !== "included"
@@ -219,7 +219,7 @@ export const readDirectoryRules = (
       dir,
       present.map((p) => p.name),
       (path) => {
-        const listed = sizes.get(path.slice(path.lastIndexOf("/") + 1))
+        const listed = sizes.get(nameOf(path))
         if (listed !== undefined && !listed.regular)
           return Effect.succeed(
             Either.left("it is not a regular file (a symlinked ignore file is not followed)"),
