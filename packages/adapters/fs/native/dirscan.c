@@ -120,13 +120,6 @@ typedef struct {
   int seal;
   char **free_names, **free_paths;
   size_t free_name_count, free_path_count;
-  /* sealBeneath with the checks of an earlier seal: a listing whose check differs sets `differs`,
-     and the threads then take no more listings. */
-  const unsigned char *expected; /* SEAL_CHECK_BYTES a listing: the start of its earlier digest */
-  int differs;
-  /* sealBeneath, whole: every directory is listed, one that cannot be listed included (its check
-     is left zero and its index reported), and nothing stops early. */
-  int whole;
 } job_t;
 
 static double kind_of(mode_t mode) {
@@ -465,7 +458,6 @@ static void *work(void *arg) {
   job_t *job = arg;
   char *buffer = malloc(DIRENT_BUFFER);
   for (;;) {
-    if (job->expected != NULL && !job->whole && __atomic_load_n(&job->differs, __ATOMIC_RELAXED)) break;
     size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
     if (i >= job->count) break;
     listing_t *l = &job->listings[i];
@@ -473,10 +465,6 @@ static void *work(void *arg) {
 #if defined(__linux__)
     if (job->seal) {
       if (l->err == 0) seal_serialize(l, job);
-      /* A directory that cannot be listed differs from the one sealed too. */
-      if (job->expected != NULL && !job->whole &&
-          (l->err != 0 || memcmp(l->digest, job->expected + SEAL_CHECK_BYTES * i, SEAL_CHECK_BYTES) != 0))
-        __atomic_store_n(&job->differs, 1, __ATOMIC_RELAXED);
       continue;
     }
 #endif
@@ -770,31 +758,23 @@ static void free_strings(char **strings, size_t count) {
 }
 
 /*
- * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths, expected?, whole?)
- *   -> { digest: ArrayBuffer, newestCtimeNs: bigint, checks: ArrayBuffer, failed: number[],
- *        newestByDirectory: ArrayBuffer (an int64 a directory) }
- *      | { differs: true } | Failure | null (the root cannot be opened)
+ * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths)
+ *   -> { newestCtimeNs: bigint, checks: ArrayBuffer, failed: number[],
+ *        newestByDirectory: ArrayBuffer (an int64 a directory) } | null (the root cannot be opened)
  * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way),
- * puts each listing in its sealed form (see seal_serialize) and keeps only that form's SHA-256
- * (from the OpenSSL Node exports): `digest` is the SHA-256 of those digests in the order given, what
- * a capture keeps so that a later one can tell, without building anything per entry, that none of
- * these directories changed. An entry named in `statFreeNames`, or whose path is in
- * `statFreePaths`, is sealed by name and kind only (Rewind's store and `.git`, whose stats change
- * under every capture and every git command, and whose contents no capture records).
- * `newestCtimeNs` is the newest ctime of the other entries (the caller's racy check), and
- * `newestByDirectory` the same per listing (INT64_MIN for an empty or failed one). The first
- * listing that fails is answered as a Failure, as scanBeneath answers one. `checks` holds the
- * first 8 bytes of each listing's digest. Given `expected` (an earlier answer's checks, for the
- * same directories in the same order), the listing stops at the first directory whose check
- * differs or that cannot be listed, and answers `{ differs: true }`: a changed tree costs the
- * listings up to the change, not all of them. With `whole` true, `expected` is ignored and every
- * directory is listed: one that cannot be listed (gone, replaced) is no failure but gets a zero
- * check and a zero digest, and its index is in `failed` (what a capture of only the directories
- * that changed needs: every check, whatever changed).
+ * puts each listing in its sealed form (see seal_serialize) and keeps only the first
+ * SEAL_CHECK_BYTES of that form's SHA-256 (from the OpenSSL Node exports) as the listing's check,
+ * what a capture keeps so that a later one can tell, without building anything per entry, which
+ * directories changed. An entry named in `statFreeNames`, or whose path is in `statFreePaths`, is
+ * sealed by name and kind only (Rewind's store and `.git`, whose stats change under every capture
+ * and every git command, and whose contents no capture records). `newestCtimeNs` is the newest
+ * ctime of the other entries (the caller's racy check), and `newestByDirectory` the same per
+ * listing (INT64_MIN for an empty or failed one). Every directory is listed: one that cannot be
+ * (gone, replaced, unreadable) is no failure but gets a zero check, and its index is in `failed`.
  */
 static napi_value seal_beneath(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  size_t argc = 5;
+  napi_value argv[5] = {NULL, NULL, NULL, NULL, NULL};
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5)
     return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
   int32_t threads = 1;
@@ -834,30 +814,9 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   }
   job.listings = listings;
   job.count = count;
-  bool has_expected = false;
-  if (argc >= 6 && napi_is_arraybuffer(env, argv[5], &has_expected) == napi_ok && has_expected) {
-    void *data = NULL;
-    size_t length = 0;
-    napi_get_arraybuffer_info(env, argv[5], &data, &length);
-    /* Checks for other directories than these cannot stop anything early: ignored. */
-    if (length == count * SEAL_CHECK_BYTES && count > 0) job.expected = data;
-  }
-  bool whole = false;
-  if (argc >= 7) napi_get_value_bool(env, argv[6], &whole);
-  job.whole = whole ? 1 : 0;
   if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
   run_job(&job, threads);
 
-  if (job.differs) {
-    napi_value out, yes;
-    if (napi_create_object(env, &out) != napi_ok || napi_get_boolean(env, true, &yes) != napi_ok ||
-        set(env, out, "differs", yes) != napi_ok) {
-      throw_error(env, "dirscan: could not build the result");
-      goto done;
-    }
-    result = out;
-    goto done;
-  }
   int64_t newest = INT64_MIN;
   napi_value failed;
   if (napi_create_array(env, &failed) != napi_ok) {
@@ -866,7 +825,7 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   }
   uint32_t failures = 0;
   for (size_t i = 0; i < count; i++) {
-    if (listings[i].err != 0 && job.whole) {
+    if (listings[i].err != 0) {
       memset(listings[i].digest, 0, sizeof listings[i].digest);
       napi_value index;
       if (napi_create_uint32(env, (uint32_t)i, &index) != napi_ok ||
@@ -876,41 +835,24 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
       }
       continue;
     }
-    if (listings[i].err != 0) {
-      result = to_js(env, &listings[i]);
-      if (result == NULL) throw_error(env, "dirscan: could not build the result");
-      goto done;
-    }
     if (listings[i].newest_ctime > newest) newest = listings[i].newest_ctime;
   }
-  /* The digest of the listings: the SHA-256 of their digests, in the order given. */
-  unsigned char *digests = malloc(count > 0 ? count * 32 : 1);
-  if (digests == NULL) {
-    throw_error(env, "dirscan: out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < count; i++) memcpy(digests + 32 * i, listings[i].digest, 32);
-  unsigned char *digest = NULL, *checks = NULL;
+  unsigned char *checks = NULL;
   int64_t *newest_of = NULL;
-  napi_value out, digest_buffer, ctime, checks_buffer, newest_buffer;
-  if (napi_create_object(env, &out) != napi_ok ||
-      napi_create_arraybuffer(env, 32, (void **)&digest, &digest_buffer) != napi_ok ||
-      napi_create_bigint_int64(env, newest, &ctime) != napi_ok || set(env, out, "digest", digest_buffer) != napi_ok ||
+  napi_value out, ctime, checks_buffer, newest_buffer;
+  if (napi_create_object(env, &out) != napi_ok || napi_create_bigint_int64(env, newest, &ctime) != napi_ok ||
       set(env, out, "newestCtimeNs", ctime) != napi_ok ||
       napi_create_arraybuffer(env, count * SEAL_CHECK_BYTES, (void **)&checks, &checks_buffer) != napi_ok ||
       set(env, out, "checks", checks_buffer) != napi_ok || set(env, out, "failed", failed) != napi_ok ||
       napi_create_arraybuffer(env, count * sizeof(int64_t), (void **)&newest_of, &newest_buffer) != napi_ok ||
       set(env, out, "newestByDirectory", newest_buffer) != napi_ok) {
-    free(digests);
     throw_error(env, "dirscan: could not build the result");
     goto done;
   }
-  SHA256(digests, count * 32, digest);
   for (size_t i = 0; i < count; i++) {
     memcpy(checks + SEAL_CHECK_BYTES * i, listings[i].digest, SEAL_CHECK_BYTES);
     newest_of[i] = listings[i].err != 0 ? INT64_MIN : listings[i].newest_ctime;
   }
-  free(digests);
   result = out;
 done:
   if (job.root_fd >= 0) close(job.root_fd);

@@ -49,7 +49,6 @@ import {
   makeConfinedWorkspace,
   type ProbedEntry,
   type ScannedEntry,
-  type SealOptions,
   type StatFree,
   Workspace,
   type WorkspaceService,
@@ -371,12 +370,8 @@ export const nodePrimitives = (
     ...(native?.sealBeneath === undefined
       ? {}
       : {
-          sealBeneath: (
-            at: string,
-            relatives: ReadonlyArray<string>,
-            statFree: StatFree,
-            options: SealOptions | undefined,
-          ) => Effect.sync(() => native.sealBeneath!(at, relatives, statFree, options)),
+          sealBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
+            Effect.sync(() => native.sealBeneath!(at, relatives, statFree)),
         }),
 
     // A capture's reads: one call for a group of files instead of an effect, a walk and a parent

@@ -1,8 +1,7 @@
-// The workspace's `sealListings` (native `sealBeneath`): equal listings give equal digests and
-// checks whatever the thread count; any change to an entry (content, mode, name, a link's target,
-// a same-size rewrite stamped back) changes the digest and that directory's check, and given the
-// earlier checks the listing answers "differs"; `.git` and the store count by name and kind only;
-// a missing directory or a symlink on the way cannot be sealed.
+// The workspace's `sealListings` (native `sealBeneath`): equal listings give equal checks; any
+// change to an entry (content, mode, name, a link's target, a same-size rewrite stamped back)
+// changes that directory's check and no other; `.git` and the store count by name and kind only;
+// a missing directory, a file or a symlink on the way is listed as failed with a zero check.
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -27,17 +26,21 @@ const tree = (): Sandbox => {
   return box
 }
 
-/** The seal of `directories` now, with `expected` checks when given. */
-const sealOf = (directories: ReadonlyArray<string>, expected?: Uint8Array) =>
+/** The seal of `directories` now. */
+const sealOf = (directories: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
-    return Option.getOrUndefined(yield* workspace.sealListings!(directories, FREE, { expected }))
+    return Option.getOrUndefined(yield* workspace.sealListings!(directories, FREE))
   })
 
-const sealed = (answer: ListingSeal | "differs" | undefined): ListingSeal => {
-  if (answer === undefined || answer === "differs") throw new Error(`no seal: ${answer}`)
+const sealed = (answer: ListingSeal | undefined): ListingSeal => {
+  if (answer === undefined) throw new Error("no seal")
   return answer
 }
+
+/** Each directory's check, as hex. */
+const checksOf = (seal: ListingSeal) =>
+  DIRS.map((_, i) => Buffer.from(seal.checks.subarray(16 * i, 16 * i + 16)).toString("hex"))
 
 const inTree = (test: (box: Sandbox) => Effect.Effect<void, never, Workspace>) => {
   const box = tree()
@@ -48,26 +51,29 @@ const inTree = (test: (box: Sandbox) => Effect.Effect<void, never, Workspace>) =
 
 describe.skipIf(!available)("sealListings", () => {
   it.live(
-    "answers the same digest and checks for unchanged listings, and 'differs' only when one changed",
+    "answers the same checks for unchanged listings, and another check for exactly the directory that changed",
     () =>
       inTree((box) =>
         Effect.gen(function* () {
           const first = sealed(yield* sealOf(DIRS))
           expect(first.checks.length).toBe(16 * DIRS.length)
-          const again = sealed(yield* sealOf(DIRS, first.checks))
-          expect(again.digest).toBe(first.digest)
-          expect([...again.checks]).toEqual([...first.checks])
+          expect(first.failed ?? []).toEqual([])
+          const again = sealed(yield* sealOf(DIRS))
+          expect(checksOf(again)).toEqual(checksOf(first))
           // What git and every capture change: counted by name and kind only.
           writeFileSync(join(box.root, ".git/index.lock"), "lock")
           writeFileSync(join(box.root, ".rewind/store.db-wal"), "wal")
-          expect(sealed(yield* sealOf(DIRS, first.checks)).digest).toBe(first.digest)
+          expect(checksOf(sealed(yield* sealOf(DIRS)))).toEqual(checksOf(first))
 
-          const changes: ReadonlyArray<readonly [string, () => void]> = [
-            ["content", () => writeFileSync(join(box.root, "a/b/y.txt"), "Y")],
-            ["mode", () => chmodSync(join(box.root, "a/x.txt"), 0o755)],
-            ["name", () => renameSync(join(box.root, "a/x.txt"), join(box.root, "a/x2.txt"))],
+          // Each change and the directories (of DIRS) whose listings it changes: an entry added or
+          // removed in `a` changes `a`'s own stat, which the root's listing holds.
+          const changes: ReadonlyArray<readonly [string, ReadonlyArray<string>, () => void]> = [
+            ["content", ["a/b"], () => writeFileSync(join(box.root, "a/b/y.txt"), "Y")],
+            ["mode", ["a"], () => chmodSync(join(box.root, "a/x.txt"), 0o755)],
+            ["name", ["", "a"], () => renameSync(join(box.root, "a/x.txt"), join(box.root, "a/x2.txt"))],
             [
               "link target",
+              ["", "a"],
               () => {
                 rmSync(join(box.root, "a/link"))
                 symlinkSync("b", join(box.root, "a/link"))
@@ -75,6 +81,7 @@ describe.skipIf(!available)("sealListings", () => {
             ],
             [
               "same size, mtime stamped back",
+              ["a/b"],
               () => {
                 const stamp = new Date("2020-01-01T00:00:00Z")
                 utimesSync(join(box.root, "a/b/y.txt"), stamp, stamp)
@@ -82,19 +89,20 @@ describe.skipIf(!available)("sealListings", () => {
             ],
             [
               "a .git directory becoming a file",
+              [""],
               () => {
                 rmSync(join(box.root, ".git"), { recursive: true })
                 writeFileSync(join(box.root, ".git"), "gitdir: elsewhere")
               },
             ],
           ]
-          let before = first
-          for (const [what, change] of changes) {
+          let before = checksOf(first)
+          for (const [what, where, change] of changes) {
             yield* Effect.sleep("15 millis")
             change()
-            expect({ what, answer: yield* sealOf(DIRS, before.checks) }).toEqual({ what, answer: "differs" })
-            const now = sealed(yield* sealOf(DIRS))
-            expect({ what, same: now.digest === before.digest }).toEqual({ what, same: false })
+            const now = checksOf(sealed(yield* sealOf(DIRS)))
+            const changed = DIRS.filter((_, i) => now[i] !== before[i])
+            expect({ what, changed }).toEqual({ what, changed: where })
             before = now
           }
         }),
@@ -112,19 +120,37 @@ describe.skipIf(!available)("sealListings", () => {
         writeFileSync(file, "z")
         utimesSync(file, stamp, stamp)
         const second = sealed(yield* sealOf(DIRS))
-        expect(second.digest).not.toBe(first.digest)
+        expect(checksOf(second)[2]).not.toBe(checksOf(first)[2])
         expect(second.newestChangeNs).toBeGreaterThan(first.newestChangeNs)
       }),
     ),
   )
 
-  it.live("cannot seal a missing directory or one reached through a symlink", () =>
+  it.live(
+    "lists a missing directory, a file or one reached through a symlink as failed, with a zero check",
+    () =>
+      inTree((box) =>
+        Effect.gen(function* () {
+          symlinkSync("a", join(box.root, "linked"))
+          const zero = "0".repeat(32)
+          const seal = sealed(yield* sealOf(["", "gone", "linked", "a/x.txt", "a/link/b", "a"]))
+          expect(seal.failed).toEqual([1, 2, 3, 4])
+          const checks = [0, 1, 2, 3, 4, 5].map((i) =>
+            Buffer.from(seal.checks.subarray(16 * i, 16 * i + 16)).toString("hex"),
+          )
+          expect(checks.slice(1, 5)).toEqual([zero, zero, zero, zero])
+          expect(checks[0]).not.toBe(zero)
+          expect(checks[5]).not.toBe(zero)
+          expect(seal.newestByDirectory[1]).toBe(-(2n ** 63n))
+        }),
+      ),
+  )
+
+  it.live("cannot seal at all under a root that is gone", () =>
     inTree((box) =>
       Effect.gen(function* () {
-        symlinkSync("a", join(box.root, "linked"))
-        expect(yield* sealOf(["", "gone"])).toBeUndefined()
-        expect(yield* sealOf(["", "linked"])).toBeUndefined()
-        expect(yield* sealOf(["", "a/x.txt"])).toBeUndefined()
+        rmSync(box.root, { recursive: true, force: true })
+        expect(yield* sealOf([""])).toBeUndefined()
       }),
     ),
   )

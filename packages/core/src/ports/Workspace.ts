@@ -195,29 +195,20 @@ export interface WorkspaceService {
    */
   readonly repository?: Effect.Effect<Option.Option<RepositoryFiles>>
   /**
-   * A digest of the listings of these directories (workspace-relative, `""` the root; each opened
+   * A check of each listing of these directories (workspace-relative, `""` the root; each opened
    * as `scanDirectories` opens one, no symlink on the way): every entry's name, kind and `lstat`
-   * (size, mode, mtime, ctime, inode, a link's target), entries sorted by name, directories in the
-   * order given. Equal digests, equal listings. Entries named in `statFree.names`, or at a path in
-   * `statFree.paths`, count by name and kind only (see `snapshot/scanSeal.ts`). Given the `checks`
-   * of an earlier answer for the same directories in the same order (`expected`), it may stop at
-   * the first listing whose check differs and answer `"differs"`. `None` when it cannot be told (a
-   * directory missing or unreadable, or the adapter cannot open beneath the root). With `whole`,
-   * every directory is listed and one that cannot be listed is no failure: it gets a zero check
-   * and its index is in `failed` (a capture of what changed needs every check). Optional: without
-   * it no capture is sealed (`snapshot/scanSeal.ts`), every repeat capture scans.
+   * (size, mode, mtime, ctime, inode, a link's target), entries sorted by name. Equal checks, equal
+   * listings. Entries named in `statFree.names`, or at a path in `statFree.paths`, count by name
+   * and kind only (see `snapshot/scanSeal.ts`). Every directory is listed: one that cannot be (gone,
+   * replaced, unreadable) is no failure but gets a zero check and its index in `failed`, since a
+   * capture of what changed needs every check. `None` when it cannot be told at all (the adapter
+   * cannot open the root or beneath it). Optional: without it no capture is sealed
+   * (`snapshot/scanSeal.ts`), every repeat capture scans.
    */
   readonly sealListings?: (
     directories: ReadonlyArray<string>,
     statFree: StatFree,
-    options?: SealOptions,
-  ) => Effect.Effect<Option.Option<ListingSeal | "differs">>
-}
-
-/** How `sealListings` lists: see there. */
-export interface SealOptions {
-  readonly expected?: Uint8Array
-  readonly whole?: boolean
+  ) => Effect.Effect<Option.Option<ListingSeal>>
 }
 
 /** Entries a listing seal counts by name and kind only. */
@@ -230,18 +221,16 @@ export interface StatFree {
 
 /** What `sealListings` answers. */
 export interface ListingSeal {
-  /** The digest of the listings (equal digests, equal listings). */
-  readonly digest: string
   /** The newest ctime of an entry counted with its stat, in ns since the epoch (the racy check). */
   readonly newestChangeNs: bigint
   /**
    * Per directory, in the order given, a check of its listing (the first 16 bytes of its SHA-256,
    * all zero for one that could not be listed): different checks, different listings; equal checks,
-   * the same listing but for a chance of one in 2^128. What lets a later call stop early, and a
-   * capture list again only the directories whose listing changed (`snapshot/sealedCapture.ts`).
+   * the same listing but for a chance of one in 2^128. What lets a capture list again only the
+   * directories whose listing changed (`snapshot/sealedCapture.ts`).
    */
   readonly checks: Uint8Array
-  /** With `whole`: the indices of the directories that could not be listed (gone, replaced). */
+  /** The indices of the directories that could not be listed (gone, replaced, unreadable). */
   readonly failed?: ReadonlyArray<number>
   /** `newestChangeNs` per directory, in the order given (the least bigint for an empty listing). */
   readonly newestByDirectory: BigInt64Array

@@ -46,13 +46,7 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import {
-  type ListingSeal,
-  type SealOptions,
-  type StatFree,
-  Workspace,
-  type WorkspaceService,
-} from "../ports/Workspace.js"
+import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -269,15 +263,8 @@ export const checkSeal = (input: {
         why: "what decides scope changed since the last point (the git index or the ignore files above the root, the settings, the session's checkpoints or write intents)",
       } as const
     const { directories, storePaths, volatile, checks } = record.value
-    const listed = yield* sealed(
-      workspace,
-      directories,
-      { names: STAT_FREE_NAMES, paths: storePaths },
-      {
-        whole: true,
-      },
-    )
-    if (Option.isNone(listed) || listed.value === "differs" || listed.value.checks.length !== checks.length)
+    const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
+    if (Option.isNone(listed) || listed.value.checks.length !== checks.length)
       return { _tag: "Scan", context, why: "the sealed directories could not be listed" } as const
     const listing = listed.value
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
@@ -304,14 +291,9 @@ export const checkSeal = (input: {
  * `sealListings`, where a defect (an adapter's bug) is "cannot tell": a seal only saves a scan, so
  * nothing that goes wrong with one may cost the capture itself.
  */
-const sealed = (
-  workspace: WorkspaceService,
-  directories: ReadonlyArray<string>,
-  statFree: StatFree,
-  options?: SealOptions,
-) =>
-  (workspace.sealListings?.(directories, statFree, options) ?? Effect.succeed(Option.none())).pipe(
-    Effect.catchAllDefect(() => Effect.succeed(Option.none<ListingSeal | "differs">())),
+const sealed = (workspace: WorkspaceService, directories: ReadonlyArray<string>, statFree: StatFree) =>
+  (workspace.sealListings?.(directories, statFree) ?? Effect.succeed(Option.none())).pipe(
+    Effect.catchAllDefect(() => Effect.succeed(Option.none<ListingSeal>())),
   )
 
 /**
@@ -413,7 +395,8 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
     } else {
       directories = listedNow
       const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
-      if (Option.isNone(listed) || listed.value === "differs")
+      // A directory the scan listed that cannot be listed now changed under the capture.
+      if (Option.isNone(listed) || (listed.value.failed?.length ?? 0) > 0)
         return unsealed("a directory could not be listed again")
       seal = listed.value
     }

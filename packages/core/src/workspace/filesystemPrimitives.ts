@@ -18,7 +18,6 @@ import type { Effect, Either } from "effect"
 import type {
   ListingSeal,
   ScannedEntry,
-  SealOptions,
   StatFree,
   WorkspaceError,
   WorkspaceFile,
@@ -126,16 +125,14 @@ export interface FileSystemPrimitives {
   ) => Effect.Effect<ReadonlyArray<WorkspaceFile | undefined>>
   /**
    * The workspace's `sealListings` over directories given relative to the root, each opened
-   * beneath it as `readdirStatBeneath` opens one (`"differs"` as there); `undefined` when it cannot
-   * be told (a directory missing or unreadable, the root not opened). Optional: without it no
-   * capture is sealed.
+   * beneath it as `readdirStatBeneath` opens one; `undefined` when it cannot be told (the root not
+   * opened). Optional: without it no capture is sealed.
    */
   readonly sealBeneath?: (
     root: string,
     relatives: ReadonlyArray<string>,
     statFree: StatFree,
-    options: SealOptions | undefined,
-  ) => Effect.Effect<ListingSeal | "differs" | undefined>
+  ) => Effect.Effect<ListingSeal | undefined>
   readonly readlink: (absolute: string) => Effect.Effect<string, PrimitiveFailure>
   readonly symlink: (absolute: string, target: string) => Effect.Effect<void, PrimitiveFailure>
   /**

@@ -76,8 +76,8 @@ export const makeConfinedWorkspace = (
     ...(fs.sealBeneath === undefined
       ? {}
       : {
-          sealListings: (directories, statFree, options) =>
-            Effect.map(fs.sealBeneath!(root, directories, statFree, options), Option.fromNullable),
+          sealListings: (directories, statFree) =>
+            Effect.map(fs.sealBeneath!(root, directories, statFree), Option.fromNullable),
         }),
   } satisfies WorkspaceService
 }

@@ -14,7 +14,7 @@
  */
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
-import type { ListingSeal, ScannedEntry, SealOptions, StatFree } from "@rewind/core"
+import type { ListingSeal, ScannedEntry, StatFree } from "@rewind/core"
 import { Either } from "effect"
 import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
@@ -62,10 +62,10 @@ interface DirScanModule {
     previous?: Previous,
   ) => ReadonlyArray<NativeAnswer> | null
   /**
-   * Linux only: the SHA-256 of the sealed listings of directories relative to `root` (opened as
-   * `scanBeneath` opens them), the newest ctime of an entry counted with its stat and each
-   * listing's check; `differs` (given `expected` checks); a failure for the first directory that
-   * could not be listed; null when the root itself cannot be opened.
+   * Linux only: each sealed listing's check of directories relative to `root` (opened as
+   * `scanBeneath` opens them), the newest ctime of an entry counted with its stat, overall and per
+   * directory, and the indices of the directories that could not be listed; null when the root
+   * itself cannot be opened.
    */
   readonly sealBeneath?: (
     root: string,
@@ -73,19 +73,12 @@ interface DirScanModule {
     threads: number,
     statFreeNames: ReadonlyArray<string>,
     statFreePaths: ReadonlyArray<string>,
-    expected?: ArrayBuffer,
-    whole?: boolean,
-  ) =>
-    | {
-        readonly digest: ArrayBuffer
-        readonly newestCtimeNs: bigint
-        readonly checks: ArrayBuffer
-        readonly failed?: ReadonlyArray<number>
-        readonly newestByDirectory?: ArrayBuffer
-      }
-    | { readonly differs: true }
-    | NativeFailure
-    | null
+  ) => {
+    readonly newestCtimeNs: bigint
+    readonly checks: ArrayBuffer
+    readonly failed?: ReadonlyArray<number>
+    readonly newestByDirectory?: ArrayBuffer
+  } | null
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
@@ -144,17 +137,15 @@ export type NativeScannerBeneath = (
 ) => Array<ReadonlyArray<ScannedEntry> | undefined>
 
 /**
- * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): the SHA-256 (hex) of the
- * sealed listings of directories relative to `root`, the newest ctime counted, and each listing's
- * check; `"differs"` when `expected` checks were given and one differs; undefined when a
- * directory could not be listed beneath the root.
+ * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): each sealed listing's check of
+ * directories relative to `root`, the newest ctime counted, and the directories that could not be
+ * listed; undefined when the root could not be opened.
  */
 export type NativeSealer = (
   root: string,
   relatives: ReadonlyArray<string>,
   statFree: StatFree,
-  options?: SealOptions,
-) => ListingSeal | "differs" | undefined
+) => ListingSeal | undefined
 
 export interface NativeScanners {
   readonly scan: NativeScanner
@@ -256,8 +247,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
   const sealBeneath: NativeSealer | undefined =
     sealer === undefined
       ? undefined
-      : (root, relatives, statFree, options) => {
-          const expected = options?.expected
+      : (root, relatives, statFree) => {
           // A seal only saves a scan: whatever goes wrong here (a module built from other sources
           // than this file expects included) answers "cannot tell", and the capture scans.
           try {
@@ -267,21 +257,16 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
               threadsFor(relatives.length),
               statFree.names,
               statFree.paths,
-              // The module reads the checks in place: a copy of exactly those bytes.
-              expected === undefined ? undefined : expected.slice().buffer,
-              options?.whole === true,
             )
-            if (answer === null || "errno" in answer) return undefined
-            if ("differs" in answer) return "differs"
+            if (answer === null) return undefined
             if (
-              !(answer.digest instanceof ArrayBuffer) ||
               !(answer.checks instanceof ArrayBuffer) ||
+              answer.checks.byteLength !== 16 * relatives.length ||
               !(answer.newestByDirectory instanceof ArrayBuffer) ||
               answer.newestByDirectory.byteLength !== 8 * relatives.length
             )
               return undefined
             return {
-              digest: Buffer.from(answer.digest).toString("hex"),
               newestChangeNs: answer.newestCtimeNs,
               checks: new Uint8Array(answer.checks),
               newestByDirectory: new BigInt64Array(answer.newestByDirectory),
