@@ -123,6 +123,28 @@ const expectSamePoint = (a: PointCaptured, b: PointCaptured, context: unknown) =
     })
   })
 
+/**
+ * Two sessions over the tree at `root`, each with its first point: `sealed` captures with seals on,
+ * the other with every shortcut off. `compare` captures a turn in each and expects the same point;
+ * it answers the sealed session's capture (`a`) and the full scan's point (`b`).
+ */
+const sideBySide = (root: string) =>
+  Effect.gen(function* () {
+    const sealed = yield* createSession({ title: "sealed", cwd: root })
+    const scanned = yield* createSession({ title: "full", cwd: root })
+    yield* settle
+    const first = yield* turnPoint(sealed.id)
+    yield* fullScan(turnPoint(scanned.id))
+    const compare = (context: unknown) =>
+      Effect.gen(function* () {
+        const a = yield* turnCapture(sealed.id)
+        const b = yield* fullScan(turnPoint(scanned.id))
+        yield* expectSamePoint(a.point, b, { context, by: a.scan })
+        return { a, b }
+      })
+    return { sealed: sealed.id, first, compare }
+  })
+
 describe.skipIf(!sealing)("a capture's seal", () => {
   it.live(
     "captures what a full scan captures after every random step (listing only what changed), and skips the scan when nothing changed",
@@ -151,23 +173,17 @@ describe.skipIf(!sealing)("a capture's seal", () => {
               fill(box.root)
               const scans: Scans = { count: 0 }
               const program = Effect.gen(function* () {
-                const sealed = yield* createSession({ title: "sealed", cwd: box.root })
-                const scanned = yield* createSession({ title: "full", cwd: box.root })
-                yield* settle
-                yield* turnPoint(sealed.id)
-                yield* fullScan(turnPoint(scanned.id))
+                const { sealed, compare } = yield* sideBySide(box.root)
                 for (const { ops, racy } of steps) {
                   for (const op of ops) apply(box.root, op)
                   if (!racy) yield* settle
-                  const a = yield* turnCapture(sealed.id)
-                  const b = yield* fullScan(turnPoint(scanned.id))
-                  yield* expectSamePoint(a.point, b, { steps, ops, by: a.scan })
+                  const { a, b } = yield* compare({ steps, ops })
                   if (a.scan?.rescanned !== undefined) found.changes++
                   if (racy && a.point.scanSeal !== undefined) found.racy++
                   // Nothing changed since: a sealed point is found again by its seal, listing again
                   // at most the directories its seal could not vouch for (new or racy ones) ...
                   yield* settle
-                  const again = yield* turnCapture(sealed.id)
+                  const again = yield* turnCapture(sealed)
                   yield* expectSamePoint(again.point, b, { steps, ops, again: true })
                   if (a.point.scanSeal !== undefined) {
                     expect({ ops, by: again.scan?.by }).toEqual({ ops, by: "seal" })
@@ -175,7 +191,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
                   }
                   // ... and then without a scan at all.
                   const before = scans.count
-                  const third = yield* turnCapture(sealed.id)
+                  const third = yield* turnCapture(sealed)
                   yield* expectSamePoint(third.point, b, { steps, ops, third: true })
                   if (again.point.scanSeal !== undefined) {
                     expect({ ops, scans: scans.count - before, scan: third.scan }).toEqual({
@@ -216,10 +232,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     fill(box.root)
     for (let m = 0; m < 300; m++) apply(box.root, { op: "write", path: `many/m${m}.txt`, content: "m" })
     const program = Effect.gen(function* () {
-      const sealed = yield* createSession({ title: "sealed", cwd: box.root })
-      const scanned = yield* createSession({ title: "full", cwd: box.root })
-      yield* settle
-      yield* turnPoint(sealed.id)
+      const { compare } = yield* sideBySide(box.root)
       const ways = new Set<string>()
       // Each capture stores a delta over the last; past 16 the chain is cut (`storeDeltas` gives
       // way and both maps are stored whole), and the captures after that go on from there.
@@ -234,9 +247,8 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         // A directory of more files than a capture hashes again: its stat cache entries are read.
         if (i % 4 === 0) apply(box.root, { op: "write", path: `many/m${i % 7}.txt`, content: String(i) })
         yield* settle
-        const a = yield* turnCapture(sealed.id)
+        const { a } = yield* compare({ i })
         ways.add(JSON.stringify(a.scan))
-        yield* expectSamePoint(a.point, yield* fullScan(turnPoint(scanned.id)), { i })
         expect(a.scan?.by).toBe("seal")
       }
       expect([...ways].some((w) => w.includes("rescanned"))).toBe(true)
@@ -255,18 +267,13 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     apply(box.root, { op: "write", path: "a/b/.rewindignore", content: "*.gen\n" })
     fill(box.root)
     const program = Effect.gen(function* () {
-      const sealed = yield* createSession({ title: "sealed", cwd: box.root })
-      const scanned = yield* createSession({ title: "full", cwd: box.root })
-      yield* settle
-      yield* turnPoint(sealed.id)
+      const { compare } = yield* sideBySide(box.root)
       for (const path of ["a/b/c/y.log", "a/b/c/keep.log", "a/b/c/z.gen", "a/b/c/tmp/t.ts", "a/b/c/w.ts"])
         apply(box.root, { op: "write", path, content: "new" })
       yield* settle
-      const a = yield* turnCapture(sealed.id)
+      const { a, b } = yield* compare("deep")
       // The changed directory and its parent (the directory's own stat is in the parent's listing).
       expect(a.scan).toEqual({ by: "seal", rescanned: 2 })
-      const b = yield* fullScan(turnPoint(scanned.id))
-      yield* expectSamePoint(a.point, b, "deep")
       expect(a.point.files).toBe(b.files)
       expect(yield* manifestText(a.point.manifestHash)).toContain("a/b/c/keep.log")
       expect(yield* manifestText(a.point.manifestHash)).not.toContain("a/b/c/y.log")
@@ -345,33 +352,25 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       for (const path of ["a/x.txt", "a/c/d/deep.txt", "b/y.js"])
         apply(box.root, { op: "write", path, content: "one" })
       const program = Effect.gen(function* () {
-        const session = yield* createSession({ title: "sealed", cwd: box.root })
-        const scanned = yield* createSession({ title: "full", cwd: box.root })
-        yield* settle
-        yield* turnPoint(session.id)
-        yield* fullScan(turnPoint(scanned.id))
+        const { sealed, compare } = yield* sideBySide(box.root)
         apply(box.root, { op: "remove", path: "a/x.txt" })
         apply(box.root, { op: "rmdir", path: "a/c" })
         yield* settle
-        const deleted = yield* turnPoint(session.id)
-        yield* expectSamePoint(deleted, yield* fullScan(turnPoint(scanned.id)), "deleted")
+        const deleted = (yield* compare("deleted")).a.point
         expect(deleted.tombstones).toBe(2)
         expect(deleted.scanSeal).toBeDefined()
         yield* settle
         const before = scans.count
-        const again = yield* turnPoint(session.id)
+        const again = yield* turnPoint(sealed)
         expect(scans.count).toBe(before)
         expect(again.manifestHash).toBe(deleted.manifestHash)
         // The directory comes back: its parent's listing changed, so the tombstone is looked at again.
         apply(box.root, { op: "write", path: "a/c/d/deep.txt", content: "two" })
         yield* settle
-        const back = yield* turnPoint(session.id)
-        yield* expectSamePoint(back, yield* fullScan(turnPoint(scanned.id)), "back")
+        const back = (yield* compare("back")).a.point
         expect(back.tombstones).toBe(1)
       })
-      return Effect.provide(program, layers(box, scans)).pipe(
-        Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
-      )
+      return inSandbox(box, scans, program)
     },
   )
 
@@ -383,35 +382,28 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       for (const path of ["a/x.txt", "a/d/deep.txt", "b/y.txt"])
         apply(box.root, { op: "write", path, content: "one" })
       const program = Effect.gen(function* () {
-        const sealed = yield* createSession({ title: "sealed", cwd: box.root })
-        const scanned = yield* createSession({ title: "full", cwd: box.root })
-        yield* settle
-        yield* turnPoint(sealed.id)
-        yield* fullScan(turnPoint(scanned.id))
+        const { sealed, compare } = yield* sideBySide(box.root)
         // `a/d` becomes a file: `a/d/deep.txt` is a tombstone below a file, which nothing can be.
         apply(box.root, { op: "rmdir", path: "a/d" })
         apply(box.root, { op: "write", path: "a/d", content: "a file now" })
         yield* settle
-        const file = yield* turnCapture(sealed.id)
-        yield* expectSamePoint(file.point, yield* fullScan(turnPoint(scanned.id)), "file")
+        const file = (yield* compare("file")).a
         expect(file.point.scanSeal).toBeDefined()
         yield* settle
         const before = scans.count
-        expect((yield* turnCapture(sealed.id)).scan).toEqual({ by: "seal" })
+        expect((yield* turnCapture(sealed)).scan).toEqual({ by: "seal" })
         expect(scans.count).toBe(before)
         // And a directory again.
         apply(box.root, { op: "remove", path: "a/d" })
         apply(box.root, { op: "write", path: "a/d/deep.txt", content: "two" })
         yield* settle
-        const dir = yield* turnCapture(sealed.id)
-        yield* expectSamePoint(dir.point, yield* fullScan(turnPoint(scanned.id)), "dir")
+        const dir = (yield* compare("dir")).a
         expect(dir.scan?.by).toBe("seal")
         // A file replaced by a directory: its tombstone is vouched for by the directory listed there.
         apply(box.root, { op: "remove", path: "b/y.txt" })
         apply(box.root, { op: "write", path: "b/y.txt/inside.txt", content: "dir" })
         yield* settle
-        const became = yield* turnCapture(sealed.id)
-        yield* expectSamePoint(became.point, yield* fullScan(turnPoint(scanned.id)), "became")
+        const became = (yield* compare("became")).a
         expect(became.point.scanSeal).toBeDefined()
       })
       return inSandbox(box, scans, program)
@@ -428,20 +420,15 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     git("init", "-q")
     git("add", "--", ".gitignore", "keep.js")
     const program = Effect.gen(function* () {
-      const session = yield* createSession({ title: "sealed", cwd: box.root })
-      const scanned = yield* createSession({ title: "full", cwd: box.root })
-      yield* settle
-      const first = yield* turnPoint(session.id)
+      const { first, compare } = yield* sideBySide(box.root)
       expect(first.scanSeal).toBeDefined()
       git("add", "-f", "--", "x.log")
       yield* settle
       const before = scans.count
-      const found = yield* turnCapture(session.id)
-      const tracked = found.point
+      const found = (yield* compare("tracked")).a
       expect(scans.count).toBeGreaterThan(before)
       expect(found.scan?.fullScan).toMatch(/what decides scope changed/)
-      yield* expectSamePoint(tracked, yield* fullScan(turnPoint(scanned.id)), "tracked")
-      expect(tracked.files).toBe(first.files + 1)
+      expect(found.point.files).toBe(first.files + 1)
     })
     return inSandbox(box, scans, program)
   })
