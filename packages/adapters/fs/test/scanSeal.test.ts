@@ -232,10 +232,12 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     fill(box.root)
     for (let m = 0; m < 300; m++) apply(box.root, { op: "write", path: `many/m${m}.txt`, content: "m" })
     const program = Effect.gen(function* () {
-      const { compare } = yield* sideBySide(box.root)
+      const { first, compare } = yield* sideBySide(box.root)
       const ways = new Set<string>()
-      // Each capture stores a delta over the last; past 16 the chain is cut (`storeDeltas` gives
-      // way and both maps are stored whole), and the captures after that go on from there.
+      const bases: Array<string> = []
+      // Each capture stores a delta over the last; at 16 deep the chain is squashed into one delta
+      // over the first point's full manifest (`storeDeltas`), and the captures after that go on
+      // from there: no manifest is stored whole again.
       for (let i = 1; i <= 24; i++) {
         apply(box.root, {
           op: "write",
@@ -250,8 +252,16 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         const { a } = yield* compare({ i })
         ways.add(JSON.stringify(a.scan))
         expect(a.scan?.by).toBe("seal")
+        const stored = JSON.parse(
+          new TextDecoder().decode(yield* (yield* ArtifactStore).get(a.point.manifestHash)),
+        )
+        expect({ i, format: stored.format }).toEqual({ i, format: "rewind-manifest-delta/1" })
+        bases.push(
+          stored.base === first.manifestHash ? `${stored.depth} over the first` : String(stored.depth),
+        )
       }
       expect([...ways].some((w) => w.includes("rescanned"))).toBe(true)
+      expect(bases[16]).toBe("1 over the first")
     })
     return Effect.provide(program, layers(box, scans, false)).pipe(
       Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),

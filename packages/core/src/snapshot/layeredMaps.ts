@@ -1,9 +1,11 @@
 /**
  * Layering of a manifest or stat cache into deltas: a capture that changed a few files stores only
- * those entries (and the removed paths) over the previous map. A chain is cut (a full map stored
- * again) every `MAX_DEPTH` layers or when the delta would hold more than a quarter of the entries,
- * so a load reads a bounded number of artifacts; depths only grow along a chain, so a forged loop is
- * refused. Generic over a `LayerCodec`; the two codecs and the store are `pointManifest.ts`.
+ * those entries (and the removed paths) over the previous map. A chain never grows past `MAX_DEPTH`
+ * layers: there its deltas are merged into one over the full layer (`squashedDelta`), and a map is
+ * stored whole again when that merge, or a single delta, would hold more than a quarter of the
+ * entries; so a load reads a bounded number of artifacts. Depths only grow along a chain, so a
+ * forged loop is refused. Generic over a `LayerCodec`; the two codecs and the store are
+ * `pointManifest.ts`.
  */
 import type {
   ArtifactCorrupt,
@@ -80,10 +82,8 @@ export type Wanted = ((path: string, tombstone: boolean) => boolean) & {
 }
 
 /**
- * Deltas: a capture that changed a few files stores only those entries (and the removed paths) over
- * the previous map, instead of re-encoding, hashing and compressing the whole tree every turn. A
- * chain is cut (a full map stored again) every `MAX_DEPTH` layers or when the delta would hold more
- * than a quarter of the entries, so a load reads a bounded number of artifacts.
+ * The deepest a delta may sit over its full layer: a load reads at most this many deltas. A store at
+ * this depth squashes the chain (`squashedDelta`) rather than add a layer.
  */
 export const MAX_DEPTH = 16
 
@@ -359,18 +359,24 @@ export const loadTopLayer = <V>(
   })
 
 /**
- * The bytes to store for `map`: a delta over `base` when that is small and the chain short, the
- * full map otherwise. `undefined` when `map` equals the base (nothing to store).
+ * How `map` differs from `base`: `"unchanged"`; `"whole"` when there is no base or the change is
+ * over a quarter of the entries (a delta would save little); or the entries to set and the paths
+ * to remove. `differsAt`, when known, is the only paths where they may differ (a live engine's or
+ * a capture's delta), so the rest is not compared.
  */
-export const encodeLayered = <V>(
+const layeredChanges = <V>(
   codec: LayerCodec<V>,
   map: ReadonlyMap<WorkspacePath, V>,
   base: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
-  rules?: string,
-  /** When known, the only paths where `map` may differ from the base's (a live engine's delta). */
+  rules: string | undefined,
   differsAt?: ReadonlySet<WorkspacePath>,
-): { readonly bytes: Uint8Array; readonly depth: number } | "unchanged" => {
-  const full = () => ({ bytes: codec.encodeFull(map, rules), depth: 0 })
+):
+  | "unchanged"
+  | "whole"
+  | {
+      readonly changed: ReadonlyArray<readonly [WorkspacePath, V]>
+      readonly removed: ReadonlyArray<WorkspacePath>
+    } => {
   const changed: Array<WorkspacePath> = []
   const removed: Array<WorkspacePath> = []
   const limit = map.size >> 2
@@ -381,26 +387,135 @@ export const encodeLayered = <V>(
         if (base.value.map.has(path)) removed.push(path)
       } else if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
     }
-    if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
-  }
-  if (base === undefined || base.value.depth >= MAX_DEPTH) return full()
-  if (differsAt === undefined) {
+  } else if (base !== undefined) {
     for (const [path, entry] of map) {
       if (!codec.same(entry, base.value.map.get(path))) changed.push(path)
-      if (changed.length > limit) return full()
+      if (changed.length > limit) return "whole"
     }
     for (const path of base.value.map.keys()) if (!map.has(path)) removed.push(path)
   }
-  if (changed.length === 0 && removed.length === 0 && rules === base.value.rules) return "unchanged"
-  if (changed.length + removed.length > limit) return full()
-  return encodeDelta(
-    codec,
-    { hash: base.hash, depth: base.value.depth },
-    rules,
-    changed.map((path) => [path, map.get(path)!] as const),
-    removed,
-  )
+  if (base !== undefined && changed.length === 0 && removed.length === 0 && rules === base.value.rules)
+    return "unchanged"
+  if (base === undefined || changed.length + removed.length > limit) return "whole"
+  return { changed: changed.map((path) => [path, map.get(path)!] as const), removed }
 }
+
+/**
+ * A chain at its depth limit cut without storing the whole map again: the deltas down from `top`
+ * merged into one delta at depth 1 over the full layer below them, with `changed` and `removed`
+ * applied last. Only the deltas are read (they are small), never the full layer, so a capture that
+ * changed a few files stays as cheap at the limit as below it. `undefined` when the merged delta
+ * would hold more than `limit` entries (the paths changed since the full layer are many: the map
+ * is then stored whole), or the chain is in a form no longer written. `over`: the full layer, the
+ * only artifact the new delta needs beside itself.
+ */
+export const squashedDelta = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  top: ContentHash,
+  rules: string | undefined,
+  changed: ReadonlyArray<readonly [WorkspacePath, V]>,
+  removed: ReadonlyArray<WorkspacePath>,
+  limit: number,
+): Effect.Effect<
+  { readonly bytes: Uint8Array; readonly depth: number; readonly over: ContentHash } | undefined,
+  LoadError,
+  ArtifactStore
+> =>
+  Effect.gen(function* () {
+    const artifacts = yield* ArtifactStore
+    const deltas: Array<DecodedLayer<V>> = []
+    let at = top
+    let over: ContentHash | undefined
+    for (let depth = Number.POSITIVE_INFINITY; over === undefined; ) {
+      const read = yield* artifacts.get(at)
+      if (codec.binary !== undefined && !codec.binary.claims(read)) return undefined
+      const layer = decodeLayer(codec, read)
+      if (layer === undefined)
+        return yield* new ManifestUnreadable({ hash: at, message: `artifact ${at} is not a Rewind ${what}` })
+      if (layer.base === undefined) return undefined
+      if (layer.depth >= depth || deltas.length >= MAX_DEPTH)
+        return yield* new ManifestUnreadable({
+          hash: at,
+          message: `artifact ${at} is a ${what} delta at depth ${layer.depth} below one at depth ${depth}`,
+        })
+      deltas.push(layer)
+      depth = layer.depth
+      if (layer.depth === 1) over = layer.base
+      else at = layer.base
+    }
+    const set = new Map<WorkspacePath, V>()
+    const gone = new Set<WorkspacePath>()
+    const apply = (entries: Iterable<readonly [WorkspacePath, V]>, dropped: Iterable<WorkspacePath>) => {
+      for (const path of dropped) {
+        set.delete(path)
+        gone.add(path)
+      }
+      for (const [path, entry] of entries) {
+        set.set(path, entry)
+        gone.delete(path)
+      }
+    }
+    for (let i = deltas.length - 1; i >= 0; i--) apply(deltas[i]!.entries, deltas[i]!.removed)
+    apply(changed, removed)
+    if (set.size + gone.size > limit) return undefined
+    return { ...encodeDelta(codec, { hash: over, depth: 0 }, rules, [...set], [...gone]), over }
+  })
+
+/** What `encodeLayered` gives: bytes at a depth; `over` when they are a squashed delta. */
+export interface EncodedLayer {
+  readonly bytes: Uint8Array
+  readonly depth: number
+  /** Set for a squashed delta (`squashedDelta`): the full layer below it, its only other layer. */
+  readonly over?: ContentHash
+}
+
+/** The layers of a map stored as `encoded` over `base` (what GC keeps while it is a root). */
+export const layersOf = (
+  encoded: EncodedLayer,
+  hash: ContentHash,
+  base: { readonly value: { readonly layers: ReadonlyArray<ContentHash> } } | undefined,
+): ReadonlyArray<ContentHash> =>
+  encoded.depth === 0
+    ? [hash]
+    : encoded.over !== undefined
+      ? [encoded.over, hash]
+      : [...base!.value.layers, hash]
+
+/**
+ * The bytes to store for `map`: a delta over `base` when that is small; at the chain's depth limit
+ * the chain squashed into one delta (`squashedDelta`) where that stays small; the full map
+ * otherwise. `"unchanged"` when `map` equals the base (nothing to store). A squash that cannot
+ * read the chain only costs the full map: it saves a rewrite, it is never needed.
+ */
+export const encodeLayered = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  map: ReadonlyMap<WorkspacePath, V>,
+  base: { readonly hash: ContentHash; readonly value: Layered<V> } | undefined,
+  rules?: string,
+  /** When known, the only paths where `map` may differ from the base's (a live engine's delta). */
+  differsAt?: ReadonlySet<WorkspacePath>,
+): Effect.Effect<EncodedLayer | "unchanged", never, ArtifactStore> =>
+  Effect.gen(function* () {
+    const changes = layeredChanges(codec, map, base, rules, differsAt)
+    if (changes === "unchanged") return "unchanged" as const
+    const full = { bytes: codec.encodeFull(map, rules), depth: 0 }
+    if (changes === "whole" || base === undefined) return full
+    const { changed, removed } = changes
+    if (base.value.depth < MAX_DEPTH)
+      return encodeDelta(codec, { hash: base.hash, depth: base.value.depth }, rules, changed, removed)
+    const squashed = yield* squashedDelta(
+      codec,
+      what,
+      base.hash,
+      rules,
+      changed,
+      removed,
+      map.size >> 2,
+    ).pipe(Effect.orElseSucceed(() => undefined))
+    return squashed ?? full
+  })
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 

@@ -8,16 +8,19 @@ import type { ContentHash, WorkspacePath } from "@rewind/contracts"
 import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import {
+  type EncodedLayer,
   encodeDelta,
   encodeLayered,
   type LayerCodec,
   type Layered,
   type LayeredSubset,
+  layersOf,
   loadLayered,
   loadLayeredSubset,
   loadLayerHead,
   loadTopLayer,
   MAX_DEPTH,
+  squashedDelta,
   type Wanted,
   withRules,
 } from "./layeredMaps.js"
@@ -152,10 +155,10 @@ export const storeStatCacheBeside = (
   Effect.gen(function* () {
     const cache = yield* pointArtifactCache
     const statBase = base.value.legacy ? undefined : base
-    const c = encodeLayered(statCacheCodec, statCache, statBase, rules)
+    const c = yield* encodeLayered(statCacheCodec, "stat cache", statCache, statBase, rules)
     if (c === "unchanged") return statBase!.hash
     const [hash] = yield* (yield* ArtifactStore).putMany([c.bytes])
-    const layers = c.depth === 0 ? [hash!] : [...statBase!.value.layers, hash!]
+    const layers = layersOf(c, hash!, statBase)
     cache?.setStatCache(hash!, withRules({ map: statCache, depth: c.depth, layers }, rules))
     return hash!
   })
@@ -181,10 +184,10 @@ export const storeManifestAndStatCache = (
   Effect.gen(function* () {
     const artifacts = yield* ArtifactStore
     const cache = yield* pointArtifactCache
-    const m = encodeLayered(manifestCodec, manifest, base?.manifest, undefined, differsAt)
+    const m = yield* encodeLayered(manifestCodec, "manifest", manifest, base?.manifest, undefined, differsAt)
     // A stat cache still in the old form is stored whole in the new one (see `Layered.legacy`).
     const statBase = base?.statCache?.value.legacy ? undefined : base?.statCache
-    const c = encodeLayered(statCacheCodec, statCache, statBase, rules, differsAt)
+    const c = yield* encodeLayered(statCacheCodec, "stat cache", statCache, statBase, rules, differsAt)
     const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
     const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
     let next = 0
@@ -197,8 +200,10 @@ export const storeManifestAndStatCache = (
     ): ContentHash => {
       if (encoded === "unchanged") return previous!.hash
       const hash = hashes[next++]!
-      const layers = encoded.depth === 0 ? [hash] : [...previous!.value.layers, hash]
-      remember?.(hash, withRules({ map, depth: encoded.depth, layers }, storedRules))
+      remember?.(
+        hash,
+        withRules({ map, depth: encoded.depth, layers: layersOf(encoded, hash, previous) }, storedRules),
+      )
       return hash
     }
     const manifestHash = settle(m, manifest, base?.manifest, cache?.setManifest)
@@ -250,9 +255,9 @@ export const changesAt = <V>(
 /**
  * Stores a point's manifest and stat cache as deltas over loaded subsets of its base's (see
  * `loadManifestSubset`, `loadStatCacheSubset`): for each map, the base's own hash where nothing
- * changed, or `undefined` where a delta cannot be written (the chain is at its depth limit, the
- * change is over a quarter of `sizes`, or a stat cache is in the old form): that map is then
- * stored whole by the caller (`storeWhole`).
+ * changed, or `undefined` where a delta cannot be written (the change is over a quarter of
+ * `sizes`, so is the chain's squashed at its depth limit, or a stat cache is in the old form):
+ * that map is then stored whole by the caller (`storeWhole`).
  */
 export const storeDeltas = (
   base: {
@@ -267,25 +272,37 @@ export const storeDeltas = (
   Effect.gen(function* () {
     const unchanged = (changes: PathChanges<unknown>) =>
       changes.set.length === 0 && changes.removed.length === 0
-    const fits = (subset: LayeredSubset<unknown>, changes: PathChanges<unknown>, size: number) =>
-      subset.legacy !== true &&
-      subset.depth < MAX_DEPTH &&
-      changes.set.length + changes.removed.length <= size >> 2
-    const m = unchanged(manifest)
-      ? "unchanged"
-      : fits(base.manifest, manifest, sizes.manifest)
-        ? encodeDelta(manifestCodec, base.manifest, undefined, manifest.set, manifest.removed)
-        : undefined
+    // A delta over the subset's top layer, or at the depth limit its chain squashed (only the
+    // deltas are read for that, not the full layer).
+    const delta = <V>(
+      codec: LayerCodec<V>,
+      what: string,
+      subset: LayeredSubset<V>,
+      changes: PathChanges<V>,
+      size: number,
+    ): Effect.Effect<"unchanged" | EncodedLayer | undefined, never, ArtifactStore> =>
+      unchanged(changes)
+        ? Effect.succeed("unchanged")
+        : subset.legacy === true || changes.set.length + changes.removed.length > size >> 2
+          ? Effect.succeed(undefined)
+          : subset.depth < MAX_DEPTH
+            ? Effect.succeed(encodeDelta(codec, subset, subset.rules, changes.set, changes.removed))
+            : squashedDelta(
+                codec,
+                what,
+                subset.hash,
+                subset.rules,
+                changes.set,
+                changes.removed,
+                size >> 2,
+              ).pipe(Effect.orElseSucceed(() => undefined))
+    const m = yield* delta(manifestCodec, "manifest", base.manifest, manifest, sizes.manifest)
     // The rules stay the base's: the caller re-examined no path an ignore file decides differently.
-    const c = unchanged(statCache)
-      ? "unchanged"
-      : fits(base.statCache, statCache, sizes.statCache)
-        ? encodeDelta(statCacheCodec, base.statCache, base.statCache.rules, statCache.set, statCache.removed)
-        : undefined
+    const c = yield* delta(statCacheCodec, "stat cache", base.statCache, statCache, sizes.statCache)
     const encoded = [m, c].flatMap((x) => (typeof x === "object" ? [x.bytes] : []))
     const hashes = encoded.length === 0 ? [] : yield* (yield* ArtifactStore).putMany(encoded)
     let next = 0
-    const settle = (x: typeof m, baseHash: ContentHash) =>
+    const settle = (x: "unchanged" | EncodedLayer | undefined, baseHash: ContentHash) =>
       x === "unchanged" ? baseHash : x === undefined ? undefined : hashes[next++]!
     return { manifestHash: settle(m, base.manifest.hash), statCacheHash: settle(c, base.statCache.hash) }
   })
@@ -308,7 +325,14 @@ export const storeWhole = <V>(
       : loadStatCacheLayers(hash)) as unknown as Layered<V>
     const base = value.legacy ? undefined : { hash, value }
     const map = patched(value.map, next, affected, codec.same)
-    const encoded = encodeLayered(codec, map, base, value.rules, base === undefined ? undefined : affected)
+    const encoded = yield* encodeLayered(
+      codec,
+      which,
+      map,
+      base,
+      value.rules,
+      base === undefined ? undefined : affected,
+    )
     if (encoded === "unchanged") return hash
     const [stored] = yield* (yield* ArtifactStore).putMany([encoded.bytes])
     return stored!

@@ -14,11 +14,13 @@ import {
   layerSessionStateCache,
   loadManifest,
   loadManifestTop,
+  loadStatCacheLayers,
+  type Manifest,
   previewPointRestore,
   readPointIndex,
   SessionStore,
 } from "@rewind/core"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
 
 const turn = (n: number) => `turn-${n}` as TurnId
@@ -52,6 +54,24 @@ const storedStatCache = (hash: ContentHash) =>
   })
 
 const FILES = 40
+
+const byPath = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
+  a < b ? -1 : a > b ? 1 : 0
+
+/** A manifest in path order (`toEqual` on two maps compares their order too). */
+const sorted = (tree: Manifest): Manifest => new Map([...tree].sort(byPath))
+
+/**
+ * The manifest a session records of the tree a fresh session's first capture records as `fresh`:
+ * the same, plus a tombstone at every path the session has seen (`seen`, which this adds to) and
+ * the tree no longer holds.
+ */
+const sessionTree = (fresh: Manifest, seen: Set<string>): Manifest => {
+  const tree = new Map(fresh)
+  for (const path of fresh.keys()) seen.add(path)
+  for (const path of seen) if (!tree.has(path as never)) tree.set(path as never, { kind: "tombstone" })
+  return sorted(tree)
+}
 
 const seed = (env: Env) => {
   for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `file ${i}`)
@@ -139,6 +159,147 @@ describe("manifest deltas", () => {
       }
     }).pipe(Effect.provide(env.layer()))
   })
+
+  it.effect("at the depth limit the chain is squashed into one delta over the full layer", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId, first } = yield* firstPoint
+      const points: Array<PointCaptured> = [first]
+      const seen = new Set<string>()
+      const trees: Array<Manifest> = [sessionTree(yield* loadManifest(first.manifestHash), seen)]
+      for (let n = 2; n <= 21; n++) {
+        // Three files edited in turn, one created and removed again: few paths over the whole run.
+        env.fs.writeFile(`${ROOT}/src/f${n % 3}.txt`, `edit ${n}`)
+        if (n % 4 === 0) env.fs.writeFile(`${ROOT}/src/churn.txt`, `churn ${n}`)
+        if (n % 4 === 2 && n > 2) env.fs.remove(`${ROOT}/src/churn.txt`)
+        const point = yield* captureLater(sessionId, n)
+        points.push(point)
+        // The tree as a fresh session's first capture (a full manifest, no chain) records it.
+        const fresh = yield* capture(yield* newSession, n)
+        trees.push(sessionTree(yield* loadManifest(fresh.manifestHash), seen))
+      }
+      const layers = yield* Effect.forEach(points, (p) => stored(p.manifestHash))
+      expect(layers.map((l) => l.depth ?? 0)).toEqual([
+        0,
+        ...Array.from({ length: 16 }, (_, i) => i + 1),
+        1,
+        2,
+        3,
+        4,
+      ])
+      // The 18th point's delta sits on the first point's full manifest and holds every path changed
+      // since: the three edited files and the churned one (a tombstone where it is removed).
+      const squashed = layers[17]!
+      expect(squashed.base).toBe(first.manifestHash)
+      expect(squashed.entries.map((e) => e[0])).toEqual([
+        "src/churn.txt",
+        "src/f0.txt",
+        "src/f1.txt",
+        "src/f2.txt",
+      ])
+      // Every point loads to the tree it recorded, and says the same of it as a full manifest.
+      for (const [i, point] of points.entries())
+        expect({ i, tree: sorted(yield* loadManifest(point.manifestHash)) }).toEqual({ i, tree: trees[i] })
+      // The stat cache's chain is squashed the same way.
+      const caches = yield* Effect.forEach(points, (p) => storedStatCache(p.statCacheHash!))
+      expect(caches.map((c) => c.depth)).toEqual([
+        0,
+        ...Array.from({ length: 16 }, (_, i) => i + 1),
+        1,
+        2,
+        3,
+        4,
+      ])
+      expect(caches[17]!.base).toBe(first.statCacheHash)
+      // After a GC that keeps only the newest point, it still loads and restores.
+      env.fs.writeFile(`${ROOT}/src/f9.txt`, "before the restore")
+      yield* TestClock.adjust("1 hour")
+      expect((yield* cleanup({ retention: { keepLastPoints: 1 }, graceMs: 0 })).swept).toBe(true)
+      const artifacts = yield* ArtifactStore
+      expect(yield* artifacts.has(first.manifestHash)).toBe(true)
+      expect(sorted(yield* loadManifest(points[20]!.manifestHash))).toEqual(trees[20])
+      const preview = yield* previewPointRestore(sessionId, points[20]!.pointId)
+      expect(preview.changes.map((c) => c.path)).toEqual(["src/f9.txt"])
+      yield* applyPointRestore(sessionId, preview.pointId, preview.token!)
+      expect(env.text("src/f9.txt")).toBe("file 9")
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("a squash that would hold over a quarter of the tree stores the map whole", () => {
+    const env = makeEnv()
+    seed(env)
+    return Effect.gen(function* () {
+      const { sessionId } = yield* firstPoint
+      const depths: Array<number> = []
+      // A different file each turn: past the limit, 17 paths changed since the full layer (> 40/4).
+      for (let n = 2; n <= 19; n++) {
+        env.fs.writeFile(`${ROOT}/src/f${n}.txt`, `edit ${n}`)
+        depths.push((yield* stored((yield* captureLater(sessionId, n)).manifestHash)).depth ?? 0)
+      }
+      expect(depths).toEqual([...Array.from({ length: 16 }, (_, i) => i + 1), 0, 1])
+    }).pipe(Effect.provide(env.layer()))
+  })
+
+  it.effect("random edits, creations and removals over many captures: every point loads to its tree", () =>
+    Effect.gen(function* () {
+      const paths = ["src/f0.txt", "src/f1.txt", "src/new/a.txt", "src/new/b.txt", "top.txt", "src/f2.txt"]
+      const step = fc.array(
+        fc.record({ path: fc.constantFrom(...paths), write: fc.boolean(), content: fc.nat({ max: 3 }) }),
+        { minLength: 1, maxLength: 3 },
+      )
+      let squashes = 0
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(fc.array(step, { minLength: 18, maxLength: 40 }), (steps) => {
+            const env = makeEnv()
+            seed(env)
+            const program = Effect.gen(function* () {
+              const { sessionId, first } = yield* firstPoint
+              const points: Array<PointCaptured> = []
+              const seen = new Set<string>((yield* loadManifest(first.manifestHash)).keys())
+              const trees: Array<Manifest> = []
+              const caches: Array<ContentHash> = []
+              for (const [i, ops] of steps.entries()) {
+                for (const op of ops)
+                  if (op.write) env.fs.writeFile(`${ROOT}/${op.path}`, `v${op.content}`)
+                  else env.fs.remove(`${ROOT}/${op.path}`)
+                const point = yield* captureLater(sessionId, i + 2)
+                const layer = yield* stored(point.manifestHash)
+                expect(layer.depth ?? 0).toBeLessThanOrEqual(16)
+                if (layer.depth === 1 && layer.base === first.manifestHash && i >= 16) squashes++
+                points.push(point)
+                const fresh = yield* capture(yield* newSession, i + 2)
+                trees.push(sessionTree(yield* loadManifest(fresh.manifestHash), seen))
+                caches.push(fresh.statCacheHash!)
+              }
+              // The stat caches too (a removed file's entry is removed, not a tombstone: a squash
+              // removes paths that came and went since its full layer).
+              for (const [i, point] of points.entries())
+                expect({
+                  i,
+                  cache: sorted((yield* loadStatCacheLayers(point.statCacheHash!)).map as never),
+                }).toEqual({
+                  i,
+                  cache: sorted((yield* loadStatCacheLayers(caches[i]!)).map as never),
+                })
+              for (const [i, point] of points.entries())
+                expect({ i, tree: sorted(yield* loadManifest(point.manifestHash)) }).toEqual({
+                  i,
+                  tree: trees[i],
+                })
+            })
+            return Effect.runPromise(
+              Effect.provide(program, Layer.merge(env.layer(), TestContext.TestContext)),
+            )
+          }),
+          { numRuns: 8, seed: 28 },
+        ),
+      )
+      // A run that never reached the limit with a small chain proves nothing of the squash.
+      expect(squashes).toBeGreaterThan(3)
+    }),
+  )
 
   it.effect("GC keeps every layer below a kept point, and a released point stays readable", () => {
     const env = makeEnv()
