@@ -420,28 +420,67 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     },
   )
 
-  it.live("git starting to track an ignored file breaks the seal (the index is part of it)", () => {
-    const box = sandbox()
-    const scans: Scans = { count: 0 }
-    const git = (...args: Array<string>) =>
-      execFileSync("git", ["-c", "core.excludesFile=/dev/null", ...args], { cwd: box.root })
-    apply(box.root, { op: "write", path: ".gitignore", content: "*.log\n" })
-    for (const path of ["keep.js", "x.log"]) apply(box.root, { op: "write", path, content: "seed" })
-    git("init", "-q")
-    git("add", "--", ".gitignore", "keep.js")
-    const program = Effect.gen(function* () {
-      const { first, compare } = yield* sideBySide(box.root)
-      expect(first.scanSeal).toBeDefined()
-      git("add", "-f", "--", "x.log")
-      yield* settle
-      const before = scans.count
-      const found = (yield* compare("tracked")).a
-      expect(scans.count).toBeGreaterThan(before)
-      expect(found.scan?.fullScan).toMatch(/what decides scope changed/)
-      expect(found.point.files).toBe(first.files + 1)
-    })
-    return inSandbox(box, scans, program)
-  })
+  it.live(
+    "git rewriting its index keeps the seal while what it tracks stays; tracking an ignored file breaks it",
+    () => {
+      const box = sandbox()
+      const scans: Scans = { count: 0 }
+      const git = (...args: Array<string>) =>
+        execFileSync(
+          "git",
+          ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
+          {
+            cwd: box.root,
+          },
+        )
+      const index = join(box.root, ".git/index")
+      apply(box.root, { op: "write", path: ".gitignore", content: "*.log\n" })
+      for (const path of ["keep.js", "x.log"]) apply(box.root, { op: "write", path, content: "seed" })
+      fill(box.root)
+      git("init", "-q")
+      git("add", "--", ".gitignore", "keep.js")
+      const program = Effect.gen(function* () {
+        const { sealed, first, compare } = yield* sideBySide(box.root)
+        expect(first.scanSeal).toBeDefined()
+        // A commit and the index's times moved: its stats differ, what it tracks does not. The seal
+        // holds by the context's content: no scan at all.
+        git("commit", "-qm", "one")
+        const stamp = new Date(Date.now() + 5_000)
+        utimesSync(index, stamp, stamp)
+        yield* settle
+        let before = scans.count
+        const committed = yield* turnCapture(sealed)
+        expect({ scans: scans.count - before, scan: committed.scan }).toEqual({
+          scans: 0,
+          scan: { by: "seal" },
+        })
+        yield* compare("committed")
+        // An edit staged (the index rewritten with the new content's id): only the edited directory
+        // is listed again.
+        apply(box.root, { op: "write", path: "keep.js", content: "edited" })
+        git("add", "--", "keep.js")
+        yield* settle
+        const staged = (yield* compare("staged")).a
+        expect(staged.scan).toEqual({ by: "seal", rescanned: 1 })
+        // An ignored file tracked: the tracked set changed, the whole tree is scanned, and the file
+        // is taken in.
+        git("add", "-f", "--", "x.log")
+        yield* settle
+        before = scans.count
+        const tracked = (yield* compare("tracked")).a
+        expect(scans.count).toBeGreaterThan(before)
+        expect(tracked.scan?.fullScan).toMatch(/what decides scope changed/)
+        expect(tracked.point.files).toBe(first.files + 1)
+        // And untracked again: scanned again, left out again.
+        git("rm", "-q", "--cached", "--", "x.log")
+        yield* settle
+        const untracked = (yield* compare("untracked")).a
+        expect(untracked.scan?.fullScan).toMatch(/what decides scope changed/)
+        expect(untracked.point.files).toBe(first.files)
+      })
+      return inSandbox(box, scans, program)
+    },
+  )
 
   it.live("a seal that is gone costs a scan, not a wrong point; cleanup keeps the latest one", () => {
     const box = sandbox()

@@ -9,7 +9,8 @@
  * every entry's name, kind and whole lstat, ctime included), the directories among them whose
  * checks vouch for nothing (`volatile`), and a digest of the rest of what decided the point
  * (`contextOf`: the repository's index and outer ignore files by their stats, the settings that
- * decide scope, the store's places, the paths the session's checkpoints and write intents name).
+ * decide scope, the store's places, the paths the session's checkpoints and write intents name;
+ * and the same by content, `scopeOf`, for when only the stats moved).
  * The next capture of the session lists those directories again. The same context and every check
  * equal (none volatile) mean the same point, recorded as the previous one without a scan; some
  * checks different mean only those directories changed (`SealedChanges`, captured by
@@ -51,7 +52,7 @@ import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { STORE_DIRECTORY_NAME, storeDirectories, VCS_NAME } from "../workspace/protection.js"
-import { repositoryKey } from "../workspace/repository.js"
+import { currentRepository, repositoryIdentity, repositoryKey } from "../workspace/repository.js"
 import type { PointIndex } from "./pointIndex.js"
 import type { ScanResult } from "./workspaceScan.js"
 
@@ -92,6 +93,8 @@ const SealHeader = Schema.parseJson(
   Schema.Struct({
     seal: Schema.Literal(SEAL_VERSION),
     context: Schema.String,
+    /** The context by content (`scopeOf`): what a context whose stats moved is compared by. */
+    scope: Schema.optional(Schema.String),
     directories: Schema.Int.pipe(Schema.nonNegative()),
     /**
      * The directories (by index) whose checks vouch for nothing: something in them changed within
@@ -106,6 +109,7 @@ const encodeHeader = Schema.encodeSync(SealHeader)
 
 interface SealRecord {
   readonly context: string
+  readonly scope: string | undefined
   readonly directories: ReadonlyArray<string>
   readonly checks: Uint8Array
   readonly volatile: ReadonlyArray<number>
@@ -120,6 +124,7 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
     `${encodeHeader({
       seal: SEAL_VERSION,
       context: record.context,
+      ...(record.scope === undefined ? {} : { scope: record.scope }),
       directories: record.directories.length,
       volatile: record.volatile,
       storePaths: record.storePaths,
@@ -153,6 +158,7 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
     if (count.value.volatile.some((i) => i >= directories.length)) return Option.none()
     return Option.some({
       context: count.value.context,
+      scope: count.value.scope,
       directories,
       checks: bytes.subarray(newline + 1, start),
       volatile: count.value.volatile,
@@ -189,6 +195,8 @@ export type SealCheck =
   | {
       readonly _tag: "Scan"
       readonly context: string
+      /** The context by content, taken after `context` and before the scan (see `scopeOf`). */
+      readonly scope: string
       readonly reading?: SealReading
       /** Set when the base point's seal holds but for the directories it names. */
       readonly changes?: SealedChanges
@@ -204,18 +212,18 @@ type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: str
 const unsealed = (why: string): SealOutcome => ({ unsealed: why })
 
 /** What decides a capture's point besides the listings (see the header). */
-const contextOf = (
+const contextWith = (
+  repository: Effect.Effect<string, never, Workspace>,
   state: SessionState,
   index: PointIndex,
   settings: { readonly maxFileBytes: number; readonly maxFiles: number },
 ) =>
   Effect.gen(function* () {
     const stores = yield* storeDirectories
-    const repository = yield* repositoryKey
     return hashContent(
       JSON.stringify([
         SEAL_VERSION,
-        repository,
+        yield* repository,
         settings.maxFileBytes,
         settings.maxFiles,
         stores,
@@ -224,6 +232,30 @@ const contextOf = (
       ]),
     )
   })
+
+/** The context with the repository by its files' stats (`repositoryKey`): nothing is read. */
+const contextOf = (...args: ContextArgs) => contextWith(repositoryKey, ...args)
+
+/**
+ * The context with the repository by what it contributes to a scan's decisions (the set of paths
+ * git tracks, the outer ignore files' rules: `repositoryIdentity`), read and parsed where their
+ * stats moved. Git rewrites its index at every commit, `add` and often `status`, without a change
+ * to the tracked set: compared by this, such a capture keeps its seal. Taken after `contextOf` and
+ * before the scan, so a seal never claims a scope its scan did not see: a change between the two
+ * leaves a stale `context` beside a current `scope` (the next capture compares scopes, which hold
+ * for the scan too), and one after both leaves them both stale (the next capture scans).
+ */
+const scopeOf = (...args: ContextArgs) =>
+  contextWith(
+    Effect.map(currentRepository, (repository) => `scope\n${repositoryIdentity(repository)}`),
+    ...args,
+  )
+
+type ContextArgs = [
+  state: SessionState,
+  index: PointIndex,
+  settings: { readonly maxFileBytes: number; readonly maxFiles: number },
+]
 
 /**
  * Before a capture scans: whether its session's latest point's seal still holds (`Unchanged`: the
@@ -248,24 +280,30 @@ export const checkSeal = (input: {
     if (Option.isSome(live))
       return { _tag: "Off", why: "a live engine's watcher tells what changed" } as const
     if (input.declaredPaths > 0) return { _tag: "Off", why: "the capture declared paths" } as const
-    const context = yield* contextOf(input.state, input.index, input.settings)
+    const args: ContextArgs = [input.state, input.index, input.settings]
+    const context = yield* contextOf(...args)
+    // Taken at most once, and only where the stats moved or the capture scans.
+    const scope = yield* Effect.cached(scopeOf(...args))
+    const scan = (fields: {
+      readonly why?: string
+      readonly reading?: SealReading
+      readonly changes?: SealedChanges
+    }) => Effect.map(scope, (s) => ({ _tag: "Scan", context, scope: s, ...fields }) as const)
     const sealHash = input.base?.scanSeal
-    if (sealHash === undefined) return { _tag: "Scan", context } as const
+    if (sealHash === undefined) return yield* scan({})
     const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
     const record = Option.flatMap(bytes, decodeRecord)
-    if (Option.isNone(record))
-      return { _tag: "Scan", context, why: "the last point's seal could not be read" } as const
-    // Another context (a checkpoint since, the index): the seal cannot hold, whatever the listings.
-    if (record.value.context !== context)
-      return {
-        _tag: "Scan",
-        context,
-        why: "what decides scope changed since the last point (the git index or the ignore files above the root, the settings, the session's checkpoints or write intents)",
-      } as const
+    if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
+    // Another context (a checkpoint since, the index or an outer ignore file rewritten): the seal
+    // holds only if the context by content is the same.
+    if (record.value.context !== context && record.value.scope !== (yield* scope))
+      return yield* scan({
+        why: "what decides scope changed since the last point (the files git tracks or the ignore files above the root, the settings, the session's checkpoints or write intents)",
+      })
     const { directories, storePaths, volatile, checks } = record.value
     const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
     if (Option.isNone(listed) || listed.value.checks.length !== checks.length)
-      return { _tag: "Scan", context, why: "the sealed directories could not be listed" } as const
+      return yield* scan({ why: "the sealed directories could not be listed" })
     const listing = listed.value
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
     const changed = new Set<string>(failed)
@@ -279,12 +317,10 @@ export const checkSeal = (input: {
         }
     }
     if (changed.size === 0) return { _tag: "Unchanged" } as const
-    return {
-      _tag: "Scan",
-      context,
+    return yield* scan({
       ...(failed.size === 0 ? { reading: { directories, storePaths, seal: listing } } : {}),
       changes: { directories, listing, changed, failed },
-    } as const
+    })
   })
 
 /**
@@ -351,14 +387,14 @@ const racyFrom = (input: SealInput) =>
 
 /** Stores a seal record; `checks` and `newest` per directory, in the order of `directories`. */
 const storeSeal = (
-  context: string,
+  { context, scope }: { readonly context: string; readonly scope: string },
   directories: ReadonlyArray<string>,
   checks: Uint8Array,
   volatile: ReadonlyArray<number>,
   storePaths: ReadonlyArray<string>,
 ) =>
   Effect.gen(function* () {
-    const record = encodeRecord({ context, directories, checks, volatile, storePaths })
+    const record = encodeRecord({ context, scope, directories, checks, volatile, storePaths })
     const stored = yield* Effect.either((yield* ArtifactStore).put(record))
     return Either.isRight(stored)
       ? ({ scanSeal: stored.right } as const)
@@ -401,7 +437,7 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       seal = listed.value
     }
     const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
-    return yield* storeSeal(check.context, directories, seal.checks, volatile, storePaths)
+    return yield* storeSeal(check, directories, seal.checks, volatile, storePaths)
   })
 
 /**
@@ -441,7 +477,7 @@ export const sealChanges = (
     })
     for (let k = 0; k < added.length; k++) volatile.push(kept.length + k)
     const storePaths = [...(yield* storeDirectories)].sort()
-    return yield* storeSeal(check.context, [...kept, ...added], checks, volatile, storePaths)
+    return yield* storeSeal(check, [...kept, ...added], checks, volatile, storePaths)
   })
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
