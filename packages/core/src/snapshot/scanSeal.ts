@@ -52,7 +52,7 @@ import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
 import { STORE_DIRECTORY_NAME, storeDirectories, VCS_NAME } from "../workspace/protection.js"
-import { currentRepository, repositoryIdentity, repositoryKey } from "../workspace/repository.js"
+import { repositoryKey, repositoryScope } from "../workspace/repository.js"
 import type { PointIndex } from "./pointIndex.js"
 import type { ScanResult } from "./workspaceScan.js"
 
@@ -237,19 +237,15 @@ const contextWith = (
 const contextOf = (...args: ContextArgs) => contextWith(repositoryKey, ...args)
 
 /**
- * The context with the repository by what it contributes to a scan's decisions (the set of paths
- * git tracks, the outer ignore files' rules: `repositoryIdentity`), read and parsed where their
- * stats moved. Git rewrites its index at every commit, `add` and often `status`, without a change
+ * The context with the repository by what it contributes to a scan's decisions (`repositoryScope`:
+ * where the root sits in it, the set of paths git tracks, the outer ignore files' rules), read and
+ * parsed where their stats moved. Git rewrites its index at every commit, `add` and often `status`, without a change
  * to the tracked set: compared by this, such a capture keeps its seal. Taken after `contextOf` and
  * before the scan, so a seal never claims a scope its scan did not see: a change between the two
  * leaves a stale `context` beside a current `scope` (the next capture compares scopes, which hold
  * for the scan too), and one after both leaves them both stale (the next capture scans).
  */
-const scopeOf = (...args: ContextArgs) =>
-  contextWith(
-    Effect.map(currentRepository, (repository) => `scope\n${repositoryIdentity(repository)}`),
-    ...args,
-  )
+const scopeOf = (...args: ContextArgs) => contextWith(repositoryScope, ...args)
 
 type ContextArgs = [
   state: SessionState,

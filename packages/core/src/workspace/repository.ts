@@ -249,6 +249,20 @@ export const repositoryKey: Effect.Effect<string, never, Workspace> = Effect.gen
   return Option.isNone(located) ? "" : `repository\n${keyOf(located.value)}`
 })
 
+/**
+ * `repositoryKey` by content: where the root sits in the repository, the set of paths git tracks
+ * and each outer ignore file's rules (`Repository.identity`), read again only where a stat moved.
+ * Equal scopes, the same decisions from the same listings; what a seal falls back on when the key
+ * moved, since git rewrites its index without a change to what it tracks (`snapshot/scanSeal.ts`).
+ */
+export const repositoryScope: Effect.Effect<string, never, Workspace> = Effect.gen(function* () {
+  const workspace = yield* Workspace
+  if (workspace.repository === undefined) return ""
+  const located = yield* workspace.repository
+  if (Option.isNone(located)) return ""
+  return `scope\n${located.value.prefix}\n${repositoryIdentity(yield* currentRepository)}`
+})
+
 /** What a live engine compares to tell that the repository's part in its decisions changed. */
 export const repositoryIdentity = (repository: Repository | undefined) =>
   repository === undefined ? "" : repository.identity.join("\n")
