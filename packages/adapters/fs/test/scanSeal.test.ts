@@ -421,7 +421,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
   )
 
   it.live(
-    "git rewriting its index keeps the seal while what it tracks stays; tracking an ignored file breaks it",
+    "git rewriting its index keeps the seal; a change to what it tracks lists again only where it changed",
     () => {
       const box = sandbox()
       const scans: Scans = { count: 0 }
@@ -434,8 +434,9 @@ describe.skipIf(!sealing)("a capture's seal", () => {
           },
         )
       const index = join(box.root, ".git/index")
-      apply(box.root, { op: "write", path: ".gitignore", content: "*.log\n" })
-      for (const path of ["keep.js", "x.log"]) apply(box.root, { op: "write", path, content: "seed" })
+      apply(box.root, { op: "write", path: ".gitignore", content: "*.log\nbuild/\n" })
+      for (const path of ["keep.js", "x.log", "build/out.js"])
+        apply(box.root, { op: "write", path, content: "seed" })
       fill(box.root)
       git("init", "-q")
       git("add", "--", ".gitignore", "keep.js")
@@ -448,7 +449,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         const stamp = new Date(Date.now() + 5_000)
         utimesSync(index, stamp, stamp)
         yield* settle
-        let before = scans.count
+        const before = scans.count
         const committed = yield* turnCapture(sealed)
         expect({ scans: scans.count - before, scan: committed.scan }).toEqual({
           scans: 0,
@@ -462,23 +463,127 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         yield* settle
         const staged = (yield* compare("staged")).a
         expect(staged.scan).toEqual({ by: "seal", rescanned: 1 })
-        // An ignored file tracked: the tracked set changed, the whole tree is scanned, and the file
-        // is taken in.
+        // A new file, then git adding it: the tracked set changed in one directory, and only that
+        // directory is decided again.
+        apply(box.root, { op: "write", path: "fill/d0/new.txt", content: "new" })
+        yield* settle
+        yield* compare("created")
+        git("add", "--", "fill/d0/new.txt")
+        yield* settle
+        const added = (yield* compare("added")).a
+        expect(added.scan).toEqual({ by: "seal", rescanned: 1 })
+        expect(added.point.files).toBe(first.files + 1)
+        // An ignored file tracked: the root is decided again, and the file is taken in.
         git("add", "-f", "--", "x.log")
         yield* settle
-        before = scans.count
         const tracked = (yield* compare("tracked")).a
-        expect(scans.count).toBeGreaterThan(before)
-        expect(tracked.scan?.fullScan).toMatch(/what decides scope changed/)
-        expect(tracked.point.files).toBe(first.files + 1)
-        // And untracked again: scanned again, left out again.
+        expect(tracked.scan).toEqual({ by: "seal", rescanned: 1 })
+        expect(tracked.point.files).toBe(first.files + 2)
+        // And untracked again: left out again.
         git("rm", "-q", "--cached", "--", "x.log")
         yield* settle
         const untracked = (yield* compare("untracked")).a
-        expect(untracked.scan?.fullScan).toMatch(/what decides scope changed/)
-        expect(untracked.point.files).toBe(first.files)
+        expect(untracked.scan).toEqual({ by: "seal", rescanned: 1 })
+        expect(untracked.point.files).toBe(first.files + 1)
+        // An outer rule changed (the repository's info/exclude): scope itself changed.
+        writeFileSync(join(box.root, ".git/info/exclude"), "*.txt\n")
+        yield* settle
+        const excluded = (yield* compare("info/exclude")).a
+        expect(excluded.scan?.fullScan).toMatch(/what decides scope changed/)
+        // A file tracked below an ignored directory: the capture of the changes cannot take it
+        // (its scan does not descend there), so the whole tree is scanned and it is taken in.
+        git("add", "-f", "--", "build/out.js")
+        yield* settle
+        const below = (yield* compare("below an ignored directory")).a
+        expect(below.scan?.fullScan).toBeDefined()
+        expect(yield* manifestText(below.point.manifestHash)).toContain("build/out.js")
       })
       return inSandbox(box, scans, program)
+    },
+  )
+
+  it.live(
+    "captures what a full scan captures after random edits and git commands (add -f, rm --cached, commit)",
+    () => {
+      const paths = ["x.txt", "y.js", "z.log", "a/x.txt", "a/z.log", "a/c/y.js", "node_modules/w", "b/z.log"]
+      const gitArb = fc.oneof(
+        fc.record({ git: fc.constant("add" as const), path: fc.constantFrom(...paths) }),
+        fc.record({ git: fc.constant("rm" as const), path: fc.constantFrom(...paths) }),
+        fc.record({ git: fc.constant("commit" as const) }),
+      )
+      const stepArb = fc.array(fc.oneof({ weight: 2, arbitrary: opArb }, { weight: 3, arbitrary: gitArb }), {
+        minLength: 1,
+        maxLength: 3,
+      })
+      const found = { bySeal: 0, afterGit: 0 }
+      return Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(fc.array(stepArb, { minLength: 2, maxLength: 6 }), (steps) => {
+            const box = sandbox()
+            const git = (...args: Array<string>) => {
+              try {
+                execFileSync(
+                  "git",
+                  ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
+                  { cwd: box.root, stdio: "ignore" },
+                )
+              } catch {
+                // A path that is not there, nothing to commit: as a shell would, go on.
+              }
+            }
+            apply(box.root, { op: "write", path: ".gitignore", content: "*.log\nnode_modules/\n" })
+            // Ignored files there from the start: a later `git add -f` of one changes only what git
+            // tracks, not the listing its directory had when sealed.
+            for (const path of [
+              "x.txt",
+              "a/x.txt",
+              "a/c/y.js",
+              "z.log",
+              "a/z.log",
+              "b/z.log",
+              "node_modules/w",
+            ])
+              apply(box.root, { op: "write", path, content: "s" })
+            fill(box.root)
+            git("init", "-q")
+            git("add", "-A")
+            const scans: Scans = { count: 0 }
+            const program = Effect.gen(function* () {
+              const { compare } = yield* sideBySide(box.root)
+              for (const ops of steps) {
+                let gitRan = false
+                for (const op of ops) {
+                  if ("op" in op) apply(box.root, op)
+                  else {
+                    gitRan = true
+                    if (op.git === "add") git("add", "-f", "--", op.path)
+                    else if (op.git === "rm") git("rm", "-q", "--cached", "--", op.path)
+                    else git("commit", "-qam", "step")
+                  }
+                }
+                yield* settle
+                const { a } = yield* compare({ steps, ops })
+                if (a.scan?.by === "seal") {
+                  found.bySeal++
+                  if (gitRan) found.afterGit++
+                }
+              }
+            })
+            return Effect.runPromise(Effect.provide(program, layers(box, scans))).finally(() =>
+              rmSync(box.base, { recursive: true, force: true }),
+            )
+          }),
+          { numRuns: 10, seed: 28 },
+        ),
+      ).pipe(
+        // The seal must have been taken, after git commands too, or the run proves nothing of it.
+        Effect.tap(() =>
+          Effect.sync(() => {
+            expect(found.bySeal).toBeGreaterThan(10)
+            expect(found.afterGit).toBeGreaterThan(5)
+          }),
+        ),
+      )
     },
   )
 

@@ -10,11 +10,16 @@
  * checks vouch for nothing (`volatile`), and a digest of the rest of what decided the point
  * (`contextOf`: the repository's index and outer ignore files by their stats, the settings that
  * decide scope, the store's places, the paths the session's checkpoints and write intents name;
- * and the same by content, `scopeOf`, for when only the stats moved).
- * The next capture of the session lists those directories again. The same context and every check
- * equal (none volatile) mean the same point, recorded as the previous one without a scan; some
- * checks different mean only those directories changed (`SealedChanges`, captured by
- * `sealedCapture.ts`); anything else, and the capture scans the whole tree.
+ * and the same by content, `scopeOf`, with and without the set of paths git tracks, for when only
+ * the stats moved), and the tracked table (a check of the names git tracks in each directory).
+ * The next capture of the session lists those directories again. The same context (or the same
+ * by content) and every check equal (none volatile) mean the same point, recorded as the previous
+ * one without a scan; some checks different mean only those directories changed (`SealedChanges`,
+ * captured by `sealedCapture.ts`). Where only what git tracks changed, the directories whose
+ * tracked names changed count as changed too (`trackedChanges`): a path git starts or stops
+ * tracking changes what a scan decides in its own directory and nowhere else, except below an
+ * ignored directory, which the capture of the changes refuses. Anything else, and the capture
+ * scans the whole tree.
  *
  * Why an equal check means an unchanged directory: every change to a file, link or directory
  * entry (content, mode, name, target, creation, removal) sets its ctime to the time of the change,
@@ -39,7 +44,9 @@
  */
 import {
   type ContentHash,
+  nameOf,
   type PointCaptured,
+  parentOf,
   type SkippedPath,
   type SkipReason,
   type WorkspacePath,
@@ -51,6 +58,7 @@ import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } fro
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent } from "../workspace/contentHash.js"
+import type { TrackedFiles } from "../workspace/gitIndex.js"
 import { STORE_DIRECTORY_NAME, storeDirectories, VCS_NAME } from "../workspace/protection.js"
 import { repositoryKey, repositoryScope } from "../workspace/repository.js"
 import type { PointIndex } from "./pointIndex.js"
@@ -58,9 +66,13 @@ import type { ScanResult } from "./workspaceScan.js"
 
 /**
  * Part of every context and record: bump it whenever a scan would decide differently from the same
- * listings, or the record changes (2: 16-byte checks, volatile directories, no digest).
+ * listings, or the record changes (2: 16-byte checks, volatile directories, no digest; 3: the
+ * context by content and the tracked table).
  */
-const SEAL_VERSION = 2
+const SEAL_VERSION = 3
+
+/** The bytes of a tracked table's entry: a directory's key, then the check of its tracked names. */
+const TRACKED_BYTES = 16
 
 /** The bytes of a listing's check (`ListingSeal.checks`). */
 const CHECK_BYTES = 16
@@ -85,17 +97,22 @@ const FIXED_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
 
 /**
  * A seal record as stored: a JSON header line (`SealHeader`), then the checks (`CHECK_BYTES` a
- * directory, in the order of the directories) and the directories, each followed by a NUL. Binary
- * because a tree's directories and checks are most of it (50k directories at four copies of
- * babel): JSON with base64 cost a capture ~0.2 s to read and more to write.
+ * directory, in the order of the directories), the tracked table (`TRACKED_BYTES` an entry, see
+ * `trackedTable`) and the directories, each followed by a NUL. Binary because a tree's directories
+ * and checks are most of it (50k directories at four copies of babel): JSON with base64 cost a
+ * capture ~0.2 s to read and more to write.
  */
 const SealHeader = Schema.parseJson(
   Schema.Struct({
     seal: Schema.Literal(SEAL_VERSION),
     context: Schema.String,
     /** The context by content (`scopeOf`): what a context whose stats moved is compared by. */
-    scope: Schema.optional(Schema.String),
+    scope: Schema.String,
+    /** The same without the set of paths git tracks: equal, and only the tracked set changed. */
+    rules: Schema.String,
     directories: Schema.Int.pipe(Schema.nonNegative()),
+    /** Entries of the tracked table. */
+    tracked: Schema.Int.pipe(Schema.nonNegative()),
     /**
      * The directories (by index) whose checks vouch for nothing: something in them changed within
      * the racy window, or the capture that sealed them did not list them (see the header).
@@ -109,9 +126,11 @@ const encodeHeader = Schema.encodeSync(SealHeader)
 
 interface SealRecord {
   readonly context: string
-  readonly scope: string | undefined
+  readonly scope: string
+  readonly rules: string
   readonly directories: ReadonlyArray<string>
   readonly checks: Uint8Array
+  readonly tracked: Uint8Array
   readonly volatile: ReadonlyArray<number>
   readonly storePaths: ReadonlyArray<string>
 }
@@ -124,17 +143,20 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
     `${encodeHeader({
       seal: SEAL_VERSION,
       context: record.context,
-      ...(record.scope === undefined ? {} : { scope: record.scope }),
+      scope: record.scope,
+      rules: record.rules,
       directories: record.directories.length,
+      tracked: record.tracked.length / TRACKED_BYTES,
       volatile: record.volatile,
       storePaths: record.storePaths,
     })}\n`,
   )
   const names = textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
-  const out = new Uint8Array(header.length + record.checks.length + names.length)
+  const out = new Uint8Array(header.length + record.checks.length + record.tracked.length + names.length)
   out.set(header, 0)
   out.set(record.checks, header.length)
-  out.set(names, header.length + record.checks.length)
+  out.set(record.tracked, header.length + record.checks.length)
+  out.set(names, header.length + record.checks.length + record.tracked.length)
   return out
 }
 
@@ -148,7 +170,8 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
     header = textDecoder.decode(bytes.subarray(0, newline))
     const count = decodeHeader(header)
     if (Option.isNone(count)) return Option.none()
-    const start = newline + 1 + count.value.directories * CHECK_BYTES
+    const table = newline + 1 + count.value.directories * CHECK_BYTES
+    const start = table + count.value.tracked * TRACKED_BYTES
     if (start > bytes.length) return Option.none()
     names = textDecoder.decode(bytes.subarray(start))
     const directories = names.split("\0")
@@ -159,8 +182,10 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
     return Option.some({
       context: count.value.context,
       scope: count.value.scope,
+      rules: count.value.rules,
       directories,
-      checks: bytes.subarray(newline + 1, start),
+      checks: bytes.subarray(newline + 1, table),
+      tracked: bytes.subarray(table, start),
       volatile: count.value.volatile,
       storePaths: count.value.storePaths,
     })
@@ -196,7 +221,7 @@ export type SealCheck =
       readonly _tag: "Scan"
       readonly context: string
       /** The context by content, taken after `context` and before the scan (see `scopeOf`). */
-      readonly scope: string
+      readonly scope: SealScope
       readonly reading?: SealReading
       /** Set when the base point's seal holds but for the directories it names. */
       readonly changes?: SealedChanges
@@ -245,7 +270,116 @@ const contextOf = (...args: ContextArgs) => contextWith(repositoryKey, ...args)
  * leaves a stale `context` beside a current `scope` (the next capture compares scopes, which hold
  * for the scan too), and one after both leaves them both stale (the next capture scans).
  */
-const scopeOf = (...args: ContextArgs) => contextWith(repositoryScope, ...args)
+const scopeOf = (...args: ContextArgs) =>
+  Effect.gen(function* () {
+    const repository = yield* repositoryScope
+    return {
+      scope: yield* contextWith(Effect.succeed(repository.all), ...args),
+      rules: yield* contextWith(Effect.succeed(repository.rules), ...args),
+      tracked: repository.tracked,
+    }
+  })
+
+/**
+ * The context by content (`scopeOf`) a seal records: with and without the tracked set, and the
+ * tracked table (`bytes`, when known already: the base seal's, or the one just compared;
+ * otherwise made from `files` when the seal is stored).
+ */
+export interface SealScope {
+  readonly scope: string
+  readonly rules: string
+  readonly tracked: { readonly bytes?: Uint8Array; readonly files?: TrackedFiles }
+}
+
+/** 64 bits of a SHA-256, as 16 hex digits. */
+const check64 = (text: string) => hashContent(text).slice(0, 16)
+
+/**
+ * The tracked table: for every directory holding paths git tracks (its parent's, for each path),
+ * a check of the names it tracks there, keyed by a check of the directory's path. When the tracked
+ * set changed, the directories whose entry changed are the only ones whose scan may decide
+ * differently (`trackedChanges`); a whole tree's table is 16 bytes a directory, not its paths.
+ */
+const trackedTable = (files: TrackedFiles | undefined) => {
+  const byDirectory = new Map<string, Array<string>>()
+  for (const path of files?.atOrBelow("") ?? []) {
+    const directory = parentOf(path)
+    const names = byDirectory.get(directory)
+    if (names === undefined) byDirectory.set(directory, [nameOf(path)])
+    else names.push(nameOf(path))
+  }
+  const table = new Map<string, string>()
+  const directoryOf = new Map<string, string>()
+  for (const [directory, names] of byDirectory) {
+    const key = check64(`d\0${directory}`)
+    table.set(key, check64(names.sort().join("\0")))
+    directoryOf.set(key, directory)
+  }
+  return { table, directoryOf }
+}
+
+const hex = (bytes: Uint8Array) => {
+  let out = ""
+  for (const b of bytes) out += b.toString(16).padStart(2, "0")
+  return out
+}
+
+const encodeTable = (table: ReadonlyMap<string, string>): Uint8Array => {
+  const keys = [...table.keys()].sort()
+  const out = new Uint8Array(keys.length * TRACKED_BYTES)
+  keys.forEach((key, i) => {
+    const entry = key + table.get(key)!
+    for (let b = 0; b < TRACKED_BYTES; b++)
+      out[i * TRACKED_BYTES + b] = Number.parseInt(entry.slice(2 * b, 2 * b + 2), 16)
+  })
+  return out
+}
+
+const decodeTable = (bytes: Uint8Array): Map<string, string> => {
+  const table = new Map<string, string>()
+  for (let at = 0; at + TRACKED_BYTES <= bytes.length; at += TRACKED_BYTES)
+    table.set(hex(bytes.subarray(at, at + 8)), hex(bytes.subarray(at + 8, at + TRACKED_BYTES)))
+  return table
+}
+
+/**
+ * Where the tracked set changed since a seal, as the sealed directories to list again: for each
+ * directory whose tracked names changed, the nearest sealed directory at or above it (a scan of
+ * the changes starts there and descends into whatever it did not seal, `sealedCapture.ts`).
+ * `undefined` when a directory cannot be placed (its tracked names all went and it is not
+ * sealed): the capture then scans the whole tree.
+ */
+const trackedChanges = (
+  before: Uint8Array,
+  now: ReturnType<typeof trackedTable>,
+  directories: ReadonlyArray<string>,
+): ReadonlySet<string> | undefined => {
+  const old = decodeTable(before)
+  const keys = new Set<string>()
+  for (const [key, names] of now.table) if (old.get(key) !== names) keys.add(key)
+  for (const key of old.keys()) if (!now.table.has(key)) keys.add(key)
+  const sealed = new Set(directories)
+  const found = new Set<string>()
+  const unplaced = new Set<string>()
+  for (const key of keys) {
+    const directory = now.directoryOf.get(key)
+    if (directory === undefined) unplaced.add(key)
+    else found.add(directory)
+  }
+  if (unplaced.size > 0)
+    for (const directory of directories) if (unplaced.delete(check64(`d\0${directory}`))) found.add(directory)
+  if (unplaced.size > 0) return undefined
+  const out = new Set<string>()
+  for (const directory of found) {
+    let at = directory
+    while (!sealed.has(at)) {
+      if (at === "") return undefined
+      at = parentOf(at)
+    }
+    out.add(at)
+  }
+  return out
+}
 
 type ContextArgs = [
   state: SessionState,
@@ -279,30 +413,54 @@ export const checkSeal = (input: {
     const args: ContextArgs = [input.state, input.index, input.settings]
     const context = yield* contextOf(...args)
     // Taken at most once, and only where the stats moved or the capture scans.
-    const scope = yield* Effect.cached(scopeOf(...args))
+    const scoped = yield* Effect.cached(scopeOf(...args))
+    let tracked: SealScope["tracked"] | undefined
     const scan = (fields: {
       readonly why?: string
       readonly reading?: SealReading
       readonly changes?: SealedChanges
-    }) => Effect.map(scope, (s) => ({ _tag: "Scan", context, scope: s, ...fields }) as const)
+    }) =>
+      Effect.map(
+        scoped,
+        (s) =>
+          ({
+            _tag: "Scan",
+            context,
+            scope: { scope: s.scope, rules: s.rules, tracked: tracked ?? { files: s.tracked } },
+            ...fields,
+          }) as const,
+      )
     const sealHash = input.base?.scanSeal
     if (sealHash === undefined) return yield* scan({})
     const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
     const record = Option.flatMap(bytes, decodeRecord)
     if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
-    // Another context (a checkpoint since, the index or an outer ignore file rewritten): the seal
-    // holds only if the context by content is the same.
-    if (record.value.context !== context && record.value.scope !== (yield* scope))
-      return yield* scan({
-        why: "what decides scope changed since the last point (the files git tracks or the ignore files above the root, the settings, the session's checkpoints or write intents)",
-      })
     const { directories, storePaths, volatile, checks } = record.value
+    // Another context (a checkpoint since, the index or an outer ignore file rewritten): the seal
+    // holds if the context by content is the same; or, where only the set of paths git tracks
+    // changed, for every directory but those where it changed.
+    let trackedIn: ReadonlySet<string> | undefined
+    if (record.value.context === context) tracked = { bytes: record.value.tracked }
+    else {
+      const now = yield* scoped
+      if (record.value.scope === now.scope) tracked = { bytes: record.value.tracked }
+      else {
+        const why =
+          "what decides scope changed since the last point (the ignore files above the root, the settings, the session's checkpoints or write intents)"
+        if (record.value.rules !== now.rules) return yield* scan({ why })
+        const table = trackedTable(now.tracked)
+        trackedIn = trackedChanges(record.value.tracked, table, directories)
+        if (trackedIn === undefined)
+          return yield* scan({ why: "the files git tracks changed where the seal cannot place them" })
+        tracked = { bytes: encodeTable(table.table) }
+      }
+    }
     const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
     if (Option.isNone(listed) || listed.value.checks.length !== checks.length)
       return yield* scan({ why: "the sealed directories could not be listed" })
     const listing = listed.value
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
-    const changed = new Set<string>(failed)
+    const changed = new Set<string>([...failed, ...(trackedIn ?? [])])
     for (const i of volatile) if (i >= 0 && i < directories.length) changed.add(directories[i]!)
     for (let i = 0; i < directories.length; i++) {
       const at = i * CHECK_BYTES
@@ -383,14 +541,24 @@ const racyFrom = (input: SealInput) =>
 
 /** Stores a seal record; `checks` and `newest` per directory, in the order of `directories`. */
 const storeSeal = (
-  { context, scope }: { readonly context: string; readonly scope: string },
+  { context, scope }: { readonly context: string; readonly scope: SealScope },
   directories: ReadonlyArray<string>,
   checks: Uint8Array,
   volatile: ReadonlyArray<number>,
   storePaths: ReadonlyArray<string>,
 ) =>
   Effect.gen(function* () {
-    const record = encodeRecord({ context, scope, directories, checks, volatile, storePaths })
+    const tracked = scope.tracked.bytes ?? encodeTable(trackedTable(scope.tracked.files).table)
+    const record = encodeRecord({
+      context,
+      scope: scope.scope,
+      rules: scope.rules,
+      directories,
+      checks,
+      tracked,
+      volatile,
+      storePaths,
+    })
     const stored = yield* Effect.either((yield* ArtifactStore).put(record))
     return Either.isRight(stored)
       ? ({ scanSeal: stored.right } as const)

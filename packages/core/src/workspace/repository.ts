@@ -159,6 +159,9 @@ const keyOf = (files: RepositoryFiles) =>
     ...files.outerIgnoreFiles.map((f) => f.file.fingerprint),
   ].join("\n")
 
+/** The identity line of the tracked set (see `Repository.identity`). */
+const trackedIdentityLine = (tracked: TrackedFiles) => `\0tracked\0${tracked.identity}`
+
 const readRepository = (files: RepositoryFiles) =>
   Effect.gen(function* () {
     let tracked: TrackedFiles | undefined
@@ -180,7 +183,7 @@ const readRepository = (files: RepositoryFiles) =>
       const fromThere = at === "" ? files.prefix : files.prefix.slice(at.length + 1)
       outer.push({ at, rules: { base: "", matcher: ruleMatcherOf(one.matcher), prefix: fromThere } })
     }
-    if (tracked !== undefined) identity.push(`\0tracked\0${tracked.identity}`)
+    if (tracked !== undefined) identity.push(trackedIdentityLine(tracked))
     const ignoredAt = ignoredOnTheWay(files.prefix, outer)
     const outerRules = outer.map((o) => o.rules)
     if (ignoredAt === undefined) return { tracked, outerRules, refused, identity } satisfies Repository
@@ -249,18 +252,37 @@ export const repositoryKey: Effect.Effect<string, never, Workspace> = Effect.gen
   return Option.isNone(located) ? "" : `repository\n${keyOf(located.value)}`
 })
 
+/** `repositoryKey` by content (see `repositoryScope`). */
+export interface RepositoryScope {
+  /** Where the root sits in the repository, the set of paths git tracks, the outer rules. */
+  readonly all: string
+  /** The same without the tracked set: what decides scope besides what git tracks. */
+  readonly rules: string
+  /** The tracked set itself, undefined outside a repository or without a usable index. */
+  readonly tracked: TrackedFiles | undefined
+}
+
 /**
  * `repositoryKey` by content: where the root sits in the repository, the set of paths git tracks
  * and each outer ignore file's rules (`Repository.identity`), read again only where a stat moved.
  * Equal scopes, the same decisions from the same listings; what a seal falls back on when the key
  * moved, since git rewrites its index without a change to what it tracks (`snapshot/scanSeal.ts`).
  */
-export const repositoryScope: Effect.Effect<string, never, Workspace> = Effect.gen(function* () {
+export const repositoryScope: Effect.Effect<RepositoryScope, never, Workspace> = Effect.gen(function* () {
+  const none = { all: "", rules: "", tracked: undefined }
   const workspace = yield* Workspace
-  if (workspace.repository === undefined) return ""
+  if (workspace.repository === undefined) return none
   const located = yield* workspace.repository
-  if (Option.isNone(located)) return ""
-  return `scope\n${located.value.prefix}\n${repositoryIdentity(yield* currentRepository)}`
+  if (Option.isNone(located)) return none
+  const repository = yield* currentRepository
+  const at = `scope\n${located.value.prefix}\n`
+  if (repository === undefined) return { all: at, rules: at, tracked: undefined }
+  const trackedLine = repository.tracked === undefined ? undefined : trackedIdentityLine(repository.tracked)
+  return {
+    all: `${at}${repository.identity.join("\n")}`,
+    rules: `${at}${repository.identity.filter((line) => line !== trackedLine).join("\n")}`,
+    tracked: repository.tracked,
+  }
 })
 
 /** What a live engine compares to tell that the repository's part in its decisions changed. */
