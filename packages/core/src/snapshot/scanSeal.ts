@@ -57,7 +57,7 @@ import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
-import { hashContent } from "../workspace/contentHash.js"
+import { hashContent, sha256HexOfText } from "../workspace/contentHash.js"
 import type { TrackedFiles } from "../workspace/gitIndex.js"
 import { STORE_DIRECTORY_NAME, storeDirectories, VCS_NAME } from "../workspace/protection.js"
 import { repositoryKey, repositoryScope } from "../workspace/repository.js"
@@ -292,7 +292,7 @@ export interface SealScope {
 }
 
 /** 64 bits of a SHA-256, as 16 hex digits. */
-const check64 = (text: string) => hashContent(text).slice(0, 16)
+const check64 = (text: string) => sha256HexOfText(text).slice(0, 16)
 
 /**
  * The tracked table: for every directory holding paths git tracks (its parent's, for each path),
@@ -310,12 +310,15 @@ const trackedTable = (files: TrackedFiles | undefined) => {
   }
   const table = new Map<string, string>()
   const directoryOf = new Map<string, string>()
+  // Two directories with one key would hide each other's changes: such a table places nothing.
+  let collided = false
   for (const [directory, names] of byDirectory) {
     const key = check64(`d\0${directory}`)
+    collided ||= directoryOf.has(key)
     table.set(key, check64(names.sort().join("\0")))
     directoryOf.set(key, directory)
   }
-  return { table, directoryOf }
+  return { table, directoryOf, collided }
 }
 
 const hex = (bytes: Uint8Array) => {
@@ -354,6 +357,7 @@ const trackedChanges = (
   now: ReturnType<typeof trackedTable>,
   directories: ReadonlyArray<string>,
 ): ReadonlySet<string> | undefined => {
+  if (now.collided) return undefined
   const old = decodeTable(before)
   const keys = new Set<string>()
   for (const [key, names] of now.table) if (old.get(key) !== names) keys.add(key)
@@ -366,9 +370,18 @@ const trackedChanges = (
     if (directory === undefined) unplaced.add(key)
     else found.add(directory)
   }
-  if (unplaced.size > 0)
-    for (const directory of directories) if (unplaced.delete(check64(`d\0${directory}`))) found.add(directory)
-  if (unplaced.size > 0) return undefined
+  if (unplaced.size > 0) {
+    // Every sealed directory with such a key (one, but for a chance of one in 2^64).
+    const placed = new Set<string>()
+    for (const directory of directories) {
+      const key = check64(`d\0${directory}`)
+      if (unplaced.has(key)) {
+        found.add(directory)
+        placed.add(key)
+      }
+    }
+    if (placed.size < unplaced.size) return undefined
+  }
   const out = new Set<string>()
   for (const directory of found) {
     let at = directory
