@@ -305,7 +305,7 @@ export const loadLayerHead = <V>(
  * The bytes of a delta over `base` (at `base.depth + 1`) setting `changed` and removing `removed`:
  * the binary form where the codec has one that takes it, JSON otherwise.
  */
-export const encodeDelta = <V>(
+const encodeDelta = <V>(
   codec: LayerCodec<V>,
   base: { readonly hash: ContentHash; readonly depth: number },
   rules: string | undefined,
@@ -409,7 +409,7 @@ const layeredChanges = <V>(
  * is then stored whole), or the chain is in a form no longer written. `over`: the full layer, the
  * only artifact the new delta needs beside itself.
  */
-export const squashedDelta = <V>(
+const squashedDelta = <V>(
   codec: LayerCodec<V>,
   what: string,
   top: ContentHash,
@@ -483,10 +483,31 @@ export const layersOf = (
       : [...base!.value.layers, hash]
 
 /**
- * The bytes to store for `map`: a delta over `base` when that is small; at the chain's depth limit
- * the chain squashed into one delta (`squashedDelta`) where that stays small; the full map
- * otherwise. `"unchanged"` when `map` equals the base (nothing to store). A squash that cannot
- * read the chain only costs the full map: it saves a rewrite, it is never needed.
+ * The bytes of a change over `base` (a map at `base.depth`): a delta, or at the chain's depth
+ * limit the chain squashed into one (`squashedDelta`); `undefined` when either would hold more
+ * than `limit` entries, or the squash cannot read the chain (it saves a rewrite, it is never
+ * needed): the caller then stores the map whole.
+ */
+export const encodeChange = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  base: { readonly hash: ContentHash; readonly depth: number },
+  rules: string | undefined,
+  changed: ReadonlyArray<readonly [WorkspacePath, V]>,
+  removed: ReadonlyArray<WorkspacePath>,
+  limit: number,
+): Effect.Effect<EncodedLayer | undefined, never, ArtifactStore> =>
+  changed.length + removed.length > limit
+    ? Effect.succeed(undefined)
+    : base.depth < MAX_DEPTH
+      ? Effect.succeed(encodeDelta(codec, base, rules, changed, removed))
+      : squashedDelta(codec, what, base.hash, rules, changed, removed, limit).pipe(
+          Effect.orElseSucceed(() => undefined),
+        )
+
+/**
+ * The bytes to store for `map`: a change over `base` where that is small (`encodeChange`), the
+ * full map otherwise. `"unchanged"` when `map` equals the base (nothing to store).
  */
 export const encodeLayered = <V>(
   codec: LayerCodec<V>,
@@ -500,21 +521,20 @@ export const encodeLayered = <V>(
   Effect.gen(function* () {
     const changes = layeredChanges(codec, map, base, rules, differsAt)
     if (changes === "unchanged") return "unchanged" as const
-    const full = { bytes: codec.encodeFull(map, rules), depth: 0 }
-    if (changes === "whole" || base === undefined) return full
-    const { changed, removed } = changes
-    if (base.value.depth < MAX_DEPTH)
-      return encodeDelta(codec, { hash: base.hash, depth: base.value.depth }, rules, changed, removed)
-    const squashed = yield* squashedDelta(
-      codec,
-      what,
-      base.hash,
-      rules,
-      changed,
-      removed,
-      map.size >> 2,
-    ).pipe(Effect.orElseSucceed(() => undefined))
-    return squashed ?? full
+    const change =
+      changes === "whole" || base === undefined
+        ? undefined
+        : yield* encodeChange(
+            codec,
+            what,
+            { hash: base.hash, depth: base.value.depth },
+            rules,
+            changes.changed,
+            changes.removed,
+            map.size >> 2,
+          )
+    // Encoded only when stored whole: the whole tree's map is most of a capture's encoding work.
+    return change ?? { bytes: codec.encodeFull(map, rules), depth: 0 }
   })
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

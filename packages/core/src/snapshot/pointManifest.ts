@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import {
   type EncodedLayer,
-  encodeDelta,
+  encodeChange,
   encodeLayered,
   type LayerCodec,
   type Layered,
@@ -20,7 +20,6 @@ import {
   loadLayerHead,
   loadTopLayer,
   MAX_DEPTH,
-  squashedDelta,
   type Wanted,
   withRules,
 } from "./layeredMaps.js"
@@ -272,7 +271,7 @@ export const storeDeltas = (
   Effect.gen(function* () {
     const unchanged = (changes: PathChanges<unknown>) =>
       changes.set.length === 0 && changes.removed.length === 0
-    // A delta over the subset's top layer, or at the depth limit its chain squashed (only the
+    // A change over the subset's top layer (at the depth limit, its chain squashed: only the
     // deltas are read for that, not the full layer).
     const delta = <V>(
       codec: LayerCodec<V>,
@@ -283,19 +282,9 @@ export const storeDeltas = (
     ): Effect.Effect<"unchanged" | EncodedLayer | undefined, never, ArtifactStore> =>
       unchanged(changes)
         ? Effect.succeed("unchanged")
-        : subset.legacy === true || changes.set.length + changes.removed.length > size >> 2
+        : subset.legacy === true
           ? Effect.succeed(undefined)
-          : subset.depth < MAX_DEPTH
-            ? Effect.succeed(encodeDelta(codec, subset, subset.rules, changes.set, changes.removed))
-            : squashedDelta(
-                codec,
-                what,
-                subset.hash,
-                subset.rules,
-                changes.set,
-                changes.removed,
-                size >> 2,
-              ).pipe(Effect.orElseSucceed(() => undefined))
+          : encodeChange(codec, what, subset, subset.rules, changes.set, changes.removed, size >> 2)
     const m = yield* delta(manifestCodec, "manifest", base.manifest, manifest, sizes.manifest)
     // The rules stay the base's: the caller re-examined no path an ignore file decides differently.
     const c = yield* delta(statCacheCodec, "stat cache", base.statCache, statCache, sizes.statCache)
