@@ -12,14 +12,13 @@
  * outcome with the reason.
  */
 
-import type { PointCaptured } from "@rewind/contracts"
-import {
-  type PointKind,
-  type SessionId,
-  type SkippedPath,
-  type TurnId,
-  type WorkspacePath,
-  workspacePathProblem,
+import type {
+  PointCaptured,
+  PointKind,
+  SessionId,
+  SkippedPath,
+  TurnId,
+  WorkspacePath,
 } from "@rewind/contracts"
 import { Cause, Clock, Context, Effect } from "effect"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
@@ -241,10 +240,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     if (baseManifest !== undefined)
       for (const path of baseManifest.value.map.keys())
         if (!scan.entries.has(path)) yield* tracker.track(path, false)
-    for (const c of state.checkpoints)
-      if (workspacePathProblem(c.path) === undefined) yield* tracker.track(c.path, false)
-    for (const intent of index.writeIntents)
-      for (const e of intent.entries) yield* tracker.track(e.path, false)
+    yield* tracker.trackSession(state, index)
     yield* tracker.trackDeclared(options.declaredPaths ?? [])
 
     let unsealed: string | undefined

@@ -9,7 +9,9 @@
 import { type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
+import type { SessionState } from "../session/sessionState.js"
 import { makeProtectionCheck } from "../workspace/protection.js"
+import type { PointIndex } from "./pointIndex.js"
 
 export const makeTracker = (
   listed: ReadonlyMap<WorkspacePath, unknown>,
@@ -52,5 +54,20 @@ export const makeTracker = (
         },
         { discard: true },
       )
-    return { track, trackDeclared, tracked, skippedDeclared }
+    /**
+     * The paths the session names: its checkpoints' and its write intents' (the valid ones `where`
+     * wants, all by default: a capture that re-examines part of the tree tracks only those there).
+     */
+    const trackSession = (
+      state: Pick<SessionState, "checkpoints">,
+      index: Pick<PointIndex, "writeIntents">,
+      where: (path: WorkspacePath) => boolean = () => true,
+    ) =>
+      Effect.gen(function* () {
+        const named = (path: WorkspacePath) => workspacePathProblem(path) === undefined && where(path)
+        for (const c of state.checkpoints) if (named(c.path)) yield* track(c.path, false)
+        for (const intent of index.writeIntents)
+          for (const e of intent.entries) if (named(e.path)) yield* track(e.path, false)
+      })
+    return { track, trackDeclared, trackSession, tracked, skippedDeclared }
   })

@@ -15,14 +15,13 @@
  * few sessions at most (each holds the tree: about as much memory as a scan of it).
  */
 
-import {
-  type ContentHash,
-  type PointCaptured,
-  type PointKind,
-  type SessionId,
-  type SkippedPath,
-  type WorkspacePath,
-  workspacePathProblem,
+import type {
+  ContentHash,
+  PointCaptured,
+  PointKind,
+  SessionId,
+  SkippedPath,
+  WorkspacePath,
 } from "@rewind/contracts"
 import { Effect, Option } from "effect"
 import { type BoundedMap, boundedMap } from "../internal/boundedMap.js"
@@ -158,11 +157,11 @@ export const captureWatched = (input: WatchedCaptureInput) =>
     const tracker = yield* makeTracker(tree.entries, outOfScopeIn(tree, stores))
     for (const path of touched)
       if (!tree.entries.has(path) && previous.has(path)) yield* tracker.track(path, false)
-    const untracked = (path: WorkspacePath) =>
-      workspacePathProblem(path) === undefined && !previous.has(path) && !tree.entries.has(path)
-    for (const c of input.state.checkpoints) if (untracked(c.path)) yield* tracker.track(c.path, false)
-    for (const intent of input.index.writeIntents)
-      for (const e of intent.entries) if (untracked(e.path)) yield* tracker.track(e.path, false)
+    yield* tracker.trackSession(
+      input.state,
+      input.index,
+      (path) => !previous.has(path) && !tree.entries.has(path),
+    )
     yield* tracker.trackDeclared(input.options.declaredPaths ?? [])
 
     const scanned = new Map<WorkspacePath, ScannedPath>()

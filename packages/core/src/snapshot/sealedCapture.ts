@@ -24,7 +24,7 @@
  * them changed or was listed now (`underChanges`); every other path of the base point stands.
  */
 import type { PointCaptured, PointKind, SkippedPath } from "@rewind/contracts"
-import { parentOf, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
+import { parentOf, type WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
 import { Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
@@ -210,11 +210,7 @@ export const captureSealed = (input: SealedCaptureInput) =>
 
     const tracker = yield* makeTracker(scan.entries, scan.outOfScope)
     for (const path of touched) if (!scan.entries.has(path)) yield* tracker.track(path, false)
-    for (const c of input.state.checkpoints)
-      if (workspacePathProblem(c.path) === undefined && underChanges(c.path))
-        yield* tracker.track(c.path, false)
-    for (const intent of input.index.writeIntents)
-      for (const e of intent.entries) if (underChanges(e.path)) yield* tracker.track(e.path, false)
+    yield* tracker.trackSession(input.state, input.index, underChanges)
 
     const built = yield* buildManifest({
       scanned: scan.entries,
