@@ -8,10 +8,11 @@
  * the directories it listed, a 128-bit check of each one's listing (`Workspace.sealListings`:
  * every entry's name, kind and whole lstat, ctime included), the directories among them whose
  * checks vouch for nothing (`volatile`), and a digest of the rest of what decided the point
- * (`contextOf`: the repository's index and outer ignore files by their stats, the settings that
- * decide scope, the store's places, the paths the session's checkpoints and write intents name;
- * and the same by content, `scopeOf`, with and without the set of paths git tracks, for when only
- * the stats moved), and the tracked table (a check of the names git tracks in each directory).
+ * (`contextRest` with `repositoryKey`: the settings that decide scope, the store's places, the
+ * paths the session's checkpoints and write intents name, the repository's index and outer ignore
+ * files by their stats; and the same by content, `scopeOf`, with and without the set of paths git
+ * tracks, for when only the stats moved), and the tracked table (a check of the names git tracks
+ * in each directory).
  * The next capture of the session lists those directories again. The same context (or the same
  * by content) and every check equal (none volatile) mean the same point, recorded as the previous
  * one without a scan; some checks different mean only those directories changed (`SealedChanges`,
@@ -236,49 +237,48 @@ type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: str
 
 const unsealed = (why: string): SealOutcome => ({ unsealed: why })
 
-/** What decides a capture's point besides the listings (see the header). */
-const contextWith = (
-  repository: Effect.Effect<string, never, Workspace>,
+/**
+ * What decides a capture's point besides the listings and the repository (see the header): the
+ * settings that decide scope, the store's places, the paths the session's checkpoints and write
+ * intents name. Made once per capture, as the tail of the context's JSON, and digested with each
+ * of the repository's parts (`contextWith`).
+ */
+const contextRest = (
   state: SessionState,
   index: PointIndex,
   settings: { readonly maxFileBytes: number; readonly maxFiles: number },
 ) =>
-  Effect.gen(function* () {
-    const stores = yield* storeDirectories
-    return hashContent(
-      JSON.stringify([
-        SEAL_VERSION,
-        yield* repository,
-        settings.maxFileBytes,
-        settings.maxFiles,
-        stores,
-        state.checkpoints.map((c) => c.path),
-        index.writeIntents.map((intent) => intent.entries.map((e) => e.path)),
-      ]),
-    )
-  })
+  Effect.map(storeDirectories, (stores) =>
+    JSON.stringify([
+      settings.maxFileBytes,
+      settings.maxFiles,
+      stores,
+      state.checkpoints.map((c) => c.path),
+      index.writeIntents.map((intent) => intent.entries.map((e) => e.path)),
+    ]).slice(1),
+  )
 
-/** The context with the repository by its files' stats (`repositoryKey`): nothing is read. */
-const contextOf = (...args: ContextArgs) => contextWith(repositoryKey, ...args)
+/** The digest of `[SEAL_VERSION, repository, ...rest]` (the JSON `contextRest` ends). */
+const contextWith = (repository: string, rest: string) =>
+  hashContent(`[${SEAL_VERSION},${JSON.stringify(repository)},${rest}`)
 
 /**
- * The context with the repository by what it contributes to a scan's decisions (`repositoryScope`:
- * where the root sits in it, the set of paths git tracks, the outer ignore files' rules), read and
- * parsed where their stats moved. Git rewrites its index at every commit, `add` and often `status`, without a change
- * to the tracked set: compared by this, such a capture keeps its seal. Taken after `contextOf` and
- * before the scan, so a seal never claims a scope its scan did not see: a change between the two
- * leaves a stale `context` beside a current `scope` (the next capture compares scopes, which hold
- * for the scan too), and one after both leaves them both stale (the next capture scans).
+ * The context by content, with the repository by what it contributes to a scan's decisions
+ * (`repositoryScope`: where the root sits in it, the set of paths git tracks, the outer ignore
+ * files' rules), read and parsed where their stats moved; and the same without the tracked set.
+ * Git rewrites its index at every commit, `add` and often `status`, without a change to the
+ * tracked set: compared by this, such a capture keeps its seal. Taken after the context by stats
+ * (`repositoryKey`) and before the scan, so a seal never claims a scope its scan did not see: a
+ * change between the two leaves a stale `context` beside a current `scope` (the next capture
+ * compares scopes, which hold for the scan too), and one after both leaves them both stale (the
+ * next capture scans).
  */
-const scopeOf = (...args: ContextArgs) =>
-  Effect.gen(function* () {
-    const repository = yield* repositoryScope
-    return {
-      scope: yield* contextWith(Effect.succeed(repository.all), ...args),
-      rules: yield* contextWith(Effect.succeed(repository.rules), ...args),
-      tracked: repository.tracked,
-    }
-  })
+const scopeOf = (rest: string) =>
+  Effect.map(repositoryScope, (repository) => ({
+    scope: contextWith(repository.all, rest),
+    rules: contextWith(repository.rules, rest),
+    tracked: repository.tracked,
+  }))
 
 /**
  * The context by content (`scopeOf`) a seal records: with and without the tracked set, and the
@@ -394,12 +394,6 @@ const trackedChanges = (
   return out
 }
 
-type ContextArgs = [
-  state: SessionState,
-  index: PointIndex,
-  settings: { readonly maxFileBytes: number; readonly maxFiles: number },
-]
-
 /**
  * Before a capture scans: whether its session's latest point's seal still holds (`Unchanged`: the
  * point may be recorded as that one), or the capture scans (with the context, the listing of the
@@ -423,10 +417,10 @@ export const checkSeal = (input: {
     if (Option.isSome(live))
       return { _tag: "Off", why: "a live engine's watcher tells what changed" } as const
     if (input.declaredPaths > 0) return { _tag: "Off", why: "the capture declared paths" } as const
-    const args: ContextArgs = [input.state, input.index, input.settings]
-    const context = yield* contextOf(...args)
+    const rest = yield* contextRest(input.state, input.index, input.settings)
+    const context = contextWith(yield* repositoryKey, rest)
     // Taken at most once, and only where the stats moved or the capture scans.
-    const scoped = yield* Effect.cached(scopeOf(...args))
+    const scoped = yield* Effect.cached(scopeOf(rest))
     let tracked: SealScope["tracked"] | undefined
     const scan = (fields: {
       readonly why?: string
