@@ -759,17 +759,17 @@ static void free_strings(char **strings, size_t count) {
 
 /*
  * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths)
- *   -> { newestCtimeNs: bigint, checks: ArrayBuffer, failed: number[],
- *        newestByDirectory: ArrayBuffer (an int64 a directory) } | null (the root cannot be opened)
+ *   -> { checks: ArrayBuffer, failed: number[], newestByDirectory: ArrayBuffer (an int64 a
+ *        directory) } | null (the root cannot be opened)
  * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way),
  * puts each listing in its sealed form (see seal_serialize) and keeps only the first
  * SEAL_CHECK_BYTES of that form's SHA-256 (from the OpenSSL Node exports) as the listing's check,
  * what a capture keeps so that a later one can tell, without building anything per entry, which
  * directories changed. An entry named in `statFreeNames`, or whose path is in `statFreePaths`, is
  * sealed by name and kind only (Rewind's store and `.git`, whose stats change under every capture
- * and every git command, and whose contents no capture records). `newestCtimeNs` is the newest
- * ctime of the other entries (the caller's racy check), and `newestByDirectory` the same per
- * listing (INT64_MIN for an empty or failed one). Every directory is listed: one that cannot be
+ * and every git command, and whose contents no capture records). `newestByDirectory` is, per
+ * listing, the newest ctime of the other entries (the caller's racy check; INT64_MIN for an empty
+ * or failed one). Every directory is listed: one that cannot be
  * (gone, replaced, unreadable) is no failure but gets a zero check, and its index is in `failed`.
  */
 static napi_value seal_beneath(napi_env env, napi_callback_info info) {
@@ -817,7 +817,6 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
   run_job(&job, threads);
 
-  int64_t newest = INT64_MIN;
   napi_value failed;
   if (napi_create_array(env, &failed) != napi_ok) {
     throw_error(env, "dirscan: could not build the result");
@@ -833,15 +832,12 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
         throw_error(env, "dirscan: could not build the result");
         goto done;
       }
-      continue;
     }
-    if (listings[i].newest_ctime > newest) newest = listings[i].newest_ctime;
   }
   unsigned char *checks = NULL;
   int64_t *newest_of = NULL;
-  napi_value out, ctime, checks_buffer, newest_buffer;
-  if (napi_create_object(env, &out) != napi_ok || napi_create_bigint_int64(env, newest, &ctime) != napi_ok ||
-      set(env, out, "newestCtimeNs", ctime) != napi_ok ||
+  napi_value out, checks_buffer, newest_buffer;
+  if (napi_create_object(env, &out) != napi_ok ||
       napi_create_arraybuffer(env, count * SEAL_CHECK_BYTES, (void **)&checks, &checks_buffer) != napi_ok ||
       set(env, out, "checks", checks_buffer) != napi_ok || set(env, out, "failed", failed) != napi_ok ||
       napi_create_arraybuffer(env, count * sizeof(int64_t), (void **)&newest_of, &newest_buffer) != napi_ok ||

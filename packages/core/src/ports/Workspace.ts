@@ -221,8 +221,6 @@ export interface StatFree {
 
 /** What `sealListings` answers. */
 export interface ListingSeal {
-  /** The newest ctime of an entry counted with its stat, in ns since the epoch (the racy check). */
-  readonly newestChangeNs: bigint
   /**
    * Per directory, in the order given, a check of its listing (the first 16 bytes of its SHA-256,
    * all zero for one that could not be listed): different checks, different listings; equal checks,
@@ -232,7 +230,10 @@ export interface ListingSeal {
   readonly checks: Uint8Array
   /** The indices of the directories that could not be listed (gone, replaced, unreadable). */
   readonly failed?: ReadonlyArray<number>
-  /** `newestChangeNs` per directory, in the order given (the least bigint for an empty listing). */
+  /**
+   * Per directory, in the order given, the newest ctime of an entry counted with its stat, in ns
+   * since the epoch (the racy check; the least bigint for an empty or failed listing).
+   */
   readonly newestByDirectory: BigInt64Array
 }
 

@@ -63,9 +63,9 @@ interface DirScanModule {
   ) => ReadonlyArray<NativeAnswer> | null
   /**
    * Linux only: each sealed listing's check of directories relative to `root` (opened as
-   * `scanBeneath` opens them), the newest ctime of an entry counted with its stat, overall and per
-   * directory, and the indices of the directories that could not be listed; null when the root
-   * itself cannot be opened.
+   * `scanBeneath` opens them), the newest ctime of an entry counted with its stat per directory, and
+   * the indices of the directories that could not be listed; null when the root itself cannot be
+   * opened.
    */
   readonly sealBeneath?: (
     root: string,
@@ -74,10 +74,9 @@ interface DirScanModule {
     statFreeNames: ReadonlyArray<string>,
     statFreePaths: ReadonlyArray<string>,
   ) => {
-    readonly newestCtimeNs: bigint
     readonly checks: ArrayBuffer
     readonly failed?: ReadonlyArray<number>
-    readonly newestByDirectory?: ArrayBuffer
+    readonly newestByDirectory: ArrayBuffer
   } | null
 }
 
@@ -138,7 +137,7 @@ export type NativeScannerBeneath = (
 
 /**
  * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): each sealed listing's check of
- * directories relative to `root`, the newest ctime counted, and the directories that could not be
+ * directories relative to `root`, the newest ctime counted in each, and the directories that could not be
  * listed; undefined when the root could not be opened.
  */
 export type NativeSealer = (
@@ -267,7 +266,6 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
             )
               return undefined
             return {
-              newestChangeNs: answer.newestCtimeNs,
               checks: new Uint8Array(answer.checks),
               newestByDirectory: new BigInt64Array(answer.newestByDirectory),
               ...(Array.isArray(answer.failed) && answer.failed.length > 0 ? { failed: answer.failed } : {}),
