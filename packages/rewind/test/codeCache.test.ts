@@ -1,9 +1,9 @@
 /**
  * The code cache of the capture bundle (cli/codeCache.ts), on small scripts of the bundle's form:
- * made after a run without one, used by the next, keyed by the script's bytes, a corrupt one or
- * one V8 refuses replaced, never read from or written to a directory that is not the user's alone,
- * a directory that cannot be written costing nothing but the cache, and `REWIND_CODE_CACHE=off`
- * reading and writing nothing. Each run is a process of its own (the built module), as the bin's
+ * made after a run without one (holding what the whole run compiled), used by the next, keyed by
+ * the script's bytes, a corrupt one or one V8 refuses replaced, never read from or written to a
+ * directory that is not the user's alone, a directory that cannot be written costing nothing but
+ * the cache, and `REWIND_CODE_CACHE=off` reading and writing nothing. Each run is a process of its own (the built module), as the bin's
  * are: within one process V8 answers a second compile of the same source from its own compilation
  * cache, whatever cache it is given.
  */
@@ -23,21 +23,37 @@ interface Loaded {
   readonly exports?: Record<string, unknown>
 }
 
-/** Runs `file` with its cache in a new process, which then saves the cache: what it saw. */
-const load = (file: string, env: Record<string, string>) =>
-  new Promise<Loaded>((resolve, reject) => {
-    const program = `import { runWithCodeCache } from ${JSON.stringify(pathToFileURL(MODULE).href)}
-const loaded = runWithCodeCache(${JSON.stringify(file)}, process.env)
-loaded?.saveCache()
-process.stdout.write(JSON.stringify(loaded === undefined ? { cache: "not used" } : { cache: loaded.cache, exports: loaded.exports }))`
+/** Runs `program` (an ES module's text) in a new process: what it wrote to stdout. */
+const run = (program: string, env: Record<string, string>) =>
+  new Promise<string>((resolve, reject) => {
     execFile(
       process.execPath,
       ["--input-type=module", "-e", program],
       { encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...env } },
-      (error, stdout, stderr) =>
-        error === null ? resolve(JSON.parse(stdout) as Loaded) : reject(new Error(stderr)),
+      (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(stderr))),
     )
   })
+
+/**
+ * Runs `file` with its cache in a new process, which then (after `meanwhile`, code of the run's
+ * own) saves the cache: what it saw.
+ */
+const load = (file: string, env: Record<string, string>, meanwhile = "") =>
+  run(
+    `import { runWithCodeCache } from ${JSON.stringify(pathToFileURL(MODULE).href)}
+const loaded = runWithCodeCache(${JSON.stringify(file)}, process.env)
+${meanwhile}
+loaded?.saveCache()
+process.stdout.write(JSON.stringify(loaded === undefined ? { cache: "not used" } : { cache: loaded.cache, exports: loaded.exports }))`,
+    env,
+  ).then((stdout) => JSON.parse(stdout) as Loaded)
+
+/**
+ * Garbage enough for a dozen of V8's major collections, each of which ages the bytecode of
+ * functions that did not run since and drops the old, as a long capture's collections do (large
+ * buffers never touched: the collections come from their size, at no cost in memory or time).
+ */
+const CHURN = `for (let i = 0; i < 60; i++) new ArrayBuffer(256 << 20)`
 
 /** A script in the bundle's form (scripts/bundleCli.mjs) whose exports show what it was given. */
 const script = (dir: string, name: string, answer: number) => {
@@ -89,6 +105,49 @@ describe("the capture bundle's code cache", () => {
     expect(second.exports).toEqual(first.exports)
     // A cache V8 took is not written again.
     expect(readFileSync(path).equals(written)).toBe(true)
+  })
+
+  it("holds what the run compiled, even after collections that drop unused bytecode", async () => {
+    const root = tempDir()
+    // Many functions, each run once by the script's top level (as a bundle's modules' code is).
+    const functions = Array.from(
+      { length: 200 },
+      (_, i) =>
+        `exports.f${i} = function f${i}(x) { let s = 0; for (let k = 0; k < x; k++) s += k * ${i}; return s + ${i} };`,
+    )
+    const file = join(root, "many.cjs")
+    writeFileSync(
+      file,
+      `(function (exports, require, module, __filename, __dirname, __importMetaUrl) {"use strict";
+  ${functions.join("\n  ")}
+  for (const name in exports) exports[name](3)
+})
+`,
+    )
+    // The premise: in a process that does not keep its bytecode, the churn drops some of it.
+    const sizes = JSON.parse(
+      await run(
+        `import { readFileSync } from "node:fs"
+import { Script } from "node:vm"
+const script = new Script(readFileSync(${JSON.stringify(file)}, "utf8"))
+script.runInThisContext()({}, () => undefined, {}, "", "", "")
+const before = script.createCachedData().length
+${CHURN}
+process.stdout.write(JSON.stringify([before, script.createCachedData().length]))`,
+        {},
+      ),
+    ) as [number, number]
+    expect(sizes[1]).toBeLessThan(sizes[0])
+
+    const quiet = { XDG_CACHE_HOME: join(root, "quiet") }
+    const churned = { XDG_CACHE_HOME: join(root, "churned") }
+    expect((await load(file, quiet)).cache).toBe("absent")
+    expect((await load(file, churned, CHURN)).cache).toBe("absent")
+    const sizeOf = (env: { XDG_CACHE_HOME: string }) =>
+      statSync(join(cacheDirOf(env), cacheFiles(env)[0]!)).size
+    expect(sizeOf(churned)).toBe(sizeOf(quiet))
+    // And it is taken by the next run, which compiled it under the same flags.
+    expect((await load(file, churned, CHURN)).cache).toBe("used")
   })
 
   it("is keyed by the script's bytes: a changed script of the same name and length has its own", async () => {
