@@ -175,6 +175,20 @@ describe("git index", () => {
     }
   })
 
+  it("reads a version 4 index whose names, written out, are many times its size", () => {
+    // Each name shares all but a few bytes with the one before: the file holds those few.
+    const names = Array.from(
+      { length: 300 },
+      (_, i) => `${"deep/".repeat(100)}f${String(i).padStart(3, "0")}`,
+    )
+    const bytes = encodeIndex(
+      names.map((name) => ({ name: utf8(name), mode: FILE })),
+      { version: 4 },
+    )
+    expect(names.join("").length).toBeGreaterThan(bytes.byteLength * 5)
+    expect(read(bytes).atOrBelow("")).toEqual(names)
+  })
+
   it("leaves out a name that is not UTF-8 and keeps the rest", () => {
     const bad = Uint8Array.from([0x62, 0xff, 0x2e, 0x6a, 0x73])
     const tracked = read(
