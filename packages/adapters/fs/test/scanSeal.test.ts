@@ -22,6 +22,7 @@ import {
   createSession,
   IdGenerators,
   layerPointArtifactCache,
+  recordFileMutation,
   Workspace,
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer } from "effect"
@@ -349,6 +350,174 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         expect(declared.scanSeal).toBeUndefined()
         const plain = yield* turnPoint(session.id)
         expect(plain.scanSeal).toBeDefined()
+      })
+      return inSandbox(box, scans, program)
+    },
+  )
+
+  it.live(
+    "captures what a full scan captures when the host checkpoints what it writes, in its turn or late",
+    () => {
+      const found = { sealed: 0, named: 0 }
+      return Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.array(
+              fc.record({
+                ops: fc.array(opArb, { minLength: 1, maxLength: 3 }),
+                checkpoints: fc.constantFrom("none", "turn", "late"),
+                // The files it wrote removed again before the capture (a scratch file): a checkpoint
+                // then names a path that is not there, which a capture records as a tombstone.
+                fleeting: fc.boolean(),
+              }),
+              { minLength: 1, maxLength: 6 },
+            ),
+            (steps) => {
+              const box = sandbox()
+              apply(box.root, { op: "write", path: "a/x.txt", content: "seed" })
+              apply(box.root, { op: "write", path: "b/y.js", content: "seed" })
+              fill(box.root)
+              const program = Effect.gen(function* () {
+                const sealed = yield* createSession({ title: "sealed", cwd: box.root })
+                const scanned = yield* createSession({ title: "full", cwd: box.root })
+                yield* settle
+                yield* turnPoint(sealed.id)
+                yield* fullScan(turnPoint(scanned.id))
+                for (const { ops, checkpoints, fleeting } of steps) {
+                  const turns = [
+                    [sealed.id, (yield* appendUserMessage(sealed.id, { text: "turn" })).turnId],
+                    [scanned.id, (yield* appendUserMessage(scanned.id, { text: "turn" })).turnId],
+                  ] as const
+                  for (const op of ops) apply(box.root, op)
+                  if (fleeting)
+                    for (const op of ops)
+                      if (op.op === "write") apply(box.root, { op: "remove", path: op.path })
+                  // What a host checkpoints: each file it wrote (a protected or ignored one is refused,
+                  // alike in both sessions).
+                  const record = Effect.forEach(turns, ([sessionId, turnId]) =>
+                    Effect.forEach(ops, (op) =>
+                      op.op === "write"
+                        ? Effect.tap(
+                            recordFileMutation({
+                              sessionId,
+                              turnId,
+                              path: op.path,
+                              toolName: "Write",
+                              before: null,
+                              after: op.content,
+                            }),
+                            (r) => Effect.sync(() => (r.recorded ? found.named++ : undefined)),
+                          )
+                        : Effect.void,
+                    ),
+                  )
+                  if (checkpoints === "turn") yield* record
+                  yield* settle
+                  const options = { settings: { racyWindowMs: RACY_MS } }
+                  const a = yield* capturePoint(sealed.id, turns[0][1], options)
+                  const b = yield* fullScan(capturePoint(scanned.id, turns[1][1], options))
+                  if (a._tag !== "Captured" || b._tag !== "Captured") throw new Error("not captured")
+                  yield* expectSamePoint(a.point, b.point, { steps, ops, checkpoints, fleeting })
+                  if (a.scan?.by === "seal") found.sealed++
+                  // Recorded after the turn's capture: the next capture finds the session naming them.
+                  if (checkpoints === "late") yield* record
+                }
+                // The last word: a turn with nothing new, after the late checkpoints.
+                yield* settle
+                const last = yield* turnPoint(sealed.id)
+                const full = yield* fullScan(turnPoint(scanned.id))
+                yield* expectSamePoint(last, full, { steps, last: true })
+              })
+              const scans: Scans = { count: 0 }
+              return Effect.runPromise(Effect.provide(program, layers(box, scans))).finally(() =>
+                rmSync(box.base, { recursive: true, force: true }),
+              )
+            },
+          ),
+          { numRuns: 10, seed: 29 },
+        ),
+      ).pipe(
+        // Checkpoints were taken, and captures after them found by the seal: else it proves nothing.
+        Effect.tap(() =>
+          Effect.sync(() => {
+            expect(found.named).toBeGreaterThan(10)
+            expect(found.sealed).toBeGreaterThan(10)
+          }),
+        ),
+      )
+    },
+  )
+
+  it.live(
+    "a checkpoint of a path the seal's session did not name lists again only the directory above it",
+    () => {
+      const box = sandbox()
+      const scans: Scans = { count: 0 }
+      apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
+      fill(box.root)
+      const program = Effect.gen(function* () {
+        const sealed = yield* createSession({ title: "sealed", cwd: box.root })
+        const scanned = yield* createSession({ title: "full", cwd: box.root })
+        yield* settle
+        yield* turnPoint(sealed.id)
+        yield* fullScan(turnPoint(scanned.id))
+        /** A turn of each session in which the host checkpoints `edits` (made by `write`), then its capture. */
+        const turn = (edits: ReadonlyArray<readonly [string, string | null, string]>, write: () => void) =>
+          Effect.gen(function* () {
+            const turns = [
+              (yield* appendUserMessage(sealed.id, { text: "turn" })).turnId,
+              (yield* appendUserMessage(scanned.id, { text: "turn" })).turnId,
+            ]
+            write()
+            for (const [sessionId, turnId] of [
+              [sealed.id, turns[0]!],
+              [scanned.id, turns[1]!],
+            ] as const)
+              for (const [path, before, after] of edits) {
+                const recorded = yield* recordFileMutation({
+                  sessionId,
+                  turnId,
+                  path,
+                  toolName: "Write",
+                  before,
+                  after,
+                })
+                expect(recorded.recorded).toBe(true)
+              }
+            yield* settle
+            const options = { settings: { racyWindowMs: RACY_MS } }
+            const a = yield* capturePoint(sealed.id, turns[0]!, options)
+            const b = yield* fullScan(capturePoint(scanned.id, turns[1]!, options))
+            if (a._tag !== "Captured" || b._tag !== "Captured") throw new Error("not captured")
+            yield* expectSamePoint(a.point, b.point, { edits })
+            return a
+          })
+        // A new file and an edit, each checkpointed: two directories listed again, not the tree.
+        const first = yield* turn(
+          [
+            ["fill/d3/new.txt", null, "new"],
+            ["a/x.txt", "one", "two"],
+          ],
+          () => {
+            apply(box.root, { op: "write", path: "fill/d3/new.txt", content: "new" })
+            apply(box.root, { op: "write", path: "a/x.txt", content: "two" })
+          },
+        )
+        expect(first.scan?.by).toBe("seal")
+        expect(first.scan?.rescanned).toBeLessThanOrEqual(4)
+        expect(first.point.scanSeal).toBeDefined()
+        // A checkpoint recorded late, of a change the last capture already took: no listing changed,
+        // but the session names a new path, and its directory is listed again for it.
+        apply(box.root, { op: "write", path: "fill/d5/late.txt", content: "late" })
+        yield* settle
+        yield* turnPoint(sealed.id)
+        yield* fullScan(turnPoint(scanned.id))
+        const late = yield* turn([["fill/d5/late.txt", null, "late"]], () => undefined)
+        expect(late.scan).toEqual({ by: "seal", rescanned: 1 })
+        // Nothing new since: the seal holds without a listing.
+        const before = scans.count
+        expect((yield* turnCapture(sealed.id)).scan).toEqual({ by: "seal" })
+        expect(scans.count).toBe(before)
       })
       return inSandbox(box, scans, program)
     },

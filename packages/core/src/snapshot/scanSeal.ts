@@ -9,18 +9,21 @@
  * every entry's name, kind and whole lstat, ctime included), the directories among them whose
  * checks vouch for nothing (`volatile`), and a digest of the rest of what decided the point
  * (`contextRest` with `repositoryKey`: the settings that decide scope, the store's places, the
- * paths the session's checkpoints and write intents name, the repository's index and outer ignore
- * files by their stats; and the same by content, `scopeOf`, with and without the set of paths git
- * tracks, for when only the stats moved), and the tracked table (a check of the names git tracks
- * in each directory).
+ * repository's index and outer ignore files by their stats; and the same by content, `scopeOf`,
+ * with and without the set of paths git tracks, for when only the stats moved), the tracked table
+ * (a check of the names git tracks in each directory) and the session table (a check of each path
+ * the session's checkpoints and write intents name, `sessionTable`).
  * The next capture of the session lists those directories again. The same context (or the same
  * by content) and every check equal (none volatile) mean the same point, recorded as the previous
  * one without a scan; some checks different mean only those directories changed (`SealedChanges`,
  * captured by `sealedCapture.ts`). Where only what git tracks changed, the directories whose
  * tracked names changed count as changed too (`trackedChanges`): a path git starts or stops
  * tracking changes what a scan decides in its own directory and nowhere else, except below an
- * ignored directory, which the capture of the changes refuses. Anything else, and the capture
- * scans the whole tree.
+ * ignored directory, which the capture of the changes refuses. So does the nearest sealed
+ * directory above a path the session named since the seal (`sessionChanges`: a capture examines
+ * every such path, and a capture of the changes examines those below a directory it lists again),
+ * so a checkpoint of a new file does not cost the next capture the whole tree. Anything else (a
+ * path the session no longer names, after a rewind), and the capture scans the whole tree.
  *
  * Why an equal check means an unchanged directory: every change to a file, link or directory
  * entry (content, mode, name, target, creation, removal) sets its ctime to the time of the change,
@@ -68,12 +71,16 @@ import type { ScanResult } from "./workspaceScan.js"
 /**
  * Part of every context and record: bump it whenever a scan would decide differently from the same
  * listings, or the record changes (2: 16-byte checks, volatile directories, no digest; 3: the
- * context by content and the tracked table).
+ * context by content and the tracked table; 4: the session's paths out of the context, into the
+ * session table).
  */
-const SEAL_VERSION = 3
+const SEAL_VERSION = 4
 
 /** The bytes of a tracked table's entry: a directory's key, then the check of its tracked names. */
 const TRACKED_BYTES = 16
+
+/** The bytes of a session table's entry: the check of a path the session names. */
+const SESSION_BYTES = 8
 
 /** The bytes of a listing's check (`ListingSeal.checks`). */
 const CHECK_BYTES = 16
@@ -99,7 +106,8 @@ const FIXED_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
 /**
  * A seal record as stored: a JSON header line (`SealHeader`), then the checks (`CHECK_BYTES` a
  * directory, in the order of the directories), the tracked table (`TRACKED_BYTES` an entry, see
- * `trackedTable`) and the directories, each followed by a NUL. Binary because a tree's directories
+ * `trackedTable`), the session table (`SESSION_BYTES` an entry, see `sessionTable`) and the
+ * directories, each followed by a NUL. Binary because a tree's directories
  * and checks are most of it (50k directories at four copies of babel): JSON with base64 cost a
  * capture ~0.2 s to read and more to write.
  */
@@ -114,6 +122,8 @@ const SealHeader = Schema.parseJson(
     directories: Schema.Int.pipe(Schema.nonNegative()),
     /** Entries of the tracked table. */
     tracked: Schema.Int.pipe(Schema.nonNegative()),
+    /** Entries of the session table. */
+    session: Schema.Int.pipe(Schema.nonNegative()),
     /**
      * The directories (by index) whose checks vouch for nothing: something in them changed within
      * the racy window, or the capture that sealed them did not list them (see the header).
@@ -132,6 +142,7 @@ interface SealRecord {
   readonly directories: ReadonlyArray<string>
   readonly checks: Uint8Array
   readonly tracked: Uint8Array
+  readonly session: Uint8Array
   readonly volatile: ReadonlyArray<number>
   readonly storePaths: ReadonlyArray<string>
 }
@@ -148,16 +159,19 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
       rules: record.rules,
       directories: record.directories.length,
       tracked: record.tracked.length / TRACKED_BYTES,
+      session: record.session.length / SESSION_BYTES,
       volatile: record.volatile,
       storePaths: record.storePaths,
     })}\n`,
   )
   const names = textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
-  const out = new Uint8Array(header.length + record.checks.length + record.tracked.length + names.length)
-  out.set(header, 0)
-  out.set(record.checks, header.length)
-  out.set(record.tracked, header.length + record.checks.length)
-  out.set(names, header.length + record.checks.length + record.tracked.length)
+  const parts = [header, record.checks, record.tracked, record.session, names]
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
   return out
 }
 
@@ -172,7 +186,8 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
     const count = decodeHeader(header)
     if (Option.isNone(count)) return Option.none()
     const table = newline + 1 + count.value.directories * CHECK_BYTES
-    const start = table + count.value.tracked * TRACKED_BYTES
+    const session = table + count.value.tracked * TRACKED_BYTES
+    const start = session + count.value.session * SESSION_BYTES
     if (start > bytes.length) return Option.none()
     names = textDecoder.decode(bytes.subarray(start))
     const directories = names.split("\0")
@@ -186,7 +201,8 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
       rules: count.value.rules,
       directories,
       checks: bytes.subarray(newline + 1, table),
-      tracked: bytes.subarray(table, start),
+      tracked: bytes.subarray(table, session),
+      session: bytes.subarray(session, start),
       volatile: count.value.volatile,
       storePaths: count.value.storePaths,
     })
@@ -223,6 +239,8 @@ export type SealCheck =
       readonly context: string
       /** The context by content, taken after `context` and before the scan (see `scopeOf`). */
       readonly scope: SealScope
+      /** The session table now (`sessionTable`). */
+      readonly session: Uint8Array
       readonly reading?: SealReading
       /** Set when the base point's seal holds but for the directories it names. */
       readonly changes?: SealedChanges
@@ -238,25 +256,72 @@ type SealOutcome = { readonly scanSeal: ContentHash } | { readonly unsealed: str
 const unsealed = (why: string): SealOutcome => ({ unsealed: why })
 
 /**
- * What decides a capture's point besides the listings and the repository (see the header): the
- * settings that decide scope, the store's places, the paths the session's checkpoints and write
- * intents name. Made once per capture, as the tail of the context's JSON, and digested with each
- * of the repository's parts (`contextWith`).
+ * What decides a capture's point besides the listings, the repository and the session's paths (see
+ * the header): the settings that decide scope and the store's places. Made once per capture, as the
+ * tail of the context's JSON, and digested with each of the repository's parts (`contextWith`).
  */
-const contextRest = (
-  state: SessionState,
-  index: PointIndex,
-  settings: { readonly maxFileBytes: number; readonly maxFiles: number },
-) =>
+const contextRest = (settings: { readonly maxFileBytes: number; readonly maxFiles: number }) =>
   Effect.map(storeDirectories, (stores) =>
-    JSON.stringify([
-      settings.maxFileBytes,
-      settings.maxFiles,
-      stores,
-      state.checkpoints.map((c) => c.path),
-      index.writeIntents.map((intent) => intent.entries.map((e) => e.path)),
-    ]).slice(1),
+    JSON.stringify([settings.maxFileBytes, settings.maxFiles, stores]).slice(1),
   )
+
+/**
+ * The session table: a 64-bit check of each path the session's checkpoints and write intents name
+ * (every capture examines those paths, in scope or not: `captureTracking.ts`), sorted, without
+ * repeats. A seal records it instead of the paths, which a long session makes many of.
+ */
+const sessionTable = (state: SessionState, index: PointIndex): Uint8Array => {
+  const checks = new Set<string>()
+  for (const path of sessionPaths({ state, index })) checks.add(check64(path))
+  const sorted = [...checks].sort()
+  const out = new Uint8Array(sorted.length * SESSION_BYTES)
+  sorted.forEach((check, i) => {
+    for (let b = 0; b < SESSION_BYTES; b++)
+      out[i * SESSION_BYTES + b] = Number.parseInt(check.slice(2 * b, 2 * b + 2), 16)
+  })
+  return out
+}
+
+/** The paths the session's checkpoints and write intents name (`sessionTable` checks them). */
+function* sessionPaths(input: { readonly state: SessionState; readonly index: PointIndex }) {
+  for (const c of input.state.checkpoints) yield c.path
+  for (const intent of input.index.writeIntents) for (const e of intent.entries) yield e.path
+}
+
+/**
+ * Where the session's paths changed since a seal, as the sealed directories to list again: the
+ * nearest sealed directory at or above each path named since (its capture examines the path, as
+ * any capture examines the session's paths below a directory it lists). `undefined` when a path
+ * the seal's session named is no longer named (a rewind dropped its checkpoint): whether a capture
+ * still takes it depends on more than its directory, and the capture scans the whole tree.
+ */
+const sessionChanges = (
+  before: Uint8Array,
+  now: Uint8Array,
+  paths: () => Iterable<string>,
+  directories: ReadonlyArray<string>,
+): ReadonlySet<string> | undefined => {
+  const old = new Set<string>()
+  for (let at = 0; at + SESSION_BYTES <= before.length; at += SESSION_BYTES)
+    old.add(hex(before.subarray(at, at + SESSION_BYTES)))
+  const current = new Set<string>()
+  for (let at = 0; at + SESSION_BYTES <= now.length; at += SESSION_BYTES)
+    current.add(hex(now.subarray(at, at + SESSION_BYTES)))
+  for (const check of old) if (!current.has(check)) return undefined
+  const out = new Set<string>()
+  if (current.size === old.size) return out
+  const sealed = new Set(directories)
+  for (const path of paths()) {
+    if (old.has(check64(path))) continue
+    let at = parentOf(path)
+    while (!sealed.has(at)) {
+      if (at === "") return undefined
+      at = parentOf(at)
+    }
+    out.add(at)
+  }
+  return out
+}
 
 /** The digest of `[SEAL_VERSION, repository, ...rest]` (the JSON `contextRest` ends). */
 const contextWith = (repository: string, rest: string) =>
@@ -417,8 +482,9 @@ export const checkSeal = (input: {
     if (Option.isSome(live))
       return { _tag: "Off", why: "a live engine's watcher tells what changed" } as const
     if (input.declaredPaths > 0) return { _tag: "Off", why: "the capture declared paths" } as const
-    const rest = yield* contextRest(input.state, input.index, input.settings)
+    const rest = yield* contextRest(input.settings)
     const context = contextWith(yield* repositoryKey, rest)
+    const session = sessionTable(input.state, input.index)
     // Taken at most once, and only where the stats moved or the capture scans.
     const scoped = yield* Effect.cached(scopeOf(rest))
     let tracked: SealScope["tracked"] | undefined
@@ -434,6 +500,7 @@ export const checkSeal = (input: {
             _tag: "Scan",
             context,
             scope: { scope: s.scope, rules: s.rules, tracked: tracked ?? { files: s.tracked } },
+            session,
             ...fields,
           }) as const,
       )
@@ -443,9 +510,9 @@ export const checkSeal = (input: {
     const record = Option.flatMap(bytes, decodeRecord)
     if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
     const { directories, storePaths, volatile, checks } = record.value
-    // Another context (a checkpoint since, the index or an outer ignore file rewritten): the seal
-    // holds if the context by content is the same; or, where only the set of paths git tracks
-    // changed, for every directory but those where it changed.
+    // Another context (the index or an outer ignore file rewritten): the seal holds if the context
+    // by content is the same; or, where only the set of paths git tracks changed, for every
+    // directory but those where it changed.
     let trackedIn: ReadonlySet<string> | undefined
     if (record.value.context === context) tracked = { bytes: record.value.tracked }
     else {
@@ -453,7 +520,7 @@ export const checkSeal = (input: {
       if (record.value.scope === now.scope) tracked = { bytes: record.value.tracked }
       else {
         const why =
-          "what decides scope changed since the last point (the ignore files above the root, the settings, the session's checkpoints or write intents)"
+          "what decides scope changed since the last point (the ignore files above the root, the settings)"
         if (record.value.rules !== now.rules) return yield* scan({ why })
         const table = trackedTable(now.tracked)
         trackedIn = trackedChanges(record.value.tracked, table, directories)
@@ -462,12 +529,17 @@ export const checkSeal = (input: {
         tracked = { bytes: encodeTable(table.table) }
       }
     }
+    const sessionIn = sessionChanges(record.value.session, session, () => sessionPaths(input), directories)
+    if (sessionIn === undefined)
+      return yield* scan({
+        why: "a path the session's checkpoints or write intents named is no longer named",
+      })
     const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
     if (Option.isNone(listed) || listed.value.checks.length !== checks.length)
       return yield* scan({ why: "the sealed directories could not be listed" })
     const listing = listed.value
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
-    const changed = new Set<string>([...failed, ...(trackedIn ?? [])])
+    const changed = new Set<string>([...failed, ...(trackedIn ?? []), ...sessionIn])
     for (const i of volatile) if (i >= 0 && i < directories.length) changed.add(directories[i]!)
     for (let i = 0; i < directories.length; i++) {
       const at = i * CHECK_BYTES
@@ -548,7 +620,11 @@ const racyFrom = (input: SealInput) =>
 
 /** Stores a seal record; `checks` and `newest` per directory, in the order of `directories`. */
 const storeSeal = (
-  { context, scope }: { readonly context: string; readonly scope: SealScope },
+  {
+    context,
+    scope,
+    session,
+  }: { readonly context: string; readonly scope: SealScope; readonly session: Uint8Array },
   directories: ReadonlyArray<string>,
   checks: Uint8Array,
   volatile: ReadonlyArray<number>,
@@ -563,6 +639,7 @@ const storeSeal = (
       directories,
       checks,
       tracked,
+      session,
       volatile,
       storePaths,
     })
