@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { parseGitIndex } from "../src/workspace/gitIndex.js"
+import { parseGitIndex, type TrackedFiles, trackedBelow } from "../src/workspace/gitIndex.js"
 
 interface Entry {
   readonly name: Uint8Array
@@ -112,6 +112,24 @@ const byBytes = (a: Uint8Array, b: Uint8Array) => {
   return a.byteLength - b.byteLength
 }
 
+/** What `byDirectory` visits, each directory once, in the order visited. */
+const grouped = (tracked: TrackedFiles) => {
+  const out: Array<[string, ReadonlyArray<string>]> = []
+  tracked.byDirectory((directory, names) => out.push([directory, [...names]]))
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** The same, from the paths (in index order): each parent directory with its names in that order. */
+const groupedPaths = (paths: ReadonlyArray<string>) => {
+  const by = new Map<string, Array<string>>()
+  for (const path of paths) {
+    const slash = path.lastIndexOf("/")
+    const directory = slash < 0 ? "" : path.slice(0, slash)
+    by.set(directory, [...(by.get(directory) ?? []), path.slice(slash + 1)])
+  }
+  return [...by].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
 const segment = fc.constantFrom("a", "b", "src", "lib", "node_modules", "x.js", "é", "日本", "a b", "z~", "A")
 const entryArb = fc.record({
   path: fc.array(segment, { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
@@ -149,6 +167,12 @@ describe("git index", () => {
             encodeIndex(entries, { version, hashSize, checksum, extensions: [["TREE", 13]] }),
           )
           expect(tracked.atOrBelow("")).toEqual(expected)
+          expect(grouped(tracked)).toEqual(groupedPaths(expected))
+          // Below a prefix (a workspace in a subdirectory of its repository): the same, relative.
+          const below = trackedBelow(tracked, "a")
+          expect(grouped(below)).toEqual(
+            groupedPaths(expected.filter((p) => p.startsWith("a/")).map((p) => p.slice(2))),
+          )
           for (const e of sorted) expect(tracked.has(e.path)).toBe(expected.includes(e.path))
           for (const dir of ["a", "src", "node_modules", "a/b"])
             expect(tracked.atOrBelow(dir)).toEqual(
@@ -158,6 +182,31 @@ describe("git index", () => {
       ),
       { numRuns: 200, seed: 23 },
     ))
+
+  it("visits each directory once with the names tracked in it, however its subdirectories interleave", () => {
+    const paths = ["a.txt", "a/a", "a/b/c/d", "a/b/e", "a/b0", "a/b.c", "a/z", "b", "é/x", "é/y/z"].sort(
+      (x, y) => byBytes(utf8(x), utf8(y)),
+    )
+    const tracked = read(
+      encodeIndex(
+        paths.map((p) => ({ name: utf8(p), mode: FILE })),
+        { version: 2 },
+      ),
+    )
+    expect(grouped(tracked)).toEqual([
+      ["", ["a.txt", "b"]],
+      ["a", ["a", "b.c", "b0", "z"]],
+      ["a/b", ["e"]],
+      ["a/b/c", ["d"]],
+      ["é", ["x"]],
+      ["é/y", ["z"]],
+    ])
+    expect(grouped(trackedBelow(tracked, "a"))).toEqual([
+      ["", ["a", "b.c", "b0", "z"]],
+      ["b", ["e"]],
+      ["b/c", ["d"]],
+    ])
+  })
 
   it("reads a name of 4095 bytes or more, whose length the flags cannot hold", () => {
     const long = `${"d/".repeat(1000)}${"f".repeat(3000)}`

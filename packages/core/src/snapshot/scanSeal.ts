@@ -48,7 +48,6 @@
  */
 import {
   type ContentHash,
-  nameOf,
   type PointCaptured,
   parentOf,
   type SkippedPath,
@@ -72,7 +71,7 @@ import type { ScanResult } from "./workspaceScan.js"
  * Part of every context and record: bump it whenever a scan would decide differently from the same
  * listings, or the record changes (2: 16-byte checks, volatile directories, no digest; 3: the
  * context by content and the tracked table; 4: the session's paths out of the context, into the
- * session table).
+ * session table, and each directory's tracked names checked in the index's order).
  */
 const SEAL_VERSION = 4
 
@@ -366,23 +365,18 @@ const check64 = (text: string) => sha256HexOfText(text).slice(0, 16)
  * differently (`trackedChanges`); a whole tree's table is 16 bytes a directory, not its paths.
  */
 const trackedTable = (files: TrackedFiles | undefined) => {
-  const byDirectory = new Map<string, Array<string>>()
-  for (const path of files?.atOrBelow("") ?? []) {
-    const directory = parentOf(path)
-    const names = byDirectory.get(directory)
-    if (names === undefined) byDirectory.set(directory, [nameOf(path)])
-    else names.push(nameOf(path))
-  }
   const table = new Map<string, string>()
   const directoryOf = new Map<string, string>()
   // Two directories with one key would hide each other's changes: such a table places nothing.
   let collided = false
-  for (const [directory, names] of byDirectory) {
+  // A directory at a time, its names in the index's order (sorted by bytes): no array of every
+  // path, and no sort (at four copies of babel, 110k paths in 49k directories).
+  files?.byDirectory((directory, names) => {
     const key = check64(`d\0${directory}`)
     collided ||= directoryOf.has(key)
-    table.set(key, check64(names.sort().join("\0")))
+    table.set(key, check64(names.join("\0")))
     directoryOf.set(key, directory)
-  }
+  })
   return { table, directoryOf, collided }
 }
 

@@ -26,6 +26,12 @@ export interface TrackedFiles {
   readonly atOrBelow: (path: string) => ReadonlyArray<string>
   /** A hash of the tracked paths: equal identities, equal sets. */
   readonly identity: string
+  /**
+   * Each directory holding tracked paths (the parent of one, "" for the top) with the names
+   * tracked directly in it, in index order (by bytes), one directory at a time: for a digest per
+   * directory (`snapshot/scanSeal.ts`) without every path as a string at once.
+   */
+  readonly byDirectory: (visit: (directory: string, names: ReadonlyArray<string>) => void) => void
 }
 
 const SIGNATURE = 0x44495243 // "DIRC"
@@ -231,7 +237,42 @@ const trackedFilesOf = (names: Names): TrackedFiles => {
       return has(path) ? [path, ...below] : below
     },
     identity: hashContent(names.joined),
+    byDirectory: (visit) => groupByDirectory(names.count, (i) => nameAt(names, i), visit),
   }
+}
+
+/**
+ * `TrackedFiles.byDirectory` over the paths `pathAt(0 .. count - 1)` (undefined: not a workspace
+ * path, left out), sorted by their bytes. In that order the paths below a directory are contiguous,
+ * so the directories still open are a stack along one path: one leaves it, complete, when a path
+ * outside it comes.
+ */
+const groupByDirectory = (
+  count: number,
+  pathAt: (i: number) => string | undefined,
+  visit: (directory: string, names: ReadonlyArray<string>) => void,
+) => {
+  const open: Array<{ readonly directory: string; readonly names: Array<string> }> = []
+  for (let i = 0; i < count; i++) {
+    const path = pathAt(i)
+    if (path === undefined) continue
+    const slash = path.lastIndexOf("/")
+    const directory = slash < 0 ? "" : path.slice(0, slash)
+    let top = open[open.length - 1]
+    while (
+      top !== undefined &&
+      top.directory !== directory &&
+      top.directory !== "" &&
+      !directory.startsWith(`${top.directory}/`)
+    ) {
+      open.pop()
+      visit(top.directory, top.names)
+      top = open[open.length - 1]
+    }
+    if (top?.directory === directory) top.names.push(path.slice(slash + 1))
+    else open.push({ directory, names: [path.slice(slash + 1)] })
+  }
+  for (let top = open.pop(); top !== undefined; top = open.pop()) visit(top.directory, top.names)
 }
 
 /**
@@ -249,5 +290,9 @@ export const trackedBelow = (files: TrackedFiles, prefix: string): TrackedFiles 
       return (path === "" ? found.filter((p) => p !== prefix) : found).map(strip)
     },
     identity: `${files.identity}\0${prefix}`,
+    byDirectory: (visit) => {
+      const below = files.atOrBelow(prefix).filter((p) => p !== prefix)
+      groupByDirectory(below.length, (i) => strip(below[i]!), visit)
+    },
   }
 }
