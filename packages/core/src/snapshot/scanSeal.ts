@@ -267,24 +267,14 @@ const contextRest = (settings: { readonly maxFileBytes: number; readonly maxFile
 /**
  * The session table: a 64-bit check of each path the session's checkpoints and write intents name
  * (every capture examines those paths, in scope or not: `captureTracking.ts`), sorted, without
- * repeats. A seal records it instead of the paths, which a long session makes many of.
+ * repeats (`bytes`, what a seal records instead of the paths, which a long session makes many of),
+ * and the path of each check (`pathOf`, for `sessionChanges`).
  */
-const sessionTable = (state: SessionState, index: PointIndex): Uint8Array => {
-  const checks = new Set<string>()
-  for (const path of sessionPaths({ state, index })) checks.add(check64(path))
-  const sorted = [...checks].sort()
-  const out = new Uint8Array(sorted.length * SESSION_BYTES)
-  sorted.forEach((check, i) => {
-    for (let b = 0; b < SESSION_BYTES; b++)
-      out[i * SESSION_BYTES + b] = Number.parseInt(check.slice(2 * b, 2 * b + 2), 16)
-  })
-  return out
-}
-
-/** The paths the session's checkpoints and write intents name (`sessionTable` checks them). */
-function* sessionPaths(input: { readonly state: SessionState; readonly index: PointIndex }) {
-  for (const c of input.state.checkpoints) yield c.path
-  for (const intent of input.index.writeIntents) for (const e of intent.entries) yield e.path
+const sessionTable = (state: SessionState, index: PointIndex) => {
+  const pathOf = new Map<string, string>()
+  for (const c of state.checkpoints) pathOf.set(check64(c.path), c.path)
+  for (const intent of index.writeIntents) for (const e of intent.entries) pathOf.set(check64(e.path), e.path)
+  return { bytes: packHex([...pathOf.keys()].sort(), SESSION_BYTES), pathOf }
 }
 
 /**
@@ -296,22 +286,16 @@ function* sessionPaths(input: { readonly state: SessionState; readonly index: Po
  */
 const sessionChanges = (
   before: Uint8Array,
-  now: Uint8Array,
-  paths: () => Iterable<string>,
+  now: ReturnType<typeof sessionTable>,
   directories: ReadonlyArray<string>,
 ): ReadonlySet<string> | undefined => {
-  const old = new Set<string>()
-  for (let at = 0; at + SESSION_BYTES <= before.length; at += SESSION_BYTES)
-    old.add(hex(before.subarray(at, at + SESSION_BYTES)))
-  const current = new Set<string>()
-  for (let at = 0; at + SESSION_BYTES <= now.length; at += SESSION_BYTES)
-    current.add(hex(now.subarray(at, at + SESSION_BYTES)))
-  for (const check of old) if (!current.has(check)) return undefined
+  const old = new Set(unpackHex(before, SESSION_BYTES))
+  for (const check of old) if (!now.pathOf.has(check)) return undefined
   const out = new Set<string>()
-  if (current.size === old.size) return out
+  if (now.pathOf.size === old.size) return out
   const sealed = new Set(directories)
-  for (const path of paths()) {
-    if (old.has(check64(path))) continue
+  for (const [check, path] of now.pathOf) {
+    if (old.has(check)) continue
     let at = parentOf(path)
     while (!sealed.has(at)) {
       if (at === "") return undefined
@@ -386,23 +370,30 @@ const hex = (bytes: Uint8Array) => {
   return out
 }
 
-const encodeTable = (table: ReadonlyMap<string, string>): Uint8Array => {
-  const keys = [...table.keys()].sort()
-  const out = new Uint8Array(keys.length * TRACKED_BYTES)
-  keys.forEach((key, i) => {
-    const entry = key + table.get(key)!
-    for (let b = 0; b < TRACKED_BYTES; b++)
-      out[i * TRACKED_BYTES + b] = Number.parseInt(entry.slice(2 * b, 2 * b + 2), 16)
+/** Entries of `width` bytes each, given as hex, packed in their order (the tables' form). */
+const packHex = (entries: ReadonlyArray<string>, width: number): Uint8Array => {
+  const out = new Uint8Array(entries.length * width)
+  entries.forEach((entry, i) => {
+    for (let b = 0; b < width; b++) out[i * width + b] = Number.parseInt(entry.slice(2 * b, 2 * b + 2), 16)
   })
   return out
 }
 
-const decodeTable = (bytes: Uint8Array): Map<string, string> => {
-  const table = new Map<string, string>()
-  for (let at = 0; at + TRACKED_BYTES <= bytes.length; at += TRACKED_BYTES)
-    table.set(hex(bytes.subarray(at, at + 8)), hex(bytes.subarray(at + 8, at + TRACKED_BYTES)))
-  return table
+/** `packHex` undone: each entry of `width` bytes, as hex. */
+const unpackHex = (bytes: Uint8Array, width: number): Array<string> => {
+  const out: Array<string> = []
+  for (let at = 0; at + width <= bytes.length; at += width) out.push(hex(bytes.subarray(at, at + width)))
+  return out
 }
+
+const encodeTable = (table: ReadonlyMap<string, string>): Uint8Array =>
+  packHex(
+    [...table.keys()].sort().map((key) => key + table.get(key)!),
+    TRACKED_BYTES,
+  )
+
+const decodeTable = (bytes: Uint8Array): Map<string, string> =>
+  new Map(unpackHex(bytes, TRACKED_BYTES).map((entry) => [entry.slice(0, 16), entry.slice(16)]))
 
 /**
  * Where the tracked set changed since a seal, as the sealed directories to list again: for each
@@ -494,7 +485,7 @@ export const checkSeal = (input: {
             _tag: "Scan",
             context,
             scope: { scope: s.scope, rules: s.rules, tracked: tracked ?? { files: s.tracked } },
-            session,
+            session: session.bytes,
             ...fields,
           }) as const,
       )
@@ -523,7 +514,7 @@ export const checkSeal = (input: {
         tracked = { bytes: encodeTable(table.table) }
       }
     }
-    const sessionIn = sessionChanges(record.value.session, session, () => sessionPaths(input), directories)
+    const sessionIn = sessionChanges(record.value.session, session, directories)
     if (sessionIn === undefined)
       return yield* scan({
         why: "a path the session's checkpoints or write intents named is no longer named",
