@@ -135,6 +135,11 @@ const decodeHeader = Schema.decodeUnknownOption(SealHeader)
 const encodeHeader = Schema.encodeSync(SealHeader)
 
 interface SealRecord {
+  /**
+   * The directories as stored (each followed by a NUL), when known: a record whose directories are
+   * a read record's, in its order, reuses its bytes rather than encoding 50k names again.
+   */
+  readonly names?: Uint8Array
   readonly context: string
   readonly scope: string
   readonly rules: string
@@ -163,7 +168,7 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
       storePaths: record.storePaths,
     })}\n`,
   )
-  const names = textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
+  const names = record.names ?? textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
   const parts = [header, record.checks, record.tracked, record.session, names]
   const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
   let at = 0
@@ -175,7 +180,7 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
 }
 
 /** A stored record, or none when it is not one this version wrote (then the capture scans). */
-const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
+const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord & { readonly names: Uint8Array }> => {
   const newline = bytes.indexOf(10)
   if (newline < 0) return Option.none()
   let header: string
@@ -195,6 +200,7 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
     if (directories.some((d) => d !== "" && workspacePathProblem(d) !== undefined)) return Option.none()
     if (count.value.volatile.some((i) => i >= directories.length)) return Option.none()
     return Option.some({
+      names: bytes.subarray(start),
       context: count.value.context,
       scope: count.value.scope,
       rules: count.value.rules,
@@ -213,6 +219,8 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord> => {
 /** A listing of the sealed directories taken at the start of a capture, for its own seal. */
 interface SealReading {
   readonly directories: ReadonlyArray<string>
+  /** The directories as the base point's seal stored them (`SealRecord.names`). */
+  readonly names: Uint8Array
   readonly storePaths: ReadonlyArray<string>
   readonly seal: ListingSeal
 }
@@ -224,6 +232,10 @@ interface SealReading {
 export interface SealedChanges {
   /** The seal's directories, in its order, and the listing of them at this capture's start. */
   readonly directories: ReadonlyArray<string>
+  /** The same as the seal stored them (`SealRecord.names`). */
+  readonly names: Uint8Array
+  /** The same as a set (which the capture of the changes asks of every directory it lists). */
+  readonly sealed: ReadonlySet<string>
   readonly listing: ListingSeal
   /** Directories whose listing differs from the sealed one, could not be listed, or was volatile. */
   readonly changed: ReadonlySet<string>
@@ -494,7 +506,7 @@ export const checkSeal = (input: {
     const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
     const record = Option.flatMap(bytes, decodeRecord)
     if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
-    const { directories, storePaths, volatile, checks } = record.value
+    const { directories, names, storePaths, volatile, checks } = record.value
     // Another context (the index or an outer ignore file rewritten): the seal holds if the context
     // by content is the same; or, where only the set of paths git tracks changed, for every
     // directory but those where it changed.
@@ -536,8 +548,8 @@ export const checkSeal = (input: {
     }
     if (changed.size === 0) return { _tag: "Unchanged" } as const
     return yield* scan({
-      ...(failed.size === 0 ? { reading: { directories, storePaths, seal: listing } } : {}),
-      changes: { directories, listing, changed, failed },
+      ...(failed.size === 0 ? { reading: { directories, names, storePaths, seal: listing } } : {}),
+      changes: { directories, names, sealed: new Set(directories), listing, changed, failed },
     })
   })
 
@@ -614,10 +626,13 @@ const storeSeal = (
   checks: Uint8Array,
   volatile: ReadonlyArray<number>,
   storePaths: ReadonlyArray<string>,
+  /** `directories` as a read record stored them, when they are its directories in its order. */
+  names?: Uint8Array,
 ) =>
   Effect.gen(function* () {
     const tracked = scope.tracked.bytes ?? encodeTable(trackedTable(scope.tracked.files).table)
     const record = encodeRecord({
+      ...(names === undefined ? {} : { names }),
       context,
       scope: scope.scope,
       rules: scope.rules,
@@ -653,6 +668,7 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
     const earlier = check.reading
     let seal: ListingSeal
     let directories: ReadonlyArray<string>
+    let names: Uint8Array | undefined
     if (
       earlier !== undefined &&
       sameList([...earlier.directories].sort(), listedNow) &&
@@ -661,6 +677,7 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       // The same directories, listed before the scan: that listing is this point's seal too.
       seal = earlier.seal
       directories = earlier.directories
+      names = earlier.names
     } else {
       directories = listedNow
       const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
@@ -670,7 +687,7 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       seal = listed.value
     }
     const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
-    return yield* storeSeal(check, directories, seal.checks, volatile, storePaths)
+    return yield* storeSeal(check, directories, seal.checks, volatile, storePaths, names)
   })
 
 /**
@@ -691,7 +708,7 @@ export const sealChanges = (
     const refused = unsealable(input)
     if (refused !== undefined) return refused
     const check = input.check as Extract<SealCheck, { _tag: "Scan" }>
-    const { directories, listing } = input.changes
+    const { directories, listing, sealed: inSeal } = input.changes
     const from = racyFrom(input)
     const kept: Array<string> = []
     const volatile: Array<number> = []
@@ -702,15 +719,23 @@ export const sealChanges = (
       kept.push(directories[i]!)
       keptAt.push(i)
     }
-    const known = new Set(kept)
-    const added = [...input.scan.tree.scopes.keys()].filter((d) => !known.has(d)).sort()
+    // Every directory the scan listed is kept when the seal has it (`keeps`): the others are new.
+    const added = [...input.scan.tree.scopes.keys()].filter((d) => !inSeal.has(d)).sort()
     const checks = new Uint8Array((kept.length + added.length) * CHECK_BYTES)
     keptAt.forEach((i, k) => {
       checks.set(listing.checks.subarray(i * CHECK_BYTES, (i + 1) * CHECK_BYTES), k * CHECK_BYTES)
     })
     for (let k = 0; k < added.length; k++) volatile.push(kept.length + k)
     const storePaths = [...(yield* storeDirectories)].sort()
-    return yield* storeSeal(check, [...kept, ...added], checks, volatile, storePaths)
+    const same = added.length === 0 && kept.length === directories.length
+    return yield* storeSeal(
+      check,
+      same ? directories : [...kept, ...added],
+      checks,
+      volatile,
+      storePaths,
+      same ? input.changes.names : undefined,
+    )
   })
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>

@@ -140,11 +140,10 @@ const unfit = (
 export const captureSealed = (input: SealedCaptureInput) =>
   Effect.gen(function* () {
     const { changes, base, settings } = input
-    const { changed, failed, directories } = changes
+    const { changed, failed, directories, sealed } = changes
     if (mostChanged(changed.size, directories.length))
       return fullScan(`${changed.size} of ${directories.length} directories changed`)
     if (base.statCacheHash === undefined) return fullScan("the last point has no stat cache")
-    const sealed = new Set(directories)
     // Each changed directory that could be listed and lies below no other changed one: the scan
     // reaches the rest from there.
     const tops: Array<string> = []
