@@ -23,7 +23,8 @@
  * directory above a path the session named since the seal (`sessionChanges`: a capture examines
  * every such path, and a capture of the changes examines those below a directory it lists again),
  * so a checkpoint of a new file does not cost the next capture the whole tree. Anything else (a
- * path the session no longer names, after a rewind), and the capture scans the whole tree.
+ * path the seal's session named that the session no longer names), and the capture scans the
+ * whole tree.
  *
  * Why an equal check means an unchanged directory: every change to a file, link or directory
  * entry (content, mode, name, target, creation, removal) sets its ctime to the time of the change,
@@ -293,8 +294,9 @@ const sessionTable = (state: SessionState, index: PointIndex) => {
  * Where the session's paths changed since a seal, as the sealed directories to list again: the
  * nearest sealed directory at or above each path named since (its capture examines the path, as
  * any capture examines the session's paths below a directory it lists). `undefined` when a path
- * the seal's session named is no longer named (a rewind dropped its checkpoint): whether a capture
- * still takes it depends on more than its directory, and the capture scans the whole tree.
+ * the seal's session named is no longer named: whether a capture still takes it depends on more
+ * than its directory, and the capture scans the whole tree. (A session's checkpoints and write
+ * intents are only ever added to, rewinds included, so this is a safeguard, not a path taken.)
  */
 const sessionChanges = (
   before: Uint8Array,
