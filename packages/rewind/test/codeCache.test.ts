@@ -53,7 +53,7 @@ process.stdout.write(JSON.stringify(loaded === undefined ? { cache: "not used" }
  * functions that did not run since and drops the old, as a long capture's collections do (large
  * buffers never touched: the collections come from their size, at no cost in memory or time).
  */
-const CHURN = `for (let i = 0; i < 60; i++) new ArrayBuffer(256 << 20)`
+const CHURN = `for (let i = 0; i < 200; i++) new ArrayBuffer(64 << 20)`
 
 /** A script in the bundle's form (scripts/bundleCli.mjs) whose exports show what it was given. */
 const script = (dir: string, name: string, answer: number) => {
