@@ -301,23 +301,27 @@ const sessionTable = (state: SessionState, index: PointIndex) => {
 const sessionChanges = (
   before: Uint8Array,
   now: ReturnType<typeof sessionTable>,
-  directories: ReadonlyArray<string>,
+  sealed: () => ReadonlySet<string>,
 ): ReadonlySet<string> | undefined => {
   const old = new Set(unpackHex(before, SESSION_BYTES))
   for (const check of old) if (!now.pathOf.has(check)) return undefined
   const out = new Set<string>()
   if (now.pathOf.size === old.size) return out
-  const sealed = new Set(directories)
   for (const [check, path] of now.pathOf) {
     if (old.has(check)) continue
-    let at = parentOf(path)
-    while (!sealed.has(at)) {
-      if (at === "") return undefined
-      at = parentOf(at)
-    }
+    const at = nearestSealed(sealed(), parentOf(path))
+    if (at === undefined) return undefined
     out.add(at)
   }
   return out
+}
+
+/** The nearest sealed directory at or above `directory`, if any (the root is, in a sealed tree). */
+const nearestSealed = (sealed: ReadonlySet<string>, directory: string): string | undefined => {
+  for (let at = directory; ; at = parentOf(at)) {
+    if (sealed.has(at)) return at
+    if (at === "") return undefined
+  }
 }
 
 /** The digest of `[SEAL_VERSION, repository, ...rest]` (the JSON `contextRest` ends). */
@@ -420,13 +424,13 @@ const trackedChanges = (
   before: Uint8Array,
   now: ReturnType<typeof trackedTable>,
   directories: ReadonlyArray<string>,
+  sealed: () => ReadonlySet<string>,
 ): ReadonlySet<string> | undefined => {
   if (now.collided) return undefined
   const old = decodeTable(before)
   const keys = new Set<string>()
   for (const [key, names] of now.table) if (old.get(key) !== names) keys.add(key)
   for (const key of old.keys()) if (!now.table.has(key)) keys.add(key)
-  const sealed = new Set(directories)
   const found = new Set<string>()
   const unplaced = new Set<string>()
   for (const key of keys) {
@@ -448,11 +452,8 @@ const trackedChanges = (
   }
   const out = new Set<string>()
   for (const directory of found) {
-    let at = directory
-    while (!sealed.has(at)) {
-      if (at === "") return undefined
-      at = parentOf(at)
-    }
+    const at = nearestSealed(sealed(), directory)
+    if (at === undefined) return undefined
     out.add(at)
   }
   return out
@@ -509,6 +510,12 @@ export const checkSeal = (input: {
     const record = Option.flatMap(bytes, decodeRecord)
     if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
     const { directories, names, storePaths, volatile, checks } = record.value
+    // The seal's directories as a set, made once and only where it is asked for.
+    let sealedSet: ReadonlySet<string> | undefined
+    const sealedDirectories = () => {
+      sealedSet ??= new Set(directories)
+      return sealedSet
+    }
     // Another context (the index or an outer ignore file rewritten): the seal holds if the context
     // by content is the same; or, where only the set of paths git tracks changed, for every
     // directory but those where it changed.
@@ -522,13 +529,13 @@ export const checkSeal = (input: {
           "what decides scope changed since the last point (the ignore files above the root, the settings)"
         if (record.value.rules !== now.rules) return yield* scan({ why })
         const table = trackedTable(now.tracked)
-        trackedIn = trackedChanges(record.value.tracked, table, directories)
+        trackedIn = trackedChanges(record.value.tracked, table, directories, sealedDirectories)
         if (trackedIn === undefined)
           return yield* scan({ why: "the files git tracks changed where the seal cannot place them" })
         tracked = { bytes: encodeTable(table.table) }
       }
     }
-    const sessionIn = sessionChanges(record.value.session, session, directories)
+    const sessionIn = sessionChanges(record.value.session, session, sealedDirectories)
     if (sessionIn === undefined)
       return yield* scan({
         why: "a path the session's checkpoints or write intents named is no longer named",
@@ -551,7 +558,7 @@ export const checkSeal = (input: {
     if (changed.size === 0) return { _tag: "Unchanged" } as const
     return yield* scan({
       ...(failed.size === 0 ? { reading: { directories, names, storePaths, seal: listing } } : {}),
-      changes: { directories, names, sealed: new Set(directories), listing, changed, failed },
+      changes: { directories, names, sealed: sealedDirectories(), listing, changed, failed },
     })
   })
 

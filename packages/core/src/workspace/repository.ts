@@ -279,7 +279,7 @@ export const repositoryScope: Effect.Effect<RepositoryScope, never, Workspace> =
   if (repository === undefined) return { all: at, rules: at, tracked: undefined }
   const trackedLine = repository.tracked === undefined ? undefined : trackedIdentityLine(repository.tracked)
   return {
-    all: `${at}${repository.identity.join("\n")}`,
+    all: `${at}${repositoryIdentity(repository)}`,
     rules: `${at}${repository.identity.filter((line) => line !== trackedLine).join("\n")}`,
     tracked: repository.tracked,
   }
