@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { PointId, SessionId, TurnId } from "@rewind/contracts"
 import { openRewind, type Rewind } from "rewind"
-import { changeCaptureLimit } from "./baselines/changeLimits.js"
+import { changeCaptureLimit, readHashAllLimit } from "./baselines/changeLimits.js"
 import { diskUsageBytes, type ShadowGit } from "./baselines/shadowGit.js"
 import { handedOverCapture } from "./cliHandOver.js"
 import { ratioTargetMet } from "./harness/figures.js"
@@ -135,6 +135,13 @@ export const facade = async (ctx: BenchContext, ws: Shape, label: string, live =
   return { dir, rewind, sessionId, capture, restore, close: () => rewind.close() }
 }
 
+/**
+ * Issue 23 item 4 asks a first capture to come within 3× of the machine's read+hash limit (walk,
+ * read and SHA-256 every file on one thread, in the same rounds): “% of limit” at least 33%.
+ */
+const READ_HASH_NOTE =
+  "issue 23 item 4: within 3× of the machine's read+hash limit, i.e. “% of limit” at least 33% (limit: one thread reads and SHA-256-hashes every file, same rounds)"
+
 export const shapeFacade: BenchCase = {
   name: "shape-facade",
   ...SHAPE_CASE,
@@ -182,6 +189,7 @@ export const shapeFacade: BenchCase = {
             return snap
           },
         },
+        limit: readHashAllLimit(ws),
         bytes: ws.totalBytes,
         expectedGrowth: "whole",
         ratioTarget: target("first capture at most 0.2× git", 0.2),
@@ -189,6 +197,7 @@ export const shapeFacade: BenchCase = {
         notes: [
           ...notes,
           "issue 23 also asks: exponent of the 1× → 4× curve at most 1.05 (see the scale curves)",
+          READ_HASH_NOTE,
         ],
       })
       const engine = first!
@@ -497,6 +506,7 @@ export const shapeCli: BenchCase = {
         },
         run: (probe) => shadow!.snapshot({ measureMemory: probe.measureMemory }),
       },
+      limit: readHashAllLimit(ws),
       bytes: ws.totalBytes,
       expectedGrowth: "whole",
       ratioTarget: target("first capture at most 0.2× git", 0.2),
@@ -504,6 +514,7 @@ export const shapeCli: BenchCase = {
       notes: [
         ...base,
         "issue 23 also asks: exponent of the 1× → 4× curve at most 1.05 (see the scale curves)",
+        READ_HASH_NOTE,
       ],
     })
     const git = shadow!
