@@ -58,6 +58,7 @@ import { beneathAvailable, beneathOperations } from "./internal/beneath.js"
 import {
   assertStillReal,
   type Durability,
+  type ErrnoFailure,
   errnoOf,
   isErrno,
   isTempFileOf,
@@ -73,6 +74,20 @@ import { createNewFiles } from "./internal/newFiles.js"
 import { readHeldStill, retryWhileChanging } from "./internal/stableRead.js"
 
 const attempt = <A>(run: () => A) => Effect.try({ try: run, catch: errnoOf })
+
+/** A regular file's bytes anywhere, a symlink in the last component not followed (`readOutsideRoot`). */
+const readOutsideRootNow = (path: string): Either.Either<Uint8Array, ErrnoFailure> => {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    try {
+      return Either.right(readFileSync(fd))
+    } finally {
+      closeSync(fd)
+    }
+  } catch (e) {
+    return Either.left(errnoOf(e))
+  }
+}
 
 const kindOf = (d: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): FileKind =>
   d.isSymbolicLink() ? "symlink" : d.isDirectory() ? "directory" : d.isFile() ? "file" : "other"
@@ -294,15 +309,8 @@ export const nodePrimitives = (
 
     stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
-    readOutsideRoot: (path) =>
-      attempt(() => {
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
-        try {
-          return readFileSync(fd)
-        } finally {
-          closeSync(fd)
-        }
-      }),
+    readOutsideRoot: (path) => Effect.suspend(() => readOutsideRootNow(path)),
+    readOutsideRootNow,
 
     readFile: (path, readOptions) =>
       retryWhileChanging(

@@ -25,7 +25,7 @@ import {
   recordFileMutation,
   Workspace,
 } from "@rewind/core"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { Effect, FastCheck as fc, Layer, Option } from "effect"
 import { NodeWorkspace, WorkspaceWatcher } from "../src/index.js"
 import { apply, manifestText, opArb, rewriteKeepingTimesArb, type Sandbox, sandbox } from "./treeOps.js"
 
@@ -115,6 +115,61 @@ const fill = (root: string) => {
     for (let f = 0; f < 5; f++)
       apply(root, { op: "write", path: `fill/d${d}/f${f}.txt`, content: `${d}.${f}` })
 }
+
+/**
+ * The workspace over `root` as a new process has it (no repository read yet: core keeps one per
+ * workspace service), counting the reads of the git index in `reads`; `eager` takes away its
+ * `readNow`, so the index is read when found, as on a filesystem that cannot read at once.
+ */
+const coldWorkspace = (root: string, reads: { count: number }, eager = false) =>
+  Layer.effect(
+    Workspace,
+    Effect.map(Workspace, (workspace) => {
+      const repository = workspace.repository
+      if (repository === undefined) return workspace
+      return {
+        ...workspace,
+        repository: Effect.map(
+          repository,
+          Option.map((files) => {
+            const index = files.index
+            if (index === undefined) return files
+            const readNow = index.readNow
+            return {
+              ...files,
+              index: {
+                fingerprint: index.fingerprint,
+                read: Effect.suspend(() => {
+                  reads.count++
+                  return index.read
+                }),
+                ...(eager || readNow === undefined
+                  ? {}
+                  : {
+                      readNow: () => {
+                        reads.count++
+                        return readNow()
+                      },
+                    }),
+              },
+            }
+          }),
+        ),
+      }
+    }),
+  ).pipe(Layer.provide(Layer.orDie(NodeWorkspace.layer(root, { durability: "atomic" }))))
+
+/** `git` in `root`, with no user's excludes file and a fixed identity. */
+const gitIn =
+  (root: string) =>
+  (...args: Array<string>) =>
+    execFileSync(
+      "git",
+      ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
+      {
+        cwd: root,
+      },
+    )
 
 /** A racy window short enough for a test to wait out (the default is 2 s). */
 const RACY_MS = 40
@@ -674,6 +729,99 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       return inSandbox(box, scans, program)
     },
   )
+
+  it.live(
+    "a capture of changes reads the git index only where a rule excluded a file it decided, with the points a full scan takes",
+    () => {
+      const box = sandbox()
+      const scans: Scans = { count: 0 }
+      const git = gitIn(box.root)
+      apply(box.root, { op: "write", path: ".gitignore", content: "*.log\n" })
+      apply(box.root, { op: "write", path: "keep.js", content: "seed" })
+      fill(box.root)
+      apply(box.root, { op: "write", path: "fill/d2/forced.log", content: "tracked all the same" })
+      git("init", "-q")
+      git("add", "-A")
+      git("add", "-f", "--", "fill/d2/forced.log")
+      git("commit", "-qm", "one")
+      const program = Effect.gen(function* () {
+        const { sealed, scanned } = yield* sideBySide(box.root)
+        const reads = { count: 0 }
+        const cold = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.provide(effect, coldWorkspace(box.root, reads))
+        // An edit where no rule excludes anything: no decision turns on what git tracks.
+        apply(box.root, { op: "write", path: "fill/d0/f0.txt", content: "edited" })
+        yield* settle
+        const edited = yield* cold(turnCapture(sealed))
+        expect({ reads: reads.count, scan: edited.scan }).toEqual({
+          reads: 0,
+          scan: { by: "seal", rescanned: 1 },
+        })
+        yield* expectSamePoint(edited.point, yield* fullScan(turnPoint(scanned)), "edited")
+        // A file the rules exclude, in a changed directory: whether git tracks it decides, so the
+        // index is read; the tracked one beside it stays in, the new one stays out.
+        apply(box.root, { op: "write", path: "fill/d2/new.log", content: "ignored" })
+        apply(box.root, { op: "write", path: "fill/d2/forced.log", content: "tracked, edited" })
+        yield* settle
+        const logged = yield* cold(turnCapture(sealed))
+        expect({ reads: reads.count, by: logged.scan?.by }).toEqual({ reads: 1, by: "seal" })
+        const text = yield* manifestText(logged.point.manifestHash)
+        expect(text).toContain("fill/d2/forced.log")
+        expect(text).not.toContain("fill/d2/new.log")
+        yield* expectSamePoint(logged.point, yield* fullScan(turnPoint(scanned)), "logged")
+      })
+      return inSandbox(box, scans, program)
+    },
+  )
+
+  it.live("the git index read when first asked for or when found: the same points and seals", () => {
+    const box = sandbox()
+    const scans: Scans = { count: 0 }
+    const git = gitIn(box.root)
+    apply(box.root, { op: "write", path: ".gitignore", content: "*.log\nbuild/\n" })
+    for (const path of ["keep.js", "x.log", "build/out.js", "build/other.js"])
+      apply(box.root, { op: "write", path, content: "seed" })
+    fill(box.root)
+    git("init", "-q")
+    git("add", "-A")
+    // A file the rules exclude that git tracks: the tracked set decides it. (One below an excluded
+    // directory would leave the point unsealed: the seals would then hold nothing to compare.)
+    git("add", "-f", "--", "x.log")
+    const program = Effect.gen(function* () {
+      const lazy = yield* createSession({ title: "lazy", cwd: box.root })
+      const eager = yield* createSession({ title: "eager", cwd: box.root })
+      yield* settle
+      const points = (reads: { count: number }, byFinding: boolean) =>
+        Effect.provide(
+          Effect.all([
+            turnPoint(byFinding ? eager.id : lazy.id),
+            fullScan(turnPoint(byFinding ? eager.id : lazy.id)),
+          ]),
+          coldWorkspace(box.root, reads, byFinding),
+        )
+      const readLazily = { count: 0 }
+      const readWhenFound = { count: 0 }
+      const [a, fullA] = yield* points(readLazily, false)
+      const [b, fullB] = yield* points(readWhenFound, true)
+      // A first capture decides everything, so both read the index, once.
+      expect([readLazily.count, readWhenFound.count]).toEqual([1, 1])
+      for (const [x, y] of [
+        [a, b],
+        [fullA, fullB],
+      ] as const) {
+        expect({ manifest: x.manifestHash, statCache: x.statCacheHash, seal: x.scanSeal }).toEqual({
+          manifest: y.manifestHash,
+          statCache: y.statCacheHash,
+          seal: y.scanSeal,
+        })
+      }
+      expect(a.scanSeal).toBeDefined()
+      // The tracked ignored file is in, the untracked ignored directory out.
+      const text = yield* manifestText(a.manifestHash)
+      expect([text.includes('"x.log"'), text.includes("build/")]).toEqual([true, false])
+    })
+    return inSandbox(box, scans, program)
+  })
 
   it.live(
     "captures what a full scan captures after random edits and git commands (add -f, rm --cached, commit)",

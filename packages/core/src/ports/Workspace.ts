@@ -243,6 +243,11 @@ export interface RepositoryFile {
   readonly fingerprint: string
   /** Its bytes, or why they cannot be had (over a size limit, unreadable). */
   readonly read: Effect.Effect<Either.Either<Uint8Array, string>>
+  /**
+   * `read`, done at once, where the filesystem can (`FileSystemPrimitives.readOutsideRootNow`):
+   * for a reader that may never need the bytes and cannot wait for them when it does.
+   */
+  readonly readNow?: () => Either.Either<Uint8Array, string>
 }
 
 export interface RepositoryFiles {

@@ -198,7 +198,7 @@ export const applyChanges = (
         continue
       }
       if (found.kind === "directory") {
-        const byRules = isExcluded(scope, path, true, tracked)
+        const byRules = isExcluded(scope, path, true, repository)
         const skipped = !byRules && onSkipList(scope, path)
         // The scan takes the tracked files below an excluded directory its own way.
         if ((byRules || skipped) && tracked !== undefined && tracked.atOrBelow(path).length > 0)
@@ -222,7 +222,7 @@ export const applyChanges = (
         }
         continue
       }
-      if (isExcluded(scope, path, false, tracked)) {
+      if (isExcluded(scope, path, false, repository)) {
         live.tree.excluded.add(path)
         continue
       }

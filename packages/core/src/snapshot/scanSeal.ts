@@ -488,13 +488,23 @@ export const checkSeal = (input: {
     // Taken at most once, and only where the stats moved or the capture scans.
     const scoped = yield* Effect.cached(scopeOf(rest))
     let tracked: SealScope["tracked"] | undefined
+    // The context by content when the seal's holds for it: the seal's context by stats is this one,
+    // so the repository files are the ones it read (their stats say so, as everywhere they are
+    // compared: `repository.ts`), and its scope is theirs. Taken from the seal, it needs no index
+    // parsed: a capture of a few changed directories then parses none (`sealedCapture.ts`).
+    let sealedScope: { readonly scope: string; readonly rules: string } | undefined
+    const scopeNow = (): Effect.Effect<
+      { readonly scope: string; readonly rules: string; readonly tracked?: TrackedFiles | undefined },
+      never,
+      Workspace
+    > => (sealedScope === undefined ? scoped : Effect.succeed(sealedScope))
     const scan = (fields: {
       readonly why?: string
       readonly reading?: SealReading
       readonly changes?: SealedChanges
     }) =>
       Effect.map(
-        scoped,
+        scopeNow(),
         (s) =>
           ({
             _tag: "Scan",
@@ -520,8 +530,10 @@ export const checkSeal = (input: {
     // by content is the same; or, where only the set of paths git tracks changed, for every
     // directory but those where it changed.
     let trackedIn: ReadonlySet<string> | undefined
-    if (record.value.context === context) tracked = { bytes: record.value.tracked }
-    else {
+    if (record.value.context === context) {
+      tracked = { bytes: record.value.tracked }
+      sealedScope = { scope: record.value.scope, rules: record.value.rules }
+    } else {
       const now = yield* scoped
       if (record.value.scope === now.scope) tracked = { bytes: record.value.tracked }
       else {

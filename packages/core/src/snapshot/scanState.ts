@@ -7,6 +7,7 @@
  */
 import { parentOf, type SkippedPath, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
+import { once } from "../internal/once.js"
 import { type ScannedEntry, Workspace } from "../ports/Workspace.js"
 import { hashContent } from "../workspace/contentHash.js"
 import {
@@ -226,7 +227,7 @@ const takeChildren = (
     if (reused) {
       state.reusedDecisions++
       provisionally(state, scope, path, false)
-    } else if (isExcluded(scope, path, false, state.repository?.tracked)) {
+    } else if (isExcluded(scope, path, false, state.repository)) {
       state.ignored++
       excluded.add(path)
       continue
@@ -265,7 +266,7 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
     state.reusedDecisions++
     provisionally(state, scope, path, true)
     state.queue.push({ dir: path, rules: scope })
-  } else if (isExcluded(scope, path, true, state.repository?.tracked)) {
+  } else if (isExcluded(scope, path, true, state.repository)) {
     state.ignored++
     state.excluded.add(path)
   } else if (onSkipList(scope, path)) {
@@ -291,13 +292,17 @@ const takeDirectory = (state: ScanState, scope: RuleStack, path: string, name: s
  */
 export const takeTracked = (state: ScanState): Effect.Effect<void, never, Workspace> | undefined => {
   const { entries, excluded, stores } = state
-  const tracked = state.repository?.tracked
-  if (tracked === undefined || excluded.size === 0) return undefined
-  const candidates: Array<WorkspacePath> = []
   // Nothing below an excluded path was listed, so no excluded path lies below another: each is
-  // looked up once in the index, and only the tracked paths below one are ever decoded.
-  for (const top of excluded) {
-    if (state.nested.has(top) || protectionByName(top, stores) !== undefined) continue
+  // looked up once in the index, and only the tracked paths below one are ever decoded. The
+  // tracked set is asked for only when some excluded path can hold tracked files (`.git` and
+  // nested repositories cannot), so a listing that excluded nothing else parses no index.
+  const tops = [...excluded].filter(
+    (top) => !state.nested.has(top) && protectionByName(top, stores) === undefined,
+  )
+  const tracked = tops.length === 0 ? undefined : state.repository?.tracked
+  if (tracked === undefined) return undefined
+  const candidates: Array<WorkspacePath> = []
+  for (const top of tops) {
     for (const path of tracked.atOrBelow(top)) {
       if (entries.has(path as WorkspacePath) || protectionByName(path, stores) !== undefined) continue
       if (workspacePathProblem(path) !== undefined) continue
@@ -349,18 +354,35 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
     return listed.has(parentOf(path)) ? false : undefined
   }
   const ignoreFiles = identity.length
-  for (const line of state.repository?.identity ?? []) identity.push(line)
-  identity.sort()
-  // The directories taken for their tracked files only follow the hash in the clear: a reused
-  // decision must not read them as in scope (`scanReuse.ts`), and they are part of the identity.
-  const rules = [hashContent(identity.join("\n")), ...[...state.trackedOnly].sort()].join("\n")
+  // The identity holds the repository's, and so the hash of its tracked set: made when first asked
+  // for, so a scan of a few changed directories that no caller asks it of (`sealedCapture.ts`)
+  // leaves the index unparsed (`repository.ts`). Nothing the scan holds changes after this.
+  const rulesOf = once(() => {
+    const lines = [...identity, ...(state.repository?.identity ?? [])].sort()
+    // The directories taken for their tracked files only follow the hash in the clear: a reused
+    // decision must not read them as in scope (`scanReuse.ts`), and they are part of the identity.
+    return [hashContent(lines.join("\n")), ...[...state.trackedOnly].sort()].join("\n")
+  })
+  const repositoryOf = once(() => repositoryIdentity(state.repository))
   const tree: ScanTree = {
     scopes: state.scopes,
     excluded,
     ignoreFiles,
-    repository: repositoryIdentity(state.repository),
+    get repository() {
+      return repositoryOf()
+    },
     beyond: state.beyond,
   }
-  const scan: ScanResult = { entries, skipped, ignored, outOfScope, rules, reusedDecisions, tree }
+  const scan: ScanResult = {
+    entries,
+    skipped,
+    ignored,
+    outOfScope,
+    get rules() {
+      return rulesOf()
+    },
+    reusedDecisions,
+    tree,
+  }
   return { scan, provisional: state.provisional }
 }

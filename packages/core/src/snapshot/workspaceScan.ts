@@ -119,7 +119,6 @@ export const scanWorkspace = (
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
     const repository = yield* currentRepository
-    const tracked = repository?.tracked
     const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, reuse)
     if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
@@ -130,7 +129,7 @@ export const scanWorkspace = (
     if (
       !provisional.paths.some((path, i) => {
         const directory = provisional.directory[i]!
-        return isExcluded(provisional.rules[i]!, path, directory, tracked)
+        return isExcluded(provisional.rules[i]!, path, directory, repository)
       })
     )
       return scan

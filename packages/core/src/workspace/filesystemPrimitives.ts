@@ -52,6 +52,12 @@ export interface FileSystemPrimitives {
    */
   readonly readOutsideRoot?: (absolute: string) => Effect.Effect<Uint8Array, PrimitiveFailure>
   /**
+   * `readOutsideRoot`, done at once: for a file a caller may never need and cannot wait for when it
+   * does (the index, parsed only when a decision turns on the tracked set: `repository.ts`).
+   * Optional: without it such a file is read when it is found.
+   */
+  readonly readOutsideRootNow?: (absolute: string) => Either.Either<Uint8Array, PrimitiveFailure>
+  /**
    * Content and mode of a regular file. Fails for anything else at the path (nothing, a directory,
    * a FIFO, a symlink in the last component, which is never followed) and never blocks: bulk reads
    * rely on it to tell a file from everything else without an `lstat` first.

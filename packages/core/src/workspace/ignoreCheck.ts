@@ -81,7 +81,6 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
     const clock = yield* Effect.clock
     const kept = keptRulesOf(workspace)
     const repository = yield* currentRepository
-    const tracked = repository?.tracked
     const outer = repository?.outerRules ?? []
     const stats = new Map<string, StatAnswer>()
     /** The Clock just before the `statMany` that answered each path: what makes a stat racy. */
@@ -173,7 +172,7 @@ export const makeIgnoreCheck = (known?: KnownStats) =>
         parent.excluded ?? excludedByRules(decidingSet(parent.stack, path, isDirectory))
       if (exclusion === undefined) return Option.none()
       // A nested repository is not a rule: a tracked path there stays out.
-      return exclusion.by !== "nested_repository" && keptAsTracked(tracked, path, isDirectory)
+      return exclusion.by !== "nested_repository" && keptAsTracked(repository, path, isDirectory)
         ? Option.none()
         : Option.some(exclusion)
     }

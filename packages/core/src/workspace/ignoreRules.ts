@@ -119,8 +119,16 @@ export const decidingSet = (
  * Every caller that excludes by the rules asks this first; protection by name and nested
  * repositories are not rules and still keep a tracked path out.
  */
-export const keptAsTracked = (tracked: TrackedFiles | undefined, path: string, isDirectory: boolean) =>
-  !isDirectory && tracked !== undefined && tracked.has(path)
+export const keptAsTracked = (source: TrackedSource | undefined, path: string, isDirectory: boolean) =>
+  !isDirectory && source?.tracked?.has(path) === true
+
+/**
+ * Where the tracked set comes from (a `Repository`): asked for it only when a rule excludes a file,
+ * so a repository parses its index only when some decision turns on it (`repository.ts`).
+ */
+export interface TrackedSource {
+  readonly tracked: TrackedFiles | undefined
+}
 
 /**
  * Whether the stack excludes `path` itself (see `verdictOf`), git's way: never a file git tracks
@@ -130,7 +138,7 @@ export const isExcluded = (
   stack: RuleStack,
   path: string,
   isDirectory: boolean,
-  tracked: TrackedFiles | undefined,
+  tracked: TrackedSource | undefined,
 ): boolean => verdictOf(stack, path, isDirectory) === "ignored" && !keptAsTracked(tracked, path, isDirectory)
 
 /**

@@ -27,6 +27,7 @@
  */
 import type { FileStat } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
+import { once } from "../internal/once.js"
 import type { RepositoryFile, RepositoryFiles, WorkspaceService } from "../ports/Workspace.js"
 import { Workspace } from "../ports/Workspace.js"
 import type { FileSystemPrimitives } from "./filesystemPrimitives.js"
@@ -36,13 +37,19 @@ import { compileIgnoreFileRead, type RuleSet, type RuleStack } from "./ignoreRul
 import { ruleMatcherOf } from "./ruleMatcher.js"
 
 export interface Repository {
-  /** The files git tracks below the root, as workspace paths; undefined without a usable index. */
+  /**
+   * The files git tracks below the root, as workspace paths; undefined without a usable index.
+   * Read from the index on first use (`lazyRepository`): ask only where a decision turns on it.
+   */
   readonly tracked: TrackedFiles | undefined
   /** The rule sets from outside the root, lowest precedence first: the base of every stack. */
   readonly outerRules: RuleStack
   /** Outer ignore files refused (over budget, unreadable): reported, their rules not applied. */
   readonly refused: ReadonlyArray<RefusedIgnoreFile>
-  /** One line per outer ignore file and one for the tracked set: what a scan's identity includes. */
+  /**
+   * One line per outer ignore file and one for the tracked set: what a scan's identity includes.
+   * Asking for it reads the tracked set (the line holds its hash).
+   */
   readonly identity: ReadonlyArray<string>
 }
 
@@ -94,14 +101,27 @@ export const locateRepository = (
           () => Effect.succeed(undefined),
         )
         if (stat?.kind !== "file") return undefined
+        const over = stat.size > maxBytes ? `${stat.size} bytes, over the ${maxBytes}-byte limit` : undefined
         const read: RepositoryFile["read"] =
-          stat.size > maxBytes
-            ? Effect.succeed(Either.left(`${stat.size} bytes, over the ${maxBytes}-byte limit`))
+          over !== undefined
+            ? Effect.succeed(Either.left(over))
             : Effect.map(
                 Effect.either(readAnywhere(absolute)),
                 Either.mapLeft((e) => e.message),
               )
-        return { fingerprint: fingerprintOf(absolute, stat), read } satisfies RepositoryFile
+        const readNow = fs.readOutsideRootNow
+        return {
+          fingerprint: fingerprintOf(absolute, stat),
+          read,
+          ...(readNow === undefined
+            ? {}
+            : {
+                readNow: () =>
+                  over !== undefined
+                    ? Either.left(over)
+                    : Either.mapLeft(readNow(absolute), (e) => e.message),
+              }),
+        } satisfies RepositoryFile
       })
     let top = root
     const below: Array<string> = []
@@ -162,13 +182,57 @@ const keyOf = (files: RepositoryFiles) =>
 /** The identity line of the tracked set (see `Repository.identity`). */
 const trackedIdentityLine = (tracked: TrackedFiles) => `\0tracked\0${tracked.identity}`
 
+/**
+ * A repository whose tracked set is read and parsed from the index on first use (`tracked`, or
+ * `identity`, which holds its hash): a capture of a few changed directories asks for it only where
+ * a rule excludes a file, and a repeat capture of a sealed tree mostly never (babel 4x's 20.8 MB
+ * index took ~65 ms to read and ~120 ms to parse, ~35 MB in all). Where the filesystem cannot read
+ * at once (`RepositoryFile.readNow`), the bytes are read when the repository is, and parsed on use.
+ * Read later, the index may be newer than its fingerprint: git rewrote it after the stat. That is
+ * the race a read right after the stat has too, only longer; the next `currentRepository` sees
+ * the new fingerprint and reads it again, and a seal that recorded the older one compares the
+ * tracked set by content next time (`snapshot/scanSeal.ts`).
+ */
+const lazyRepository = (
+  trackedOf: () => TrackedFiles | undefined,
+  rules: Pick<Repository, "outerRules" | "refused">,
+  outerIdentity: ReadonlyArray<string>,
+  rootIgnored: string | undefined,
+): Repository => {
+  const identityOf = once(() => {
+    const tracked = trackedOf()
+    return [
+      ...outerIdentity,
+      ...(tracked === undefined ? [] : [trackedIdentityLine(tracked)]),
+      ...(rootIgnored === undefined ? [] : [`\0root-ignored\0${rootIgnored}`]),
+    ]
+  })
+  return {
+    get tracked() {
+      return trackedOf()
+    },
+    ...rules,
+    get identity() {
+      return identityOf()
+    },
+  }
+}
+
 const readRepository = (files: RepositoryFiles) =>
   Effect.gen(function* () {
-    let tracked: TrackedFiles | undefined
-    if (files.index !== undefined) {
-      const bytes = yield* files.index.read
+    const trackedIn = (bytes: Either.Either<Uint8Array, string>) => {
       const parsed = Either.isLeft(bytes) ? undefined : parseGitIndex(bytes.right)
-      if (parsed !== undefined && Either.isRight(parsed)) tracked = trackedBelow(parsed.right, files.prefix)
+      return parsed !== undefined && Either.isRight(parsed)
+        ? trackedBelow(parsed.right, files.prefix)
+        : undefined
+    }
+    let trackedOf: () => TrackedFiles | undefined = () => undefined
+    const index = files.index
+    // Read when first asked for where the filesystem reads at once; else now, parsed when asked.
+    if (index?.readNow !== undefined) trackedOf = once(() => trackedIn(index.readNow!()))
+    else if (index !== undefined) {
+      const bytes = yield* index.read
+      trackedOf = once(() => trackedIn(bytes))
     }
     // Each outer file is a rule set of its own: each sees workspace paths from its own directory.
     const outer: Array<{ readonly at: string; readonly rules: RuleSet }> = []
@@ -183,15 +247,18 @@ const readRepository = (files: RepositoryFiles) =>
       const fromThere = at === "" ? files.prefix : files.prefix.slice(at.length + 1)
       outer.push({ at, rules: { base: "", matcher: ruleMatcherOf(one.matcher), prefix: fromThere } })
     }
-    if (tracked !== undefined) identity.push(trackedIdentityLine(tracked))
     const ignoredAt = ignoredOnTheWay(files.prefix, outer)
-    const outerRules = outer.map((o) => o.rules)
-    if (ignoredAt === undefined) return { tracked, outerRules, refused, identity } satisfies Repository
+    if (ignoredAt === undefined)
+      return lazyRepository(
+        trackedOf,
+        { outerRules: outer.map((o) => o.rules), refused },
+        identity,
+        undefined,
+      )
     // The repository ignores the root (a scratch workspace in its `tmp/`, say): git would list
     // nothing in it, and a capture must not go quiet that way. Its rules are not applied; what it
     // tracks there (added by force) still is.
-    identity.push(`\0root-ignored\0${ignoredAt}`)
-    return { tracked, outerRules: [], refused, identity } satisfies Repository
+    return lazyRepository(trackedOf, { outerRules: [], refused }, identity, ignoredAt)
   })
 
 /**
