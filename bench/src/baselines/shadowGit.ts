@@ -8,6 +8,7 @@
  * inherited GIT_DIR, no user or system config), and both must lie under the OS temp dir: nothing
  * here can touch a real repository.
  */
+import { spawnSync } from "node:child_process"
 import { mkdirSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { isAbsolute, join, relative } from "node:path"
@@ -70,6 +71,42 @@ export const diskUsageBytes = (...paths: ReadonlyArray<string>): number => {
   return Number.parseInt(out.split(/\s+/)[0]!, 10) * 1024
 }
 
+/** What every git here runs with: no inherited GIT_DIR, no user or system config, `home` as HOME. */
+const scrubbedEnv = (home: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: home,
+  LANG: "C",
+  LC_ALL: "C",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0",
+})
+
+/**
+ * Makes `workTree` (under the OS temp dir) a git checkout, as the repository a shape was taken from
+ * is: `git init`, and an index listing every file git does not ignore with its stats
+ * (`update-index --add --info-only`: each file is hashed, no object is written, so this costs a
+ * read of the tree rather than a shadow snapshot). Rewind reads that index (a file git tracks is
+ * never ignored), so the shape's figures include what a real repository costs it. A shadow
+ * repository over the same tree never sees this one: every git leaves out a `.git`.
+ */
+export const makeCheckout = (workTree: string): void => {
+  assertInTemp("checkout", workTree)
+  const env = scrubbedEnv(workTree)
+  const git = (args: ReadonlyArray<string>, input?: Buffer) => {
+    const run = spawnSync(GIT, ["-C", workTree, ...args], {
+      env,
+      maxBuffer: 1 << 30,
+      ...(input === undefined ? {} : { input }),
+    })
+    if (run.status !== 0) throw new Error(`git ${args.join(" ")} failed: ${run.stderr.toString()}`)
+    return run.stdout
+  }
+  git(["init", "-q"])
+  const files = git(["ls-files", "-z", "--others", "--exclude-standard"])
+  git(["update-index", "--add", "--info-only", "-z", "--stdin"], files)
+}
+
 /** Creates an empty shadow repository in `dir` (which must not exist yet) over `workTree`. */
 export const createShadowGit = (dir: string, workTree: string): ShadowGit => {
   mkdirSync(dir, { recursive: true })
@@ -77,16 +114,7 @@ export const createShadowGit = (dir: string, workTree: string): ShadowGit => {
   assertInTemp("work tree", workTree)
   const gitDir = join(dir, "git")
   const indexFile = join(dir, "index")
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: dir,
-    LANG: "C",
-    LC_ALL: "C",
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    GIT_INDEX_FILE: indexFile,
-    GIT_TERMINAL_PROMPT: "0",
-  }
+  const env = { ...scrubbedEnv(dir), GIT_INDEX_FILE: indexFile }
   const git = (args: ReadonlyArray<string>, measureMemory = false) =>
     timeProcess(GIT, [`--git-dir=${gitDir}`, `--work-tree=${workTree}`, ...args], {
       cwd: workTree,

@@ -13,6 +13,8 @@
  *   `revert` rewrites them without any copy having been kept.
  * - The manifest (`shape.json` beside `tree/`) is written last: a directory without it is an
  *   interrupted build and is rebuilt, never trusted.
+ * - The tree is a git checkout (`makeCheckout`: its index lists the files git does not ignore), as
+ *   the repository the shape came from is, so Rewind pays there what a real repository costs it.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -20,7 +22,7 @@ import { join } from "node:path"
 // conformance suites, which refuse to load outside a vitest run (and a bench process is not one).
 // The package is still a dependency of the bench, so turbo builds it first.
 import { materialiseShape, readShape, shapeContent } from "@rewind/testkit/corpus"
-import { createShadowGit } from "../baselines/shadowGit.js"
+import { createShadowGit, makeCheckout } from "../baselines/shadowGit.js"
 import { BENCH_DIR } from "../harness/options.js"
 import type { GeneratedFile, GeneratedWorkspace } from "./generator.js"
 
@@ -50,7 +52,14 @@ export interface ShapeWorkspace extends GeneratedWorkspace {
   readonly tally: ShapeTally
 }
 
+/**
+ * What a build holds beyond its spec: 2 since the tree is a git checkout (`makeCheckout`). A build
+ * of another layout is rebuilt, never reopened.
+ */
+const LAYOUT = 2
+
 interface Manifest {
+  readonly layout?: number
   readonly spec: ShapeSpec
   readonly tally: ShapeTally
   /** Kept files: workspace path and the shape path its content derives from. */
@@ -105,7 +114,7 @@ export const openShapeWorkspace = (dir: string, spec: ShapeSpec) => {
   const file = join(dir, "shape.json")
   if (!existsSync(file)) return undefined
   const manifest = JSON.parse(readFileSync(file, "utf8")) as Manifest
-  return sameSpec(manifest.spec, spec) ? toWorkspace(dir, manifest) : undefined
+  return manifest.layout === LAYOUT && sameSpec(manifest.spec, spec) ? toWorkspace(dir, manifest) : undefined
 }
 
 /**
@@ -128,6 +137,7 @@ export const buildShapeWorkspace = (dir: string, spec: ShapeSpec, scratch: strin
   const git = createShadowGit(scratch, root)
   const ignored = new Set(git.ignoredPaths())
   git.remove()
+  makeCheckout(root)
   const kept = entries.filter((e) => include === undefined || include(e.path))
   const ignoreFiles = new Set(kept.filter((e) => e.kind === "I").map((e) => e.path))
   const files: Array<readonly [string, string, number]> = []
@@ -148,6 +158,7 @@ export const buildShapeWorkspace = (dir: string, spec: ShapeSpec, scratch: strin
     }
   }
   const manifest: Manifest = {
+    layout: LAYOUT,
     spec,
     // materialiseShape counts an ignore file twice (its F and its I entry): counted once here.
     tally: { ...written, files: allFiles, ignored: ignoredFiles },
