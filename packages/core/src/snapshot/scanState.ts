@@ -357,13 +357,15 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
   // The identity holds the repository's, and so the hash of its tracked set: made when first asked
   // for, so a scan of a few changed directories that no caller asks it of (`sealedCapture.ts`)
   // leaves the index unparsed (`repository.ts`). Nothing the scan holds changes after this.
+  // (What they need is taken out of `state` first: a kept tree, a live engine's, keeps no more.)
+  const { repository, trackedOnly } = state
   const rulesOf = once(() => {
-    const lines = [...identity, ...(state.repository?.identity ?? [])].sort()
+    const lines = [...identity, ...(repository?.identity ?? [])].sort()
     // The directories taken for their tracked files only follow the hash in the clear: a reused
     // decision must not read them as in scope (`scanReuse.ts`), and they are part of the identity.
-    return [hashContent(lines.join("\n")), ...[...state.trackedOnly].sort()].join("\n")
+    return [hashContent(lines.join("\n")), ...[...trackedOnly].sort()].join("\n")
   })
-  const repositoryOf = once(() => repositoryIdentity(state.repository))
+  const repositoryOf = once(() => repositoryIdentity(repository))
   const tree: ScanTree = {
     scopes: state.scopes,
     excluded,
