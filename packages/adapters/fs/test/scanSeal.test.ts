@@ -161,13 +161,14 @@ const coldWorkspace = (root: string, reads: { count: number }, eager = false) =>
 
 /** `git` in `root`, with no user's excludes file and a fixed identity. */
 const gitIn =
-  (root: string) =>
+  (root: string, quiet = false) =>
   (...args: Array<string>) =>
     execFileSync(
       "git",
       ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
       {
         cwd: root,
+        ...(quiet ? { stdio: "ignore" as const } : {}),
       },
     )
 
@@ -653,14 +654,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     () => {
       const box = sandbox()
       const scans: Scans = { count: 0 }
-      const git = (...args: Array<string>) =>
-        execFileSync(
-          "git",
-          ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
-          {
-            cwd: box.root,
-          },
-        )
+      const git = gitIn(box.root)
       const index = join(box.root, ".git/index")
       apply(box.root, { op: "write", path: ".gitignore", content: "*.log\nbuild/\n" })
       for (const path of ["keep.js", "x.log", "build/out.js"])
@@ -840,13 +834,10 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       return sandboxProperty(
         fc.array(stepArb, { minLength: 2, maxLength: 6 }),
         (steps, box) => {
+          const quietGit = gitIn(box.root, true)
           const git = (...args: Array<string>) => {
             try {
-              execFileSync(
-                "git",
-                ["-c", "core.excludesFile=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", ...args],
-                { cwd: box.root, stdio: "ignore" },
-              )
+              quietGit(...args)
             } catch {
               // A path that is not there, nothing to commit: as a shell would, go on.
             }

@@ -132,14 +132,15 @@ export interface TrackedSource {
 
 /**
  * Whether the stack excludes `path` itself (see `verdictOf`), git's way: never a file git tracks
- * (`keptAsTracked`). Every caller says what is tracked, so none can forget the rule.
+ * (`keptAsTracked`). Every caller says where the tracked set comes from, so none can forget the
+ * rule; the set is asked for only when the rules exclude a file.
  */
 export const isExcluded = (
   stack: RuleStack,
   path: string,
   isDirectory: boolean,
-  tracked: TrackedSource | undefined,
-): boolean => verdictOf(stack, path, isDirectory) === "ignored" && !keptAsTracked(tracked, path, isDirectory)
+  source: TrackedSource | undefined,
+): boolean => verdictOf(stack, path, isDirectory) === "ignored" && !keptAsTracked(source, path, isDirectory)
 
 /**
  * Whether the built-in skip list leaves out this directory: a name on it, unless the repository's
