@@ -26,6 +26,9 @@
  *   leaves the root, in the same step that opens it, so a caller that only needs real directories
  *   under the root can skip checking each path itself. A failure here is the caller's cue to
  *   take the checked way.
+ *   With statFreeNames and statFreePaths (arrays of strings) it also seals each listing as
+ *   sealBeneath does, from the same listing, and answers { listings, checks, newestByDirectory,
+ *   failed } (see sealBeneath): a capture's seal then costs no second listing of the tree.
  *
  * A name that is not valid UTF-8 comes back as a Buffer of its bytes in `names` (a string would
  * have its bad bytes replaced by U+FFFD, mangling it into another name), for the caller to report.
@@ -107,8 +110,9 @@ typedef struct {
   unsigned char *blob;
   size_t blob_length;
   int same; /* the listing is byte for byte the previous one */
-  int64_t newest_ctime; /* sealBeneath: the newest ctime of an entry whose stat is sealed */
-  unsigned char digest[32]; /* sealBeneath: the SHA-256 of the sealed form */
+  int64_t newest_ctime; /* sealed: the newest ctime of an entry whose stat is sealed */
+  unsigned char digest[32]; /* sealed: the SHA-256 of the sealed form */
+  int sealed; /* the digest and newest_ctime were taken */
 } listing_t;
 
 typedef struct {
@@ -116,8 +120,11 @@ typedef struct {
   size_t count;
   size_t next;  /* the next listing to take, shared by the threads */
   int root_fd;  /* >= 0: paths are relative to it and opened beneath it */
-  /* sealBeneath: each listing is put in its sealed form (seal_serialize) instead of `serialize`. */
+  /* Each listing's sealed form is digested (seal_digest): sealBeneath, or scanBeneath when given
+     stat-free names and paths. */
   int seal;
+  /* The listings are handed to JavaScript (scan, scanBeneath): each is also serialized, and kept. */
+  int keep;
   char **free_names, **free_paths;
   size_t free_name_count, free_path_count;
 } job_t;
@@ -400,13 +407,14 @@ static int stat_free(const listing_t *l, const job_t *job, const char *name) {
 
 
 /*
- * The sealed form of a listing (sealBeneath): its path and NUL, its entry count (8 bytes), then per
- * entry in byte order of names: the name and NUL, the kind (one byte) and, unless the entry is
- * stat-free, a byte saying whether a target follows (then it and NUL), size, mode, mtime, ctime and
- * inode. Names, paths and targets hold no NUL, so two sealed forms are equal exactly when the
- * listings are.
+ * The sealed form of a listing: its path and NUL, its entry count (8 bytes), then per entry in byte
+ * order of names: the name and NUL, the kind (one byte) and, unless the entry is stat-free, a byte
+ * saying whether a target follows (then it and NUL), size, mode, mtime, ctime and inode. Names,
+ * paths and targets hold no NUL, so two sealed forms are equal exactly when the listings are. Only
+ * its SHA-256 is kept (`digest`, with `newest_ctime`); the entries are left sorted by name. When
+ * memory runs out the listing is simply not sealed (`sealed` stays 0): a scan's listing stands.
  */
-static void seal_serialize(listing_t *l, const job_t *job) {
+static void seal_digest(listing_t *l, const job_t *job) {
   if (l->count > 1) qsort_r(l->entries, l->count, sizeof(entry_t), by_name, l->text);
   size_t length = strlen(l->path) + 1 + sizeof(uint64_t);
   for (size_t i = 0; i < l->count; i++) {
@@ -416,10 +424,7 @@ static void seal_serialize(listing_t *l, const job_t *job) {
       length += 1 + (e->target == NO_TEXT ? 0 : strlen(l->text + e->target) + 1) + STAT_BYTES;
   }
   unsigned char *blob = malloc(length);
-  if (blob == NULL) {
-    fail(l, ENOMEM, "scandir", NULL);
-    return;
-  }
+  if (blob == NULL) return;
   unsigned char *at = blob;
   size_t n = strlen(l->path) + 1;
   memcpy(at, l->path, n);
@@ -439,15 +444,9 @@ static void seal_serialize(listing_t *l, const job_t *job) {
     at = put_stat(at, l, e);
     if (e->ctime_ns > l->newest_ctime) l->newest_ctime = e->ctime_ns;
   }
-  /* Only the digest is kept until every directory is listed: a tree's entries, names and sealed
-     forms held all at once would cost several times the bytes. */
   SHA256(blob, length, l->digest);
   free(blob);
-  free(l->entries);
-  free(l->text);
-  l->entries = NULL;
-  l->text = NULL;
-  l->count = l->capacity = l->text_length = l->text_capacity = 0;
+  l->sealed = 1;
 }
 #endif
 
@@ -462,13 +461,21 @@ static void *work(void *arg) {
     if (i >= job->count) break;
     listing_t *l = &job->listings[i];
     list_directory(l, job->root_fd, buffer, DIRENT_BUFFER);
+    if (l->err != 0) continue;
 #if defined(__linux__)
-    if (job->seal) {
-      if (l->err == 0) seal_serialize(l, job);
+    if (job->seal) seal_digest(l, job);
+#endif
+    if (job->keep) {
+      serialize(l);
       continue;
     }
-#endif
-    if (l->err == 0) serialize(l);
+    /* Only the digest is kept until every directory is listed: a tree's entries and names held all
+       at once would cost several times the bytes. */
+    free(l->entries);
+    free(l->text);
+    l->entries = NULL;
+    l->text = NULL;
+    l->count = l->capacity = l->text_length = l->text_capacity = 0;
   }
   free(buffer);
   return NULL;
@@ -629,97 +636,6 @@ static char *string_of(napi_env env, napi_value value) {
   return out;
 }
 
-/* Lists `paths` on up to `threads` threads, against the `previous` bytes; beneath root_fd when >= 0. */
-static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous,
-                      int root_fd) {
-  bool is_array = false;
-  if (napi_is_array(env, paths, &is_array) != napi_ok || !is_array)
-    return throw_error(env, "dirscan: paths must be an array of strings");
-  uint32_t count = 0;
-  napi_get_array_length(env, paths, &count);
-  int32_t threads = 1;
-  if (threads_value != NULL) napi_get_value_int32(env, threads_value, &threads);
-  if (threads < 1) threads = 1;
-  if (threads > MAX_THREADS) threads = MAX_THREADS;
-  if ((uint32_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
-
-  listing_t *listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
-  if (listings == NULL) return throw_error(env, "dirscan: out of memory");
-  napi_value result = NULL;
-  for (uint32_t i = 0; i < count; i++) {
-    napi_value element;
-    if (napi_get_element(env, paths, i, &element) != napi_ok) {
-      throw_error(env, "dirscan: paths must be an array of strings");
-      goto done;
-    }
-    listings[i].path = string_of(env, element);
-    if (listings[i].path == NULL) goto done;
-    /* The previous listing's bytes, if the caller kept them: they stay alive (the caller's array
-       holds them) and unchanged (no JavaScript runs) until this call returns. */
-    napi_value before;
-    bool is_buffer = false;
-    if (previous != NULL && napi_get_element(env, previous, i, &before) == napi_ok &&
-        napi_is_arraybuffer(env, before, &is_buffer) == napi_ok && is_buffer) {
-      void *data = NULL;
-      size_t length = 0;
-      if (napi_get_arraybuffer_info(env, before, &data, &length) == napi_ok) {
-        listings[i].previous = data;
-        listings[i].previous_length = length;
-      }
-    }
-  }
-
-  job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = root_fd};
-  run_job(&job, threads);
-
-  if (napi_create_array_with_length(env, count, &result) != napi_ok) goto done;
-  for (uint32_t i = 0; i < count; i++) {
-    napi_value listing = to_js(env, &listings[i]);
-    if (listing == NULL || napi_set_element(env, result, i, listing) != napi_ok) {
-      result = NULL;
-      bool pending = false;
-      napi_is_exception_pending(env, &pending);
-      if (!pending) throw_error(env, "dirscan: could not build the result");
-      goto done;
-    }
-  }
-done:
-  for (uint32_t i = 0; i < count; i++) free_listing(&listings[i]);
-  free(listings);
-  return result;
-}
-
-static napi_value scan(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3] = {NULL, NULL, NULL};
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
-    return throw_error(env, "scan(paths, threads, previous): paths expected");
-  return run(env, argv[0], argv[1], argc >= 3 ? argv[2] : NULL, -1);
-}
-
-#if defined(__linux__) && defined(SYS_openat2)
-static napi_value scan_beneath(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4] = {NULL, NULL, NULL, NULL};
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
-    return throw_error(env, "scanBeneath(root, relatives, threads, previous): root and relatives expected");
-  char *root = string_of(env, argv[0]);
-  if (root == NULL) return NULL;
-  int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  free(root);
-  /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
-     caller takes the checked way for every directory instead. */
-  if (root_fd < 0) {
-    napi_value none;
-    return napi_get_null(env, &none) == napi_ok ? none : NULL;
-  }
-  napi_value result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd);
-  close(root_fd);
-  return result;
-}
-#endif
-
-#if defined(__linux__) && defined(SYS_openat2)
 /* The strings of a JavaScript array as C strings (`*count` of them); NULL with an exception pending
    when it is not an array of strings. An empty array gives a non-NULL empty list. */
 static char **strings_of(napi_env env, napi_value array, size_t *count) {
@@ -758,11 +674,172 @@ static void free_strings(char **strings, size_t count) {
 }
 
 /*
+ * The seal part of an answer, set on `out`: `checks` (SEAL_CHECK_BYTES a listing, zero where it was
+ * not sealed), `newestByDirectory` (an int64 a listing, INT64_MIN where not sealed) and `failed`
+ * (the indices of the listings not sealed: not listed, or out of memory).
+ */
+static napi_status seal_result(napi_env env, napi_value out, listing_t *listings, size_t count) {
+  napi_value failed, index, checks_buffer, newest_buffer;
+  unsigned char *checks = NULL;
+  int64_t *newest_of = NULL;
+  napi_status status = napi_create_array(env, &failed);
+  if (status == napi_ok)
+    status = napi_create_arraybuffer(env, count * SEAL_CHECK_BYTES, (void **)&checks, &checks_buffer);
+  if (status == napi_ok)
+    status = napi_create_arraybuffer(env, count * sizeof(int64_t), (void **)&newest_of, &newest_buffer);
+  if (status != napi_ok) return status;
+  uint32_t failures = 0;
+  for (size_t i = 0; i < count && status == napi_ok; i++) {
+    listing_t *l = &listings[i];
+    int sealed = l->err == 0 && l->sealed;
+    if (sealed) memcpy(checks + SEAL_CHECK_BYTES * i, l->digest, SEAL_CHECK_BYTES);
+    else memset(checks + SEAL_CHECK_BYTES * i, 0, SEAL_CHECK_BYTES);
+    newest_of[i] = sealed ? l->newest_ctime : INT64_MIN;
+    if (!sealed) {
+      status = napi_create_uint32(env, (uint32_t)i, &index);
+      if (status == napi_ok) status = napi_set_element(env, failed, failures++, index);
+    }
+  }
+  if (status == napi_ok) status = set(env, out, "checks", checks_buffer);
+  if (status == napi_ok) status = set(env, out, "newestByDirectory", newest_buffer);
+  if (status == napi_ok) status = set(env, out, "failed", failed);
+  return status;
+}
+
+/*
+ * Lists `paths` on up to `threads` threads, against the `previous` bytes; beneath root_fd when >= 0.
+ * With `seal` (its stat-free names and paths), each listing is also sealed, and the answer is
+ * { listings, checks, newestByDirectory, failed } (see seal_result) instead of the listings alone.
+ */
+static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous,
+                      int root_fd, const job_t *seal) {
+  bool is_array = false;
+  if (napi_is_array(env, paths, &is_array) != napi_ok || !is_array)
+    return throw_error(env, "dirscan: paths must be an array of strings");
+  uint32_t count = 0;
+  napi_get_array_length(env, paths, &count);
+  int32_t threads = 1;
+  if (threads_value != NULL) napi_get_value_int32(env, threads_value, &threads);
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if ((uint32_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
+
+  listing_t *listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
+  if (listings == NULL) return throw_error(env, "dirscan: out of memory");
+  napi_value result = NULL;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    if (napi_get_element(env, paths, i, &element) != napi_ok) {
+      throw_error(env, "dirscan: paths must be an array of strings");
+      goto done;
+    }
+    listings[i].path = string_of(env, element);
+    if (listings[i].path == NULL) goto done;
+    /* The previous listing's bytes, if the caller kept them: they stay alive (the caller's array
+       holds them) and unchanged (no JavaScript runs) until this call returns. */
+    napi_value before;
+    bool is_buffer = false;
+    if (previous != NULL && napi_get_element(env, previous, i, &before) == napi_ok &&
+        napi_is_arraybuffer(env, before, &is_buffer) == napi_ok && is_buffer) {
+      void *data = NULL;
+      size_t length = 0;
+      if (napi_get_arraybuffer_info(env, before, &data, &length) == napi_ok) {
+        listings[i].previous = data;
+        listings[i].previous_length = length;
+      }
+    }
+  }
+
+  job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = root_fd, .keep = 1};
+  if (seal != NULL) {
+    job.seal = 1;
+    job.free_names = seal->free_names;
+    job.free_name_count = seal->free_name_count;
+    job.free_paths = seal->free_paths;
+    job.free_path_count = seal->free_path_count;
+  }
+  run_job(&job, threads);
+
+  if (napi_create_array_with_length(env, count, &result) != napi_ok) goto done;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value listing = to_js(env, &listings[i]);
+    if (listing == NULL || napi_set_element(env, result, i, listing) != napi_ok) {
+      result = NULL;
+      bool pending = false;
+      napi_is_exception_pending(env, &pending);
+      if (!pending) throw_error(env, "dirscan: could not build the result");
+      goto done;
+    }
+  }
+  if (seal != NULL) {
+    napi_value out;
+    if (napi_create_object(env, &out) != napi_ok || set(env, out, "listings", result) != napi_ok ||
+        seal_result(env, out, listings, count) != napi_ok) {
+      result = NULL;
+      throw_error(env, "dirscan: could not build the result");
+      goto done;
+    }
+    result = out;
+  }
+done:
+  for (uint32_t i = 0; i < count; i++) free_listing(&listings[i]);
+  free(listings);
+  return result;
+}
+
+static napi_value scan(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3] = {NULL, NULL, NULL};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
+    return throw_error(env, "scan(paths, threads, previous): paths expected");
+  return run(env, argv[0], argv[1], argc >= 3 ? argv[2] : NULL, -1, NULL);
+}
+
+#if defined(__linux__) && defined(SYS_openat2)
+static napi_value scan_beneath(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
+    return throw_error(env, "scanBeneath(root, relatives, threads, previous, statFreeNames?, statFreePaths?): "
+                            "root and relatives expected");
+  job_t seal;
+  memset(&seal, 0, sizeof seal);
+  int sealing = argc >= 6;
+  napi_value result = NULL;
+  int root_fd = -1;
+  if (sealing) {
+    seal.free_names = strings_of(env, argv[4], &seal.free_name_count);
+    if (seal.free_names == NULL) goto done;
+    seal.free_paths = strings_of(env, argv[5], &seal.free_path_count);
+    if (seal.free_paths == NULL) goto done;
+  }
+  char *root = string_of(env, argv[0]);
+  if (root == NULL) goto done;
+  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  free(root);
+  /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
+     caller takes the checked way for every directory instead. */
+  if (root_fd < 0) {
+    napi_get_null(env, &result);
+    goto done;
+  }
+  result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd, sealing ? &seal : NULL);
+  close(root_fd);
+done:
+  free_strings(seal.free_names, seal.free_name_count);
+  free_strings(seal.free_paths, seal.free_path_count);
+  return result;
+}
+#endif
+
+#if defined(__linux__) && defined(SYS_openat2)
+
+/*
  * sealBeneath(root, relatives, threads, statFreeNames, statFreePaths)
  *   -> { checks: ArrayBuffer, failed: number[], newestByDirectory: ArrayBuffer (an int64 a
  *        directory) } | null (the root cannot be opened)
  * Lists each directory beneath the root as scanBeneath does (openat2, no symlink on the way),
- * puts each listing in its sealed form (see seal_serialize) and keeps only the first
+ * puts each listing in its sealed form (see seal_digest) and keeps only the first
  * SEAL_CHECK_BYTES of that form's SHA-256 (from the OpenSSL Node exports) as the listing's check,
  * what a capture keeps so that a later one can tell, without building anything per entry, which
  * directories changed. An entry named in `statFreeNames`, or whose path is in `statFreePaths`, is
@@ -817,37 +894,10 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
   run_job(&job, threads);
 
-  napi_value failed;
-  if (napi_create_array(env, &failed) != napi_ok) {
+  napi_value out;
+  if (napi_create_object(env, &out) != napi_ok || seal_result(env, out, listings, count) != napi_ok) {
     throw_error(env, "dirscan: could not build the result");
     goto done;
-  }
-  uint32_t failures = 0;
-  for (size_t i = 0; i < count; i++) {
-    if (listings[i].err != 0) {
-      memset(listings[i].digest, 0, sizeof listings[i].digest);
-      napi_value index;
-      if (napi_create_uint32(env, (uint32_t)i, &index) != napi_ok ||
-          napi_set_element(env, failed, failures++, index) != napi_ok) {
-        throw_error(env, "dirscan: could not build the result");
-        goto done;
-      }
-    }
-  }
-  unsigned char *checks = NULL;
-  int64_t *newest_of = NULL;
-  napi_value out, checks_buffer, newest_buffer;
-  if (napi_create_object(env, &out) != napi_ok ||
-      napi_create_arraybuffer(env, count * SEAL_CHECK_BYTES, (void **)&checks, &checks_buffer) != napi_ok ||
-      set(env, out, "checks", checks_buffer) != napi_ok || set(env, out, "failed", failed) != napi_ok ||
-      napi_create_arraybuffer(env, count * sizeof(int64_t), (void **)&newest_of, &newest_buffer) != napi_ok ||
-      set(env, out, "newestByDirectory", newest_buffer) != napi_ok) {
-    throw_error(env, "dirscan: could not build the result");
-    goto done;
-  }
-  for (size_t i = 0; i < count; i++) {
-    memcpy(checks + SEAL_CHECK_BYTES * i, listings[i].digest, SEAL_CHECK_BYTES);
-    newest_of[i] = listings[i].err != 0 ? INT64_MIN : listings[i].newest_ctime;
   }
   result = out;
 done:

@@ -375,6 +375,13 @@ export const nodePrimitives = (
             Effect.sync(() => beneath(root, relatives)),
         }),
 
+    ...(native?.scanSealedBeneath === undefined
+      ? {}
+      : {
+          readdirStatSealedBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
+            Effect.sync(() => native.scanSealedBeneath!(at, relatives, statFree)),
+        }),
+
     ...(native?.sealBeneath === undefined
       ? {}
       : {

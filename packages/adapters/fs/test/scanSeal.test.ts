@@ -51,6 +51,18 @@ const layers = (box: Sandbox, scans: Scans, cached = true) => {
           scans.count++
           return workspace.scanDirectories(directories)
         }),
+      // A full capture's scan lists through this one (its listings sealed as it takes them).
+      ...(workspace.scanDirectoriesSealed === undefined
+        ? {}
+        : {
+            scanDirectoriesSealed: (
+              ...args: Parameters<NonNullable<typeof workspace.scanDirectoriesSealed>>
+            ) =>
+              Effect.suspend(() => {
+                scans.count++
+                return workspace.scanDirectoriesSealed!(...args)
+              }),
+          }),
     })),
   ).pipe(Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))))
   return Layer.mergeAll(
@@ -916,16 +928,32 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     return inSandbox(box, scans, program)
   })
 
+  /**
+   * The ports over the sandbox with the workspace changed by `change` (the seal listing broken, or
+   * no sealing scan), fresh stores and ids: two runs of one program over one tree are comparable.
+   */
+  const changedPorts = (box: Sandbox, change: (workspace: Workspace["Type"]) => Workspace["Type"]) =>
+    Layer.mergeAll(
+      Layer.effect(Workspace, Effect.map(Workspace, change)).pipe(
+        Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))),
+      ),
+      MemoryArtifactStore.layer,
+      MemorySessionStore.layer,
+      MemoryOperationJournal.layer,
+      IdGenerators.layerSequential("d"),
+    )
+  const dyingSealListings = (workspace: Workspace["Type"]) => ({
+    ...workspace,
+    sealListings: () => Effect.die(new Error("the seal listing broke")),
+  })
+  const noSealingScan = (workspace: Workspace["Type"]) => {
+    const { scanDirectoriesSealed: _, ...rest } = workspace
+    return rest
+  }
+
   it.live("a seal listing that fails (an adapter's defect) costs the seal, never the capture", () => {
     const box = sandbox()
     apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
-    const dying = Layer.effect(
-      Workspace,
-      Effect.map(Workspace, (workspace) => ({
-        ...workspace,
-        sealListings: () => Effect.die(new Error("the seal listing broke")),
-      })),
-    ).pipe(Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))))
     const program = Effect.gen(function* () {
       const session = yield* createSession({ title: "sealed", cwd: box.root })
       yield* settle
@@ -937,17 +965,44 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       if (again._tag === "Captured")
         expect(again.scan?.unsealed).toBe("a directory could not be listed again")
     })
+    // Without a sealing scan, a full capture lists its directories again to seal them.
     return Effect.provide(
       program,
-      Layer.mergeAll(
-        dying,
-        MemoryArtifactStore.layer,
-        MemorySessionStore.layer,
-        MemoryOperationJournal.layer,
-        IdGenerators.layerSequential("d"),
-      ),
+      changedPorts(box, (w) => dyingSealListings(noSealingScan(w))),
     ).pipe(Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))))
   })
+
+  it.live(
+    "a full capture seals its point from its own scan's listings: no second listing, the same seal",
+    () => {
+      const box = sandbox()
+      apply(box.root, { op: "write", path: "a/x.txt", content: "one" })
+      apply(box.root, { op: "write", path: "a/b/y.txt", content: "two" })
+      apply(box.root, { op: "write", path: ".gitignore", content: "ignored/\n" })
+      apply(box.root, { op: "write", path: "ignored/z.txt", content: "three" })
+      apply(box.root, { op: "symlink", path: "a/link", target: "x.txt" })
+      gitIn(box.root)("init", "-q")
+      const program = Effect.gen(function* () {
+        const session = yield* createSession({ title: "sealed", cwd: box.root })
+        yield* settle
+        const captured = yield* turnCapture(session.id)
+        const store = yield* ArtifactStore
+        const seal = captured.point.scanSeal
+        return { seal, bytes: seal === undefined ? undefined : yield* store.get(seal) }
+      })
+      const run = (change: (workspace: Workspace["Type"]) => Workspace["Type"]) =>
+        Effect.provide(program, changedPorts(box, change))
+      return Effect.gen(function* () {
+        // The seal listing would die: the capture never calls it.
+        const fromScan = yield* run(dyingSealListings)
+        expect(fromScan.seal).toBeDefined()
+        // Listed a second time, the same tree seals the same: the same record, byte for byte.
+        const listedAgain = yield* run(noSealingScan)
+        expect(listedAgain.seal).toBe(fromScan.seal)
+        expect(Buffer.from(listedAgain.bytes!).equals(Buffer.from(fromScan.bytes!))).toBe(true)
+      }).pipe(Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))))
+    },
+  )
 
   it.live("a live engine's captures record no seal", () => {
     const box = sandbox()

@@ -2,9 +2,11 @@
 // change to an entry (content, mode, name, a link's target, a same-size rewrite stamped back)
 // changes that directory's check and no other; `.git` and the store count by name and kind only;
 // a missing directory, a file or a symlink on the way is listed as failed with a zero check.
+import { execFileSync } from "node:child_process"
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type { WorkspacePath } from "@rewind/contracts"
 import { type ListingSeal, Workspace } from "@rewind/core"
 import { Effect, Layer, Option } from "effect"
 import { NodeWorkspace } from "../src/index.js"
@@ -142,6 +144,55 @@ describe.skipIf(!available)("sealListings", () => {
           expect(checks[0]).not.toBe(zero)
           expect(checks[5]).not.toBe(zero)
           expect(seal.newestByDirectory[1]).toBe(-(2n ** 63n))
+        }),
+      ),
+  )
+
+  it.live(
+    "a sealing scan (scanDirectoriesSealed) lists as scanDirectories does and seals each listing as sealListings does",
+    () =>
+      inTree((box) =>
+        Effect.gen(function* () {
+          const workspace = yield* Workspace
+          // Names whose byte order differs from UTF-16's, a name that is not UTF-8, a FIFO, a
+          // nested repository's `.git` file, a store path, a symlink to a directory and a dangling one.
+          writeFileSync(join(box.root, "a/\u{1F600}.txt"), "emoji")
+          writeFileSync(join(box.root, "a/\uFFFD.txt"), "replacement")
+          writeFileSync(join(box.root, "a/Zed"), "z")
+          writeFileSync(
+            Buffer.concat([Buffer.from(join(box.root, "a/b/")), Buffer.from([0x6e, 0xff])]),
+            "bad",
+          )
+          execFileSync("mkfifo", [join(box.root, "a/b/pipe")])
+          mkdirSync(join(box.root, "a/nested"))
+          writeFileSync(join(box.root, "a/nested/.git"), "gitdir: elsewhere")
+          mkdirSync(join(box.root, "a/store"))
+          symlinkSync("b", join(box.root, "a/dirlink"))
+          symlinkSync("nowhere", join(box.root, "a/dangling"))
+          const free = { names: FREE.names, paths: ["a/store"] }
+          const asked = ["", "a", "a/b", "a/nested", "a/store", "gone", "a/dirlink", "a/x.txt"]
+          const directories = asked.map((d) => (d === "" ? undefined : (d as WorkspacePath)))
+          const sealing = yield* workspace.scanDirectoriesSealed!(directories, free)
+          const plain = yield* workspace.scanDirectories(directories)
+          expect(sealing.listings).toEqual(plain)
+          const listed = sealed(Option.getOrUndefined(yield* workspace.sealListings!(asked, free)))
+          const seal = sealed(sealing.seal)
+          // What cannot be listed beneath the root is not sealed (nor listed: `plain` says so too).
+          expect(seal.failed).toEqual([5, 6, 7])
+          expect(listed.failed).toEqual([5, 6, 7])
+          expect(Buffer.from(seal.checks).toString("hex")).toBe(Buffer.from(listed.checks).toString("hex"))
+          expect([...seal.newestByDirectory]).toEqual([...listed.newestByDirectory])
+          // A listing scanned again (the scanner's cache answers "the same") is sealed all the same.
+          const again = yield* workspace.scanDirectoriesSealed!(directories, free)
+          expect(Buffer.from(sealed(again.seal).checks).toString("hex")).toBe(
+            Buffer.from(listed.checks).toString("hex"),
+          )
+          // The store path counts by name and kind only there, and nowhere else.
+          const other = sealed((yield* workspace.scanDirectoriesSealed!(directories, FREE)).seal)
+          expect(Buffer.from(other.checks.subarray(16, 32))).not.toEqual(
+            Buffer.from(seal.checks.subarray(16, 32)),
+          )
+          expect(Buffer.from(other.checks.subarray(0, 16))).toEqual(Buffer.from(seal.checks.subarray(0, 16)))
         }),
       ),
   )

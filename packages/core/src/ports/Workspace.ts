@@ -168,6 +168,20 @@ export interface WorkspaceService {
   readonly scanDirectories: (
     directories: ReadonlyArray<WorkspacePath | undefined>,
   ) => Effect.Effect<ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>>>
+  /**
+   * `scanDirectories`, with each listing also sealed as `sealListings` would seal it from the same
+   * listing (`seal`, in the order given; a directory it could not seal, listed or not, is in its
+   * `failed`; `undefined` when it cannot tell): what lets a capture seal its point from its own
+   * scan instead of listing the tree a second time (`snapshot/scanSeal.ts`). Optional: without it
+   * the capture lists again to seal.
+   */
+  readonly scanDirectoriesSealed?: (
+    directories: ReadonlyArray<WorkspacePath | undefined>,
+    statFree: StatFree,
+  ) => Effect.Effect<{
+    readonly listings: ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>>
+    readonly seal: ListingSeal | undefined
+  }>
   /** The target of a symlink, as stored. */
   readonly readLink: (path: WorkspacePath) => Effect.Effect<string, WorkspaceError>
   /**

@@ -39,7 +39,7 @@ import {
   storeStatCacheBeside,
 } from "./pointManifest.js"
 import { reusableDecisions, reusableFromStatCache } from "./scanReuse.js"
-import { checkSeal, type SealCheck, sealCapture } from "./scanSeal.js"
+import { checkSeal, type SealCheck, sealCapture, sealStatFree } from "./scanSeal.js"
 import { captureSealed } from "./sealedCapture.js"
 import { matchBaseManifest, mayDeferManifest } from "./unchangedManifest.js"
 import { type ScanProgress, scanWorkspace } from "./workspaceScan.js"
@@ -225,6 +225,8 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       deferred
         ? reusableFromStatCache(statCache, baseStatCache?.value.rules)
         : reusableDecisions(baseManifest?.value.map ?? new Map(), baseStatCache?.value.rules),
+      // A capture that may seal its point seals its listings as it scans (no second listing).
+      seal._tag === "Scan" ? yield* sealStatFree : undefined,
     )
     const match =
       deferred && base !== undefined

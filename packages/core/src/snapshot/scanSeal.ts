@@ -13,6 +13,9 @@
  * with and without the set of paths git tracks, for when only the stats moved), the tracked table
  * (a check of the names git tracks in each directory) and the session table (a check of each path
  * the session's checkpoints and write intents name, `sessionTable`).
+ * A full capture takes the checks from its own scan's listings where the workspace seals as it
+ * scans (`Workspace.scanDirectoriesSealed`), so it lists the tree once: a listing the scan decided
+ * by vouches for the point as one taken after the scan would (a change after it differs from it).
  * The next capture of the session lists those directories again. The same context (or the same
  * by content) and every check equal (none volatile) mean the same point, recorded as the previous
  * one without a scan; some checks different mean only those directories changed (`SealedChanges`,
@@ -86,6 +89,12 @@ const SESSION_BYTES = 8
 const CHECK_BYTES = 16
 
 const STAT_FREE_NAMES: ReadonlyArray<string> = [VCS_NAME, STORE_DIRECTORY_NAME]
+
+/** What a seal counts by name and kind only: `.git` anywhere, and the store's places. */
+export const sealStatFree: Effect.Effect<StatFree> = Effect.map(storeDirectories, (stores) => ({
+  names: STAT_FREE_NAMES,
+  paths: [...stores].sort(),
+}))
 
 /**
  * The least racy window a seal takes, whatever the capture's setting (a host may set 0 for its stat
@@ -685,7 +694,8 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
     const check = input.check as Extract<SealCheck, { _tag: "Scan" }>
     const workspace = yield* Workspace
     const listedNow = [...input.scan.tree.scopes.keys()].sort()
-    const storePaths = [...(yield* storeDirectories)].sort()
+    const statFree = yield* sealStatFree
+    const storePaths = statFree.paths
     const earlier = check.reading
     let seal: ListingSeal
     let directories: ReadonlyArray<string>
@@ -701,11 +711,31 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       names = earlier.names
     } else {
       directories = listedNow
-      const listed = yield* sealed(workspace, directories, { names: STAT_FREE_NAMES, paths: storePaths })
+      // The scan's own listings, sealed as it took them; any it could not seal are listed again.
+      const fromScan = sealsOfScan(input.scan, directories, statFree)
+      const again = fromScan?.missing ?? directories.map((_, i) => i)
+      const listed: Option.Option<ListingSeal> =
+        again.length === 0
+          ? Option.some({ checks: new Uint8Array(0), newestByDirectory: new BigInt64Array(0) })
+          : yield* sealed(
+              workspace,
+              again.map((i) => directories[i]!),
+              statFree,
+            )
       // A directory the scan listed that cannot be listed now changed under the capture.
       if (Option.isNone(listed) || (listed.value.failed?.length ?? 0) > 0)
         return unsealed("a directory could not be listed again")
-      seal = listed.value
+      if (fromScan === undefined) seal = listed.value
+      else {
+        again.forEach((i, k) => {
+          fromScan.checks.set(
+            listed.value.checks.subarray(k * CHECK_BYTES, (k + 1) * CHECK_BYTES),
+            i * CHECK_BYTES,
+          )
+          fromScan.newestByDirectory[i] = listed.value.newestByDirectory[k]!
+        })
+        seal = { checks: fromScan.checks, newestByDirectory: fromScan.newestByDirectory }
+      }
     }
     const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
     return yield* storeSeal(check, directories, seal.checks, volatile, storePaths, names)
@@ -747,7 +777,7 @@ export const sealChanges = (
       checks.set(listing.checks.subarray(i * CHECK_BYTES, (i + 1) * CHECK_BYTES), k * CHECK_BYTES)
     })
     for (let k = 0; k < added.length; k++) volatile.push(kept.length + k)
-    const storePaths = [...(yield* storeDirectories)].sort()
+    const storePaths = (yield* sealStatFree).paths
     const same = added.length === 0 && kept.length === directories.length
     return yield* storeSeal(
       check,
@@ -758,6 +788,34 @@ export const sealChanges = (
       same ? input.changes.names : undefined,
     )
   })
+
+/**
+ * The seal of `directories` from the scan's own listings (`ScanResult.listingSeals`), when it took
+ * them under this `statFree`: the checks and newest ctimes in the order of `directories`, and the
+ * indices of those it did not seal (`missing`, for the caller to list). A listing the scan decided
+ * by vouches for the point as well as one taken after it: a change after it differs from it.
+ */
+const sealsOfScan = (scan: ScanResult, directories: ReadonlyArray<string>, statFree: StatFree) => {
+  const seals = scan.listingSeals
+  if (
+    seals === undefined ||
+    !sameList(seals.statFree.names, statFree.names) ||
+    !sameList(seals.statFree.paths, statFree.paths)
+  )
+    return undefined
+  const checks = new Uint8Array(directories.length * CHECK_BYTES)
+  const newestByDirectory = new BigInt64Array(directories.length)
+  const missing: Array<number> = []
+  directories.forEach((directory, i) => {
+    const sealed = seals.of(directory)
+    if (sealed === undefined) missing.push(i)
+    else {
+      checks.set(sealed.check, i * CHECK_BYTES)
+      newestByDirectory[i] = sealed.newest
+    }
+  })
+  return { checks, newestByDirectory, missing }
+}
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
   a.length === b.length && a.every((x, i) => x === b[i])

@@ -21,7 +21,15 @@ import {
 } from "../workspace/ignoreRules.js"
 import { protectionByName, STORE_DIRECTORY_NAME, VCS_NAME } from "../workspace/protection.js"
 import { type Repository, repositoryIdentity } from "../workspace/repository.js"
-import type { ScanBudget, ScannedPath, ScanResult, ScanReuse, ScanStart, ScanTree } from "./workspaceScan.js"
+import type {
+  ScanBudget,
+  ScanListingSeals,
+  ScannedPath,
+  ScanResult,
+  ScanReuse,
+  ScanStart,
+  ScanTree,
+} from "./workspaceScan.js"
 
 type Stores = Parameters<typeof protectionByName>[1]
 
@@ -344,7 +352,10 @@ export const takeTracked = (state: ScanState): Effect.Effect<void, never, Worksp
 }
 
 /** The scan's result, and the decisions it took on trust (for `scanWorkspace` to check). */
-export const finishScan = (state: ScanState): { scan: ScanResult; provisional: Provisional } => {
+export const finishScan = (
+  state: ScanState,
+  listingSeals?: ScanListingSeals,
+): { scan: ScanResult; provisional: Provisional } => {
   const { entries, skipped, listed, excluded, identity, stores, ignored, reusedDecisions } = state
   const outOfScope = (path: string): boolean | undefined => {
     if (protectionByName(path, stores) !== undefined) return true
@@ -385,6 +396,7 @@ export const finishScan = (state: ScanState): { scan: ScanResult; provisional: P
     },
     reusedDecisions,
     tree,
+    ...(listingSeals === undefined ? {} : { listingSeals }),
   }
   return { scan, provisional: state.provisional }
 }

@@ -29,7 +29,7 @@
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { nameOf, parentOf } from "@rewind/contracts"
 import { Clock, Effect, Either, Option } from "effect"
-import { Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { type ListingSeal, type StatFree, Workspace, type WorkspaceError } from "../ports/Workspace.js"
 import {
   IGNORE_FILES,
   isExcluded,
@@ -89,6 +89,19 @@ export interface ScanResult {
   readonly reusedDecisions: number
   /** The shape of what was listed, for a live engine to patch (`liveTree.ts`). */
   readonly tree: ScanTree
+  /** The seal of the listings the scan took, when asked for (`scanWorkspace`'s `sealWith`). */
+  readonly listingSeals?: ScanListingSeals
+}
+
+/**
+ * The listings' seal a scan took with them: each directory's as `sealListings` would seal it, under
+ * `statFree`, from the listing the scan decided by (what `scanSeal.ts` records instead of listing
+ * the tree again).
+ */
+export interface ScanListingSeals {
+  readonly statFree: StatFree
+  /** The check (`ListingSeal.checks`) and newest ctime of a listed directory, where it was sealed. */
+  readonly of: (directory: string) => { readonly check: Uint8Array; readonly newest: bigint } | undefined
 }
 
 /** What a scan decided about directories, kept so a later scan of one subtree can fit in. */
@@ -115,11 +128,13 @@ export const scanWorkspace = (
   budget: ScanBudget,
   onProgress?: (p: ScanProgress) => void,
   reuse?: ScanReuse,
+  /** Seal each listing too, where the workspace can (`ScanResult.listingSeals`). */
+  sealWith?: StatFree,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
     const repository = yield* currentRepository
-    const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, reuse)
+    const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, { reuse, sealWith })
     if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
     // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
@@ -138,6 +153,7 @@ export const scanWorkspace = (
       repository,
       { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
       onProgress,
+      { sealWith },
     )
     return again.scan
   })
@@ -155,7 +171,7 @@ export const scanSubtrees = (
   kept?: ReadonlySet<string>,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.flatMap(currentRepository, (repository) =>
-    Effect.map(scanOnce(repository, budget, undefined, undefined, start, kept), ({ scan }) => scan),
+    Effect.map(scanOnce(repository, budget, undefined, { start, kept }), ({ scan }) => scan),
   )
 
 /**
@@ -220,15 +236,39 @@ const scanOnce = (
   repository: Repository | undefined,
   budget: ScanBudget,
   onProgress: ((p: ScanProgress) => void) | undefined,
-  reuse?: ScanReuse,
-  // From the root, under the rules that reach it from its repository (`repository.ts`).
-  start: ReadonlyArray<ScanStart> = [{ dir: "", rules: repository?.outerRules ?? [] }],
-  kept?: ReadonlySet<string>,
+  {
+    reuse,
+    // From the root, under the rules that reach it from its repository (`repository.ts`).
+    start = [{ dir: "", rules: repository?.outerRules ?? [] }],
+    kept,
+    sealWith,
+  }: {
+    readonly reuse?: ScanReuse | undefined
+    readonly start?: ReadonlyArray<ScanStart>
+    readonly kept?: ReadonlySet<string>
+    /** Seal each listing too, where the workspace can (`ScanResult.listingSeals`). */
+    readonly sealWith?: StatFree | undefined
+  } = {},
 ) =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const stores = yield* storeDirectories
     const state = newScanState(budget, reuse, stores, start, repository, kept)
+    const sealing = sealWith === undefined ? undefined : workspace.scanDirectoriesSealed
+    // Each sealed directory's seal (one per wave) and its index there.
+    const sealedBy = new Map<string, readonly [ListingSeal, number]>()
+    const list = (dirs: ReadonlyArray<WorkspacePath | undefined>) =>
+      sealing === undefined
+        ? workspace.scanDirectories(dirs)
+        : Effect.map(sealing(dirs, sealWith!), ({ listings, seal }) => {
+            if (seal !== undefined) {
+              const failed = new Set(seal.failed ?? [])
+              dirs.forEach((dir, w) => {
+                if (!failed.has(w)) sealedBy.set(dir ?? "", [seal, w])
+              })
+            }
+            return listings
+          })
     // An ignore file above the root that was refused is reported as any refused ignore file is.
     if (start.some((s) => s.dir === ""))
       for (const r of repository?.refused ?? [])
@@ -247,9 +287,7 @@ const scanOnce = (
       }
       const wave = state.queue.slice(0, SCAN_WAVE)
       state.queue = state.queue.slice(SCAN_WAVE)
-      const listings = yield* workspace.scanDirectories(
-        wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))),
-      )
+      const listings = yield* list(wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))))
       for (let w = 0; w < wave.length; w++) {
         if (entries.size >= budget.maxFiles) {
           for (const rest of wave.slice(w)) outOfBudget(state, rest.dir, "file-count budget spent")
@@ -269,5 +307,24 @@ const scanOnce = (
     }
     const beyond = takeTracked(state)
     if (beyond !== undefined) yield* beyond
-    return finishScan(state)
+    return finishScan(
+      state,
+      sealing === undefined
+        ? undefined
+        : {
+            statFree: sealWith!,
+            of: (directory) => {
+              const at = sealedBy.get(directory)
+              if (at === undefined) return undefined
+              const [seal, w] = at
+              return {
+                check: seal.checks.subarray(w * CHECK_BYTES, (w + 1) * CHECK_BYTES),
+                newest: seal.newestByDirectory[w]!,
+              }
+            },
+          },
+    )
   })
+
+/** The bytes of a listing's check (`ListingSeal.checks`). */
+const CHECK_BYTES = 16

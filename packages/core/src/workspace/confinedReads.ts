@@ -8,7 +8,14 @@
  */
 import { aFileKind, WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import type { ScannedEntry, WorkspaceError, WorkspaceFile, WorkspaceReadOptions } from "../ports/Workspace.js"
+import type {
+  ListingSeal,
+  ScannedEntry,
+  StatFree,
+  WorkspaceError,
+  WorkspaceFile,
+  WorkspaceReadOptions,
+} from "../ports/Workspace.js"
 import { type ProbedEntry, resolveConfined, surelyShortEnough } from "./confinedPathResolution.js"
 import {
   byName,
@@ -225,21 +232,27 @@ const scanChecked = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath 
     })
   })
 
-export const scanDirectories = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath | undefined>) =>
+/**
+ * Lists `directories` through `direct` (the primitive that opens each beneath the root, given the
+ * well-formed ones relative to it); what it declines, and the rest, the checked way. `eligible`
+ * holds the indices `direct` was given, in its order.
+ */
+const scanBeneath = <A>(
+  at: ConfinedRoot,
+  directories: ReadonlyArray<WorkspacePath | undefined>,
+  direct: (relatives: ReadonlyArray<string>) => Effect.Effect<{
+    readonly listings: ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>
+    readonly extra: A
+  }>,
+) =>
   Effect.gen(function* () {
-    const { root, fs } = at
-    if (fs.readdirStatBeneath === undefined) return yield* scanChecked(at, directories)
-    // Well-formed paths go to the primitive; what it declines, and the rest, the checked way.
     const eligible = directories.flatMap((d, i) =>
       d === undefined || workspacePathProblem(d) === undefined ? [i] : [],
     )
-    const direct = yield* fs.readdirStatBeneath(
-      root,
-      eligible.map((i) => directories[i] ?? ""),
-    )
+    const { listings, extra } = yield* direct(eligible.map((i) => directories[i] ?? ""))
     const answers = new Map<number, Listing>()
     eligible.forEach((i, k) => {
-      const entries = direct[k]
+      const entries = listings[k]
       if (entries !== undefined) answers.set(i, Either.right(sortedByName(entries)))
     })
     const rest = directories.flatMap((_, i) => (answers.has(i) ? [] : [i]))
@@ -251,8 +264,56 @@ export const scanDirectories = (at: ConfinedRoot, directories: ReadonlyArray<Wor
             rest.map((i) => directories[i]),
           )
     for (const [k, i] of rest.entries()) answers.set(i, checked[k]!)
-    return directories.map((_, i) => answers.get(i)!)
+    return { listings: directories.map((_, i) => answers.get(i)!), eligible, extra }
   })
+
+export const scanDirectories = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath | undefined>) =>
+  Effect.gen(function* () {
+    const { root, fs } = at
+    const beneath = fs.readdirStatBeneath
+    if (beneath === undefined) return yield* scanChecked(at, directories)
+    const scanned = yield* scanBeneath(at, directories, (relatives) =>
+      Effect.map(beneath(root, relatives), (listings) => ({ listings, extra: undefined })),
+    )
+    return scanned.listings
+  })
+
+/**
+ * `scanDirectories` with each listing sealed as `sealListings` seals it (the workspace's
+ * `scanDirectoriesSealed`): a directory not listed beneath the root by the primitive (listed the
+ * checked way) has no check and is in the seal's `failed`. For a primitive that seals.
+ */
+export const scanDirectoriesSealed = (
+  at: ConfinedRoot,
+  directories: ReadonlyArray<WorkspacePath | undefined>,
+  statFree: StatFree,
+  sealing: NonNullable<FileSystemPrimitives["readdirStatSealedBeneath"]>,
+) =>
+  Effect.gen(function* () {
+    const { listings, eligible, extra } = yield* scanBeneath(at, directories, (relatives) =>
+      Effect.map(sealing(at.root, relatives, statFree), ({ listings, seal }) => ({ listings, extra: seal })),
+    )
+    if (extra === undefined) return { listings, seal: undefined }
+    const checks = new Uint8Array(directories.length * CHECK_BYTES)
+    const newestByDirectory = new BigInt64Array(directories.length).fill(LEAST_NS)
+    const sealedAt = new Set<number>()
+    const failedThere = new Set(extra.failed ?? [])
+    eligible.forEach((i, k) => {
+      if (failedThere.has(k)) return
+      checks.set(extra.checks.subarray(k * CHECK_BYTES, (k + 1) * CHECK_BYTES), i * CHECK_BYTES)
+      newestByDirectory[i] = extra.newestByDirectory[k]!
+      sealedAt.add(i)
+    })
+    const failed = directories.flatMap((_, i) => (sealedAt.has(i) ? [] : [i]))
+    const seal: ListingSeal = { checks, newestByDirectory, ...(failed.length > 0 ? { failed } : {}) }
+    return { listings, seal }
+  })
+
+/** The bytes of a listing's check (`ListingSeal.checks`). */
+const CHECK_BYTES = 16
+
+/** The least int64: the newest ctime of a listing that counted none (`ListingSeal`). */
+const LEAST_NS = -(2n ** 63n)
 
 export const readLink = (at: ConfinedRoot, path: string) =>
   Effect.gen(function* () {

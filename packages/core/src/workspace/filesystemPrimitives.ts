@@ -118,6 +118,20 @@ export interface FileSystemPrimitives {
     relatives: ReadonlyArray<string>,
   ) => Effect.Effect<ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>>
   /**
+   * `readdirStatBeneath` that also seals each listing it takes, as `sealBeneath` would seal the
+   * same directories (`seal`: a check per directory, in order; those not listed that way, or not
+   * sealed, in its `failed`; undefined when it cannot tell): a capture's scan then serves its seal
+   * too, without listing the tree again. Optional.
+   */
+  readonly readdirStatSealedBeneath?: (
+    root: string,
+    relatives: ReadonlyArray<string>,
+    statFree: StatFree,
+  ) => Effect.Effect<{
+    readonly listings: ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>
+    readonly seal: ListingSeal | undefined
+  }>
+  /**
    * `readFile` of files given relative to the root, each opened by name in its directory, which
    * the operating system opened beneath the root without following a symlink anywhere on its path
    * (as for `readdirStatBeneath`; one descriptor serves a run of files of the same directory).

@@ -22,6 +22,7 @@ import {
   readMany,
   readPath,
   scanDirectories,
+  scanDirectoriesSealed,
   scanDirectory,
   statMany,
   statPath,
@@ -69,6 +70,12 @@ export const makeConfinedWorkspace = (
     list: (directory) => listDirectory(at, directory),
     scanDirectory: (directory) => scanDirectory(at, directory),
     scanDirectories: (directories) => scanDirectories(at, directories),
+    ...(fs.readdirStatSealedBeneath === undefined
+      ? {}
+      : {
+          scanDirectoriesSealed: (directories, statFree) =>
+            scanDirectoriesSealed(at, directories, statFree, fs.readdirStatSealedBeneath!),
+        }),
     discardPartialWrites: (path) => discardPartialWrites(at, path),
     readLink: (path) => readLink(at, path),
     symlink: (path, linkTarget) => makeSymlink(at, path, linkTarget),

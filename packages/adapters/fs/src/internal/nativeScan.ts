@@ -55,12 +55,23 @@ interface DirScanModule {
    * Linux only: directories relative to `root`, opened by `openat2` beneath it, no symlinks; null
    * when the root itself cannot be opened.
    */
-  readonly scanBeneath?: (
-    root: string,
-    relatives: ReadonlyArray<string>,
-    threads: number,
-    previous?: Previous,
-  ) => ReadonlyArray<NativeAnswer> | null
+  readonly scanBeneath?: {
+    (
+      root: string,
+      relatives: ReadonlyArray<string>,
+      threads: number,
+      previous?: Previous,
+    ): ReadonlyArray<NativeAnswer> | null
+    /** With the seal's stat-free names and paths: each listing sealed too (see `sealBeneath`). */
+    (
+      root: string,
+      relatives: ReadonlyArray<string>,
+      threads: number,
+      previous: Previous,
+      statFreeNames: ReadonlyArray<string>,
+      statFreePaths: ReadonlyArray<string>,
+    ): (NativeSeal & { readonly listings: ReadonlyArray<NativeAnswer> }) | null
+  }
   /**
    * Linux only: each sealed listing's check of directories relative to `root` (opened as
    * `scanBeneath` opens them), the newest ctime of an entry counted with its stat per directory, and
@@ -73,11 +84,14 @@ interface DirScanModule {
     threads: number,
     statFreeNames: ReadonlyArray<string>,
     statFreePaths: ReadonlyArray<string>,
-  ) => {
-    readonly checks: ArrayBuffer
-    readonly failed?: ReadonlyArray<number>
-    readonly newestByDirectory: ArrayBuffer
-  } | null
+  ) => NativeSeal | null
+}
+
+/** A seal as the module answers it (`sealBeneath`, a sealing `scanBeneath`). */
+interface NativeSeal {
+  readonly checks: ArrayBuffer
+  readonly failed?: ReadonlyArray<number>
+  readonly newestByDirectory: ArrayBuffer
 }
 
 const KINDS: ReadonlyArray<FileKind> = ["file", "directory", "symlink", "other"]
@@ -146,10 +160,27 @@ export type NativeSealer = (
   statFree: StatFree,
 ) => ListingSeal | undefined
 
+/**
+ * `NativeScannerBeneath` that also seals each listing it takes, as `NativeSealer` would seal the
+ * same directories: one listing serves the scan and the capture's seal. `seal` is undefined when
+ * the module cannot tell (then the caller lists again to seal); a directory whose listing is
+ * `undefined`, or was not sealed, is in its `failed`.
+ */
+export type NativeSealingScanner = (
+  root: string,
+  relatives: ReadonlyArray<string>,
+  statFree: StatFree,
+) => {
+  readonly listings: Array<ReadonlyArray<ScannedEntry> | undefined>
+  readonly seal: ListingSeal | undefined
+}
+
 export interface NativeScanners {
   readonly scan: NativeScanner
   /** Undefined where the system has no `openat2` (not Linux). */
   readonly scanBeneath: NativeScannerBeneath | undefined
+  /** Undefined where the system has no `openat2` (not Linux). */
+  readonly scanSealedBeneath: NativeSealingScanner | undefined
   /** Undefined where the system has no `openat2` (not Linux). */
   readonly sealBeneath: NativeSealer | undefined
 }
@@ -257,25 +288,53 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
               statFree.names,
               statFree.paths,
             )
-            if (answer === null) return undefined
-            if (
-              !(answer.checks instanceof ArrayBuffer) ||
-              answer.checks.byteLength !== 16 * relatives.length ||
-              !(answer.newestByDirectory instanceof ArrayBuffer) ||
-              answer.newestByDirectory.byteLength !== 8 * relatives.length
-            )
-              return undefined
-            return {
-              checks: new Uint8Array(answer.checks),
-              newestByDirectory: new BigInt64Array(answer.newestByDirectory),
-              ...(Array.isArray(answer.failed) && answer.failed.length > 0 ? { failed: answer.failed } : {}),
-            }
+            return answer === null ? undefined : sealOf(answer, relatives.length)
           } catch {
             return undefined
           }
         }
 
-  return { scan, scanBeneath, sealBeneath }
+  const scanSealedBeneath: NativeSealingScanner | undefined =
+    beneath === undefined
+      ? undefined
+      : (root, relatives, statFree) => {
+          let seal: ListingSeal | undefined
+          const answers = scanCached(root, relatives, (previous) => {
+            const answer = beneath(
+              root,
+              relatives,
+              threadsFor(relatives.length),
+              previous,
+              statFree.names,
+              statFree.paths,
+            )
+            // The root itself could not be opened: a failure for every directory.
+            if (answer === null) return relatives.map(() => ({ errno: 0, syscall: "open", path: root }))
+            // A module built from older sources answers the listings alone: nothing sealed.
+            if (Array.isArray(answer)) return answer as ReadonlyArray<NativeAnswer>
+            seal = sealOf(answer, relatives.length)
+            return answer.listings
+          })
+          return { listings: answers.map((answer) => ("errno" in answer ? undefined : answer)), seal }
+        }
+
+  return { scan, scanBeneath, scanSealedBeneath, sealBeneath }
+}
+
+/** The module's seal as a `ListingSeal`, or undefined when it is not the shape asked for. */
+const sealOf = (answer: NativeSeal, count: number): ListingSeal | undefined => {
+  if (
+    !(answer.checks instanceof ArrayBuffer) ||
+    answer.checks.byteLength !== 16 * count ||
+    !(answer.newestByDirectory instanceof ArrayBuffer) ||
+    answer.newestByDirectory.byteLength !== 8 * count
+  )
+    return undefined
+  return {
+    checks: new Uint8Array(answer.checks),
+    newestByDirectory: new BigInt64Array(answer.newestByDirectory),
+    ...(Array.isArray(answer.failed) && answer.failed.length > 0 ? { failed: answer.failed } : {}),
+  }
 }
 
 const loaded = nativeModule as DirScanModule | undefined
