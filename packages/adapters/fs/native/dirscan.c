@@ -29,6 +29,9 @@
  *   With statFreeNames and statFreePaths (arrays of strings) it also seals each listing as
  *   sealBeneath does, from the same listing, and answers { listings, checks, newestByDirectory,
  *   failed } (see sealBeneath): a capture's seal then costs no second listing of the tree.
+ * scanBeneathAsync(the same arguments) -> a promise of the same answer
+ *   (Linux only) The listings are taken on a thread of libuv's pool, so a scan takes in one wave
+ *   of directories while the next is listed.
  *
  * A name that is not valid UTF-8 comes back as a Buffer of its bytes in `names` (a string would
  * have its bad bytes replaced by U+FFFD, mangling it into another name), for the caller to report.
@@ -707,36 +710,32 @@ static napi_status seal_result(napi_env env, napi_value out, listing_t *listings
 }
 
 /*
- * Lists `paths` on up to `threads` threads, against the `previous` bytes; beneath root_fd when >= 0.
- * With `seal` (its stat-free names and paths), each listing is also sealed, and the answer is
- * { listings, checks, newestByDirectory, failed } (see seal_result) instead of the listings alone.
+ * The listings of `paths` to take, each with the previous bytes the caller kept for it (`previous`,
+ * an array of ArrayBuffer or holes): the buffers are not copied, so the caller keeps them alive and
+ * unchanged until the listings are taken. NULL (with an exception pending) when `paths` is not an
+ * array of strings.
  */
-static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous,
-                      int root_fd, const job_t *seal) {
+static listing_t *listings_of(napi_env env, napi_value paths, napi_value previous, uint32_t *count_out) {
   bool is_array = false;
-  if (napi_is_array(env, paths, &is_array) != napi_ok || !is_array)
-    return throw_error(env, "dirscan: paths must be an array of strings");
+  if (napi_is_array(env, paths, &is_array) != napi_ok || !is_array) {
+    throw_error(env, "dirscan: paths must be an array of strings");
+    return NULL;
+  }
   uint32_t count = 0;
   napi_get_array_length(env, paths, &count);
-  int32_t threads = 1;
-  if (threads_value != NULL) napi_get_value_int32(env, threads_value, &threads);
-  if (threads < 1) threads = 1;
-  if (threads > MAX_THREADS) threads = MAX_THREADS;
-  if ((uint32_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
-
   listing_t *listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
-  if (listings == NULL) return throw_error(env, "dirscan: out of memory");
-  napi_value result = NULL;
+  if (listings == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    return NULL;
+  }
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     if (napi_get_element(env, paths, i, &element) != napi_ok) {
       throw_error(env, "dirscan: paths must be an array of strings");
-      goto done;
+      goto failed;
     }
     listings[i].path = string_of(env, element);
-    if (listings[i].path == NULL) goto done;
-    /* The previous listing's bytes, if the caller kept them: they stay alive (the caller's array
-       holds them) and unchanged (no JavaScript runs) until this call returns. */
+    if (listings[i].path == NULL) goto failed;
     napi_value before;
     bool is_buffer = false;
     if (previous != NULL && napi_get_element(env, previous, i, &before) == napi_ok &&
@@ -749,39 +748,58 @@ static napi_value run(napi_env env, napi_value paths, napi_value threads_value, 
       }
     }
   }
+  *count_out = count;
+  return listings;
+failed:
+  for (uint32_t i = 0; i < count; i++) free_listing(&listings[i]);
+  free(listings);
+  return NULL;
+}
 
-  job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = root_fd, .keep = 1};
-  if (seal != NULL) {
-    job.seal = 1;
-    job.free_names = seal->free_names;
-    job.free_name_count = seal->free_name_count;
-    job.free_paths = seal->free_paths;
-    job.free_path_count = seal->free_path_count;
-  }
-  run_job(&job, threads);
+static int32_t threads_of(napi_env env, napi_value value, uint32_t count) {
+  int32_t threads = 1;
+  if (value != NULL) napi_get_value_int32(env, value, &threads);
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if ((uint32_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
+  return threads;
+}
 
-  if (napi_create_array_with_length(env, count, &result) != napi_ok) goto done;
+/*
+ * The answer for listings taken by a job: an array of Listing | Failure | true, or, when the job
+ * sealed them, { listings, checks, newestByDirectory, failed } (see seal_result). NULL with an
+ * exception pending when it could not be built.
+ */
+static napi_value answer_of(napi_env env, listing_t *listings, uint32_t count, int sealed) {
+  napi_value result;
+  if (napi_create_array_with_length(env, count, &result) != napi_ok) goto failed;
   for (uint32_t i = 0; i < count; i++) {
     napi_value listing = to_js(env, &listings[i]);
-    if (listing == NULL || napi_set_element(env, result, i, listing) != napi_ok) {
-      result = NULL;
-      bool pending = false;
-      napi_is_exception_pending(env, &pending);
-      if (!pending) throw_error(env, "dirscan: could not build the result");
-      goto done;
-    }
+    if (listing == NULL || napi_set_element(env, result, i, listing) != napi_ok) goto failed;
   }
-  if (seal != NULL) {
+  if (sealed) {
     napi_value out;
     if (napi_create_object(env, &out) != napi_ok || set(env, out, "listings", result) != napi_ok ||
-        seal_result(env, out, listings, count) != napi_ok) {
-      result = NULL;
-      throw_error(env, "dirscan: could not build the result");
-      goto done;
-    }
+        seal_result(env, out, listings, count) != napi_ok)
+      goto failed;
     result = out;
   }
-done:
+  return result;
+failed:;
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) throw_error(env, "dirscan: could not build the result");
+  return NULL;
+}
+
+/* Lists absolute `paths` on up to `threads` threads, against the `previous` bytes (`scan`). */
+static napi_value run(napi_env env, napi_value paths, napi_value threads_value, napi_value previous) {
+  uint32_t count = 0;
+  listing_t *listings = listings_of(env, paths, previous, &count);
+  if (listings == NULL) return NULL;
+  job_t job = {.listings = listings, .count = count, .next = 0, .root_fd = -1, .keep = 1};
+  run_job(&job, threads_of(env, threads_value, count));
+  napi_value result = answer_of(env, listings, count, 0);
   for (uint32_t i = 0; i < count; i++) free_listing(&listings[i]);
   free(listings);
   return result;
@@ -792,43 +810,148 @@ static napi_value scan(napi_env env, napi_callback_info info) {
   napi_value argv[3] = {NULL, NULL, NULL};
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1)
     return throw_error(env, "scan(paths, threads, previous): paths expected");
-  return run(env, argv[0], argv[1], argc >= 3 ? argv[2] : NULL, -1, NULL);
+  return run(env, argv[0], argv[1], argc >= 3 ? argv[2] : NULL);
 }
 
 #if defined(__linux__) && defined(SYS_openat2)
-static napi_value scan_beneath(napi_env env, napi_callback_info info) {
+/* One call of scanBeneath or scanBeneathAsync: its job and, for the async one, its work. */
+typedef struct {
+  job_t job;
+  int32_t threads;
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref previous; /* scanBeneathAsync: keeps the previous buffers alive while the job runs */
+} scan_call_t;
+
+static void free_scan_call(napi_env env, scan_call_t *c) {
+  if (c->job.listings != NULL) {
+    for (size_t i = 0; i < c->job.count; i++) free_listing(&c->job.listings[i]);
+    free(c->job.listings);
+  }
+  if (c->job.root_fd >= 0) close(c->job.root_fd);
+  free_strings(c->job.free_names, c->job.free_name_count);
+  free_strings(c->job.free_paths, c->job.free_path_count);
+  if (c->previous != NULL) napi_delete_reference(env, c->previous);
+  free(c);
+}
+
+/*
+ * The call scanBeneath's arguments (root, relatives, threads, previous, statFreeNames?,
+ * statFreePaths?) describe; its root_fd is -1 when the root cannot be opened (then nothing is to be
+ * listed: the answer is null). NULL with an exception pending for bad arguments.
+ */
+static scan_call_t *scan_call_of(napi_env env, napi_callback_info info, napi_value *previous) {
   size_t argc = 6;
   napi_value argv[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2)
-    return throw_error(env, "scanBeneath(root, relatives, threads, previous, statFreeNames?, statFreePaths?): "
-                            "root and relatives expected");
-  job_t seal;
-  memset(&seal, 0, sizeof seal);
-  int sealing = argc >= 6;
-  napi_value result = NULL;
-  int root_fd = -1;
-  if (sealing) {
-    seal.free_names = strings_of(env, argv[4], &seal.free_name_count);
-    if (seal.free_names == NULL) goto done;
-    seal.free_paths = strings_of(env, argv[5], &seal.free_path_count);
-    if (seal.free_paths == NULL) goto done;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) {
+    throw_error(env, "scanBeneath(root, relatives, threads, previous, statFreeNames?, statFreePaths?): "
+                     "root and relatives expected");
+    return NULL;
+  }
+  scan_call_t *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    return NULL;
+  }
+  c->job.root_fd = -1;
+  c->job.keep = 1;
+  *previous = argc >= 4 ? argv[3] : NULL;
+  if (argc >= 6) {
+    c->job.seal = 1;
+    c->job.free_names = strings_of(env, argv[4], &c->job.free_name_count);
+    if (c->job.free_names == NULL) goto failed;
+    c->job.free_paths = strings_of(env, argv[5], &c->job.free_path_count);
+    if (c->job.free_paths == NULL) goto failed;
   }
   char *root = string_of(env, argv[0]);
-  if (root == NULL) goto done;
-  root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  free(root);
+  if (root == NULL) goto failed;
   /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
      caller takes the checked way for every directory instead. */
-  if (root_fd < 0) {
-    napi_get_null(env, &result);
-    goto done;
+  c->job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  free(root);
+  if (c->job.root_fd < 0) return c;
+  uint32_t count = 0;
+  c->job.listings = listings_of(env, argv[1], *previous, &count);
+  if (c->job.listings == NULL) goto failed;
+  c->job.count = count;
+  c->threads = threads_of(env, argv[2], count);
+  return c;
+failed:
+  free_scan_call(env, c);
+  return NULL;
+}
+
+static napi_value scan_beneath(napi_env env, napi_callback_info info) {
+  napi_value previous, result = NULL;
+  scan_call_t *c = scan_call_of(env, info, &previous);
+  if (c == NULL) return NULL;
+  if (c->job.root_fd < 0) napi_get_null(env, &result);
+  else {
+    run_job(&c->job, c->threads);
+    result = answer_of(env, c->job.listings, (uint32_t)c->job.count, c->job.seal);
   }
-  result = run(env, argv[1], argv[2], argc >= 4 ? argv[3] : NULL, root_fd, sealing ? &seal : NULL);
-  close(root_fd);
-done:
-  free_strings(seal.free_names, seal.free_name_count);
-  free_strings(seal.free_paths, seal.free_path_count);
+  free_scan_call(env, c);
   return result;
+}
+
+static void scan_call_execute(napi_env env, void *data) {
+  scan_call_t *c = data;
+  run_job(&c->job, c->threads);
+}
+
+static void scan_call_complete(napi_env env, napi_status status, void *data) {
+  scan_call_t *c = data;
+  napi_value result = NULL;
+  if (status == napi_ok) result = answer_of(env, c->job.listings, (uint32_t)c->job.count, c->job.seal);
+  if (result != NULL) napi_resolve_deferred(env, c->deferred, result);
+  else {
+    napi_value error = NULL;
+    bool pending = false;
+    if (napi_is_exception_pending(env, &pending) == napi_ok && pending)
+      napi_get_and_clear_last_exception(env, &error);
+    if (error == NULL) {
+      napi_value message;
+      napi_create_string_utf8(env, "scanBeneathAsync: the listings could not be taken", NAPI_AUTO_LENGTH, &message);
+      napi_create_error(env, NULL, message, &error);
+    }
+    napi_reject_deferred(env, c->deferred, error);
+  }
+  napi_delete_async_work(env, c->work);
+  free_scan_call(env, c);
+}
+
+/*
+ * scanBeneathAsync: scanBeneath on a thread of libuv's pool (and its helpers), answered by a
+ * promise, so the caller's thread takes in one wave of a scan while the next is listed. The
+ * previous buffers are held (a reference to their array) until the listings are taken.
+ */
+static napi_value scan_beneath_async(napi_env env, napi_callback_info info) {
+  napi_value previous, promise, name, none;
+  scan_call_t *c = scan_call_of(env, info, &previous);
+  if (c == NULL) return NULL;
+  if (napi_create_promise(env, &c->deferred, &promise) != napi_ok) {
+    free_scan_call(env, c);
+    return throw_error(env, "scanBeneathAsync: no promise");
+  }
+  if (c->job.root_fd < 0) {
+    napi_get_null(env, &none);
+    napi_resolve_deferred(env, c->deferred, none);
+    free_scan_call(env, c);
+    return promise;
+  }
+  napi_valuetype type = napi_undefined;
+  if (previous != NULL && napi_typeof(env, previous, &type) == napi_ok && type == napi_object &&
+      napi_create_reference(env, previous, 1, &c->previous) != napi_ok) {
+    free_scan_call(env, c);
+    return throw_error(env, "scanBeneathAsync: could not hold the previous listings");
+  }
+  napi_create_string_utf8(env, "rewind.scanBeneath", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_async_work(env, NULL, name, scan_call_execute, scan_call_complete, c, &c->work) != napi_ok ||
+      napi_queue_async_work(env, c->work) != napi_ok) {
+    free_scan_call(env, c);
+    return throw_error(env, "scanBeneathAsync: could not queue the listings");
+  }
+  return promise;
 }
 #endif
 
@@ -1168,6 +1291,7 @@ NAPI_MODULE_INIT() {
     return NULL;
 #if defined(__linux__) && defined(SYS_openat2)
   if (export_function(env, exports, "scanBeneath", scan_beneath) != 0 ||
+      export_function(env, exports, "scanBeneathAsync", scan_beneath_async) != 0 ||
       export_function(env, exports, "sealBeneath", seal_beneath) != 0)
     return NULL;
 #endif

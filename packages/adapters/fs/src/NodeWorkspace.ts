@@ -372,14 +372,14 @@ export const nodePrimitives = (
       ? {}
       : {
           readdirStatBeneath: (root: string, relatives: ReadonlyArray<string>) =>
-            Effect.sync(() => beneath(root, relatives)),
+            Effect.promise(() => beneath(root, relatives)),
         }),
 
     ...(native?.scanSealedBeneath === undefined
       ? {}
       : {
           readdirStatSealedBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
-            Effect.sync(() => native.scanSealedBeneath!(at, relatives, statFree)),
+            Effect.promise(() => native.scanSealedBeneath!(at, relatives, statFree)),
         }),
 
     ...(native?.sealBeneath === undefined

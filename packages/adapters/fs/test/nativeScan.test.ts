@@ -34,6 +34,19 @@ const withTemp = <A>(run: (base: string) => A): A => {
   }
 }
 
+/** `withTemp` for a test that waits (a workspace lists directories off the main thread). */
+const withTempAsync = async <A>(run: (base: string) => Promise<A>): Promise<A> => {
+  const base = mkdtempSync(join(tmpdir(), "rewind-dirscan-"))
+  try {
+    return await run(base)
+  } finally {
+    rmSync(base, { recursive: true, force: true })
+  }
+}
+
+/** A workspace's answer, waited for. */
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+
 const name = fc.constantFrom("a", "b.ts", "Ü.md", "日本", ".hidden", "x y", "z-9", "lib", "n")
 type Node =
   | { readonly kind: "file"; readonly size: number; readonly mode: number }
@@ -115,7 +128,7 @@ describe("native directory scanner", () => {
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "lists a directory larger than one read of its entries (several getdents64 batches) in full",
     () =>
-      withTemp((base) => {
+      withTempAsync(async (base) => {
         // 3,000 names of ~70 bytes: ~270 KB of directory records, four times the scanner's buffer.
         const big = join(base, "big")
         mkdirSync(big)
@@ -133,21 +146,24 @@ describe("native directory scanner", () => {
         expect(listed.map((e) => e.name).sort()).toEqual([...names].sort())
         expect(listed.filter((e) => e.target !== undefined)).toHaveLength(6)
         // The same through the confined scan a workspace takes (scanBeneath).
-        const scanned = (nativeScan: boolean) =>
-          Effect.runSync(
-            Effect.flatMap(NodeWorkspace.make(base, { nativeScan }), (w) => w.scanDirectories([p("big")])),
+        const scanned = async (nativeScan: boolean) =>
+          (
+            await run(
+              Effect.flatMap(NodeWorkspace.make(base, { nativeScan }), (w) => w.scanDirectories([p("big")])),
+            )
           ).map((r) => Either.getOrUndefined(r))
-        expect(scanned(true)).toEqual(scanned(false))
-        expect(scanned(true)[0]).toHaveLength(3000)
+        const confined = await scanned(true)
+        expect(confined).toEqual(await scanned(false))
+        expect(confined[0]).toHaveLength(3000)
       }),
   )
 
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "lets a workspace scan random trees as the JavaScript scanner does, through symlinks and refusals",
-    () => {
+    () =>
       fc.assert(
-        fc.property(fc.array(fc.tuple(name, node), { minLength: 1, maxLength: 6 }), (roots) =>
-          withTemp((base) => {
+        fc.asyncProperty(fc.array(fc.tuple(name, node), { minLength: 1, maxLength: 6 }), (roots) =>
+          withTempAsync(async (base) => {
             const root = join(base, "root")
             mkdirSync(root)
             mkdirSync(join(base, "outside"))
@@ -169,11 +185,9 @@ describe("native directory scanner", () => {
               "lib/../..",
             ] as Array<WorkspacePath | undefined>
             const scan = (nativeScan: boolean) =>
-              Effect.runSync(
-                Effect.flatMap(NodeWorkspace.make(root, { nativeScan }), (w) => w.scanDirectories(asked)),
-              )
-            const withNative = scan(true)
-            const withJs = scan(false)
+              run(Effect.flatMap(NodeWorkspace.make(root, { nativeScan }), (w) => w.scanDirectories(asked)))
+            const withNative = await scan(true)
+            const withJs = await scan(false)
             expect(withNative.map((r) => Either.getOrUndefined(r))).toEqual(
               withJs.map((r) => Either.getOrUndefined(r)),
             )
@@ -183,8 +197,7 @@ describe("native directory scanner", () => {
           }),
         ),
         { numRuns: 40, seed: 11 },
-      )
-    },
+      ),
   )
 
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
@@ -233,7 +246,7 @@ describe("native directory scanner", () => {
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "hands back the same listing for a directory that did not change, and a new one for any change",
     () =>
-      withTemp((base) => {
+      withTempAsync(async (base) => {
         const root = join(base, "root")
         for (const d of ["a", "b", "c", "d", "e"]) {
           mkdirSync(join(root, d), { recursive: true })
@@ -242,12 +255,12 @@ describe("native directory scanner", () => {
         symlinkSync("a", join(root, "e", "link"))
         const workspace = Effect.runSync(NodeWorkspace.make(root))
         const asked = [undefined, "a", "b", "c", "d", "e"] as Array<WorkspacePath | undefined>
-        const scan = () => Effect.runSync(workspace.scanDirectories(asked)).map(Either.getOrThrow)
-        const first = scan()
-        const unchanged = scan()
+        const scan = async () => (await run(workspace.scanDirectories(asked))).map(Either.getOrThrow)
+        const first = await scan()
+        const unchanged = await scan()
         for (const [i, listing] of unchanged.entries()) expect(listing).toBe(first[i])
         // A directory asked twice in one call is answered twice, alike.
-        const twice = Effect.runSync(workspace.scanDirectories([p("d"), p("d")])).map(Either.getOrThrow)
+        const twice = (await run(workspace.scanDirectories([p("d"), p("d")]))).map(Either.getOrThrow)
         expect(twice).toEqual([first[4], first[4]])
         expect(twice[0]).toBe(first[4])
         // Same size, new mtime; a mode change; a new name; a link retargeted (same length).
@@ -256,13 +269,14 @@ describe("native directory scanner", () => {
         writeFileSync(join(root, "c", "g.txt"), "")
         rmSync(join(root, "e", "link"))
         symlinkSync("b", join(root, "e", "link"))
-        const second = scan()
-        const fresh = asked
-          .map(
-            (d) =>
-              Effect.runSync(NodeWorkspace.make(root).pipe(Effect.flatMap((w) => w.scanDirectories([d]))))[0],
+        const second = await scan()
+        const fresh: Array<ReadonlyArray<unknown>> = []
+        for (const d of asked)
+          fresh.push(
+            Either.getOrThrow(
+              (await run(NodeWorkspace.make(root).pipe(Effect.flatMap((w) => w.scanDirectories([d])))))[0]!,
+            ),
           )
-          .map((r) => Either.getOrThrow(r!))
         expect(second).toEqual(fresh)
         // The root lists c and e, whose mtimes moved with their entries; only d is untouched.
         expect(second.map((listing, i) => listing === first[i])).toEqual([
@@ -277,7 +291,7 @@ describe("native directory scanner", () => {
         expect(second[5]!.find((e) => e.name === "link")?.target).toBe("b")
         // Another workspace over the same root keeps its own listings.
         const other = Effect.runSync(NodeWorkspace.make(root))
-        const elsewhere = Effect.runSync(other.scanDirectories(asked)).map(Either.getOrThrow)
+        const elsewhere = (await run(other.scanDirectories(asked))).map(Either.getOrThrow)
         expect(elsewhere).toEqual(second)
         for (const [i, listing] of elsewhere.entries()) expect(listing).not.toBe(second[i])
       }),
@@ -286,17 +300,17 @@ describe("native directory scanner", () => {
   it.skipIf(!NodeWorkspace.nativeScanAvailable)(
     "answers as the JavaScript scanner does when the root itself is gone",
     () =>
-      withTemp((base) => {
+      withTempAsync(async (base) => {
         const root = join(base, "root")
         mkdirSync(join(root, "src"), { recursive: true })
         const withNative = Effect.runSync(NodeWorkspace.make(root))
         const withJs = Effect.runSync(NodeWorkspace.make(root, { nativeScan: false }))
         const asked = [undefined, p("src")]
         // Listed once, so the native side also holds listings of the root it can no longer open.
-        Effect.runSync(withNative.scanDirectories(asked))
+        await run(withNative.scanDirectories(asked))
         rmSync(root, { recursive: true })
-        const fromNative = Effect.runSync(withNative.scanDirectories(asked))
-        const fromJs = Effect.runSync(withJs.scanDirectories(asked))
+        const fromNative = await run(withNative.scanDirectories(asked))
+        const fromJs = await run(withJs.scanDirectories(asked))
         expect(fromNative.every(Either.isLeft)).toBe(true)
         expect(fromNative.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message])).toEqual(
           fromJs.map((r) => Either.isLeft(r) && [r.left._tag, r.left.message]),

@@ -28,8 +28,14 @@
  */
 import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { nameOf, parentOf } from "@rewind/contracts"
-import { Clock, Effect, Either, Option } from "effect"
-import { type ListingSeal, type StatFree, Workspace, type WorkspaceError } from "../ports/Workspace.js"
+import { Clock, Effect, Either, Fiber, Option } from "effect"
+import {
+  type ListingSeal,
+  type ScannedEntry,
+  type StatFree,
+  Workspace,
+  type WorkspaceError,
+} from "../ports/Workspace.js"
 import {
   IGNORE_FILES,
   isExcluded,
@@ -274,20 +280,43 @@ const scanOnce = (
       for (const r of repository?.refused ?? [])
         state.skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
     const { entries, skipped } = state
-    while (state.queue.length > 0) {
-      const now = yield* Clock.currentTimeMillis
-      if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
-        for (const rest of state.queue)
-          outOfBudget(
-            state,
-            rest.dir,
-            now > budget.deadlineMs ? "time budget spent" : "file-count budget spent",
-          )
-        break
-      }
+    type Wave = ReadonlyArray<{ readonly dir: string; readonly rules: RuleStack }>
+    const take = (): Wave => {
       const wave = state.queue.slice(0, SCAN_WAVE)
       state.queue = state.queue.slice(SCAN_WAVE)
-      const listings = yield* list(wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))))
+      return wave
+    }
+    const listWave = (wave: Wave) =>
+      list(wave.map(({ dir }) => (dir === "" ? undefined : (dir as WorkspacePath))))
+    // The next wave, listed while this one is taken in: a workspace that lists off the main thread
+    // (the fs adapter's native scanner) lists it meanwhile. Only directories already queued are
+    // listed ahead, each below one this scan took in scope, as they would be next anyway.
+    let ahead: { readonly wave: Wave; readonly listed: Fiber.RuntimeFiber<Listings> } | undefined
+    while (ahead !== undefined || state.queue.length > 0) {
+      const now = yield* Clock.currentTimeMillis
+      if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
+        const rest = [...(ahead?.wave ?? []), ...state.queue]
+        if (ahead !== undefined) yield* Fiber.interrupt(ahead.listed)
+        for (const { dir } of rest)
+          outOfBudget(state, dir, now > budget.deadlineMs ? "time budget spent" : "file-count budget spent")
+        break
+      }
+      let wave: Wave
+      let listings: Listings
+      if (ahead === undefined) {
+        wave = take()
+        listings = yield* listWave(wave)
+      } else {
+        wave = ahead.wave
+        listings = yield* Fiber.join(ahead.listed)
+        ahead = undefined
+      }
+      if (state.queue.length > 0) {
+        const next = take()
+        ahead = { wave: next, listed: yield* Effect.fork(listWave(next)) }
+        // Started now, not when this fiber next waits: its listing runs while this wave is taken in.
+        yield* Effect.yieldNow()
+      }
       for (let w = 0; w < wave.length; w++) {
         if (entries.size >= budget.maxFiles) {
           for (const rest of wave.slice(w)) outOfBudget(state, rest.dir, "file-count budget spent")
@@ -328,3 +357,6 @@ const scanOnce = (
 
 /** The bytes of a listing's check (`ListingSeal.checks`). */
 const CHECK_BYTES = 16
+
+/** A wave's listings, in its order. */
+type Listings = ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>>

@@ -1,6 +1,8 @@
 /**
  * The native directory scanner (`native/dirscan.c`, built by `node-gyp` when the package is
- * installed): `readdir` + `lstat` + `readlink` of many directories in one call, on a few threads.
+ * installed): `readdir` + `lstat` + `readlink` of many directories in one call, on a few threads;
+ * a workspace's confined listings are taken on a thread of libuv's pool (`scanBeneathAsync`), so a
+ * scan takes in one wave of directories on the main thread while the next is listed.
  * A repeat capture of a large workspace is almost all stat calls, and through `node:fs` each one
  * costs a JavaScript call and a Stats object on top of the system call. Optional: where the
  * module was not built (no compiler at install time, an unsupported platform), `makeNativeScanners`
@@ -55,23 +57,9 @@ interface DirScanModule {
    * Linux only: directories relative to `root`, opened by `openat2` beneath it, no symlinks; null
    * when the root itself cannot be opened.
    */
-  readonly scanBeneath?: {
-    (
-      root: string,
-      relatives: ReadonlyArray<string>,
-      threads: number,
-      previous?: Previous,
-    ): ReadonlyArray<NativeAnswer> | null
-    /** With the seal's stat-free names and paths: each listing sealed too (see `sealBeneath`). */
-    (
-      root: string,
-      relatives: ReadonlyArray<string>,
-      threads: number,
-      previous: Previous,
-      statFreeNames: ReadonlyArray<string>,
-      statFreePaths: ReadonlyArray<string>,
-    ): (NativeSeal & { readonly listings: ReadonlyArray<NativeAnswer> }) | null
-  }
+  readonly scanBeneath?: BeneathCall<BeneathAnswer>
+  /** Linux only: `scanBeneath` taken on a thread of libuv's pool, answered by a promise. */
+  readonly scanBeneathAsync?: BeneathCall<Promise<BeneathAnswer>>
   /**
    * Linux only: each sealed listing's check of directories relative to `root` (opened as
    * `scanBeneath` opens them), the newest ctime of an entry counted with its stat per directory, and
@@ -86,6 +74,25 @@ interface DirScanModule {
     statFreePaths: ReadonlyArray<string>,
   ) => NativeSeal | null
 }
+
+/**
+ * `scanBeneath(root, relatives, threads, previous?, statFreeNames?, statFreePaths?)`: with the
+ * stat-free names and paths, each listing is sealed too and the answer is `SealedListings`; null
+ * when the root itself cannot be opened.
+ */
+type BeneathCall<A> = (
+  root: string,
+  relatives: ReadonlyArray<string>,
+  threads: number,
+  previous?: Previous,
+  statFreeNames?: ReadonlyArray<string>,
+  statFreePaths?: ReadonlyArray<string>,
+) => A
+
+type BeneathAnswer = ReadonlyArray<NativeAnswer> | SealedListings | null
+
+/** A sealing `scanBeneath`'s answer: the listings, and their seal. */
+type SealedListings = NativeSeal & { readonly listings: ReadonlyArray<NativeAnswer> }
 
 /** A seal as the module answers it (`sealBeneath`, a sealing `scanBeneath`). */
 interface NativeSeal {
@@ -147,7 +154,7 @@ export type NativeScanner = (
 export type NativeScannerBeneath = (
   root: string,
   relatives: ReadonlyArray<string>,
-) => Array<ReadonlyArray<ScannedEntry> | undefined>
+) => Promise<Array<ReadonlyArray<ScannedEntry> | undefined>>
 
 /**
  * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): each sealed listing's check of
@@ -170,10 +177,10 @@ export type NativeSealingScanner = (
   root: string,
   relatives: ReadonlyArray<string>,
   statFree: StatFree,
-) => {
+) => Promise<{
   readonly listings: Array<ReadonlyArray<ScannedEntry> | undefined>
   readonly seal: ListingSeal | undefined
-}
+}>
 
 export interface NativeScanners {
   readonly scan: NativeScanner
@@ -220,12 +227,11 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
     return entries
   }
 
-  /** One call of the module over `keys` (under `root`); each answer is the entries or a failure. */
-  const scanCached = (
-    root: string,
-    keys: ReadonlyArray<string>,
-    call: (previous: Previous) => ReadonlyArray<NativeAnswer>,
-  ): Array<ReadonlyArray<ScannedEntry> | NativeFailure> => {
+  /**
+   * One call of the module over `keys` (under `root`), given the bytes cached for each when the
+   * call began; `take` turns its answers into entries (or failures) and updates the cache.
+   */
+  const cachedCall = (root: string, keys: ReadonlyArray<string>) => {
     let under = cache.get(root)
     if (under === undefined) {
       under = new Map()
@@ -233,44 +239,91 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
     }
     const listings = under
     // What was cached when the call began: "the same" refers to these bytes, whatever an earlier
-    // answer of the same call (a directory asked twice) puts in the cache meanwhile.
+    // answer of the same call (a directory asked twice), or of another call answered meanwhile,
+    // puts in the cache.
     const before = keys.map((key) => listings.get(key))
-    return call(before.map((cached) => cached?.blob)).map((answer, i) => {
-      const key = keys[i]!
-      if (answer === true) {
-        const cached = before[i]
-        // The module answers "the same" only where it was given bytes to compare with.
-        if (cached === undefined) throw new Error(`dirscan: "unchanged" for ${key}, which it was not given`)
-        return cached.entries
-      }
-      if ("errno" in answer) {
-        forget(listings, key)
-        return answer
-      }
-      return remember(listings, key, answer)
-    })
+    return {
+      previous: before.map((cached) => cached?.blob) as Previous,
+      take: (answers: ReadonlyArray<NativeAnswer>): Array<ReadonlyArray<ScannedEntry> | NativeFailure> =>
+        answers.map((answer, i) => {
+          const key = keys[i]!
+          if (answer === true) {
+            const cached = before[i]
+            // The module answers "the same" only where it was given bytes to compare with.
+            if (cached === undefined)
+              throw new Error(`dirscan: "unchanged" for ${key}, which it was not given`)
+            return cached.entries
+          }
+          if ("errno" in answer) {
+            forget(listings, key)
+            return answer
+          }
+          return remember(listings, key, answer)
+        }),
+    }
   }
 
-  const scan: NativeScanner = (absolutes) =>
-    scanCached("", absolutes, (previous) =>
-      module.scan(absolutes, threadsFor(absolutes.length), previous),
-    ).map((answer) => ("errno" in answer ? Either.left(failureOf(answer)) : Either.right(answer)))
+  /** The root itself could not be opened: a failure for every directory. */
+  const rootFailed = (root: string, relatives: ReadonlyArray<string>): ReadonlyArray<NativeAnswer> =>
+    relatives.map(() => ({ errno: 0, syscall: "open", path: root }))
 
-  const beneath = module.scanBeneath
+  const scan: NativeScanner = (absolutes) => {
+    const call = cachedCall("", absolutes)
+    return call
+      .take(module.scan(absolutes, threadsFor(absolutes.length), call.previous))
+      .map((answer) => ("errno" in answer ? Either.left(failureOf(answer)) : Either.right(answer)))
+  }
+
+  // Listed off the main thread where the module can (a scan takes in one wave while the next is
+  // listed); a module built from older sources lists on it.
+  const syncBeneath = module.scanBeneath
+  const asyncBeneath = module.scanBeneathAsync
+  const beneath =
+    syncBeneath === undefined
+      ? undefined
+      : (
+          root: string,
+          relatives: ReadonlyArray<string>,
+          previous: Previous,
+          statFree?: StatFree,
+        ): Promise<BeneathAnswer> => {
+          const threads = threadsFor(relatives.length)
+          const call = <A>(f: BeneathCall<A>) =>
+            statFree === undefined
+              ? f(root, relatives, threads, previous)
+              : f(root, relatives, threads, previous, statFree.names, statFree.paths)
+          return asyncBeneath === undefined ? Promise.resolve(call(syncBeneath)) : call(asyncBeneath)
+        }
+
   const scanBeneath: NativeScannerBeneath | undefined =
     beneath === undefined
       ? undefined
-      : (root, relatives) => {
-          const answers = scanCached(
-            root,
-            relatives,
-            (previous) =>
-              beneath(root, relatives, threadsFor(relatives.length), previous) ??
-              // The root itself could not be opened: a failure for every directory.
-              relatives.map(() => ({ errno: 0, syscall: "open", path: root })),
-          )
+      : async (root, relatives) => {
+          const call = cachedCall(root, relatives)
+          const answer = await beneath(root, relatives, call.previous)
+          const listings = answer === null ? rootFailed(root, relatives) : Array.isArray(answer) ? answer : []
           // A failure goes the checked way.
-          return answers.map((answer) => ("errno" in answer ? undefined : answer))
+          return call.take(listings).map((entries) => ("errno" in entries ? undefined : entries))
+        }
+
+  const scanSealedBeneath: NativeSealingScanner | undefined =
+    beneath === undefined
+      ? undefined
+      : async (root, relatives, statFree) => {
+          const call = cachedCall(root, relatives)
+          const answer = await beneath(root, relatives, call.previous, statFree)
+          // A module built from older sources answers the listings alone: nothing sealed.
+          const sealed = answer === null || Array.isArray(answer) ? undefined : (answer as SealedListings)
+          const listings =
+            answer === null
+              ? rootFailed(root, relatives)
+              : sealed === undefined
+                ? (answer as ReadonlyArray<NativeAnswer>)
+                : sealed.listings
+          return {
+            listings: call.take(listings).map((entries) => ("errno" in entries ? undefined : entries)),
+            seal: sealed === undefined ? undefined : sealOf(sealed, relatives.length),
+          }
         }
 
   const sealer = module.sealBeneath
@@ -292,30 +345,6 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
           } catch {
             return undefined
           }
-        }
-
-  const scanSealedBeneath: NativeSealingScanner | undefined =
-    beneath === undefined
-      ? undefined
-      : (root, relatives, statFree) => {
-          let seal: ListingSeal | undefined
-          const answers = scanCached(root, relatives, (previous) => {
-            const answer = beneath(
-              root,
-              relatives,
-              threadsFor(relatives.length),
-              previous,
-              statFree.names,
-              statFree.paths,
-            )
-            // The root itself could not be opened: a failure for every directory.
-            if (answer === null) return relatives.map(() => ({ errno: 0, syscall: "open", path: root }))
-            // A module built from older sources answers the listings alone: nothing sealed.
-            if (Array.isArray(answer)) return answer as ReadonlyArray<NativeAnswer>
-            seal = sealOf(answer, relatives.length)
-            return answer.listings
-          })
-          return { listings: answers.map((answer) => ("errno" in answer ? undefined : answer)), seal }
         }
 
   return { scan, scanBeneath, scanSealedBeneath, sealBeneath }
