@@ -233,6 +233,12 @@ export interface StatFree {
   readonly paths: ReadonlyArray<string>
 }
 
+/** The bytes of one directory's check in a `ListingSeal`. */
+export const LISTING_CHECK_BYTES = 16
+
+/** The newest ctime of a listing that counted no entry, or was not listed (the least int64). */
+export const NO_CTIME = -(2n ** 63n)
+
 /** What `sealListings` answers. */
 export interface ListingSeal {
   /**

@@ -61,7 +61,13 @@ import {
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { type ListingSeal, type StatFree, Workspace, type WorkspaceService } from "../ports/Workspace.js"
+import {
+  LISTING_CHECK_BYTES,
+  type ListingSeal,
+  type StatFree,
+  Workspace,
+  type WorkspaceService,
+} from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
 import { hashContent, sha256HexOfText } from "../workspace/contentHash.js"
@@ -85,8 +91,7 @@ const TRACKED_BYTES = 16
 /** The bytes of a session table's entry: the check of a path the session names. */
 const SESSION_BYTES = 8
 
-/** The bytes of a listing's check (`ListingSeal.checks`). */
-const CHECK_BYTES = 16
+const CHECK_BYTES = LISTING_CHECK_BYTES
 
 const STAT_FREE_NAMES: ReadonlyArray<string> = [VCS_NAME, STORE_DIRECTORY_NAME]
 

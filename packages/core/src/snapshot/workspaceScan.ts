@@ -30,6 +30,7 @@ import type { FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { nameOf, parentOf } from "@rewind/contracts"
 import { Clock, Effect, Either, Fiber, Option } from "effect"
 import {
+  LISTING_CHECK_BYTES,
   type ListingSeal,
   type ScannedEntry,
   type StatFree,
@@ -347,16 +348,13 @@ const scanOnce = (
               if (at === undefined) return undefined
               const [seal, w] = at
               return {
-                check: seal.checks.subarray(w * CHECK_BYTES, (w + 1) * CHECK_BYTES),
+                check: seal.checks.subarray(w * LISTING_CHECK_BYTES, (w + 1) * LISTING_CHECK_BYTES),
                 newest: seal.newestByDirectory[w]!,
               }
             },
           },
     )
   })
-
-/** The bytes of a listing's check (`ListingSeal.checks`). */
-const CHECK_BYTES = 16
 
 /** A wave's listings, in its order. */
 type Listings = ReadonlyArray<Either.Either<ReadonlyArray<ScannedEntry>, WorkspaceError>>

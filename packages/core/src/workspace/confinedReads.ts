@@ -8,13 +8,15 @@
  */
 import { aFileKind, WorkspaceIoError, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { Effect, Either, Option } from "effect"
-import type {
-  ListingSeal,
-  ScannedEntry,
-  StatFree,
-  WorkspaceError,
-  WorkspaceFile,
-  WorkspaceReadOptions,
+import {
+  LISTING_CHECK_BYTES,
+  type ListingSeal,
+  NO_CTIME,
+  type ScannedEntry,
+  type StatFree,
+  type WorkspaceError,
+  type WorkspaceFile,
+  type WorkspaceReadOptions,
 } from "../ports/Workspace.js"
 import { type ProbedEntry, resolveConfined, surelyShortEnough } from "./confinedPathResolution.js"
 import {
@@ -294,13 +296,16 @@ export const scanDirectoriesSealed = (
       Effect.map(sealing(at.root, relatives, statFree), ({ listings, seal }) => ({ listings, extra: seal })),
     )
     if (extra === undefined) return { listings, seal: undefined }
-    const checks = new Uint8Array(directories.length * CHECK_BYTES)
-    const newestByDirectory = new BigInt64Array(directories.length).fill(LEAST_NS)
+    const checks = new Uint8Array(directories.length * LISTING_CHECK_BYTES)
+    const newestByDirectory = new BigInt64Array(directories.length).fill(NO_CTIME)
     const sealedAt = new Set<number>()
     const failedThere = new Set(extra.failed ?? [])
     eligible.forEach((i, k) => {
       if (failedThere.has(k)) return
-      checks.set(extra.checks.subarray(k * CHECK_BYTES, (k + 1) * CHECK_BYTES), i * CHECK_BYTES)
+      checks.set(
+        extra.checks.subarray(k * LISTING_CHECK_BYTES, (k + 1) * LISTING_CHECK_BYTES),
+        i * LISTING_CHECK_BYTES,
+      )
       newestByDirectory[i] = extra.newestByDirectory[k]!
       sealedAt.add(i)
     })
@@ -308,12 +313,6 @@ export const scanDirectoriesSealed = (
     const seal: ListingSeal = { checks, newestByDirectory, ...(failed.length > 0 ? { failed } : {}) }
     return { listings, seal }
   })
-
-/** The bytes of a listing's check (`ListingSeal.checks`). */
-const CHECK_BYTES = 16
-
-/** The least int64: the newest ctime of a listing that counted none (`ListingSeal`). */
-const LEAST_NS = -(2n ** 63n)
 
 export const readLink = (at: ConfinedRoot, path: string) =>
   Effect.gen(function* () {

@@ -16,7 +16,7 @@
  */
 import { availableParallelism } from "node:os"
 import type { FileKind } from "@rewind/contracts"
-import type { ListingSeal, ScannedEntry, StatFree } from "@rewind/core"
+import { LISTING_CHECK_BYTES, type ListingSeal, type ScannedEntry, type StatFree } from "@rewind/core"
 import { Either } from "effect"
 import { type ErrnoFailure, errnoFailure } from "./durable.js"
 import { escapedName } from "./names.js"
@@ -354,7 +354,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
 const sealOf = (answer: NativeSeal, count: number): ListingSeal | undefined => {
   if (
     !(answer.checks instanceof ArrayBuffer) ||
-    answer.checks.byteLength !== 16 * count ||
+    answer.checks.byteLength !== LISTING_CHECK_BYTES * count ||
     !(answer.newestByDirectory instanceof ArrayBuffer) ||
     answer.newestByDirectory.byteLength !== 8 * count
   )
