@@ -639,6 +639,7 @@ static char *string_of(napi_env env, napi_value value) {
   return out;
 }
 
+#if defined(__linux__) && defined(SYS_openat2)
 /* The strings of a JavaScript array as C strings (`*count` of them); NULL with an exception pending
    when it is not an array of strings. An empty array gives a non-NULL empty list. */
 static char **strings_of(napi_env env, napi_value array, size_t *count) {
@@ -675,6 +676,7 @@ static void free_strings(char **strings, size_t count) {
   for (size_t i = 0; i < count; i++) free(strings[i]);
   free(strings);
 }
+#endif
 
 /*
  * The seal part of an answer, set on `out`: `checks` (SEAL_CHECK_BYTES a listing, zero where it was
