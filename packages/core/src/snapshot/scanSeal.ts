@@ -60,6 +60,7 @@ import {
   workspacePathProblem,
 } from "@rewind/contracts"
 import { Effect, Either, Option, Schema } from "effect"
+import { packHex, unpackHex } from "../internal/hex.js"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import {
   LISTING_CHECK_BYTES,
@@ -394,28 +395,6 @@ const trackedTable = (files: TrackedFiles | undefined) => {
     directoryOf.set(key, directory)
   })
   return { table, directoryOf, collided }
-}
-
-const hex = (bytes: Uint8Array) => {
-  let out = ""
-  for (const b of bytes) out += b.toString(16).padStart(2, "0")
-  return out
-}
-
-/** Entries of `width` bytes each, given as hex, packed in their order (the tables' form). */
-const packHex = (entries: ReadonlyArray<string>, width: number): Uint8Array => {
-  const out = new Uint8Array(entries.length * width)
-  entries.forEach((entry, i) => {
-    for (let b = 0; b < width; b++) out[i * width + b] = Number.parseInt(entry.slice(2 * b, 2 * b + 2), 16)
-  })
-  return out
-}
-
-/** `packHex` undone: each entry of `width` bytes, as hex. */
-const unpackHex = (bytes: Uint8Array, width: number): Array<string> => {
-  const out: Array<string> = []
-  for (let at = 0; at + width <= bytes.length; at += width) out.push(hex(bytes.subarray(at, at + width)))
-  return out
 }
 
 const encodeTable = (table: ReadonlyMap<string, string>): Uint8Array =>
