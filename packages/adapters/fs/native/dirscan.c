@@ -838,10 +838,47 @@ static void free_scan_call(napi_env env, scan_call_t *c) {
 }
 
 /*
- * The call scanBeneath's arguments (root, relatives, threads, previous, statFreeNames?,
- * statFreePaths?) describe; its root_fd is -1 when the root cannot be opened (then nothing is to be
- * listed: the answer is null). NULL with an exception pending for bad arguments.
+ * A call over `relatives` beneath `root` (JavaScript values): sealed when `names` and `paths` (the
+ * stat-free ones) are given, its listings handed to JavaScript when `keep`; `previous` as for
+ * scanBeneath (may be NULL). Its root_fd is -1 when the root cannot be opened (nothing to list: the
+ * answer is null). NULL with an exception pending for bad arguments.
  */
+static scan_call_t *new_scan_call(napi_env env, napi_value root_value, napi_value relatives, napi_value threads,
+                                  napi_value previous, napi_value names, napi_value paths, int keep) {
+  scan_call_t *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    throw_error(env, "dirscan: out of memory");
+    return NULL;
+  }
+  c->job.root_fd = -1;
+  c->job.keep = keep;
+  if (names != NULL && paths != NULL) {
+    c->job.seal = 1;
+    c->job.free_names = strings_of(env, names, &c->job.free_name_count);
+    if (c->job.free_names == NULL) goto failed;
+    c->job.free_paths = strings_of(env, paths, &c->job.free_path_count);
+    if (c->job.free_paths == NULL) goto failed;
+  }
+  char *root = string_of(env, root_value);
+  if (root == NULL) goto failed;
+  /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
+     caller takes the checked way for every directory instead. */
+  c->job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  free(root);
+  if (c->job.root_fd < 0) return c;
+  uint32_t count = 0;
+  c->job.listings = listings_of(env, relatives, previous, &count);
+  if (c->job.listings == NULL) goto failed;
+  c->job.count = count;
+  c->threads = threads_of(env, threads, count);
+  return c;
+failed:
+  free_scan_call(env, c);
+  return NULL;
+}
+
+/* The call scanBeneath's arguments (root, relatives, threads, previous, statFreeNames?,
+   statFreePaths?) describe (see new_scan_call); `*previous` is set to the previous argument. */
 static scan_call_t *scan_call_of(napi_env env, napi_callback_info info, napi_value *previous) {
   size_t argc = 6;
   napi_value argv[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
@@ -850,37 +887,9 @@ static scan_call_t *scan_call_of(napi_env env, napi_callback_info info, napi_val
                      "root and relatives expected");
     return NULL;
   }
-  scan_call_t *c = calloc(1, sizeof *c);
-  if (c == NULL) {
-    throw_error(env, "dirscan: out of memory");
-    return NULL;
-  }
-  c->job.root_fd = -1;
-  c->job.keep = 1;
-  *previous = argc >= 4 ? argv[3] : NULL;
-  if (argc >= 6) {
-    c->job.seal = 1;
-    c->job.free_names = strings_of(env, argv[4], &c->job.free_name_count);
-    if (c->job.free_names == NULL) goto failed;
-    c->job.free_paths = strings_of(env, argv[5], &c->job.free_path_count);
-    if (c->job.free_paths == NULL) goto failed;
-  }
-  char *root = string_of(env, argv[0]);
-  if (root == NULL) goto failed;
-  /* Never fall back to opening relative paths from here: they would resolve against the cwd. The
-     caller takes the checked way for every directory instead. */
-  c->job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  free(root);
-  if (c->job.root_fd < 0) return c;
-  uint32_t count = 0;
-  c->job.listings = listings_of(env, argv[1], *previous, &count);
-  if (c->job.listings == NULL) goto failed;
-  c->job.count = count;
-  c->threads = threads_of(env, argv[2], count);
-  return c;
-failed:
-  free_scan_call(env, c);
-  return NULL;
+  *previous = argv[3];
+  return new_scan_call(env, argv[0], argv[1], argv[2], argv[3], argc >= 6 ? argv[4] : NULL,
+                       argc >= 6 ? argv[5] : NULL, 1);
 }
 
 static napi_value scan_beneath(napi_env env, napi_callback_info info) {
@@ -979,61 +988,19 @@ static napi_value seal_beneath(napi_env env, napi_callback_info info) {
   napi_value argv[5] = {NULL, NULL, NULL, NULL, NULL};
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5)
     return throw_error(env, "sealBeneath(root, relatives, threads, statFreeNames, statFreePaths) expected");
-  int32_t threads = 1;
-  napi_get_value_int32(env, argv[2], &threads);
-  if (threads < 1) threads = 1;
-  if (threads > MAX_THREADS) threads = MAX_THREADS;
-  job_t job;
-  memset(&job, 0, sizeof job);
-  job.seal = 1;
-  job.root_fd = -1;
+  scan_call_t *c = new_scan_call(env, argv[0], argv[1], argv[2], NULL, argv[3], argv[4], 0);
+  if (c == NULL) return NULL;
   napi_value result = NULL;
-  size_t count = 0;
-  char **relatives = NULL;
-  listing_t *listings = NULL;
-  job.free_names = strings_of(env, argv[3], &job.free_name_count);
-  if (job.free_names == NULL) goto done;
-  job.free_paths = strings_of(env, argv[4], &job.free_path_count);
-  if (job.free_paths == NULL) goto done;
-  relatives = strings_of(env, argv[1], &count);
-  if (relatives == NULL) goto done;
-  char *root = string_of(env, argv[0]);
-  if (root == NULL) goto done;
-  job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  free(root);
-  if (job.root_fd < 0) {
-    napi_get_null(env, &result);
-    goto done;
+  if (c->job.root_fd < 0) napi_get_null(env, &result);
+  else {
+    run_job(&c->job, c->threads);
+    if (napi_create_object(env, &result) != napi_ok ||
+        seal_result(env, result, c->job.listings, c->job.count) != napi_ok) {
+      result = NULL;
+      throw_error(env, "dirscan: could not build the result");
+    }
   }
-  listings = calloc(count > 0 ? count : 1, sizeof(listing_t));
-  if (listings == NULL) {
-    throw_error(env, "dirscan: out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < count; i++) {
-    listings[i].path = relatives[i];
-    relatives[i] = NULL; /* now the listing's */
-  }
-  job.listings = listings;
-  job.count = count;
-  if ((size_t)threads > count) threads = count > 0 ? (int32_t)count : 1;
-  run_job(&job, threads);
-
-  napi_value out;
-  if (napi_create_object(env, &out) != napi_ok || seal_result(env, out, listings, count) != napi_ok) {
-    throw_error(env, "dirscan: could not build the result");
-    goto done;
-  }
-  result = out;
-done:
-  if (job.root_fd >= 0) close(job.root_fd);
-  if (listings != NULL) {
-    for (size_t i = 0; i < count; i++) free_listing(&listings[i]);
-    free(listings);
-  }
-  free_strings(relatives, count);
-  free_strings(job.free_names, job.free_name_count);
-  free_strings(job.free_paths, job.free_path_count);
+  free_scan_call(env, c);
   return result;
 }
 #endif

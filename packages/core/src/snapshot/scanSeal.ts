@@ -92,6 +92,7 @@ const TRACKED_BYTES = 16
 /** The bytes of a session table's entry: the check of a path the session names. */
 const SESSION_BYTES = 8
 
+/** The bytes of a listing's check. */
 const CHECK_BYTES = LISTING_CHECK_BYTES
 
 const STAT_FREE_NAMES: ReadonlyArray<string> = [VCS_NAME, STORE_DIRECTORY_NAME]
@@ -697,28 +698,24 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       directories = listedNow
       // The scan's own listings, sealed as it took them; any it could not seal are listed again.
       const fromScan = sealsOfScan(input.scan, directories, statFree)
-      const again = fromScan?.missing ?? directories.map((_, i) => i)
-      const listed: Option.Option<ListingSeal> =
-        again.length === 0
-          ? Option.some({ checks: new Uint8Array(0), newestByDirectory: new BigInt64Array(0) })
-          : yield* sealed(
-              workspace,
-              again.map((i) => directories[i]!),
-              statFree,
-            )
-      // A directory the scan listed that cannot be listed now changed under the capture.
-      if (Option.isNone(listed) || (listed.value.failed?.length ?? 0) > 0)
-        return unsealed("a directory could not be listed again")
-      if (fromScan === undefined) seal = listed.value
-      else {
+      seal = fromScan
+      const again = fromScan.missing
+      if (again.length > 0) {
+        const listed = yield* sealed(
+          workspace,
+          again.map((i) => directories[i]!),
+          statFree,
+        )
+        // A directory the scan listed that cannot be listed now changed under the capture.
+        if (Option.isNone(listed) || (listed.value.failed?.length ?? 0) > 0)
+          return unsealed("a directory could not be listed again")
         again.forEach((i, k) => {
-          fromScan.checks.set(
+          seal.checks.set(
             listed.value.checks.subarray(k * CHECK_BYTES, (k + 1) * CHECK_BYTES),
             i * CHECK_BYTES,
           )
-          fromScan.newestByDirectory[i] = listed.value.newestByDirectory[k]!
+          seal.newestByDirectory[i] = listed.value.newestByDirectory[k]!
         })
-        seal = { checks: fromScan.checks, newestByDirectory: fromScan.newestByDirectory }
       }
     }
     const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
@@ -774,24 +771,23 @@ export const sealChanges = (
   })
 
 /**
- * The seal of `directories` from the scan's own listings (`ScanResult.listingSeals`), when it took
- * them under this `statFree`: the checks and newest ctimes in the order of `directories`, and the
- * indices of those it did not seal (`missing`, for the caller to list). A listing the scan decided
- * by vouches for the point as well as one taken after it: a change after it differs from it.
+ * The seal of `directories` from the scan's own listings (`ScanResult.listingSeals`, when it took
+ * them under this `statFree`): the checks and newest ctimes in the order of `directories`, and the
+ * indices of those it did not seal (`missing`, every one when it sealed none), for the caller to
+ * list. A listing the scan decided by vouches for the point as well as one taken after it: a change
+ * after it differs from it.
  */
 const sealsOfScan = (scan: ScanResult, directories: ReadonlyArray<string>, statFree: StatFree) => {
   const seals = scan.listingSeals
-  if (
-    seals === undefined ||
-    !sameList(seals.statFree.names, statFree.names) ||
-    !sameList(seals.statFree.paths, statFree.paths)
-  )
-    return undefined
+  const usable =
+    seals !== undefined &&
+    sameList(seals.statFree.names, statFree.names) &&
+    sameList(seals.statFree.paths, statFree.paths)
   const checks = new Uint8Array(directories.length * CHECK_BYTES)
   const newestByDirectory = new BigInt64Array(directories.length)
   const missing: Array<number> = []
   directories.forEach((directory, i) => {
-    const sealed = seals.of(directory)
+    const sealed = usable ? seals.of(directory) : undefined
     if (sealed === undefined) missing.push(i)
     else {
       checks.set(sealed.check, i * CHECK_BYTES)

@@ -295,36 +295,32 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
           return asyncBeneath === undefined ? Promise.resolve(call(syncBeneath)) : call(asyncBeneath)
         }
 
+  // One call, sealing or not: the listings (a failure, or a root that could not be opened, goes
+  // the checked way) and, when sealing and the module could, their seal.
+  const listBeneath = async (root: string, relatives: ReadonlyArray<string>, statFree?: StatFree) => {
+    const call = cachedCall(root, relatives)
+    const answer = await beneath!(root, relatives, call.previous, statFree)
+    // A module built from older sources answers the listings alone: nothing sealed.
+    const sealed = answer === null || Array.isArray(answer) ? undefined : (answer as SealedListings)
+    const listings =
+      answer === null
+        ? rootFailed(root, relatives)
+        : sealed === undefined
+          ? (answer as ReadonlyArray<NativeAnswer>)
+          : sealed.listings
+    return {
+      listings: call.take(listings).map((entries) => ("errno" in entries ? undefined : entries)),
+      seal: sealed === undefined ? undefined : sealOf(sealed, relatives.length),
+    }
+  }
+
   const scanBeneath: NativeScannerBeneath | undefined =
     beneath === undefined
       ? undefined
-      : async (root, relatives) => {
-          const call = cachedCall(root, relatives)
-          const answer = await beneath(root, relatives, call.previous)
-          const listings = answer === null ? rootFailed(root, relatives) : Array.isArray(answer) ? answer : []
-          // A failure goes the checked way.
-          return call.take(listings).map((entries) => ("errno" in entries ? undefined : entries))
-        }
+      : async (root, relatives) => (await listBeneath(root, relatives)).listings
 
   const scanSealedBeneath: NativeSealingScanner | undefined =
-    beneath === undefined
-      ? undefined
-      : async (root, relatives, statFree) => {
-          const call = cachedCall(root, relatives)
-          const answer = await beneath(root, relatives, call.previous, statFree)
-          // A module built from older sources answers the listings alone: nothing sealed.
-          const sealed = answer === null || Array.isArray(answer) ? undefined : (answer as SealedListings)
-          const listings =
-            answer === null
-              ? rootFailed(root, relatives)
-              : sealed === undefined
-                ? (answer as ReadonlyArray<NativeAnswer>)
-                : sealed.listings
-          return {
-            listings: call.take(listings).map((entries) => ("errno" in entries ? undefined : entries)),
-            seal: sealed === undefined ? undefined : sealOf(sealed, relatives.length),
-          }
-        }
+    beneath === undefined ? undefined : (root, relatives, statFree) => listBeneath(root, relatives, statFree)
 
   const sealer = module.sealBeneath
   const sealBeneath: NativeSealer | undefined =
