@@ -730,6 +730,10 @@ static listing_t *listings_of(napi_env env, napi_value paths, napi_value previou
     throw_error(env, "dirscan: out of memory");
     return NULL;
   }
+  /* Only an array is read for previous bytes: reading an element of anything else (undefined, a
+     caller that kept none) would leave an exception pending. */
+  bool has_previous = false;
+  if (previous != NULL && napi_is_array(env, previous, &has_previous) != napi_ok) has_previous = false;
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     if (napi_get_element(env, paths, i, &element) != napi_ok) {
@@ -740,7 +744,7 @@ static listing_t *listings_of(napi_env env, napi_value paths, napi_value previou
     if (listings[i].path == NULL) goto failed;
     napi_value before;
     bool is_buffer = false;
-    if (previous != NULL && napi_get_element(env, previous, i, &before) == napi_ok &&
+    if (has_previous && napi_get_element(env, previous, i, &before) == napi_ok &&
         napi_is_arraybuffer(env, before, &is_buffer) == napi_ok && is_buffer) {
       void *data = NULL;
       size_t length = 0;
@@ -887,8 +891,8 @@ static scan_call_t *scan_call_of(napi_env env, napi_callback_info info, napi_val
                      "root and relatives expected");
     return NULL;
   }
-  *previous = argv[3];
-  return new_scan_call(env, argv[0], argv[1], argv[2], argv[3], argc >= 6 ? argv[4] : NULL,
+  *previous = argc >= 4 ? argv[3] : NULL;
+  return new_scan_call(env, argv[0], argv[1], argv[2], *previous, argc >= 6 ? argv[4] : NULL,
                        argc >= 6 ? argv[5] : NULL, 1);
 }
 

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, FastCheck as fc } from "effect"
 import { NodeWorkspace } from "../src/index.js"
+import { nativeModule } from "../src/internal/nativeModule.js"
 import { hasMkfifo } from "./fsFixture.js"
 
 const p = (path: string) => path as WorkspacePath
@@ -326,5 +327,29 @@ describe("native directory scanner", () => {
       const { native, javascript } = scanBoth([base])
       expect(native).toEqual(javascript)
     }),
+  )
+
+  it.skipIf(!NodeWorkspace.nativeScanAvailable || process.platform !== "linux")(
+    "the confined calls take their optional arguments as optional: no previous bytes, no seal",
+    () =>
+      withTempAsync(async (base) => {
+        mkdirSync(join(base, "d"))
+        writeFileSync(join(base, "d", "f"), "x")
+        type Listing = { readonly names: ReadonlyArray<string> }
+        const module = nativeModule as {
+          readonly scanBeneath: (...args: ReadonlyArray<unknown>) => ReadonlyArray<Listing>
+          readonly scanBeneathAsync: (...args: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Listing>>
+        }
+        // Without `previous`, with it undefined, and with it an array: the same listings.
+        for (const args of [
+          [base, ["", "d"], 1],
+          [base, ["", "d"], 1, undefined],
+          [base, ["", "d"], 1, []],
+        ]) {
+          const names = (listings: ReadonlyArray<Listing>) => listings.map((l) => [...l.names].sort())
+          expect(names(module.scanBeneath(...args))).toEqual([["d"], ["f"]])
+          expect(names(await module.scanBeneathAsync(...args))).toEqual([["d"], ["f"]])
+        }
+      }),
   )
 })
