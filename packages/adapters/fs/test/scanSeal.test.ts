@@ -204,7 +204,11 @@ const turnPoint = (sessionId: SessionId, options?: CaptureOptions) =>
   Effect.map(turnCapture(sessionId, options), (c) => c.point)
 
 const fullScan = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, CaptureShortcuts, { matchUnchangedManifest: false, scanSeal: false })
+  Effect.provideService(effect, CaptureShortcuts, {
+    matchUnchangedManifest: false,
+    scanSeal: false,
+    readDuringScan: false,
+  })
 
 /** The two points hold the same tree and say the same of it. */
 const expectSamePoint = (a: PointCaptured, b: PointCaptured, context: unknown) =>

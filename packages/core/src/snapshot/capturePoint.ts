@@ -8,7 +8,8 @@
  * the tree the last capture saw (`liveCapture.ts`) whenever the watcher can vouch for it. Without
  * it, the previous point's seal (`scanSeal.ts`) tells whether nothing changed (the point is the
  * previous one) or which directories did (only those are listed: `sealedCapture.ts`); otherwise
- * the whole tree is scanned. A capture never fails the agent: any failure becomes a `NotCaptured`
+ * the whole tree is scanned, the files to read being read while it lists (`readDuringScan`). A
+ * capture never fails the agent: any failure becomes a `NotCaptured`
  * outcome with the reason.
  */
 
@@ -29,7 +30,7 @@ import type { SessionState } from "../session/sessionState.js"
 import { makeTracker } from "./captureTracking.js"
 import { captureWatched, liveSync, offerFullScan } from "./liveCapture.js"
 import { pointArtifactCache } from "./pointArtifactCache.js"
-import { buildManifest, loadBaseStatCache, recordPoint, summarise } from "./pointBuild.js"
+import { buildManifest, loadBaseStatCache, readDuringScan, recordPoint, summarise } from "./pointBuild.js"
 import { latestTurnPoint, type PointIndex, pointIdFor, readPointIndex } from "./pointIndex.js"
 import {
   loadManifestLayers,
@@ -71,12 +72,13 @@ export const DEFAULT_CAPTURE_SETTINGS: CaptureSettings = {
 
 /**
  * Whether a repeat capture may find the tree unchanged without decoding the base manifest
- * (`unchangedManifest.ts`), and whether captures record and check seals (`scanSeal.ts`): both on
- * unless a caller provides otherwise. Off, every capture takes the full path, which is what the
+ * (`unchangedManifest.ts`), whether captures record and check seals (`scanSeal.ts`), and whether a
+ * full scan has the files to read read while it lists (`readDuringScan`, pointBuild.ts): all on
+ * unless a caller provides otherwise. Off, every capture takes the plain path, which is what the
  * property tests hold the shortcuts against.
  */
 export class CaptureShortcuts extends Context.Reference<CaptureShortcuts>()("@rewind/core/CaptureShortcuts", {
-  defaultValue: () => ({ matchUnchangedManifest: true, scanSeal: true }),
+  defaultValue: () => ({ matchUnchangedManifest: true, scanSeal: true, readDuringScan: true }),
 }) {}
 
 export interface CaptureProgress extends ScanProgress {
@@ -214,6 +216,8 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const progress = (phase: CaptureProgress["phase"], hashed: number, toHash: number, scan: ScanProgress) =>
       onProgress?.({ phase, hashed, toHash, directories: scan.directories, entries: scan.entries })
     let scanState: ScanProgress = { directories: 0, entries: 0 }
+    // The files the build will read are read while the scan lists (on a first capture, all of them).
+    const reads = shortcuts.readDuringScan ? yield* readDuringScan(statCache, settings) : undefined
     const scan = yield* scanWorkspace(
       budget,
       onProgress === undefined
@@ -227,6 +231,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
         : reusableDecisions(baseManifest?.value.map ?? new Map(), baseStatCache?.value.rules),
       // A capture that may seal its point seals its listings as it scans (no second listing).
       seal._tag === "Scan" ? yield* sealStatFree : undefined,
+      reads?.onEntry,
     )
     const match =
       deferred && base !== undefined
@@ -302,8 +307,10 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       }
     const previous: Manifest = baseManifest?.value.map ?? new Map()
 
+    const readAhead = reads === undefined ? undefined : yield* reads.finish
     const built = yield* buildManifest({
       scanned: scan.entries,
+      ...(readAhead === undefined ? {} : { readAhead }),
       tracked: tracker.tracked,
       previous,
       statCache,
@@ -346,7 +353,8 @@ export const capturePoint = (
 ): Effect.Effect<CaptureOutcome, never, Workspace | ArtifactStore | SessionStore> =>
   // Another writer may have appended meanwhile (a racing capture of the same turn may even have
   // won): each attempt re-reads the index, finds that point or records its own.
-  retryOnVersionConflict(captureOnce(sessionId, turnId, options)).pipe(
+  // Scoped: what a capture forks (`readDuringScan`) stops with the attempt that forked it.
+  retryOnVersionConflict(Effect.scoped(captureOnce(sessionId, turnId, options))).pipe(
     Effect.catchAllCause((cause) =>
       Effect.succeed<CaptureOutcome>({
         _tag: "NotCaptured",

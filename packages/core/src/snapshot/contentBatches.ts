@@ -1,10 +1,12 @@
 /**
- * The read-and-store step of a manifest build (`pointBuild.ts`): the files whose stat the cache
- * could not vouch for are read in groups and their content stored in batches, bounded in bytes and
- * files, with a few batches being stored while the next is read. Each stored file gets its entry;
- * it enters the stat cache only outside the racy window and when its stat still matches what was
- * read. A file that cannot be read keeps its previous entry (unreadable is never absent); one gone
- * since the scan becomes a tombstone.
+ * The read-and-store step of a manifest build (`pointBuild.ts`): files are read in groups and their
+ * content stored in batches, bounded in bytes and files, with a few batches being stored while the
+ * next group is read. The groups come from a list (`readAndStore`) or, while a scan is still
+ * listing, from a queue the scan feeds (`pointBuild.ts`'s `readDuringScan`); either way each file's
+ * outcome is told as it is known. Applied to a build (`applyOutcome`), a stored file gets its
+ * entry and enters the stat cache only outside the racy window and when its stat still matches
+ * what was read; a file that cannot be read keeps its previous entry (unreadable is never absent);
+ * one gone since the scan becomes a tombstone.
  */
 import type { ArtifactStoreError, ContentHash, FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
 import { Effect, Either, Fiber, Option } from "effect"
@@ -16,12 +18,23 @@ import type { ManifestEntry, StatCacheEntry } from "./pointManifest.js"
 const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 /** Files read by one `readMany`. */
-const READ_GROUP_FILES = 1_024
+export const READ_GROUP_FILES = 1_024
+/** A group is cut at about this many bytes (by the sizes the scan saw). */
+export const READ_GROUP_BYTES = BATCH_BYTES
 /**
  * Batches being stored at once; with the group being taken in and the next one being read, a
  * capture holds at most about 5 × BATCH_BYTES.
  */
 const STORES_IN_FLIGHT = 3
+
+/** Files to read together, each with the stat the scan saw. */
+export type ReadGroup = ReadonlyArray<readonly [WorkspacePath, FileStat]>
+
+/** What reading one file came to. */
+export type ReadOutcome =
+  | { readonly _tag: "Stored"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
+  | { readonly _tag: "Unreadable"; readonly skipped: SkippedPath }
+  | { readonly _tag: "Gone" }
 
 /** What a build accumulates; each step adds to it. */
 export interface BuildInto {
@@ -32,6 +45,52 @@ export interface BuildInto {
   readonly keepPrevious: (path: WorkspacePath) => void
 }
 
+/** Tells a build what reading a file came to (see the header). */
+export const applyOutcome =
+  (into: BuildInto, racyFromNs: bigint) =>
+  (path: WorkspacePath, stat: FileStat, outcome: ReadOutcome): void => {
+    if (outcome._tag === "Unreadable") {
+      into.skipped.push(outcome.skipped)
+      into.keepPrevious(path)
+      return
+    }
+    if (outcome._tag === "Gone") {
+      // Gone between the scan and the read: absent now.
+      into.manifest.set(path, { kind: "tombstone" })
+      return
+    }
+    const { hash, mode, size } = outcome
+    into.manifest.set(path, { kind: "file", hash, mode, size })
+    // The racy rule: an mtime this close to now may not change on the next edit, so the stat
+    // cannot vouch for the content next time; such a file is read again.
+    if (stat.mtimeNs < racyFromNs && stat.size === size && stat.mode === mode) {
+      into.statCache.set(path, {
+        size: stat.size,
+        mtimeNs: stat.mtimeNs,
+        ctimeNs: stat.ctimeNs,
+        inode: stat.inode,
+        mode: stat.mode,
+        hash,
+      })
+    }
+  }
+
+/** Cuts `toRead` into groups of at most READ_GROUP_FILES files or about READ_GROUP_BYTES. */
+const groupsOf = (toRead: ReadonlyArray<readonly [WorkspacePath, FileStat]>): Array<ReadGroup> => {
+  const groups: Array<ReadGroup> = []
+  for (let start = 0; start < toRead.length; ) {
+    let end = start
+    let expected = 0
+    while (end < toRead.length && end - start < READ_GROUP_FILES && expected < READ_GROUP_BYTES) {
+      expected += toRead[end]![1].size
+      end++
+    }
+    groups.push(toRead.slice(start, end))
+    start = end
+  }
+  return groups
+}
+
 /** Reads and stores `toRead` into `into`; `racyFromNs` is where the racy window begins. */
 export const readAndStore = (
   toRead: ReadonlyArray<readonly [WorkspacePath, FileStat]>,
@@ -39,15 +98,40 @@ export const readAndStore = (
   racyFromNs: bigint,
   onHashed: ((hashed: number, toHash: number) => void) | undefined,
 ) =>
+  Effect.suspend(() => {
+    const groups = groupsOf(toRead)
+    let g = 0
+    const apply = applyOutcome(into, racyFromNs)
+    let hashed = 0
+    return Effect.zipRight(
+      readGroups(
+        Effect.sync(() => groups[g++]),
+        (path, stat, outcome) => {
+          apply(path, stat, outcome)
+          hashed++
+          if (hashed % 256 === 0) onHashed?.(hashed, toRead.length)
+        },
+      ),
+      Effect.sync(() => onHashed?.(hashed, toRead.length)),
+    )
+  })
+
+/**
+ * Reads the groups `nextGroup` answers until it answers `undefined`, stores their contents, and
+ * tells each file's outcome (in the order each group was given, a batch once it is stored).
+ * Fails only as the store does: a file that cannot be read is an outcome, not a failure.
+ */
+export const readGroups = (
+  nextGroup: Effect.Effect<ReadGroup | undefined>,
+  told: (path: WorkspacePath, stat: FileStat, outcome: ReadOutcome) => void,
+): Effect.Effect<void, ArtifactStoreError, Workspace | ArtifactStore> =>
   Effect.gen(function* () {
     const workspace = yield* Workspace
     const artifacts = yield* ArtifactStore
-    const { manifest, statCache, skipped, keepPrevious } = into
-    // Files are read one by one and stored in batches (`putMany`: one transaction per batch where
-    // the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored while
-    // the next one is read: a store that compresses off the main thread takes longer per batch than
-    // the read of one, and with a single batch in flight the reads stood waiting for it.
-    let hashed = 0
+    // Files are read a group at a time and stored in batches (`putMany`: one transaction per batch
+    // where the store has them), bounded in bytes. Up to STORES_IN_FLIGHT batches are being stored
+    // while the next one is read: a store that compresses off the main thread takes longer per
+    // batch than the read of one, and with a single batch in flight the reads stood waiting for it.
     const storing: Array<Fiber.RuntimeFiber<void, ArtifactStoreError>> = []
     let batch: Array<{
       readonly path: WorkspacePath
@@ -58,28 +142,17 @@ export const readAndStore = (
     }> = []
     let batchBytes = 0
     const store = (stored: typeof batch) =>
-      Effect.gen(function* () {
-        const hashes = yield* artifacts.putMany(
+      Effect.map(
+        artifacts.putMany(
           stored.map((f) => f.content),
           stored.map((f) => f.hash),
-        )
-        stored.forEach(({ path, stat, mode, content }, i) => {
-          const hash = hashes[i]!
-          manifest.set(path, { kind: "file", hash, mode, size: content.byteLength })
-          // The racy rule: an mtime this close to now may not change on the next edit, so the stat
-          // cannot vouch for the content next time; such a file is read again.
-          if (stat.mtimeNs < racyFromNs && stat.size === content.byteLength && stat.mode === mode) {
-            statCache.set(path, {
-              size: stat.size,
-              mtimeNs: stat.mtimeNs,
-              ctimeNs: stat.ctimeNs,
-              inode: stat.inode,
-              mode: stat.mode,
-              hash,
-            })
-          }
-        })
-      })
+        ),
+        (hashes) => {
+          stored.forEach(({ path, stat, mode, content }, i) => {
+            told(path, stat, { _tag: "Stored", hash: hashes[i]!, mode, size: content.byteLength })
+          })
+        },
+      )
     const finishStoring = Effect.suspend(() =>
       Effect.forEach(storing.splice(0), Fiber.join, { discard: true }),
     )
@@ -91,45 +164,40 @@ export const readAndStore = (
       if (storing.length >= STORES_IN_FLIGHT) yield* Fiber.join(storing.shift()!)
       storing.push(yield* Effect.fork(store(stored)))
     })
-    // Read in groups (`readMany` checks the directories they share once), each at most
-    // READ_GROUP_FILES files or, by the sizes the scan saw, about BATCH_BYTES. The next group's
-    // read is under way while this one is taken in: a workspace that reads off the main thread
-    // (the fs adapter's native reads) reads it meanwhile, instead of the main thread waiting.
-    const groups: Array<ReadonlyArray<readonly [WorkspacePath, FileStat]>> = []
-    for (let start = 0; start < toRead.length; ) {
-      let end = start
-      let expected = 0
-      while (end < toRead.length && end - start < READ_GROUP_FILES && expected < BATCH_BYTES) {
-        expected += toRead[end]![1].size
-        end++
-      }
-      groups.push(toRead.slice(start, end))
-      start = end
-    }
-    const readGroup = (g: number) => Effect.fork(workspace.readMany(groups[g]!.map(([path]) => path)))
-    let next = groups.length === 0 ? undefined : yield* readGroup(0)
-    for (let g = 0; g < groups.length; g++) {
-      const group = groups[g]!
-      const reads = yield* Fiber.join(next!)
-      next = g + 1 < groups.length ? yield* readGroup(g + 1) : undefined
+    // The next group's read is under way while this one is taken in (`readMany` checks the
+    // directories a group shares once): a workspace that reads off the main thread (the fs
+    // adapter's native reads) reads it meanwhile, instead of the main thread waiting. Waiting for
+    // the next group (a scan still listing) is part of that fiber, so it holds nothing up either.
+    const readNext = Effect.fork(
+      Effect.flatMap(nextGroup, (group) =>
+        group === undefined
+          ? Effect.succeed(undefined)
+          : Effect.map(workspace.readMany(group.map(([path]) => path)), (reads) => ({ group, reads })),
+      ),
+    )
+    let next = yield* readNext
+    for (;;) {
+      const got = yield* Fiber.join(next)
+      if (got === undefined) break
+      next = yield* readNext
+      const { group, reads } = got
       for (let i = 0; i < group.length; i++) {
         const [path, stat] = group[i]!
         const read = reads[i]!
-        hashed++
-        if (hashed % 256 === 0) onHashed?.(hashed, toRead.length)
         if (Either.isLeft(read)) {
           const changing = read.left._tag === "WorkspaceIoError" && read.left.code === "ECHANGED"
-          skipped.push({
-            path,
-            reason: changing ? "changed_during_read" : "unreadable",
-            detail: read.left.message,
+          told(path, stat, {
+            _tag: "Unreadable",
+            skipped: {
+              path,
+              reason: changing ? "changed_during_read" : "unreadable",
+              detail: read.left.message,
+            },
           })
-          keepPrevious(path)
           continue
         }
         if (Option.isNone(read.right)) {
-          // Gone between the scan and the read: absent now.
-          manifest.set(path, { kind: "tombstone" })
+          told(path, stat, { _tag: "Gone" })
           continue
         }
         const file = read.right.value
@@ -140,5 +208,4 @@ export const readAndStore = (
     }
     yield* flush
     yield* finishStoring
-    onHashed?.(hashed, toRead.length)
   })

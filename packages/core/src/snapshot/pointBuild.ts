@@ -4,9 +4,12 @@
  * whose stat (size, mtime ns, ctime ns, inode, mode) matches the stat cache keeps its hash without
  * being read; a file modified within `racyWindowMs` of the capture is hashed but not cached, so it
  * is re-read next time. A tracked path that is gone becomes a tombstone; one that cannot be read
- * keeps its previous entry and is reported as unreadable: unreadable is never absent.
+ * keeps its previous entry and is reported as unreadable: unreadable is never absent. A full scan
+ * may have the files it will read read while it lists (`readDuringScan`); the build decides every
+ * candidate the same way either way, and takes such a read only for the entry it was made for.
  */
 import {
+  type ArtifactStoreError,
   aFileKind,
   type ContentHash,
   type FileStat,
@@ -15,13 +18,23 @@ import {
   type SkippedPath,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Fiber, Option, Queue, type Scope } from "effect"
+import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import type { CaptureSettings } from "./capturePoint.js"
-import { type BuildInto, readAndStore } from "./contentBatches.js"
+import {
+  applyOutcome,
+  type BuildInto,
+  READ_GROUP_BYTES,
+  READ_GROUP_FILES,
+  type ReadGroup,
+  type ReadOutcome,
+  readAndStore,
+  readGroups,
+} from "./contentBatches.js"
 import {
   loadStatCacheLayers,
   type Manifest,
@@ -68,8 +81,19 @@ export interface Built {
   readonly skipped: Array<SkippedPath>
 }
 
+/** A file read while the scan was still listing: what it came to, and the stat it was read under. */
+export interface ReadAhead {
+  readonly stat: FileStat
+  readonly outcome: ReadOutcome
+}
+
 interface BuildInput {
   readonly scanned: ReadonlyMap<WorkspacePath, ScannedPath>
+  /**
+   * Files read during the scan (`readDuringScan`): a candidate to read whose entry here was read
+   * under its very stat (the same scanned object) takes that outcome instead of a read.
+   */
+  readonly readAhead?: ReadonlyMap<WorkspacePath, ReadAhead>
   /** Paths to include even where the scan did not reach them; repeats and scanned paths are fine. */
   readonly tracked: Iterable<WorkspacePath>
   readonly previous: Manifest
@@ -98,8 +122,15 @@ export const buildManifest = (input: BuildInput) =>
     const racyFromNs = BigInt(input.startedAtMs - input.settings.racyWindowMs) * 1_000_000n
     const unscanned = yield* statUnscanned(input, into)
     const toRead: Array<[WorkspacePath, FileStat]> = []
-    for (const [path, scanned] of input.scanned) consider(input, into, toRead, path, scanned)
-    for (const [path, scanned] of unscanned) consider(input, into, toRead, path, scanned)
+    const apply = applyOutcome(into, racyFromNs)
+    const readAhead = input.readAhead
+    const read = (path: WorkspacePath, stat: FileStat) => {
+      const ahead = readAhead?.get(path)
+      if (ahead !== undefined && ahead.stat === stat) apply(path, stat, ahead.outcome)
+      else toRead.push([path, stat])
+    }
+    for (const [path, scanned] of input.scanned) consider(input, into, read, path, scanned)
+    for (const [path, scanned] of unscanned) consider(input, into, read, path, scanned)
     yield* readAndStore(toRead, into, racyFromNs, input.onHashed)
     return { manifest, statCache: into.statCache, skipped: into.skipped } satisfies Built
   })
@@ -146,11 +177,69 @@ const statUnscanned = (input: BuildInput, into: BuildInto) =>
     return unscanned
   })
 
+/** The stat cache's entry for a file whose stat it vouches for (see `sameStat`). */
+const vouchedFor = (statCache: StatCache, path: WorkspacePath, stat: FileStat) => {
+  const cached = statCache.get(path)
+  return cached !== undefined && sameStat(cached, stat) ? cached : undefined
+}
+
+/**
+ * Reads, while a full scan is still listing, the files its build will read (a regular file within
+ * the size limit that the stat cache does not vouch for: what `consider` reads), so the reads,
+ * hashes and stores of a first capture run beside the listing instead of after it. The build
+ * takes an outcome only for the very entry it was read for (`BuildInput.readAhead`); a file read
+ * for an entry the scan's answer does not hold (a scan run again) is read again, and its stored
+ * content is only unreferenced (the GC's to sweep). The reading runs in the caller's scope: a
+ * capture that ends without `finish` (its scan failed, or it found the tree unchanged) stops it.
+ */
+export const readDuringScan = (
+  statCache: StatCache,
+  settings: CaptureSettings,
+): Effect.Effect<
+  {
+    /** Told each entry the scan takes in scope (`scanWorkspace`'s `onEntry`). */
+    readonly onEntry: (path: WorkspacePath, entry: ScannedPath) => void
+    /** No more entries: every outcome of what was offered, by path, once it is stored. */
+    readonly finish: Effect.Effect<ReadonlyMap<WorkspacePath, ReadAhead>, ArtifactStoreError>
+  },
+  never,
+  Workspace | ArtifactStore | Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const groups = yield* Queue.unbounded<ReadGroup | undefined>()
+    const outcomes = new Map<WorkspacePath, ReadAhead>()
+    const reading = yield* Effect.forkScoped(
+      readGroups(Queue.take(groups), (path, stat, outcome) => outcomes.set(path, { stat, outcome })),
+    )
+    let pending: Array<readonly [WorkspacePath, FileStat]> = []
+    let pendingBytes = 0
+    const send = () => {
+      if (pending.length === 0) return
+      Queue.unsafeOffer(groups, pending)
+      pending = []
+      pendingBytes = 0
+    }
+    return {
+      onEntry: (path, { stat }) => {
+        if (stat.kind !== "file" || stat.size > settings.maxFileBytes) return
+        if (vouchedFor(statCache, path, stat) !== undefined) return
+        pending.push([path, stat])
+        pendingBytes += stat.size
+        if (pending.length >= READ_GROUP_FILES || pendingBytes >= READ_GROUP_BYTES) send()
+      },
+      finish: Effect.suspend(() => {
+        send()
+        Queue.unsafeOffer(groups, undefined)
+        return Effect.as(Fiber.join(reading), outcomes)
+      }),
+    }
+  })
+
 /** Decides a candidate: a link, skipped, vouched for by the stat cache, or to be read. */
 const consider = (
   input: BuildInput,
   into: BuildInto,
-  toRead: Array<[WorkspacePath, FileStat]>,
+  read: (path: WorkspacePath, stat: FileStat) => void,
   path: WorkspacePath,
   { stat, target }: ScannedPath,
 ) => {
@@ -175,8 +264,8 @@ const consider = (
     })
     keepPrevious(path)
   } else {
-    const cached = input.statCache.get(path)
-    if (cached !== undefined && sameStat(cached, stat)) {
+    const cached = vouchedFor(input.statCache, path, stat)
+    if (cached !== undefined) {
       // The previous entry object when it says the same: an unchanged tree allocates nothing
       // per file, and the delta against the previous manifest is found by identity.
       const before = input.previous.get(path)
@@ -190,7 +279,7 @@ const consider = (
           : { kind: "file", hash: cached.hash, mode: stat.mode, size: stat.size },
       )
       statCache.set(path, cached)
-    } else toRead.push([path, stat])
+    } else read(path, stat)
   }
 }
 

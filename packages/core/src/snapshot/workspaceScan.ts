@@ -140,11 +140,21 @@ export const scanWorkspace = (
   reuse?: ScanReuse,
   /** Seal each listing too, where the workspace can (`ScanResult.listingSeals`). */
   sealWith?: StatFree,
+  /**
+   * Told each entry as its wave is taken in scope (a caller starts reading files meanwhile). A scan
+   * run again (see below) tells its entries again; an entry told is in the answer only if the
+   * answer holds that very entry.
+   */
+  onEntry?: (path: WorkspacePath, entry: ScannedPath) => void,
 ): Effect.Effect<ScanResult, WorkspaceError, Workspace> =>
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
     const repository = yield* currentRepository
-    const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, { reuse, sealWith })
+    const { scan, provisional } = yield* scanOnce(repository, budget, onProgress, {
+      reuse,
+      sealWith,
+      onEntry,
+    })
     if (reuse === undefined || provisional.paths.length === 0 || scan.rules === reuse.rules) return scan
     // The reused decisions were made under other rules (or the scan saw only part of them, as when
     // a budget cut it short): ask the rules in force now about each one. The rule stacks they were
@@ -163,7 +173,7 @@ export const scanWorkspace = (
       repository,
       { ...budget, deadlineMs: now + (budget.deadlineMs - startedAt) },
       onProgress,
-      { sealWith },
+      { sealWith, onEntry },
     )
     return again.scan
   })
@@ -252,12 +262,15 @@ const scanOnce = (
     start = [{ dir: "", rules: repository?.outerRules ?? [] }],
     kept,
     sealWith,
+    onEntry,
   }: {
     readonly reuse?: ScanReuse | undefined
     readonly start?: ReadonlyArray<ScanStart>
     readonly kept?: ReadonlySet<string>
     /** Seal each listing too, where the workspace can (`ScanResult.listingSeals`). */
     readonly sealWith?: StatFree | undefined
+    /** Told each entry once its wave is taken in (`scanWorkspace`). */
+    readonly onEntry?: ((path: WorkspacePath, entry: ScannedPath) => void) | undefined
   } = {},
 ) =>
   Effect.gen(function* () {
@@ -284,6 +297,17 @@ const scanOnce = (
       for (const r of repository?.refused ?? [])
         state.skipped.push({ path: r.path, reason: "ignore_file_refused", detail: r.detail })
     const { entries, skipped } = state
+    // Entries are only ever added, in the map's order: a live iterator over it, advanced no further
+    // than its size (an iterator that once answers done stays done), tells each one once.
+    const fresh = onEntry === undefined ? undefined : entries.entries()
+    let told = 0
+    const tell = () => {
+      if (fresh === undefined) return
+      for (; told < entries.size; told++) {
+        const [path, entry] = fresh.next().value!
+        onEntry!(path, entry)
+      }
+    }
     type Wave = ReadonlyArray<{ readonly dir: string; readonly rules: RuleStack }>
     const take = (): Wave => {
       const wave = state.queue.slice(0, SCAN_WAVE)
@@ -337,6 +361,7 @@ const scanOnce = (
         if (reading !== undefined) yield* reading
         onProgress?.({ directories: state.directories, entries: entries.size })
       }
+      tell()
     }
     const beyond = takeTracked(state)
     if (beyond !== undefined) yield* beyond

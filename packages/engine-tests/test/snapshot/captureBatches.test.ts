@@ -1,10 +1,13 @@
 // A first capture of a tree larger than one read group, one store batch and the store pipeline's
 // window (several batches in flight): the point must be exactly what reading and hashing every file
-// one by one gives, and a failure in the middle must leave either a complete point or none.
+// one by one gives, and a failure in the middle must leave either a complete point or none. Its
+// reads start while the scan still lists (`readDuringScan`), and the point is the one reading after
+// the scan records.
 import { describe, expect, it } from "@effect/vitest"
 import type { SessionId, TurnId, WorkspacePath } from "@rewind/contracts"
 import {
   ArtifactStore,
+  CaptureShortcuts,
   capturePoint,
   hashContent,
   loadManifest,
@@ -120,4 +123,58 @@ describe("first capture across many batches", () => {
       expect(manifest).toEqual(reference)
     }).pipe(Effect.provide(env.layer()))
   })
+
+  it.effect("reads while it still lists, and records the point it records when it reads after", () =>
+    Effect.gen(function* () {
+      // 1,100 directories of 4 files: five waves of listings, each with a read group's worth of files.
+      const plant = (env: Env) => {
+        for (let d = 0; d < 1_100; d++)
+          for (let f = 0; f < 4; f++) env.fs.writeFile(`${ROOT}/d${d}/f${f}.txt`, `${d}/${f}\n`)
+      }
+      const captureLogged = (readDuringScan: boolean) =>
+        Effect.gen(function* () {
+          const env = makeEnv()
+          plant(env)
+          const calls: Array<"list" | "read"> = []
+          const inner = env.workspace.service
+          const logged = {
+            ...inner,
+            scanDirectories: (dirs: Parameters<typeof inner.scanDirectories>[0]) =>
+              Effect.tap(inner.scanDirectories(dirs), () => calls.push("list")),
+            readMany: (paths: Parameters<typeof inner.readMany>[0]) =>
+              Effect.tap(inner.readMany(paths), () => calls.push("read")),
+            ...(inner.scanDirectoriesSealed === undefined
+              ? {}
+              : {
+                  scanDirectoriesSealed: (
+                    ...args: Parameters<NonNullable<typeof inner.scanDirectoriesSealed>>
+                  ) => Effect.tap(inner.scanDirectoriesSealed!(...args), () => calls.push("list")),
+                }),
+          }
+          const { point, manifest } = yield* Effect.gen(function* () {
+            yield* TestClock.adjust("1 minute")
+            return yield* manifestOf(yield* newSession, 1)
+          }).pipe(
+            Effect.provideService(Workspace, logged),
+            Effect.provideService(CaptureShortcuts, {
+              matchUnchangedManifest: true,
+              scanSeal: true,
+              readDuringScan,
+            }),
+            Effect.provide(env.layer()),
+          )
+          return { point, manifest, calls }
+        })
+      const during = yield* captureLogged(true)
+      const after = yield* captureLogged(false)
+      expect(during.calls.filter((c) => c === "list").length).toBeGreaterThanOrEqual(5)
+      expect(during.calls.indexOf("read")).toBeLessThan(during.calls.lastIndexOf("list"))
+      expect(after.calls.indexOf("read")).toBeGreaterThan(after.calls.lastIndexOf("list"))
+      expect(during.manifest).toEqual(after.manifest)
+      const { capturedAt: _a, ...duringPoint } = during.point
+      const { capturedAt: _b, ...afterPoint } = after.point
+      expect(duringPoint).toEqual(afterPoint)
+      expect(during.point.files).toBe(4_400)
+    }),
+  )
 })

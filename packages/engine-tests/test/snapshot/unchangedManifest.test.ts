@@ -153,7 +153,11 @@ const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>,
     return out
   }).pipe(
     Effect.provide(env.layer()),
-    Effect.provideService(CaptureShortcuts, { matchUnchangedManifest: shortcut, scanSeal: shortcut }),
+    Effect.provideService(CaptureShortcuts, {
+      matchUnchangedManifest: shortcut,
+      scanSeal: shortcut,
+      readDuringScan: shortcut,
+    }),
     Effect.provide(TestContext.TestContext),
   )
 }
