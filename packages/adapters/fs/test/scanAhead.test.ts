@@ -14,10 +14,13 @@ import { sandbox } from "./treeOps.js"
 const FREE = { names: [".git", ".rewind"], paths: [] }
 const WHOLE = { maxFiles: 1_000_000, deadlineMs: Number.MAX_SAFE_INTEGER }
 
-/** 40 top directories of 20 each (840 directories: four waves), one file in every directory. */
-const plant = (root: string) => {
+/**
+ * `tops` top directories of 20 each, one file in every directory: 40 make 840 directories (four
+ * waves); 300 make 6,300, enough for the scan to cut its queue down (past 4,096 taken) mid-scan.
+ */
+const plant = (root: string, tops: number) => {
   const directories: Array<string> = []
-  for (let a = 0; a < 40; a++)
+  for (let a = 0; a < tops; a++)
     for (let b = 0; b < 21; b++) {
       const dir = b === 0 ? `d${a}` : `d${a}/e${b}`
       mkdirSync(join(root, dir), { recursive: true })
@@ -28,11 +31,14 @@ const plant = (root: string) => {
 }
 
 describe("a scan that lists ahead", () => {
-  it.live(
-    "reports every directory it did not take in when a budget is spent, and answers a whole scan alike",
-    () => {
+  it.live.each([
+    { tops: 40, cuts: [300, 600] },
+    { tops: 300, cuts: [5_000] },
+  ])(
+    "reports every directory it did not take in when a budget is spent, and answers a whole scan alike ($tops tops)",
+    ({ tops, cuts }) => {
       const box = sandbox()
-      const directories = plant(box.root)
+      const directories = plant(box.root, tops)
       const program = Effect.gen(function* () {
         const whole = yield* scanWorkspace(WHOLE)
         const sealed = yield* scanWorkspace(WHOLE, undefined, undefined, FREE)
@@ -41,8 +47,9 @@ describe("a scan that lists ahead", () => {
         expect(sealed.skipped).toEqual(whole.skipped)
         expect(whole.tree.scopes.size).toBe(directories.length + 1)
         for (const dir of whole.tree.scopes.keys()) expect(sealed.listingSeals?.of(dir)).toBeDefined()
-        // Cut within the third wave, while the fourth is being listed.
-        for (const maxFiles of [300, 600]) {
+        // Cut within a wave while the next is being listed (40 tops: the third and the fourth; 300:
+        // after the queue was cut down).
+        for (const maxFiles of cuts) {
           const cut = yield* scanWorkspace({ ...WHOLE, maxFiles }, undefined, undefined, FREE)
           const left = new Set(cut.skipped.filter((s) => s.reason === "budget").map((s) => s.path))
           expect(left.size).toBeGreaterThan(0)

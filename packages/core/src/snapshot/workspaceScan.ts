@@ -309,9 +309,17 @@ const scanOnce = (
       }
     }
     type Wave = ReadonlyArray<{ readonly dir: string; readonly rules: RuleStack }>
+    // The queue is taken from `head` on, and cut down only once its taken part is most of it: a
+    // copy of the rest per wave was quadratic in a wide tree (52k directories at babel 4x).
+    let head = 0
+    const queued = () => state.queue.length - head
     const take = (): Wave => {
-      const wave = state.queue.slice(0, SCAN_WAVE)
-      state.queue = state.queue.slice(SCAN_WAVE)
+      const wave = state.queue.slice(head, head + SCAN_WAVE)
+      head += wave.length
+      if (head >= SCAN_WAVE * 16 && head * 2 >= state.queue.length) {
+        state.queue = state.queue.slice(head)
+        head = 0
+      }
       return wave
     }
     const listWave = (wave: Wave) =>
@@ -320,10 +328,10 @@ const scanOnce = (
     // (the fs adapter's native scanner) lists it meanwhile. Only directories already queued are
     // listed ahead, each below one this scan took in scope, as they would be next anyway.
     let ahead: { readonly wave: Wave; readonly listed: Fiber.RuntimeFiber<Listings> } | undefined
-    while (ahead !== undefined || state.queue.length > 0) {
+    while (ahead !== undefined || queued() > 0) {
       const now = yield* Clock.currentTimeMillis
       if (now > budget.deadlineMs || entries.size >= budget.maxFiles) {
-        const rest = [...(ahead?.wave ?? []), ...state.queue]
+        const rest = [...(ahead?.wave ?? []), ...state.queue.slice(head)]
         if (ahead !== undefined) yield* Fiber.interrupt(ahead.listed)
         for (const { dir } of rest)
           outOfBudget(state, dir, now > budget.deadlineMs ? "time budget spent" : "file-count budget spent")
@@ -339,7 +347,7 @@ const scanOnce = (
         listings = yield* Fiber.join(ahead.listed)
         ahead = undefined
       }
-      if (state.queue.length > 0) {
+      if (queued() > 0) {
         const next = take()
         ahead = { wave: next, listed: yield* Effect.fork(listWave(next)) }
         // Started now, not when this fiber next waits: its listing runs while this wave is taken in.
