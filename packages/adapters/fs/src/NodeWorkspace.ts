@@ -371,15 +371,8 @@ export const nodePrimitives = (
     ...(beneath === undefined
       ? {}
       : {
-          readdirStatBeneath: (root: string, relatives: ReadonlyArray<string>) =>
-            Effect.promise(() => beneath(root, relatives)),
-        }),
-
-    ...(native?.scanSealedBeneath === undefined
-      ? {}
-      : {
-          readdirStatSealedBeneath: (at: string, relatives: ReadonlyArray<string>, statFree: StatFree) =>
-            Effect.promise(() => native.scanSealedBeneath!(at, relatives, statFree)),
+          readdirStatBeneath: (root: string, relatives: ReadonlyArray<string>, statFree?: StatFree) =>
+            Effect.promise(() => beneath(root, relatives, statFree)),
         }),
 
     ...(native?.sealBeneath === undefined

@@ -236,22 +236,24 @@ const scanChecked = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath 
 
 /**
  * Lists `directories` through `direct` (the primitive that opens each beneath the root, given the
- * well-formed ones relative to it); what it declines, and the rest, the checked way. `eligible`
- * holds the indices `direct` was given, in its order.
+ * well-formed ones relative to it, sealing them when given `statFree`); what it declines, and the
+ * rest, the checked way. `eligible` holds the indices `direct` was given, in its order.
  */
-const scanBeneath = <A>(
+const scanBeneath = (
   at: ConfinedRoot,
   directories: ReadonlyArray<WorkspacePath | undefined>,
-  direct: (relatives: ReadonlyArray<string>) => Effect.Effect<{
-    readonly listings: ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>
-    readonly extra: A
-  }>,
+  direct: NonNullable<FileSystemPrimitives["readdirStatBeneath"]>,
+  statFree?: StatFree,
 ) =>
   Effect.gen(function* () {
     const eligible = directories.flatMap((d, i) =>
       d === undefined || workspacePathProblem(d) === undefined ? [i] : [],
     )
-    const { listings, extra } = yield* direct(eligible.map((i) => directories[i] ?? ""))
+    const { listings, seal } = yield* direct(
+      at.root,
+      eligible.map((i) => directories[i] ?? ""),
+      statFree,
+    )
     const answers = new Map<number, Listing>()
     eligible.forEach((i, k) => {
       const entries = listings[k]
@@ -266,35 +268,29 @@ const scanBeneath = <A>(
             rest.map((i) => directories[i]),
           )
     for (const [k, i] of rest.entries()) answers.set(i, checked[k]!)
-    return { listings: directories.map((_, i) => answers.get(i)!), eligible, extra }
+    return { listings: directories.map((_, i) => answers.get(i)!), eligible, seal }
   })
 
 export const scanDirectories = (at: ConfinedRoot, directories: ReadonlyArray<WorkspacePath | undefined>) =>
   Effect.gen(function* () {
-    const { root, fs } = at
-    const beneath = fs.readdirStatBeneath
+    const beneath = at.fs.readdirStatBeneath
     if (beneath === undefined) return yield* scanChecked(at, directories)
-    const scanned = yield* scanBeneath(at, directories, (relatives) =>
-      Effect.map(beneath(root, relatives), (listings) => ({ listings, extra: undefined })),
-    )
-    return scanned.listings
+    return (yield* scanBeneath(at, directories, beneath)).listings
   })
 
 /**
  * `scanDirectories` with each listing sealed as `sealListings` seals it (the workspace's
  * `scanDirectoriesSealed`): a directory not listed beneath the root by the primitive (listed the
- * checked way) has no check and is in the seal's `failed`. For a primitive that seals.
+ * checked way) has no check and is in the seal's `failed`. For a primitive that lists beneath.
  */
 export const scanDirectoriesSealed = (
   at: ConfinedRoot,
   directories: ReadonlyArray<WorkspacePath | undefined>,
   statFree: StatFree,
-  sealing: NonNullable<FileSystemPrimitives["readdirStatSealedBeneath"]>,
+  beneath: NonNullable<FileSystemPrimitives["readdirStatBeneath"]>,
 ) =>
   Effect.gen(function* () {
-    const { listings, eligible, extra } = yield* scanBeneath(at, directories, (relatives) =>
-      Effect.map(sealing(at.root, relatives, statFree), ({ listings, seal }) => ({ listings, extra: seal })),
-    )
+    const { listings, eligible, seal: extra } = yield* scanBeneath(at, directories, beneath, statFree)
     if (extra === undefined) return { listings, seal: undefined }
     const checks = new Uint8Array(directories.length * LISTING_CHECK_BYTES)
     const newestByDirectory = new BigInt64Array(directories.length).fill(NO_CTIME)

@@ -162,7 +162,7 @@ export const discardPartialWrites = (at: ConfinedRoot, path: string) =>
     const beneath =
       fs.readdirStatBeneath === undefined
         ? undefined
-        : (yield* fs.readdirStatBeneath(root, [relativeDirectory.slice(0, -1)]))[0]
+        : (yield* fs.readdirStatBeneath(root, [relativeDirectory.slice(0, -1)])).listings[0]
     const entries: ReadonlyArray<DirectoryEntry> =
       beneath?.flatMap((e) => (e.unsupportedName === true ? [] : [{ name: e.name, kind: e.stat.kind }])) ??
       (yield* Effect.mapError(fs.readdir(directory), ioError("delete", path)))

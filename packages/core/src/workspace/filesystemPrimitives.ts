@@ -110,23 +110,17 @@ export interface FileSystemPrimitives {
    * by the operating system beneath the root without following a symlink anywhere on its path
    * (Linux `openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS). That is the confinement a walk
    * gives, done in the same step as the open, so the workspace does not walk these paths itself.
-   * `undefined` for a directory not listed that way, for whatever reason: the workspace then
-   * resolves and lists it as usual, which gives the answer (or the error) it owes. Optional.
+   * A listing is `undefined` for a directory not listed that way, for whatever reason: the
+   * workspace then resolves and lists it as usual, which gives the answer (or the error) it owes.
+   * Given `statFree`, each listing taken is also sealed as `sealBeneath` would seal the same
+   * directories (`seal`: a check per directory, in order; those not listed that way, or not
+   * sealed, in its `failed`; undefined when it cannot tell, and always without `statFree`): a
+   * capture's scan then serves its seal too, without listing the tree again. Optional.
    */
   readonly readdirStatBeneath?: (
     root: string,
     relatives: ReadonlyArray<string>,
-  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>>
-  /**
-   * `readdirStatBeneath` that also seals each listing it takes, as `sealBeneath` would seal the
-   * same directories (`seal`: a check per directory, in order; those not listed that way, or not
-   * sealed, in its `failed`; undefined when it cannot tell): a capture's scan then serves its seal
-   * too, without listing the tree again. Optional.
-   */
-  readonly readdirStatSealedBeneath?: (
-    root: string,
-    relatives: ReadonlyArray<string>,
-    statFree: StatFree,
+    statFree?: StatFree,
   ) => Effect.Effect<{
     readonly listings: ReadonlyArray<ReadonlyArray<ScannedEntry> | undefined>
     readonly seal: ListingSeal | undefined

@@ -70,11 +70,11 @@ export const makeConfinedWorkspace = (
     list: (directory) => listDirectory(at, directory),
     scanDirectory: (directory) => scanDirectory(at, directory),
     scanDirectories: (directories) => scanDirectories(at, directories),
-    ...(fs.readdirStatSealedBeneath === undefined
+    ...(fs.readdirStatBeneath === undefined
       ? {}
       : {
           scanDirectoriesSealed: (directories, statFree) =>
-            scanDirectoriesSealed(at, directories, statFree, fs.readdirStatSealedBeneath!),
+            scanDirectoriesSealed(at, directories, statFree, fs.readdirStatBeneath!),
         }),
     discardPartialWrites: (path) => discardPartialWrites(at, path),
     readLink: (path) => readLink(at, path),

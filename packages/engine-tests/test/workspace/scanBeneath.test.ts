@@ -38,7 +38,10 @@ describe("scanDirectories over readdirStatBeneath", () => {
             expect(root).toBe("/ws")
             asked.push(relatives)
             // Answers the root and src; declines everything else (as a symlink on the way would).
-            return relatives.map((r) => (r === "" ? sorted : r === "src" ? unsorted : undefined))
+            return {
+              listings: relatives.map((r) => (r === "" ? sorted : r === "src" ? unsorted : undefined)),
+              seal: undefined,
+            }
           }),
       })
       const directories = [undefined, p("src"), p("docs"), p("alias"), p("../outside"), p("missing")]

@@ -147,14 +147,22 @@ export type NativeScanner = (
 
 /**
  * Lists directories given relative to `root` (`""` is the root), each opened by the kernel beneath
- * the root with no symlink anywhere on its path. `undefined` for a directory that could not be
- * listed that way, for any reason (a symlink on the path, gone, unreadable): the caller lists it
- * the checked way, which gives the answer and the error a workspace owes.
+ * the root with no symlink anywhere on its path. A listing is `undefined` for a directory that
+ * could not be listed that way, for any reason (a symlink on the path, gone, unreadable): the
+ * caller lists it the checked way, which gives the answer and the error a workspace owes. Given
+ * `statFree`, it also seals each listing it takes, as `NativeSealer` would seal the same
+ * directories: one listing serves the scan and the capture's seal. `seal` is undefined without
+ * `statFree` or when the module cannot tell (then the caller lists again to seal); a directory
+ * whose listing is `undefined`, or was not sealed, is in its `failed`.
  */
 export type NativeScannerBeneath = (
   root: string,
   relatives: ReadonlyArray<string>,
-) => Promise<Array<ReadonlyArray<ScannedEntry> | undefined>>
+  statFree?: StatFree,
+) => Promise<{
+  readonly listings: Array<ReadonlyArray<ScannedEntry> | undefined>
+  readonly seal: ListingSeal | undefined
+}>
 
 /**
  * The workspace's `sealListings` (see `sealBeneath` in dirscan.c): each sealed listing's check of
@@ -167,27 +175,10 @@ export type NativeSealer = (
   statFree: StatFree,
 ) => ListingSeal | undefined
 
-/**
- * `NativeScannerBeneath` that also seals each listing it takes, as `NativeSealer` would seal the
- * same directories: one listing serves the scan and the capture's seal. `seal` is undefined when
- * the module cannot tell (then the caller lists again to seal); a directory whose listing is
- * `undefined`, or was not sealed, is in its `failed`.
- */
-export type NativeSealingScanner = (
-  root: string,
-  relatives: ReadonlyArray<string>,
-  statFree: StatFree,
-) => Promise<{
-  readonly listings: Array<ReadonlyArray<ScannedEntry> | undefined>
-  readonly seal: ListingSeal | undefined
-}>
-
 export interface NativeScanners {
   readonly scan: NativeScanner
   /** Undefined where the system has no `openat2` (not Linux). */
   readonly scanBeneath: NativeScannerBeneath | undefined
-  /** Undefined where the system has no `openat2` (not Linux). */
-  readonly scanSealedBeneath: NativeSealingScanner | undefined
   /** Undefined where the system has no `openat2` (not Linux). */
   readonly sealBeneath: NativeSealer | undefined
 }
@@ -314,13 +305,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
     }
   }
 
-  const scanBeneath: NativeScannerBeneath | undefined =
-    beneath === undefined
-      ? undefined
-      : async (root, relatives) => (await listBeneath(root, relatives)).listings
-
-  const scanSealedBeneath: NativeSealingScanner | undefined =
-    beneath === undefined ? undefined : (root, relatives, statFree) => listBeneath(root, relatives, statFree)
+  const scanBeneath: NativeScannerBeneath | undefined = beneath === undefined ? undefined : listBeneath
 
   const sealer = module.sealBeneath
   const sealBeneath: NativeSealer | undefined =
@@ -343,7 +328,7 @@ const makeScanners = (module: DirScanModule): NativeScanners => {
           }
         }
 
-  return { scan, scanBeneath, scanSealedBeneath, sealBeneath }
+  return { scan, scanBeneath, sealBeneath }
 }
 
 /** The module's seal as a `ListingSeal`, or undefined when it is not the shape asked for. */
