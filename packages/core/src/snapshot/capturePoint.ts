@@ -216,8 +216,14 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const progress = (phase: CaptureProgress["phase"], hashed: number, toHash: number, scan: ScanProgress) =>
       onProgress?.({ phase, hashed, toHash, directories: scan.directories, entries: scan.entries })
     let scanState: ScanProgress = { directories: 0, entries: 0 }
-    // The files the build will read are read while the scan lists (on a first capture, all of them).
-    const reads = shortcuts.readDuringScan ? yield* readDuringScan(statCache, settings) : undefined
+    // The files the build will read are read while the scan lists (on a first capture, all of them);
+    // once the scan is done, the progress is theirs.
+    let listed = false
+    const reads = shortcuts.readDuringScan
+      ? yield* readDuringScan(statCache, settings, (hashed, offered) => {
+          if (listed) progress("hash", hashed, offered, scanState)
+        })
+      : undefined
     const scan = yield* scanWorkspace(
       budget,
       onProgress === undefined
@@ -233,6 +239,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       seal._tag === "Scan" ? yield* sealStatFree : undefined,
       reads?.onEntry,
     )
+    listed = true
     const match =
       deferred && base !== undefined
         ? yield* matchBaseManifest(scan, statCache, base.manifestHash, settings.maxFileBytes)
@@ -316,7 +323,9 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       statCache,
       settings,
       startedAtMs,
-      onHashed: (hashed, toHash) => progress("hash", hashed, toHash, scanState),
+      // Counted on from what was read during the scan.
+      onHashed: (hashed, toHash) =>
+        progress("hash", (readAhead?.size ?? 0) + hashed, (readAhead?.size ?? 0) + toHash, scanState),
     })
     const { manifestHash, statCacheHash } = yield* storeManifestAndStatCache(
       built.manifest,

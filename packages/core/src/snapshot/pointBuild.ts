@@ -195,6 +195,8 @@ const vouchedFor = (statCache: StatCache, path: WorkspacePath, stat: FileStat) =
 export const readDuringScan = (
   statCache: StatCache,
   settings: CaptureSettings,
+  /** Told how many of the files offered so far were read and stored (every 256, and at `finish`). */
+  onHashed?: (hashed: number, offered: number) => void,
 ): Effect.Effect<
   {
     /** Told each entry the scan takes in scope (`scanWorkspace`'s `onEntry`). */
@@ -208,8 +210,13 @@ export const readDuringScan = (
   Effect.gen(function* () {
     const groups = yield* Queue.unbounded<ReadGroup | undefined>()
     const outcomes = new Map<WorkspacePath, ReadAhead>()
+    let offered = 0
+    let hashed = 0
     const reading = yield* Effect.forkScoped(
-      readGroups(Queue.take(groups), (path, stat, outcome) => outcomes.set(path, { stat, outcome })),
+      readGroups(Queue.take(groups), (path, stat, outcome) => {
+        outcomes.set(path, { stat, outcome })
+        if (++hashed % 256 === 0) onHashed?.(hashed, offered)
+      }),
     )
     let pending: Array<readonly [WorkspacePath, FileStat]> = []
     let pendingBytes = 0
@@ -224,13 +231,18 @@ export const readDuringScan = (
         if (stat.kind !== "file" || stat.size > settings.maxFileBytes) return
         if (vouchedFor(statCache, path, stat) !== undefined) return
         pending.push([path, stat])
+        offered++
         pendingBytes += stat.size
         if (pending.length >= READ_GROUP_FILES || pendingBytes >= READ_GROUP_BYTES) send()
       },
       finish: Effect.suspend(() => {
         send()
         Queue.unsafeOffer(groups, undefined)
-        return Effect.as(Fiber.join(reading), outcomes)
+        onHashed?.(hashed, offered)
+        return Effect.as(
+          Effect.tap(Fiber.join(reading), () => onHashed?.(hashed, offered)),
+          outcomes,
+        )
       }),
     }
   })
