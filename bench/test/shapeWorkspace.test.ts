@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { shapeContent } from "@rewind/testkit/corpus"
+import { scrubbedEnv } from "../src/baselines/shadowGit.js"
 import { shapeFloor } from "../src/floors.bench.js"
 import { runCase } from "../src/harness/caseRun.js"
 import { nativeScannerReport, shapeCli, shapeFacade } from "../src/shapes.bench.js"
@@ -53,9 +54,7 @@ describe("shape workspaces", () => {
     expect(ws.totalBytes).toBe(2 * (300 + 900))
     // A git checkout, as the shape's repository is: its index lists what git keeps, ignore files
     // included, and none of the ignored files.
-    const tracked = execFileSync("git", ["-C", ws.root, "ls-files"], {
-      env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-    })
+    const tracked = execFileSync("git", ["-C", ws.root, "ls-files"], { env: scrubbedEnv(ws.root) })
       .toString()
       .trim()
       .split("\n")

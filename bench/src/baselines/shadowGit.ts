@@ -72,7 +72,7 @@ export const diskUsageBytes = (...paths: ReadonlyArray<string>): number => {
 }
 
 /** What every git here runs with: no inherited GIT_DIR, no user or system config, `home` as HOME. */
-const scrubbedEnv = (home: string): NodeJS.ProcessEnv => ({
+export const scrubbedEnv = (home: string): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: home,
   LANG: "C",

@@ -41,39 +41,47 @@ interface Scans {
  * `cached` false there is no point artifact cache, as in a CLI process: every manifest and stat
  * cache is read from the store (a capture of the changes then decodes only the part it needs).
  */
-const layers = (box: Sandbox, scans: Scans, cached = true) => {
-  const counted = Layer.effect(
-    Workspace,
-    Effect.map(Workspace, (workspace) => ({
-      ...workspace,
-      scanDirectories: (directories: Parameters<typeof workspace.scanDirectories>[0]) =>
-        Effect.suspend(() => {
-          scans.count++
-          return workspace.scanDirectories(directories)
-        }),
-      // A full capture's scan lists through this one (its listings sealed as it takes them).
-      ...(workspace.scanDirectoriesSealed === undefined
-        ? {}
-        : {
-            scanDirectoriesSealed: (
-              ...args: Parameters<NonNullable<typeof workspace.scanDirectoriesSealed>>
-            ) =>
-              Effect.suspend(() => {
-                scans.count++
-                return workspace.scanDirectoriesSealed!(...args)
-              }),
-          }),
-    })),
-  ).pipe(Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))))
-  return Layer.mergeAll(
-    counted,
+/** The sandbox's Node workspace as `change` makes it, over memory stores and sequential ids. */
+const portsWith = (
+  box: Sandbox,
+  change: (workspace: Workspace["Type"]) => Workspace["Type"],
+  ids: string,
+  cached: boolean,
+) =>
+  Layer.mergeAll(
+    Layer.effect(Workspace, Effect.map(Workspace, change)).pipe(
+      Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))),
+    ),
     MemoryArtifactStore.layer,
     MemorySessionStore.layer,
     MemoryOperationJournal.layer,
-    IdGenerators.layerSequential("s"),
+    IdGenerators.layerSequential(ids),
     cached ? layerPointArtifactCache() : Layer.empty,
   )
-}
+
+/** The workspace with every listing call counted in `scans`. */
+const counting =
+  (scans: Scans) =>
+  (workspace: Workspace["Type"]): Workspace["Type"] => ({
+    ...workspace,
+    scanDirectories: (directories) =>
+      Effect.suspend(() => {
+        scans.count++
+        return workspace.scanDirectories(directories)
+      }),
+    // A full capture's scan lists through this one (its listings sealed as it takes them).
+    ...(workspace.scanDirectoriesSealed === undefined
+      ? {}
+      : {
+          scanDirectoriesSealed: (...args: Parameters<NonNullable<typeof workspace.scanDirectoriesSealed>>) =>
+            Effect.suspend(() => {
+              scans.count++
+              return workspace.scanDirectoriesSealed!(...args)
+            }),
+        }),
+  })
+
+const layers = (box: Sandbox, scans: Scans, cached = true) => portsWith(box, counting(scans), "s", cached)
 
 /** Runs `program` over the sandbox's ports, then removes the sandbox. */
 const inSandbox = <A, E>(
@@ -937,15 +945,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
    * no sealing scan), fresh stores and ids: two runs of one program over one tree are comparable.
    */
   const changedPorts = (box: Sandbox, change: (workspace: Workspace["Type"]) => Workspace["Type"]) =>
-    Layer.mergeAll(
-      Layer.effect(Workspace, Effect.map(Workspace, change)).pipe(
-        Layer.provide(Layer.orDie(NodeWorkspace.layer(box.root, { durability: "atomic" }))),
-      ),
-      MemoryArtifactStore.layer,
-      MemorySessionStore.layer,
-      MemoryOperationJournal.layer,
-      IdGenerators.layerSequential("d"),
-    )
+    portsWith(box, change, "d", false)
   const dyingSealListings = (workspace: Workspace["Type"]) => ({
     ...workspace,
     sealListings: () => Effect.die(new Error("the seal listing broke")),
