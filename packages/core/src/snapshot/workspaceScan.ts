@@ -5,7 +5,9 @@
  * (`workspace/ignoreRules.ts`) at every level and a file-count and time budget counted per entry.
  * The next wave of queued directories is listed while one is taken in (a workspace that lists off
  * the main thread overlaps the two); what the scan answers does not depend on it. Asked to
- * (`sealWith`), it seals each listing as it takes it (`ScanResult.listingSeals`, `scanSeal.ts`).
+ * (`sealWith`), it seals each listing as it takes it (`ScanResult.listingSeals`, `scanSeal.ts`),
+ * and it tells a caller each entry once its wave is taken in (`onEntry`: a capture reads files
+ * meanwhile, `pointBuild.ts`'s `readDuringScan`).
  *
  * Never in scope, and not reported: what the ignore rules exclude (but a file git tracks, which no
  * rule excludes: `takeTracked` stats those after the listing), and what the protection policy
