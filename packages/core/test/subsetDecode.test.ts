@@ -120,8 +120,41 @@ describe("subset decoders", () => {
           expect(part.entries).toEqual(restricted(full.entries, wanted))
           expect(part.removed).toEqual(full.removed.filter(wanted))
           expect([part.base, part.depth, part.rules]).toEqual([full.base, full.depth, full.rules])
+          // Chosen on the bytes by parent directory: the same subset.
+          const byBytes = decodeStatCacheLayer(bytes, 16, Object.assign(wanted, { parents: dirs }))!
+          expect(byBytes.entries).toEqual(part.entries)
+          expect(byBytes.removed).toEqual(part.removed)
         },
       ),
       { numRuns: 200, seed: 27 },
     ))
+
+  it("a stat cache layer whose paths do not number its entries is no subset, chosen on bytes or not", () => {
+    const entry = {
+      size: 1,
+      mtimeNs: 1n,
+      ctimeNs: 1n,
+      inode: 1n,
+      mode: 0o644,
+      hash: "a".repeat(64) as ContentHash,
+    }
+    const bytes = encodeStatCacheLayer({
+      base: undefined,
+      depth: 0,
+      rules: undefined,
+      entries: [
+        ["a/x" as WorkspacePath, entry],
+        ["b/y" as WorkspacePath, entry],
+      ],
+      removed: [],
+    })!
+    const wanted = Object.assign((p: string) => parentOf(p) === "b", { parents: ["b"] })
+    expect(decodeStatCacheLayer(bytes, 16, wanted)?.entries).toEqual(new Map([["b/y", entry]]))
+    // "a/x" becomes "a/" and "": three paths for two entries.
+    const damaged = Uint8Array.from(bytes)
+    damaged[Buffer.from(damaged).indexOf("a/x") + 2] = 0
+    expect(decodeStatCacheLayer(damaged, 16)).toBeUndefined()
+    expect(decodeStatCacheLayer(damaged, 16, wanted)).toBeUndefined()
+    expect(decodeStatCacheLayer(damaged, 16, (p) => parentOf(p) === "b")).toBeUndefined()
+  })
 })

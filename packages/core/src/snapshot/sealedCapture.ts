@@ -197,8 +197,13 @@ export const captureSealed = (input: SealedCaptureInput) =>
       bytes += stat.size
     }
     const rehash = files <= REHASH_FILES && bytes <= REHASH_BYTES
+    // Chosen on the bytes too while the parents are few (a stat cache holds no tombstones).
+    const statRows = Object.assign(
+      (path: string) => inChanged(path),
+      changed.size <= 16 ? { parents: [...changed] } : {},
+    )
     const statLoaded = yield* Effect.either(
-      loadStatCacheSubset(base.statCacheHash, rehash ? undefined : inChanged),
+      loadStatCacheSubset(base.statCacheHash, rehash ? undefined : statRows),
     )
     if (Either.isLeft(statLoaded))
       return fullScan(`the last point's stat cache could not be read: ${statLoaded.left.message}`)

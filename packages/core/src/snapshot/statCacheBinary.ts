@@ -145,18 +145,63 @@ const malformed = (): never => {
   throw new Malformed()
 }
 
-/** `count` workspace paths from one NUL-separated text, every one checked (or every one `wanted`). */
-const pathsOf = (
-  raw: Uint8Array,
-  count: number,
-  wanted?: (path: string, tombstone: boolean) => boolean,
-): Array<WorkspacePath> => {
+/** Which paths a subset decode wants (`Wanted` in layeredMaps.ts): `parents` lets it choose on bytes. */
+type PathTest = ((path: string, tombstone: boolean) => boolean) & {
+  readonly parents?: ReadonlyArray<string>
+}
+
+/**
+ * `count` workspace paths from one NUL-separated text, every one checked; with `wanted`, only the
+ * wanted ones are in the answer (the rest are holes) and checked. With `wanted.parents`, a path is
+ * chosen on its bytes (its parent directory's bytes are one of theirs), and only the chosen ones are
+ * decoded: a capture of one directory of a large tree then makes a handful of strings, not one per
+ * file of the tree.
+ */
+const pathsOf = (raw: Uint8Array, count: number, wanted?: PathTest): Array<WorkspacePath> => {
   if (count === 0) return raw.length === 0 ? [] : malformed()
+  if (wanted?.parents !== undefined) return chosenPaths(raw, count, wanted.parents)
   const paths = text.decode(raw).split("\0")
   if (paths.length !== count) malformed()
   for (const p of paths)
     if ((wanted === undefined || wanted(p, false)) && workspacePathProblem(p) !== undefined) malformed()
   return paths as Array<WorkspacePath>
+}
+
+const findByte = Uint8Array.prototype.indexOf
+
+/** `pathsOf` for a test by parent directory, on the bytes (a sparse array: holes where not wanted). */
+const chosenPaths = (raw: Uint8Array, count: number, parents: ReadonlyArray<string>) => {
+  // Each parent's bytes with the `/` a child's path goes on with ("" for the root: no slash at all).
+  const prefixes = parents.map((p) => (p === "" ? undefined : utf8.encode(`${p}/`)))
+  // Sparse: only the chosen indices are set (no backing store for the rest).
+  const paths: Array<WorkspacePath> = []
+  let from = 0
+  for (let i = 0; i < count; i++) {
+    // The typed array's own `indexOf` (a Buffer's allocates per call: 27.7k calls at babel 1x).
+    let to = findByte.call(raw, 0, from)
+    if (to < 0) to = raw.length
+    if (i === count - 1 ? to !== raw.length : to === raw.length) malformed()
+    if (prefixes.length === 0) {
+      from = to + 1
+      continue
+    }
+    // The last `/` of this path (a byte 0x2f is never inside a UTF-8 sequence).
+    let slash = to - 1
+    while (slash >= from && raw[slash] !== 47) slash--
+    const chosen = prefixes.some((prefix) => {
+      if (prefix === undefined) return slash < from
+      if (slash !== from + prefix.length - 1) return false
+      for (let k = 0; k < prefix.length; k++) if (raw[from + k] !== prefix[k]) return false
+      return true
+    })
+    if (chosen) {
+      const path = text.decode(raw.subarray(from, to))
+      if (workspacePathProblem(path) !== undefined) malformed()
+      paths[i] = path as WorkspacePath
+    }
+    from = to + 1
+  }
+  return paths
 }
 
 const HEX_TEXT = /^[0-9a-f]*$/
@@ -179,7 +224,7 @@ const allHex = (bytes: Uint8Array, from: number, length: number) => {
 export const decodeStatCacheLayer = (
   bytes: Uint8Array,
   maxDepth: number,
-  wanted?: (path: string, tombstone: boolean) => boolean,
+  wanted?: PathTest,
 ): DecodedStatCacheLayer | undefined => {
   if (!isBinaryStatCache(bytes)) return undefined
   try {
@@ -190,11 +235,7 @@ export const decodeStatCacheLayer = (
   }
 }
 
-const decodeUnchecked = (
-  bytes: Uint8Array,
-  maxDepth: number,
-  wanted?: (path: string, tombstone: boolean) => boolean,
-): DecodedStatCacheLayer => {
+const decodeUnchecked = (bytes: Uint8Array, maxDepth: number, wanted?: PathTest): DecodedStatCacheLayer => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let at = MAGIC.length
   // Every read is bounds-checked: a short artifact is malformed, never read past its end.
@@ -250,8 +291,12 @@ const decodeUnchecked = (
   const hasCtime = take(count)
   const ctimes = take(count * 8)
   const entries = new Map<WorkspacePath, StatCacheEntry>()
+  // Chosen (with `wanted`): a path in the answer (`parents`: decoded at all) that the test wants.
+  const chosen = (i: number) =>
+    wanted === undefined ||
+    (paths[i] !== undefined && (wanted.parents !== undefined || wanted(paths[i]!, false)))
   for (let i = 0; i < count; i++) {
-    if (wanted !== undefined && !wanted(paths[i]!, false)) continue
+    if (!chosen(i)) continue
     if (wanted !== undefined && !allHex(bytes, hashesFrom + i * HASH_LENGTH, HASH_LENGTH)) malformed()
     const size = view.getFloat64(sizes + i * 8, true)
     const mode = view.getFloat64(modes + i * 8, true)
@@ -279,6 +324,9 @@ const decodeUnchecked = (
     depth,
     rules,
     entries,
-    removed: wanted === undefined ? removed : removed.filter((p) => wanted(p, false)),
+    removed:
+      wanted === undefined
+        ? removed
+        : removed.filter((p) => p !== undefined && (wanted.parents !== undefined || wanted(p, false))),
   }
 }
