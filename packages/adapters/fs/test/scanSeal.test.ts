@@ -396,6 +396,45 @@ describe.skipIf(!sealing)("a capture's seal", () => {
     return inSandbox(box, scans, program)
   })
 
+  it.live(
+    "a changed directory of more files than are hashed again takes the rest from the base's stat cache, chosen by parent",
+    () => {
+      const box = sandbox()
+      // 300 files in one directory: over the 256 a capture of the changes hashes again instead of
+      // reading the base's stat cache, so their rows are read from it (chosen on the bytes).
+      for (let f = 0; f < 300; f++) apply(box.root, { op: "write", path: `big/f${f}.txt`, content: `${f}` })
+      fill(box.root)
+      const reads = { big: 0 }
+      const countingReads = (workspace: Workspace["Type"]): Workspace["Type"] => ({
+        ...workspace,
+        readMany: (paths) =>
+          Effect.suspend(() => {
+            reads.big += paths.filter((p) => p.startsWith("big/")).length
+            return workspace.readMany(paths)
+          }),
+      })
+      const program = Effect.gen(function* () {
+        const { sealed, scanned } = yield* sideBySide(box.root)
+        apply(box.root, { op: "write", path: "big/f7.txt", content: "seven, changed" })
+        apply(box.root, { op: "write", path: "big/new.txt", content: "new" })
+        yield* settle
+        const before = reads.big
+        const a = yield* turnCapture(sealed)
+        // Only what changed was read: the other 299 were vouched for by the base's stat cache.
+        expect({ by: a.scan?.by, read: reads.big - before }).toEqual({ by: "seal", read: 2 })
+        yield* expectSamePoint(a.point, yield* fullScan(turnPoint(scanned)), "big")
+        // And the stat cache the capture wrote vouches for all of them next time.
+        yield* settle
+        const again = reads.big
+        expect((yield* turnCapture(sealed)).scan).toEqual({ by: "seal" })
+        expect(reads.big - again).toBe(0)
+      })
+      return Effect.provide(program, portsWith(box, countingReads, "s", false)).pipe(
+        Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
+      )
+    },
+  )
+
   it.live("a same-size rewrite with its mtime put back right after a sealed capture is seen", () => {
     const box = sandbox()
     const scans: Scans = { count: 0 }
