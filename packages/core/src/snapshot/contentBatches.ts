@@ -1,15 +1,15 @@
 /**
  * The read-and-store step of a manifest build (`pointBuild.ts`): files are read in groups and their
  * content stored in batches, bounded in bytes and files, with a few batches being stored while the
- * next group is read. The groups come from a list (`readAndStore`) or, while a scan is still
- * listing, from a queue the scan feeds (`pointBuild.ts`'s `readDuringScan`); either way each file's
- * outcome is told as it is known. Applied to a build (`applyOutcome`), a stored file gets its
+ * next group is read. Files are offered one by one (`feedReads`): from a list (`readAndStore`)
+ * or, while a scan is still listing, as the scan takes them (`pointBuild.ts`'s `readDuringScan`);
+ * either way each file's outcome is told as it is known. Applied to a build (`applyOutcome`), a stored file gets its
  * entry and enters the stat cache only outside the racy window and when its stat still matches
  * what was read; a file that cannot be read keeps its previous entry (unreadable is never absent);
  * one gone since the scan becomes a tombstone.
  */
 import type { ArtifactStoreError, ContentHash, FileStat, SkippedPath, WorkspacePath } from "@rewind/contracts"
-import { Effect, Either, Fiber, Option } from "effect"
+import { Effect, Either, Fiber, Option, Queue } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import type { ManifestEntry, StatCacheEntry } from "./pointManifest.js"
@@ -18,9 +18,7 @@ import type { ManifestEntry, StatCacheEntry } from "./pointManifest.js"
 const BATCH_BYTES = 8 * 1024 * 1024
 const BATCH_FILES = 1_024
 /** Files read by one `readMany`. */
-export const READ_GROUP_FILES = 1_024
-/** A group is cut at about this many bytes (by the sizes the scan saw). */
-export const READ_GROUP_BYTES = BATCH_BYTES
+const READ_GROUP_FILES = 1_024
 /**
  * Batches being stored at once; with the group being taken in and the next one being read, a
  * capture holds at most about 5 × BATCH_BYTES.
@@ -28,7 +26,7 @@ export const READ_GROUP_BYTES = BATCH_BYTES
 const STORES_IN_FLIGHT = 3
 
 /** Files to read together, each with the stat the scan saw. */
-export type ReadGroup = ReadonlyArray<readonly [WorkspacePath, FileStat]>
+type ReadGroup = ReadonlyArray<readonly [WorkspacePath, FileStat]>
 
 /** What reading one file came to. */
 export type ReadOutcome =
@@ -75,21 +73,49 @@ export const applyOutcome =
     }
   }
 
-/** Cuts `toRead` into groups of at most READ_GROUP_FILES files or about READ_GROUP_BYTES. */
-const groupsOf = (toRead: ReadonlyArray<readonly [WorkspacePath, FileStat]>): Array<ReadGroup> => {
-  const groups: Array<ReadGroup> = []
-  for (let start = 0; start < toRead.length; ) {
-    let end = start
-    let expected = 0
-    while (end < toRead.length && end - start < READ_GROUP_FILES && expected < READ_GROUP_BYTES) {
-      expected += toRead[end]![1].size
-      end++
+/**
+ * Reads and stores files offered one by one, in groups of at most READ_GROUP_FILES files or, by the
+ * sizes the scan saw, about BATCH_BYTES, on a fiber in the caller's scope (ended early, the scope
+ * stops it); each file's outcome is `told`, and `onHashed` hears how many were told of how many
+ * offered (every 256, and around `finish`). `finish`: no more offers; waits for every outcome.
+ */
+export const feedReads = (
+  told: (path: WorkspacePath, stat: FileStat, outcome: ReadOutcome) => void,
+  onHashed?: (hashed: number, offered: number) => void,
+) =>
+  Effect.gen(function* () {
+    const groups = yield* Queue.unbounded<ReadGroup | undefined>()
+    let offered = 0
+    let hashed = 0
+    const reading = yield* Effect.forkScoped(
+      readGroups(Queue.take(groups), (path, stat, outcome) => {
+        told(path, stat, outcome)
+        if (++hashed % 256 === 0) onHashed?.(hashed, offered)
+      }),
+    )
+    let pending: Array<readonly [WorkspacePath, FileStat]> = []
+    let pendingBytes = 0
+    const send = () => {
+      if (pending.length === 0) return
+      Queue.unsafeOffer(groups, pending)
+      pending = []
+      pendingBytes = 0
     }
-    groups.push(toRead.slice(start, end))
-    start = end
-  }
-  return groups
-}
+    return {
+      offer: (path: WorkspacePath, stat: FileStat) => {
+        pending.push([path, stat])
+        offered++
+        pendingBytes += stat.size
+        if (pending.length >= READ_GROUP_FILES || pendingBytes >= BATCH_BYTES) send()
+      },
+      finish: Effect.suspend(() => {
+        send()
+        Queue.unsafeOffer(groups, undefined)
+        onHashed?.(hashed, offered)
+        return Effect.tap(Fiber.join(reading), () => onHashed?.(hashed, offered))
+      }),
+    }
+  })
 
 /** Reads and stores `toRead` into `into`; `racyFromNs` is where the racy window begins. */
 export const readAndStore = (
@@ -98,30 +124,20 @@ export const readAndStore = (
   racyFromNs: bigint,
   onHashed: ((hashed: number, toHash: number) => void) | undefined,
 ) =>
-  Effect.suspend(() => {
-    const groups = groupsOf(toRead)
-    let g = 0
-    const apply = applyOutcome(into, racyFromNs)
-    let hashed = 0
-    return Effect.zipRight(
-      readGroups(
-        Effect.sync(() => groups[g++]),
-        (path, stat, outcome) => {
-          apply(path, stat, outcome)
-          hashed++
-          if (hashed % 256 === 0) onHashed?.(hashed, toRead.length)
-        },
-      ),
-      Effect.sync(() => onHashed?.(hashed, toRead.length)),
-    )
-  })
+  Effect.scoped(
+    Effect.gen(function* () {
+      const reads = yield* feedReads(applyOutcome(into, racyFromNs), onHashed)
+      for (const [path, stat] of toRead) reads.offer(path, stat)
+      yield* reads.finish
+    }),
+  )
 
 /**
  * Reads the groups `nextGroup` answers until it answers `undefined`, stores their contents, and
  * tells each file's outcome (in the order each group was given, a batch once it is stored).
  * Fails only as the store does: a file that cannot be read is an outcome, not a failure.
  */
-export const readGroups = (
+const readGroups = (
   nextGroup: Effect.Effect<ReadGroup | undefined>,
   told: (path: WorkspacePath, stat: FileStat, outcome: ReadOutcome) => void,
 ): Effect.Effect<void, ArtifactStoreError, Workspace | ArtifactStore> =>

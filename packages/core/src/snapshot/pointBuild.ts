@@ -18,23 +18,14 @@ import {
   type SkippedPath,
   type WorkspacePath,
 } from "@rewind/contracts"
-import { Clock, Effect, Either, Fiber, Option, Queue, type Scope } from "effect"
+import { Clock, Effect, Either, Option, type Scope } from "effect"
 import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { Workspace } from "../ports/Workspace.js"
 import { loadSession } from "../session/loadSession.js"
 import { nothingCanBeThere } from "../workspace/pathAbsence.js"
 import type { CaptureSettings } from "./capturePoint.js"
-import {
-  applyOutcome,
-  type BuildInto,
-  READ_GROUP_BYTES,
-  READ_GROUP_FILES,
-  type ReadGroup,
-  type ReadOutcome,
-  readAndStore,
-  readGroups,
-} from "./contentBatches.js"
+import { applyOutcome, type BuildInto, feedReads, type ReadOutcome, readAndStore } from "./contentBatches.js"
 import {
   loadStatCacheLayers,
   type Manifest,
@@ -208,42 +199,14 @@ export const readDuringScan = (
   Workspace | ArtifactStore | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const groups = yield* Queue.unbounded<ReadGroup | undefined>()
     const outcomes = new Map<WorkspacePath, ReadAhead>()
-    let offered = 0
-    let hashed = 0
-    const reading = yield* Effect.forkScoped(
-      readGroups(Queue.take(groups), (path, stat, outcome) => {
-        outcomes.set(path, { stat, outcome })
-        if (++hashed % 256 === 0) onHashed?.(hashed, offered)
-      }),
-    )
-    let pending: Array<readonly [WorkspacePath, FileStat]> = []
-    let pendingBytes = 0
-    const send = () => {
-      if (pending.length === 0) return
-      Queue.unsafeOffer(groups, pending)
-      pending = []
-      pendingBytes = 0
-    }
+    const reads = yield* feedReads((path, stat, outcome) => outcomes.set(path, { stat, outcome }), onHashed)
     return {
       onEntry: (path, { stat }) => {
         if (stat.kind !== "file" || stat.size > settings.maxFileBytes) return
-        if (vouchedFor(statCache, path, stat) !== undefined) return
-        pending.push([path, stat])
-        offered++
-        pendingBytes += stat.size
-        if (pending.length >= READ_GROUP_FILES || pendingBytes >= READ_GROUP_BYTES) send()
+        if (vouchedFor(statCache, path, stat) === undefined) reads.offer(path, stat)
       },
-      finish: Effect.suspend(() => {
-        send()
-        Queue.unsafeOffer(groups, undefined)
-        onHashed?.(hashed, offered)
-        return Effect.as(
-          Effect.tap(Fiber.join(reading), () => onHashed?.(hashed, offered)),
-          outcomes,
-        )
-      }),
+      finish: Effect.as(reads.finish, outcomes),
     }
   })
 
