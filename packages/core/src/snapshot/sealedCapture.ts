@@ -31,6 +31,7 @@ import { hashContent } from "../workspace/contentHash.js"
 import { IGNORE_FILES, join } from "../workspace/ignoreRules.js"
 import type { CaptureContext } from "./capturePoint.js"
 import { makeTracker } from "./captureTracking.js"
+import type { Wanted } from "./layeredMaps.js"
 import { buildManifest, recordPoint } from "./pointBuild.js"
 import {
   changesAt,
@@ -75,15 +76,19 @@ export type SealedCaptureOutcome =
  * a string built per path while the directories are few (a slice and a set lookup for each of
  * 110k paths cost more than the decode they decide).
  */
-const parentIn = (directories: ReadonlySet<string>) => {
+const parentIn = (directories: ReadonlySet<string>): Wanted => {
   const list = [...directories]
   if (list.length > 16) return (path: string) => directories.has(parentOf(path))
-  return (path: string) => {
-    const slash = path.lastIndexOf("/")
-    for (const dir of list)
-      if (dir === "" ? slash < 0 : slash === dir.length && path.startsWith(dir)) return true
-    return false
-  }
+  // The same test on a decoder's bytes (`Wanted.parents`).
+  return Object.assign(
+    (path: string) => {
+      const slash = path.lastIndexOf("/")
+      for (const dir of list)
+        if (dir === "" ? slash < 0 : slash === dir.length && path.startsWith(dir)) return true
+      return false
+    },
+    { parents: list },
+  )
 }
 
 /**
@@ -162,9 +167,10 @@ export const captureSealed = (input: SealedCaptureInput) =>
     // Nothing else of it is decoded. (A stat cache holds only what a listing showed.)
     const inChanged = parentIn(changed)
     const manifestRows = Object.assign(
-      (path: string, tombstone: boolean) => inChanged(path) || (tombstone && !sealed.has(parentOf(path))),
+      (path: string, tombstone: boolean) =>
+        inChanged(path, false) || (tombstone && !sealed.has(parentOf(path))),
       // The same test for a row that is not a tombstone, on its bytes (while the parents are few).
-      changed.size <= 16 ? { parents: [...changed] } : {},
+      inChanged.parents === undefined ? {} : { parents: inChanged.parents },
     )
     const loaded = yield* Effect.either(loadManifestSubset(base.manifestHash, manifestRows))
     // A damaged chain is the full path's to report.
@@ -197,13 +203,9 @@ export const captureSealed = (input: SealedCaptureInput) =>
       bytes += stat.size
     }
     const rehash = files <= REHASH_FILES && bytes <= REHASH_BYTES
-    // Chosen on the bytes too while the parents are few (a stat cache holds no tombstones).
-    const statRows = Object.assign(
-      (path: string) => inChanged(path),
-      changed.size <= 16 ? { parents: [...changed] } : {},
-    )
+    // (Chosen on the bytes too while the parents are few: a stat cache holds no tombstones.)
     const statLoaded = yield* Effect.either(
-      loadStatCacheSubset(base.statCacheHash, rehash ? undefined : statRows),
+      loadStatCacheSubset(base.statCacheHash, rehash ? undefined : inChanged),
     )
     if (Either.isLeft(statLoaded))
       return fullScan(`the last point's stat cache could not be read: ${statLoaded.left.message}`)

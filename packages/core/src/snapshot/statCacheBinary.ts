@@ -16,6 +16,7 @@
  */
 import { type ContentHash, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { isContentHash } from "../ports/ArtifactStore.js"
+import type { Wanted } from "./layeredMaps.js"
 
 /** What a stat cache remembers of a file whose hash is known (see `pointManifest.ts`). */
 export interface StatCacheEntry {
@@ -145,11 +146,6 @@ const malformed = (): never => {
   throw new Malformed()
 }
 
-/** Which paths a subset decode wants (`Wanted` in layeredMaps.ts): `parents` lets it choose on bytes. */
-type PathTest = ((path: string, tombstone: boolean) => boolean) & {
-  readonly parents?: ReadonlyArray<string>
-}
-
 /**
  * `count` workspace paths from one NUL-separated text, every one checked; with `wanted`, only the
  * wanted ones are in the answer (the rest are holes) and checked. With `wanted.parents`, a path is
@@ -157,14 +153,19 @@ type PathTest = ((path: string, tombstone: boolean) => boolean) & {
  * decoded: a capture of one directory of a large tree then makes a handful of strings, not one per
  * file of the tree.
  */
-const pathsOf = (raw: Uint8Array, count: number, wanted?: PathTest): Array<WorkspacePath> => {
+const pathsOf = (raw: Uint8Array, count: number, wanted?: Wanted): Array<WorkspacePath> => {
   if (count === 0) return raw.length === 0 ? [] : malformed()
   if (wanted?.parents !== undefined) return chosenPaths(raw, count, wanted.parents)
   const paths = text.decode(raw).split("\0")
   if (paths.length !== count) malformed()
-  for (const p of paths)
-    if ((wanted === undefined || wanted(p, false)) && workspacePathProblem(p) !== undefined) malformed()
-  return paths as Array<WorkspacePath>
+  // Each path asked of the test once: the answer holds only the wanted ones (holes elsewhere).
+  const out: Array<WorkspacePath> = wanted === undefined ? (paths as Array<WorkspacePath>) : []
+  paths.forEach((p, i) => {
+    if (wanted !== undefined && !wanted(p, false)) return
+    if (workspacePathProblem(p) !== undefined) malformed()
+    out[i] = p as WorkspacePath
+  })
+  return out
 }
 
 const findByte = Uint8Array.prototype.indexOf
@@ -224,7 +225,7 @@ const allHex = (bytes: Uint8Array, from: number, length: number) => {
 export const decodeStatCacheLayer = (
   bytes: Uint8Array,
   maxDepth: number,
-  wanted?: PathTest,
+  wanted?: Wanted,
 ): DecodedStatCacheLayer | undefined => {
   if (!isBinaryStatCache(bytes)) return undefined
   try {
@@ -235,7 +236,7 @@ export const decodeStatCacheLayer = (
   }
 }
 
-const decodeUnchecked = (bytes: Uint8Array, maxDepth: number, wanted?: PathTest): DecodedStatCacheLayer => {
+const decodeUnchecked = (bytes: Uint8Array, maxDepth: number, wanted?: Wanted): DecodedStatCacheLayer => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   let at = MAGIC.length
   // Every read is bounds-checked: a short artifact is malformed, never read past its end.
@@ -291,12 +292,9 @@ const decodeUnchecked = (bytes: Uint8Array, maxDepth: number, wanted?: PathTest)
   const hasCtime = take(count)
   const ctimes = take(count * 8)
   const entries = new Map<WorkspacePath, StatCacheEntry>()
-  // Chosen (with `wanted`): a path in the answer (`parents`: decoded at all) that the test wants.
-  const chosen = (i: number) =>
-    wanted === undefined ||
-    (paths[i] !== undefined && (wanted.parents !== undefined || wanted(paths[i]!, false)))
   for (let i = 0; i < count; i++) {
-    if (!chosen(i)) continue
+    // With `wanted`, only its paths are in `paths`.
+    if (paths[i] === undefined) continue
     if (wanted !== undefined && !allHex(bytes, hashesFrom + i * HASH_LENGTH, HASH_LENGTH)) malformed()
     const size = view.getFloat64(sizes + i * 8, true)
     const mode = view.getFloat64(modes + i * 8, true)
@@ -324,9 +322,7 @@ const decodeUnchecked = (bytes: Uint8Array, maxDepth: number, wanted?: PathTest)
     depth,
     rules,
     entries,
-    removed:
-      wanted === undefined
-        ? removed
-        : removed.filter((p) => p !== undefined && (wanted.parents !== undefined || wanted(p, false))),
+    // Without its holes.
+    removed: wanted === undefined ? removed : removed.filter((p) => p !== undefined),
   }
 }
