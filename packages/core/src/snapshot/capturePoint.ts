@@ -9,8 +9,7 @@
  * it, the previous point's seal (`scanSeal.ts`) tells whether nothing changed (the point is the
  * previous one) or which directories did (only those are listed: `sealedCapture.ts`); otherwise
  * the whole tree is scanned, the files to read being read while it lists (`readDuringScan`). A
- * capture never fails the agent: any failure becomes a `NotCaptured`
- * outcome with the reason.
+ * capture never fails the agent: any failure becomes a `NotCaptured` outcome with the reason.
  */
 
 import type {
@@ -315,6 +314,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
     const previous: Manifest = baseManifest?.value.map ?? new Map()
 
     const readAhead = reads === undefined ? undefined : yield* reads.finish
+    const readBefore = readAhead?.size ?? 0
     const built = yield* buildManifest({
       scanned: scan.entries,
       ...(readAhead === undefined ? {} : { readAhead }),
@@ -324,8 +324,7 @@ const captureOnce = (sessionId: SessionId, turnId: TurnId, options: CaptureOptio
       settings,
       startedAtMs,
       // Counted on from what was read during the scan.
-      onHashed: (hashed, toHash) =>
-        progress("hash", (readAhead?.size ?? 0) + hashed, (readAhead?.size ?? 0) + toHash, scanState),
+      onHashed: (hashed, toHash) => progress("hash", readBefore + hashed, readBefore + toHash, scanState),
     })
     const { manifestHash, statCacheHash } = yield* storeManifestAndStatCache(
       built.manifest,

@@ -290,19 +290,19 @@ export const scanDirectoriesSealed = (
   beneath: NonNullable<FileSystemPrimitives["readdirStatBeneath"]>,
 ) =>
   Effect.gen(function* () {
-    const { listings, eligible, seal: extra } = yield* scanBeneath(at, directories, beneath, statFree)
-    if (extra === undefined) return { listings, seal: undefined }
+    const { listings, eligible, seal: listed } = yield* scanBeneath(at, directories, beneath, statFree)
+    if (listed === undefined) return { listings, seal: undefined }
     const checks = new Uint8Array(directories.length * LISTING_CHECK_BYTES)
     const newestByDirectory = new BigInt64Array(directories.length).fill(NO_CTIME)
     const sealedAt = new Set<number>()
-    const failedThere = new Set(extra.failed ?? [])
+    const failedThere = new Set(listed.failed ?? [])
     eligible.forEach((i, k) => {
       if (failedThere.has(k)) return
       checks.set(
-        extra.checks.subarray(k * LISTING_CHECK_BYTES, (k + 1) * LISTING_CHECK_BYTES),
+        listed.checks.subarray(k * LISTING_CHECK_BYTES, (k + 1) * LISTING_CHECK_BYTES),
         i * LISTING_CHECK_BYTES,
       )
-      newestByDirectory[i] = extra.newestByDirectory[k]!
+      newestByDirectory[i] = listed.newestByDirectory[k]!
       sealedAt.add(i)
     })
     const failed = directories.flatMap((_, i) => (sealedAt.has(i) ? [] : [i]))
