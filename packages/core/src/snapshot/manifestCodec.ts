@@ -8,6 +8,7 @@
 import { type ContentHash, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { isContentHash } from "../ports/ArtifactStore.js"
 import { sortedPaths } from "./layeredMaps.js"
+import { parentAmong } from "./parentBytes.js"
 
 export type ManifestEntry =
   | { readonly kind: "file"; readonly hash: ContentHash; readonly mode: number; readonly size: number }
@@ -107,22 +108,7 @@ export const decodeManifestSubset = (bytes: Uint8Array, wanted: ManifestRowTest)
     }
     return -1
   }
-  const childOf = (from: number, to: number) => {
-    // The last `/` of the path (not `lastIndexOf`, which would search on before the row).
-    let slash = to - 1
-    while (slash >= from && bytes[slash] !== 47) slash--
-    for (const parent of parents!) {
-      if (parent.length === 0) {
-        if (slash < from) return true
-        continue
-      }
-      if (slash !== from + parent.length - 1) continue
-      let same = true
-      for (let i = 0; i < parent.length && same; i++) same = bytes[from + i] === parent[i]
-      if (same) return true
-    }
-    return false
-  }
+  const childOf = parents === undefined ? undefined : parentAmong(parents)
   const text = (from: number, to: number) => decoder.decode(bytes.subarray(from, to))
   const end = (at: number) => bytes[at] === 93 && bytes[at + 1] === 125 && at + 2 === bytes.length
   let at = head.length
@@ -145,8 +131,8 @@ export const decodeManifestSubset = (bytes: Uint8Array, wanted: ManifestRowTest)
       if (rowEnd < 0 || bytes[rowEnd] !== 93) return undefined
       const tombstone = kind === 116
       const take =
-        parents !== undefined && !tombstone
-          ? childOf(at + 2, pathEnd)
+        childOf !== undefined && !tombstone
+          ? childOf(bytes, at + 2, pathEnd)
           : wanted(JSON.parse(text(at + 1, pathEnd + 1)) as string, tombstone)
       if (take) {
         const row = JSON.parse(text(at, rowEnd + 1)) as Array<unknown>

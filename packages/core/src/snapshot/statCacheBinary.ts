@@ -17,6 +17,7 @@
 import { type ContentHash, type WorkspacePath, workspacePathProblem } from "@rewind/contracts"
 import { isContentHash } from "../ports/ArtifactStore.js"
 import type { Wanted } from "./layeredMaps.js"
+import { parentAmong } from "./parentBytes.js"
 
 /** What a stat cache remembers of a file whose hash is known (see `pointManifest.ts`). */
 export interface StatCacheEntry {
@@ -172,8 +173,10 @@ const findByte = Uint8Array.prototype.indexOf
 
 /** `pathsOf` for a test by parent directory, on the bytes (a sparse array: holes where not wanted). */
 const chosenPaths = (raw: Uint8Array, count: number, parents: ReadonlyArray<string>) => {
-  // Each parent's bytes with the `/` a child's path goes on with ("" for the root: no slash at all).
-  const prefixes = parents.map((p) => (p === "" ? undefined : utf8.encode(`${p}/`)))
+  const childOf =
+    parents.length === 0
+      ? undefined
+      : parentAmong(parents.map((p) => (p === "" ? new Uint8Array(0) : utf8.encode(`${p}/`))))
   // Sparse: only the chosen indices are set (no backing store for the rest).
   const paths: Array<WorkspacePath> = []
   let from = 0
@@ -182,20 +185,7 @@ const chosenPaths = (raw: Uint8Array, count: number, parents: ReadonlyArray<stri
     let to = findByte.call(raw, 0, from)
     if (to < 0) to = raw.length
     if (i === count - 1 ? to !== raw.length : to === raw.length) malformed()
-    if (prefixes.length === 0) {
-      from = to + 1
-      continue
-    }
-    // The last `/` of this path (a byte 0x2f is never inside a UTF-8 sequence).
-    let slash = to - 1
-    while (slash >= from && raw[slash] !== 47) slash--
-    const chosen = prefixes.some((prefix) => {
-      if (prefix === undefined) return slash < from
-      if (slash !== from + prefix.length - 1) return false
-      for (let k = 0; k < prefix.length; k++) if (raw[from + k] !== prefix[k]) return false
-      return true
-    })
-    if (chosen) {
+    if (childOf?.(raw, from, to) === true) {
       const path = text.decode(raw.subarray(from, to))
       if (workspacePathProblem(path) !== undefined) malformed()
       paths[i] = path as WorkspacePath
