@@ -1,8 +1,10 @@
 /**
  * The embedded default: which adapters `openRewind` wires when the host injects no Layer.
- * SQLite at `<dir>/rewind.db` holding the events, the operation journal and the content-addressed
- * blobs (one file, one WAL: a blob is committed before the event that refers to it), a Node
- * Workspace confined to the workspace root, random ids, and the in-memory background task registry.
+ * SQLite at `<dir>/rewind.db` (in a store directory Rewind made: `<dir>/rewind-data/rewind.db`,
+ * guarded from `git clean -x`, with `rewind.db` a link to it; storeLayout.ts) holding the events,
+ * the operation journal and the content-addressed blobs (one file, one WAL: a blob is committed
+ * before the event that refers to it), a Node Workspace confined to the workspace root, random
+ * ids, and the in-memory background task registry.
  * A store directory made before blobs moved into the database keeps its `<dir>/artifacts` blob
  * files: when that directory exists the filesystem blob store is used, so no content goes missing.
  * The store is opened only where it really lies: a default store directory (`<root>/.rewind`) that
@@ -18,7 +20,7 @@
  * adds the engine's own programs-as-services: the fork workspace restore over the Workspace,
  * ArtifactStore and OperationJournal.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats, statSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import { FsArtifactStore, NodeWorkspace } from "@rewind/adapter-fs"
 import { layerBackgroundTasks } from "@rewind/adapter-memory"
@@ -36,6 +38,7 @@ import {
 import { Effect, Layer } from "effect"
 import { StoreMissing, StoreRefused, WorkspaceUnusable } from "./errors.js"
 import { makeNodeWorkspaces } from "./nodeWorkspaces.js"
+import { DATABASE_FILE, GUARDED_DIR, linkRefusal, makeLayout, mendLayout, readLayout } from "./storeLayout.js"
 import { STORE_DIR_NAME, storeDirectory, tooBroadRefusal } from "./workspaceRoot.js"
 
 /**
@@ -59,8 +62,8 @@ export const withEngineServices = <R, E>(
   // R includes every service the restore needs; TypeScript cannot see that through the generic.
   Layer.provideMerge(layerForkWorkspaceRestore, services) as Layer.Layer<R | EngineServices, E>
 
-/** Where the embedded default keeps its files, relative to the store directory. */
-export const DATABASE_FILE = "rewind.db"
+/** Where the embedded default keeps its files, relative to the store directory (storeLayout.ts). */
+export { DATABASE_FILE, GUARDED_DIR }
 /** Blob files of stores made before blobs moved into the database (still read when present). */
 export const ARTIFACTS_DIR = "artifacts"
 /** Where the live engine's watcher makes its flush cookies, relative to the store directory. */
@@ -106,17 +109,7 @@ export interface DefaultLayerOptions {
 /** Resolves the store directory the embedded default uses for these options (workspaceRoot.ts). */
 export { storeDirectory }
 
-/** The files SQLite opens beside the database: none of them may be a link either. */
-const DATABASE_COMPANIONS = ["", "-wal", "-shm", "-journal"] as const
-
 const lstat = (path: string): Stats | undefined => lstatSync(path, { throwIfNoEntry: false })
-
-const linkRefusal = (path: string, what: string) =>
-  new StoreRefused({
-    reason: "symlink",
-    path,
-    message: `${path} is a symbolic link; Rewind does not open ${what} through a link, since it would read and write wherever the link leads. Nothing was created or written. Replace the link by the real ${what === "its store directory" ? "directory" : "file"}, or name the store directory you mean with \`dir\` (--dir)`,
-  })
 
 /** Why `root` is no workspace to open (followed through links: a root reached by a link is fine). */
 const unusableRoot = (root: string): WorkspaceUnusable | undefined => {
@@ -151,12 +144,12 @@ const unusableRoot = (root: string): WorkspaceUnusable | undefined => {
 }
 
 /**
- * Checks the workspace root and where the store lies before anything is opened or created, and
- * makes the store's directory when `create` asks for it and the workspace is not too broad for one
- * (workspaceRoot.ts).
+ * Checks the workspace root and where the store lies before anything is opened or created, makes
+ * the store's directory and files when `create` asks for it and the workspace is not too broad for
+ * one, and answers the database's path (storeLayout.ts: guarded or flat).
  */
 const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
-  Effect.suspend((): Effect.Effect<void, StoreMissing | StoreRefused | WorkspaceUnusable> => {
+  Effect.suspend((): Effect.Effect<string, StoreMissing | StoreRefused | WorkspaceUnusable> => {
     const unusable = unusableRoot(options.workspaceRoot)
     if (unusable !== undefined) return Effect.fail(unusable)
     const create = options.create ?? true
@@ -165,14 +158,11 @@ const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
     if (!named && lstat(dir)?.isSymbolicLink() === true) {
       return Effect.fail(linkRefusal(dir, "its store directory"))
     }
-    const db = join(dir, DATABASE_FILE)
-    for (const suffix of DATABASE_COMPANIONS) {
-      if (lstat(`${db}${suffix}`)?.isSymbolicLink() === true) {
-        return Effect.fail(linkRefusal(`${db}${suffix}`, "a store file"))
-      }
-    }
-    const file = lstat(db)
-    if (file?.isFile() === true && file.size === 0) {
+    const layout = readLayout(dir)
+    if (layout instanceof StoreRefused) return Effect.fail(layout)
+    const db = layout.database
+    const file = db === undefined ? undefined : lstat(db)
+    if (db !== undefined && file?.isFile() === true && file.size === 0) {
       return Effect.fail(
         create
           ? new StoreRefused({
@@ -186,39 +176,26 @@ const ensureStoreDirectory = (dir: string, options: DefaultLayerOptions) =>
             }),
       )
     }
-    if (file !== undefined) return Effect.void
+    if (db !== undefined && file !== undefined) {
+      if (layout.kind === "guarded") mendLayout(dir)
+      return Effect.succeed(db)
+    }
+    const missingAt = db ?? join(dir, DATABASE_FILE)
     if (!create) {
       return Effect.fail(
         new StoreMissing({
-          path: db,
-          message: `no Rewind store at ${db}; run \`rewind init\` in the workspace first`,
+          path: missingAt,
+          message: `no Rewind store at ${missingAt}; run \`rewind init\` in the workspace first`,
         }),
       )
     }
     const tooBroad = options.allowBroadWorkspace === true ? undefined : tooBroadRefusal(options.workspaceRoot)
     if (tooBroad !== undefined)
-      return Effect.fail(new StoreRefused({ reason: "too_broad", path: db, message: tooBroad }))
+      return Effect.fail(new StoreRefused({ reason: "too_broad", path: missingAt, message: tooBroad }))
     const made = lstat(dir) === undefined
     mkdirSync(dir, { recursive: true })
-    if (made) keepOutOfGit(dir)
-    return Effect.void
+    return Effect.succeed(makeLayout(dir, made || layout.kind === "guarded"))
   })
-
-/**
- * A store directory Rewind made itself gets a `.gitignore` of `*`, so the store inside a git
- * workspace never shows in `git status` and is never committed; the user's own ignore files and
- * `.git/info/exclude` are not touched. Only a directory made here: a directory that existed
- * already (a named `dir`, the workspace root itself) is the user's and is left as it is.
- * Best effort: the store works the same without it.
- */
-const keepOutOfGit = (dir: string) => {
-  try {
-    // `wx`: created exclusively, so nothing that appeared there meanwhile (a link included) is followed or replaced.
-    writeFileSync(join(dir, ".gitignore"), "# Rewind's store: never committed\n*\n", { flag: "wx" })
-  } catch {
-    // A read-only or racing directory: nothing to keep out of git that matters more than the store.
-  }
-}
 
 /**
  * Where the store directory lies inside the workspace root, as the protection policy needs it
@@ -267,22 +244,25 @@ export const layerEmbedded = (
       ? FsArtifactStore.layer({ directory: legacyBlobs, durability })
       : SqliteArtifactStore.layer,
   )
-  const stores = Layer.mergeAll(
-    artifacts,
-    NodeWorkspace.layer(options.workspaceRoot, { durability }),
-    IdGenerators.layerRandom,
-    layerBackgroundTasks,
-    layerSessionStateCache(),
-    layerPointArtifactCache(),
-    layerStoreLocation(options.workspaceRoot, dir),
-    // Isolated forks' own trees: opened, prepared and cloned into over Node's filesystem.
-    Layer.sync(Workspaces, () =>
-      makeNodeWorkspaces({
-        hostRoot: options.workspaceRoot,
-        durability,
-        storeDirectoriesOf: (root) => storeLocationOf(root, dir),
-      }),
-    ),
-  ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: join(dir, DATABASE_FILE) })))
-  return Layer.unwrapEffect(Effect.as(ensureStoreDirectory(dir, options), withEngineServices(stores)))
+  const stores = (database: string) =>
+    Layer.mergeAll(
+      artifacts,
+      NodeWorkspace.layer(options.workspaceRoot, { durability }),
+      IdGenerators.layerRandom,
+      layerBackgroundTasks,
+      layerSessionStateCache(),
+      layerPointArtifactCache(),
+      layerStoreLocation(options.workspaceRoot, dir),
+      // Isolated forks' own trees: opened, prepared and cloned into over Node's filesystem.
+      Layer.sync(Workspaces, () =>
+        makeNodeWorkspaces({
+          hostRoot: options.workspaceRoot,
+          durability,
+          storeDirectoriesOf: (root) => storeLocationOf(root, dir),
+        }),
+      ),
+    ).pipe(Layer.provideMerge(SqliteSessionStore.layer({ ...options.sqlite, path: database })))
+  return Layer.unwrapEffect(
+    Effect.map(ensureStoreDirectory(dir, options), (database) => withEngineServices(stores(database))),
+  )
 }

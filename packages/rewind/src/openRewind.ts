@@ -24,6 +24,7 @@ import { Cause, Effect, Either, type Exit, Exit as Exits, ManagedRuntime, Schema
 import { RewindClosed } from "./errors.js"
 import type { EngineServices } from "./layers.js"
 import { layerService, type OpenRewindOptions } from "./serviceLayer.js"
+import { mendLayout } from "./storeLayout.js"
 
 export type { OpenRewindOptions } from "./serviceLayer.js"
 
@@ -129,6 +130,10 @@ const makeFacade = (
   info: { readonly workspaceRoot: string; readonly dir: string | undefined },
 ): RewindFacade => {
   let closed = false
+  // The embedded default's store, mended before every call: a `git clean -x` between two calls of
+  // a long-lived host takes its `.gitignore` and link (storeLayout.ts).
+  const dir = info.dir
+  const upkeep = dir === undefined ? () => {} : () => mendLayout(dir)
   const closedError = (method: string) =>
     new RewindClosed({
       method,
@@ -139,6 +144,7 @@ const makeFacade = (
   for (const name of Object.keys(RewindOperations) as ReadonlyArray<keyof RewindApi>) {
     methods[name] = (...args) => {
       if (closed) return Promise.reject(closedError(name))
+      upkeep()
       const call = splitCall(name, args)
       if (Either.isLeft(call))
         return Promise.resolve({ ok: false, refusal: { kind: "invalid_input", message: call.left } })
@@ -156,24 +162,28 @@ const makeFacade = (
   const outcome = <A, Err>(
     effect: Effect.Effect<A, Err, EngineServices>,
     options?: CallOptions,
-  ): Promise<Outcome<A>> =>
-    closed
-      ? Promise.reject(closedError("outcome"))
-      : runtime
-          .runPromiseExit(
-            toOutcome(
-              Effect.catchIf(
-                effect,
-                (e): e is Err & VersionConflict => e instanceof VersionConflict,
-                (e) => conflictRefusal(e),
-              ),
-            ),
-            options,
-          )
-          .then(unwrap)
+  ): Promise<Outcome<A>> => {
+    if (closed) return Promise.reject(closedError("outcome"))
+    upkeep()
+    return runtime
+      .runPromiseExit(
+        toOutcome(
+          Effect.catchIf(
+            effect,
+            (e): e is Err & VersionConflict => e instanceof VersionConflict,
+            (e) => conflictRefusal(e),
+          ),
+        ),
+        options,
+      )
+      .then(unwrap)
+  }
 
-  const run = <A, Err>(effect: Effect.Effect<A, Err, EngineServices>, options?: CallOptions): Promise<A> =>
-    closed ? Promise.reject(closedError("run")) : runtime.runPromiseExit(effect, options).then(unwrap)
+  const run = <A, Err>(effect: Effect.Effect<A, Err, EngineServices>, options?: CallOptions): Promise<A> => {
+    if (closed) return Promise.reject(closedError("run"))
+    upkeep()
+    return runtime.runPromiseExit(effect, options).then(unwrap)
+  }
 
   return {
     ...(methods as unknown as RewindMethods),

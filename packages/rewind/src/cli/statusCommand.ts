@@ -11,6 +11,8 @@ import { RewindResults } from "@rewind/core"
 import { Effect, Either, Option, Schema } from "effect"
 import type { HookServerStatus } from "../hooks/hookServerStatus.js"
 import { nativeStatus } from "../internal/doctor.js"
+import { storeLocationOf } from "../layers.js"
+import { layoutStatus } from "../storeLayout.js"
 import { codeCacheStatus } from "./codeCache.js"
 import {
   bytes,
@@ -144,6 +146,14 @@ export const status = Command.make("status", { ...common, session: sessionOption
       const all = yield* expect(rewind.listSessions())
       yield* out.record("store", { dir: rewind.dir, workspace: rewind.workspaceRoot, sessions: all.length })
       yield* out.human(`store     ${rewind.dir}\nworkspace ${rewind.workspaceRoot}\nsessions  ${all.length}`)
+      // Whether a clean of the workspace would take the store (storeLayout.ts): said, never found out.
+      const layout = layoutStatus(rewind.dir, storeLocationOf(rewind.workspaceRoot, rewind.dir).length > 0)
+      yield* out.record("store_layout", { ...layout })
+      yield* out.human(
+        layout.warning === null
+          ? `layout    ${layout.layout}${layout.layout === "guarded" ? " (git clean -x and git stash --all leave it)" : ""}`
+          : `${yellow("layout")}    ${layout.layout}: ${layout.warning}`,
+      )
       yield* reportInterrupted(rewind, out)
       // Which scanner and file operations this process runs with: a missing native module is
       // slower and only re-checked, and is said here as in doctor, never silently.
