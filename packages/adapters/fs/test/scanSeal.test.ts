@@ -192,6 +192,9 @@ const gitIn =
       },
     )
 
+/** A whole-second time Node sets back exactly. */
+const STAMP = new Date("2021-06-01T00:00:00Z")
+
 /** A racy window short enough for a test to wait out (the default is 2 s). */
 const RACY_MS = 40
 const settle = Effect.sleep(`${RACY_MS + 110} millis`)
@@ -784,6 +787,125 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         expect(yield* manifestText(below.point.manifestHash)).toContain("build/out.js")
       })
       return inSandbox(box, scans, program)
+    },
+  )
+
+  it.live(
+    "files git tracks below an ignored directory are sealed by their stats: after every random step the point a full scan takes, and no scan when nothing changed",
+    () => {
+      const found = { repeats: 0, beyondChanged: 0, changesKept: 0 }
+      // Paths below the ignored build/ (two tracked, one not), beside it, and in a listed directory.
+      const below = fc.constantFrom("build/t.js", "build/sub/u.js", "build/loose.js", "build/sub")
+      const listed = fc.constantFrom("a/x.txt", "b/y.js", "fill/d1/f1.txt", "a/n.txt")
+      const stepArb = fc.oneof(
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            op: fc.constant("write" as const),
+            path: below,
+            content: fc.string({ maxLength: 6 }),
+          }),
+        },
+        { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), path: below }) },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            op: fc.constant("chmod" as const),
+            path: below,
+            mode: fc.constantFrom(0o644, 0o755),
+          }),
+        },
+        { weight: 1, arbitrary: fc.record({ op: fc.constant("rewriteKeepingTimes" as const), path: below }) },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            op: fc.constant("symlink" as const),
+            path: below,
+            target: fc.constantFrom("t.js", "../a"),
+          }),
+        },
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            op: fc.constant("write" as const),
+            path: listed,
+            content: fc.string({ maxLength: 6 }),
+          }),
+        },
+        { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), path: listed }) },
+        { weight: 1, arbitrary: opArb },
+        // Another content of the same size under the same whole-second mtime: only ctime tells.
+        {
+          weight: 2,
+          arbitrary: fc.record({
+            op: fc.constant("sameStat" as const),
+            path: below,
+            seed: fc.integer({ min: 0, max: 9 }),
+          }),
+        },
+      )
+      const sameStat = (root: string, path: string, seed: number) => {
+        const at = join(root, path)
+        try {
+          const size = statSync(at).size
+          writeFileSync(at, String(seed).repeat(size))
+          utimesSync(at, STAMP, STAMP)
+        } catch {
+          // Not a file now: nothing to rewrite.
+        }
+      }
+      return sandboxProperty(
+        fc.array(fc.array(stepArb, { minLength: 0, maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+        (steps, box, scans) => {
+          const git = gitIn(box.root, true)
+          apply(box.root, { op: "write", path: ".gitignore", content: "build/\n" })
+          for (const path of ["a/x.txt", "b/y.js", "build/t.js", "build/sub/u.js", "build/loose.js"])
+            apply(box.root, { op: "write", path, content: "seed" })
+          fill(box.root)
+          git("init", "-q")
+          git("add", "-A")
+          git("add", "-f", "--", "build/t.js", "build/sub/u.js")
+          git("commit", "-qm", "one")
+          for (const path of ["build/t.js", "build/sub/u.js"]) utimesSync(join(box.root, path), STAMP, STAMP)
+          const program = Effect.gen(function* () {
+            const { sealed, first, compare } = yield* sideBySide(box.root)
+            expect(first.scanSeal).toBeDefined()
+            for (const ops of steps) {
+              for (const op of ops)
+                op.op === "sameStat" ? sameStat(box.root, op.path, op.seed) : apply(box.root, op)
+              yield* settle
+              const { a, b } = yield* compare({ steps, ops })
+              if (a.scan?.fullScan?.includes("below an ignored directory, changed") === true)
+                found.beyondChanged++
+              if (a.scan?.rescanned !== undefined && a.point.scanSeal !== undefined) found.changesKept++
+              // Nothing changed since: found by the seal, and then without a scan at all.
+              yield* settle
+              const again = yield* turnCapture(sealed)
+              yield* expectSamePoint(again.point, b, { steps, ops, again: true })
+              if (a.point.scanSeal !== undefined)
+                expect({ ops, by: again.scan?.by }).toEqual({ ops, by: "seal" })
+              const before = scans.count
+              const third = yield* turnCapture(sealed)
+              yield* expectSamePoint(third.point, b, { steps, ops, third: true })
+              if (again.point.scanSeal !== undefined) {
+                expect({ ops, scans: scans.count - before, scan: third.scan }).toEqual({
+                  ops,
+                  scans: 0,
+                  scan: { by: "seal" },
+                })
+                found.repeats++
+              }
+            }
+          })
+          return { program }
+        },
+        { numRuns: 10, seed: 61 },
+        () => {
+          expect(found.repeats).toBeGreaterThan(10)
+          expect(found.beyondChanged).toBeGreaterThan(3)
+          expect(found.changesKept).toBeGreaterThan(3)
+        },
+      )
     },
   )
 

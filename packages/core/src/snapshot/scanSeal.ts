@@ -11,8 +11,10 @@
  * (`contextRest` with `repositoryKey`: the settings that decide scope, the store's places, the
  * repository's index and outer ignore files by their stats; and the same by content, `scopeOf`,
  * with and without the set of paths git tracks, for when only the stats moved), the tracked table
- * (a check of the names git tracks in each directory) and the session table (a check of each path
- * the session's checkpoints and write intents name, `sessionTable`).
+ * (a check of the names git tracks in each directory), the session table (a check of each path
+ * the session's checkpoints and write intents name, `sessionTable`) and the beyond table (each file
+ * git tracks below an ignored directory, which no listing holds, with a check of its stat:
+ * `beyondTable`; checked one by one, and any change is a full scan).
  * A full capture takes the checks from its own scan's listings where the workspace seals as it
  * scans (`Workspace.scanDirectoriesSealed`), so it lists the tree once: a listing the scan decided
  * by vouches for the point as one taken after the scan would (a change after it differs from it).
@@ -41,7 +43,8 @@
  * its scan that is there (a checkpoint's file under an ignored directory) or whose absence no
  * listing shows (a path deleted since is a tombstone, and stays one while its directory's listing
  * says it is not there; see `absenceListed`), had declared paths, took
- * tracked files below an ignored directory, or left anything out for a reason that is not a fixed
+ * more than `MAX_BEYOND` files git tracks below ignored directories or one that changed within the
+ * racy window, or left anything out for a reason that is not a fixed
  * function of the listings (budget, unreadable, changed while read, a refused ignore file, an
  * invalid path); a live engine's capture (its watcher is better); a workspace without
  * `sealListings`. A seal that cannot be read (collected, damaged) only costs the full path.
@@ -52,6 +55,7 @@
  */
 import {
   type ContentHash,
+  type FileStat,
   type PointCaptured,
   parentOf,
   type SkippedPath,
@@ -82,9 +86,10 @@ import type { ScanResult } from "./workspaceScan.js"
  * Part of every context and record: bump it whenever a scan would decide differently from the same
  * listings, or the record changes (2: 16-byte checks, volatile directories, no digest; 3: the
  * context by content and the tracked table; 4: the session's paths out of the context, into the
- * session table, and each directory's tracked names checked in the index's order).
+ * session table, and each directory's tracked names checked in the index's order; 5: the files git
+ * tracks below an ignored directory, by their stats).
  */
-const SEAL_VERSION = 4
+const SEAL_VERSION = 5
 
 /** The bytes of a tracked table's entry: a directory's key, then the check of its tracked names. */
 const TRACKED_BYTES = 16
@@ -146,6 +151,8 @@ const SealHeader = Schema.parseJson(
      */
     volatile: Schema.Array(Schema.Int.pipe(Schema.nonNegative())),
     storePaths: Schema.Array(Schema.String),
+    /** The files git tracks below an ignored directory, each with the check of its stat (`beyondTable`). */
+    beyond: Schema.Array(Schema.Tuple(Schema.String, Schema.String)),
   }),
 )
 const decodeHeader = Schema.decodeUnknownOption(SealHeader)
@@ -166,6 +173,7 @@ interface SealRecord {
   readonly session: Uint8Array
   readonly volatile: ReadonlyArray<number>
   readonly storePaths: ReadonlyArray<string>
+  readonly beyond: BeyondTable
 }
 
 const textEncoder = new TextEncoder()
@@ -183,6 +191,7 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
       session: record.session.length / SESSION_BYTES,
       volatile: record.volatile,
       storePaths: record.storePaths,
+      beyond: record.beyond,
     })}\n`,
   )
   const names = record.names ?? textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
@@ -227,6 +236,7 @@ const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord & { readonly 
       session: bytes.subarray(session, start),
       volatile: count.value.volatile,
       storePaths: count.value.storePaths,
+      beyond: count.value.beyond,
     })
   } catch {
     return Option.none()
@@ -272,6 +282,11 @@ export type SealCheck =
       readonly reading?: SealReading
       /** Set when the base point's seal holds but for the directories it names. */
       readonly changes?: SealedChanges
+      /**
+       * With `changes`: the base seal's files tracked below an ignored directory, their stats found
+       * unchanged at this capture's start (what a capture of the changes keeps of them).
+       */
+      readonly beyond?: BeyondTable
       /** Why the base point's seal cannot be used at all (when it has one). */
       readonly why?: string
     }
@@ -454,6 +469,62 @@ const trackedChanges = (
 }
 
 /**
+ * The files git tracks below an ignored directory (`ScanTree.beyond`: no listing holds them, so no
+ * listing check vouches for them), each with a check of its stat: kind, size, mode, both times and
+ * inode, or "absent" where there is no file or link (gone, a directory, below a link). Checked one
+ * by one at the next capture's start (`beyondChanged`); any change is a full scan, since a capture
+ * of the changes does not descend into ignored directories. Sorted by path.
+ */
+export type BeyondTable = ReadonlyArray<readonly [string, string]>
+
+/**
+ * Above this many such files a seal is not recorded (each is stat'ed on its own at every check;
+ * beyond a few thousand the full scan's listing is the cheaper way to look).
+ */
+const MAX_BEYOND = 4096
+
+const ABSENT = "absent"
+
+const statCheck = (stat: FileStat | undefined): string =>
+  stat === undefined || stat.kind === "directory"
+    ? ABSENT
+    : sha256HexOfText(
+        `${stat.kind}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.inode}`,
+      ).slice(0, 32)
+
+/**
+ * The beyond table of a full scan, from the stats its scan took them by (`takeTracked`): the point
+ * holds what those stats describe. Undefined, with why, when one changed within the racy window (a
+ * later change in the same clock tick could leave its stat as it is) or there are too many.
+ */
+const beyondTable = (scan: ScanResult, racyFrom: bigint): BeyondTable | string => {
+  if (scan.tree.beyond.size > MAX_BEYOND)
+    return `it took more than ${MAX_BEYOND} files git tracks below ignored directories`
+  const table: Array<readonly [string, string]> = []
+  for (const path of [...scan.tree.beyond].sort()) {
+    const stat = scan.entries.get(path as WorkspacePath)?.stat
+    if (stat !== undefined && stat.ctimeNs >= racyFrom)
+      return `${path}, which git tracks below an ignored directory, changed within the racy window`
+    table.push([path, statCheck(stat)])
+  }
+  return table
+}
+
+/** The first path of the table whose stat is not the one recorded, if any. */
+const beyondChanged = (table: BeyondTable): Effect.Effect<string | undefined, never, Workspace> =>
+  Effect.gen(function* () {
+    if (table.length === 0) return undefined
+    const workspace = yield* Workspace
+    const stats = yield* workspace.statMany(table.map(([path]) => path as WorkspacePath))
+    for (let i = 0; i < table.length; i++) {
+      const found = stats[i]!
+      const now = Either.isRight(found) ? statCheck(Option.getOrUndefined(found.right)) : ABSENT
+      if (now !== table[i]![1]) return table[i]![0]
+    }
+    return undefined
+  })
+
+/**
  * Before a capture scans: whether its session's latest point's seal still holds (`Unchanged`: the
  * point may be recorded as that one), or the capture scans (with the context, the listing of the
  * seal's directories for its own seal, and what changed since the seal), or seals are off for it.
@@ -496,6 +567,7 @@ export const checkSeal = (input: {
       readonly why?: string
       readonly reading?: SealReading
       readonly changes?: SealedChanges
+      readonly beyond?: BeyondTable
     }) =>
       Effect.map(
         scopeNow(),
@@ -541,6 +613,9 @@ export const checkSeal = (input: {
         tracked = { bytes: encodeTable(table.table) }
       }
     }
+    const beyondNow = yield* beyondChanged(record.value.beyond)
+    if (beyondNow !== undefined)
+      return yield* scan({ why: `${beyondNow}, which git tracks below an ignored directory, changed` })
     const sessionIn = sessionChanges(record.value.session, session, sealedDirectories)
     if (sessionIn === undefined)
       return yield* scan({
@@ -565,6 +640,7 @@ export const checkSeal = (input: {
     return yield* scan({
       ...(failed.size === 0 ? { reading: { directories, names, storePaths, seal: listing } } : {}),
       changes: { directories, names, sealed: sealedDirectories(), listing, changed, failed },
+      beyond: record.value.beyond,
     })
   })
 
@@ -617,7 +693,6 @@ const unsealable = (input: SealInput): SealOutcome | undefined => {
   const { check, scan } = input
   if (check._tag === "Off") return unsealed(check.why)
   if (check._tag !== "Scan") return unsealed("seals are off")
-  if (scan.tree.beyond.size > 0) return unsealed("it took files git tracks below an ignored directory")
   for (const path of input.tracked)
     if (!input.absent(path) || !absenceListed(scan, path))
       return unsealed(`${path} was tracked beyond what the scan listed`)
@@ -641,6 +716,7 @@ const storeSeal = (
   checks: Uint8Array,
   volatile: ReadonlyArray<number>,
   storePaths: ReadonlyArray<string>,
+  beyond: BeyondTable,
   /** `directories` as a read record stored them, when they are its directories in its order. */
   names?: Uint8Array,
 ) =>
@@ -648,6 +724,7 @@ const storeSeal = (
     const tracked = scope.tracked.bytes ?? encodeTable(trackedTable(scope.tracked.files).table)
     const record = encodeRecord({
       ...(names === undefined ? {} : { names }),
+      beyond,
       context,
       scope: scope.scope,
       rules: scope.rules,
@@ -676,6 +753,8 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
   Effect.gen(function* () {
     const refused = unsealable(input)
     if (refused !== undefined) return refused
+    const beyond = beyondTable(input.scan, racyFrom(input))
+    if (typeof beyond === "string") return unsealed(beyond)
     const check = input.check as Extract<SealCheck, { _tag: "Scan" }>
     const workspace = yield* Workspace
     const listedNow = [...input.scan.tree.scopes.keys()].sort()
@@ -719,7 +798,7 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
       }
     }
     const volatile = racyIndices(seal.newestByDirectory, racyFrom(input), directories.length)
-    return yield* storeSeal(check, directories, seal.checks, volatile, storePaths, names)
+    return yield* storeSeal(check, directories, seal.checks, volatile, storePaths, beyond, names)
   })
 
 /**
@@ -766,6 +845,9 @@ export const sealChanges = (
       checks,
       volatile,
       storePaths,
+      // The base's, found unchanged at this capture's start and not examined since (a path among
+      // them that was, by its nearest sealed directory changing, is in `tracked`: unsealable above).
+      check.beyond ?? [],
       same ? input.changes.names : undefined,
     )
   })

@@ -10,8 +10,8 @@
  * it changed its rules: an ignore file is an entry of its directory's listing, and a directory
  * whose ignore file changed (or appeared, or went) makes this capture give way to a full scan, as
  * does a directory that became a nested repository or excluded, anything the scan of the changes
- * cannot vouch for (budget, unreadable, a refused ignore file, files git tracks below an ignored
- * directory), a new directory holding an ignore file (its rules would change the scan's identity),
+ * cannot vouch for (budget, unreadable, a refused ignore file, a file git tracks below an ignored
+ * directory that the base seal's beyond table does not hold), a new directory holding an ignore file (its rules would change the scan's identity),
  * a base point without a stat cache, or more than a quarter of the directories changed (the full
  * scan is then as cheap). The changed directories are listed afresh with the rules in force for
  * them (`startsAt`), every child decided as the full scan decides it; the base point's paths in
@@ -45,7 +45,7 @@ import {
   storeWhole,
 } from "./pointManifest.js"
 import { countsOver } from "./pointPatch.js"
-import { type SealCheck, type SealedChanges, sealChanges } from "./scanSeal.js"
+import { type BeyondTable, type SealCheck, type SealedChanges, sealChanges } from "./scanSeal.js"
 import { type ScanResult, scanSubtrees, startsAt } from "./workspaceScan.js"
 
 export interface SealedCaptureInput extends CaptureContext {
@@ -104,13 +104,22 @@ const unfit = (
   scan: ScanResult,
   sealed: ReadonlySet<string>,
   previous: ReadonlyMap<WorkspacePath, ManifestEntry>,
+  beyond: BeyondTable,
 ): Effect.Effect<string | undefined, never, Workspace> =>
   Effect.gen(function* () {
     const odd = scan.skipped.find(
       (s) => s.reason === "budget" || s.reason === "unreadable" || s.reason === "ignore_file_refused",
     )
     if (odd !== undefined) return `${odd.path} was left out (${odd.reason})`
-    if (scan.tree.beyond.size > 0) return "files git tracks below an ignored directory were taken"
+    // Files git tracks below an ignored directory in a changed directory: taken as the full scan
+    // takes them when the base seal had each and its stat was found unchanged at this capture's
+    // start (`checkSeal`); a new one would need the seal's table made again from a full scan.
+    if (scan.tree.beyond.size > 0) {
+      const known = new Set(beyond.map(([path]) => path))
+      for (const path of scan.tree.beyond)
+        if (!known.has(path))
+          return `${path}, which git tracks below an ignored directory, is new to the seal`
+    }
     for (const path of scan.tree.excluded)
       if (sealed.has(path)) return `${path} was a directory in scope and is excluded now`
     const workspace = yield* Workspace
@@ -181,7 +190,7 @@ export const captureSealed = (input: SealedCaptureInput) =>
     const kept = new Set<string>()
     for (const dir of directories) if (!changed.has(dir)) kept.add(dir)
     const scan = yield* scanSubtrees(input.budget, starts, kept)
-    const why = yield* unfit(scan, sealed, baseManifest.entries)
+    const why = yield* unfit(scan, sealed, baseManifest.entries, input.check.beyond ?? [])
     if (why !== undefined) return fullScan(why)
     if (base.files + base.links + scan.entries.size > settings.maxFiles)
       return fullScan("the point may reach the file-count budget")
