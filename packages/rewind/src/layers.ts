@@ -66,8 +66,6 @@ export const withEngineServices = <R, E>(
 export { DATABASE_FILE, GUARDED_DIR }
 /** Blob files of stores made before blobs moved into the database (still read when present). */
 export const ARTIFACTS_DIR = "artifacts"
-/** Where the live engine's watcher makes its flush cookies, relative to the store directory. */
-export const WATCH_COOKIE_DIR = "watch"
 /** The store directory's name under the workspace root when `dir` is not given. */
 export const DEFAULT_DIR_NAME = STORE_DIR_NAME
 

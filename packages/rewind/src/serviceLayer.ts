@@ -20,9 +20,9 @@ import {
   type RewindServices,
   storeDirectory,
   storeLocationOf,
-  WATCH_COOKIE_DIR,
   withEngineServices,
 } from "./layers.js"
+import { watchCookieDirectory } from "./storeLayout.js"
 
 /** How to open Rewind: the embedded default (SQLite + files under `dir`) or an injected Layer. */
 export interface OpenRewindOptions<E = never> extends DefaultLayerOptions {
@@ -69,15 +69,19 @@ const liveLayer = (
 ): Layer.Layer<never, never, Workspace> | Layer.Layer<WorkspaceChanges, never, Workspace> => {
   if (options.live === undefined || options.live === false) return Layer.empty
   const named = typeof options.live === "object" ? options.live.cookieDirectory : undefined
-  const cookieDirectory = named ?? (dir === undefined ? undefined : join(dir, WATCH_COOKIE_DIR))
+  // Decided when built, after the store's layer made its directory (storeLayout.ts).
+  const cookieDirectory =
+    named !== undefined ? () => named : dir !== undefined ? () => watchCookieDirectory(dir) : undefined
   if (cookieDirectory === undefined)
     throw new TypeError(
       "openRewind: live with an injected layer needs live.cookieDirectory (a directory of your store for the watcher's flush cookies)",
     )
-  return WorkspaceWatcher.layer({
-    cookieDirectory,
-    storeDirectories: dir === undefined ? [] : storeLocationOf(options.workspaceRoot, dir),
-  })
+  return Layer.suspend(() =>
+    WorkspaceWatcher.layer({
+      cookieDirectory: cookieDirectory(),
+      storeDirectories: dir === undefined ? [] : storeLocationOf(options.workspaceRoot, dir),
+    }),
+  )
 }
 
 /**

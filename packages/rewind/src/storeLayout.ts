@@ -164,6 +164,18 @@ export const mendLayout = (dir: string) => {
   }
 }
 
+/**
+ * Where a live engine's watcher makes its flush cookies in the store directory `dir`: inside the
+ * guarded directory when there is one, so a `git clean -x` does not take it from under a running
+ * watcher (which would cost its next capture a full scan), else `<dir>/watch`.
+ */
+export const watchCookieDirectory = (dir: string): string =>
+  lstat(join(dir, GUARDED_DIR))?.isDirectory() === true
+    ? join(dir, GUARDED_DIR, WATCH_COOKIE_NAME)
+    : join(dir, WATCH_COOKIE_NAME)
+
+const WATCH_COOKIE_NAME = "watch"
+
 /** What `rewind status` says of the layout: whether a clean of the workspace would take the store. */
 export interface LayoutStatus {
   readonly layout: "guarded" | "flat"
