@@ -262,6 +262,40 @@ const sideBySide = (root: string) =>
     return { sealed: sealed.id, scanned: scanned.id, first, compare }
   })
 
+/**
+ * After a step's capture `a` (and the full scan's point `b`), with nothing changed since: a sealed
+ * point is found again by its seal (the same manifest), listing again at most the directories its
+ * seal could not vouch for (new or racy ones), and then without a scan at all. Answers whether the
+ * last of those held a seal, so the caller can count the repeats the property proved.
+ */
+const foundAgainBySeal = (
+  sealed: SessionId,
+  a: { readonly point: PointCaptured },
+  b: PointCaptured,
+  scans: Scans,
+  context: { readonly ops: unknown } & Record<string, unknown>,
+) =>
+  Effect.gen(function* () {
+    const { ops } = context
+    yield* settle
+    const again = yield* turnCapture(sealed)
+    yield* expectSamePoint(again.point, b, { ...context, again: true })
+    if (a.point.scanSeal !== undefined) {
+      expect({ ops, by: again.scan?.by }).toEqual({ ops, by: "seal" })
+      expect(again.point.manifestHash).toBe(a.point.manifestHash)
+    }
+    const before = scans.count
+    const third = yield* turnCapture(sealed)
+    yield* expectSamePoint(third.point, b, { ...context, third: true })
+    if (again.point.scanSeal === undefined) return false
+    expect({ ops, scans: scans.count - before, scan: third.scan }).toEqual({
+      ops,
+      scans: 0,
+      scan: { by: "seal" },
+    })
+    return true
+  })
+
 describe.skipIf(!sealing)("a capture's seal", () => {
   it.live(
     "captures what a full scan captures after every random step (listing only what changed), and skips the scan when nothing changed",
@@ -295,27 +329,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
               const { a, b } = yield* compare({ steps, ops })
               if (a.scan?.rescanned !== undefined) found.changes++
               if (racy && a.point.scanSeal !== undefined) found.racy++
-              // Nothing changed since: a sealed point is found again by its seal, listing again
-              // at most the directories its seal could not vouch for (new or racy ones) ...
-              yield* settle
-              const again = yield* turnCapture(sealed)
-              yield* expectSamePoint(again.point, b, { steps, ops, again: true })
-              if (a.point.scanSeal !== undefined) {
-                expect({ ops, by: again.scan?.by }).toEqual({ ops, by: "seal" })
-                expect(again.point.manifestHash).toBe(a.point.manifestHash)
-              }
-              // ... and then without a scan at all.
-              const before = scans.count
-              const third = yield* turnCapture(sealed)
-              yield* expectSamePoint(third.point, b, { steps, ops, third: true })
-              if (again.point.scanSeal !== undefined) {
-                expect({ ops, scans: scans.count - before, scan: third.scan }).toEqual({
-                  ops,
-                  scans: 0,
-                  scan: { by: "seal" },
-                })
-                found.repeats++
-              }
+              if (yield* foundAgainBySeal(sealed, a, b, scans, { steps, ops })) found.repeats++
             }
           })
           return { program, cached }
@@ -878,23 +892,7 @@ describe.skipIf(!sealing)("a capture's seal", () => {
               if (a.scan?.fullScan?.includes("below an ignored directory, changed") === true)
                 found.beyondChanged++
               if (a.scan?.rescanned !== undefined && a.point.scanSeal !== undefined) found.changesKept++
-              // Nothing changed since: found by the seal, and then without a scan at all.
-              yield* settle
-              const again = yield* turnCapture(sealed)
-              yield* expectSamePoint(again.point, b, { steps, ops, again: true })
-              if (a.point.scanSeal !== undefined)
-                expect({ ops, by: again.scan?.by }).toEqual({ ops, by: "seal" })
-              const before = scans.count
-              const third = yield* turnCapture(sealed)
-              yield* expectSamePoint(third.point, b, { steps, ops, third: true })
-              if (again.point.scanSeal !== undefined) {
-                expect({ ops, scans: scans.count - before, scan: third.scan }).toEqual({
-                  ops,
-                  scans: 0,
-                  scan: { by: "seal" },
-                })
-                found.repeats++
-              }
+              if (yield* foundAgainBySeal(sealed, a, b, scans, { steps, ops })) found.repeats++
             }
           })
           return { program }
