@@ -27,7 +27,16 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, Option } from "effect"
 import { NodeWorkspace, WorkspaceWatcher } from "../src/index.js"
-import { apply, manifestText, opArb, rewriteKeepingTimesArb, type Sandbox, sandbox } from "./treeOps.js"
+import {
+  apply,
+  manifestText,
+  opArb,
+  removeArb,
+  rewriteKeepingTimesArb,
+  type Sandbox,
+  sandbox,
+  writeArb,
+} from "./treeOps.js"
 
 const sealing = NodeWorkspace.nativeScanAvailable && process.platform === "linux"
 
@@ -812,15 +821,8 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       const below = fc.constantFrom("build/t.js", "build/sub/u.js", "build/loose.js", "build/sub")
       const listed = fc.constantFrom("a/x.txt", "b/y.js", "fill/d1/f1.txt", "a/n.txt")
       const stepArb = fc.oneof(
-        {
-          weight: 3,
-          arbitrary: fc.record({
-            op: fc.constant("write" as const),
-            path: below,
-            content: fc.string({ maxLength: 6 }),
-          }),
-        },
-        { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), path: below }) },
+        { weight: 3, arbitrary: writeArb(below, 6) },
+        { weight: 1, arbitrary: removeArb(below) },
         {
           weight: 1,
           arbitrary: fc.record({
@@ -838,15 +840,8 @@ describe.skipIf(!sealing)("a capture's seal", () => {
             target: fc.constantFrom("t.js", "../a"),
           }),
         },
-        {
-          weight: 3,
-          arbitrary: fc.record({
-            op: fc.constant("write" as const),
-            path: listed,
-            content: fc.string({ maxLength: 6 }),
-          }),
-        },
-        { weight: 1, arbitrary: fc.record({ op: fc.constant("remove" as const), path: listed }) },
+        { weight: 3, arbitrary: writeArb(listed, 6) },
+        { weight: 1, arbitrary: removeArb(listed) },
         { weight: 1, arbitrary: opArb },
         // Another content of the same size under the same whole-second mtime: only ctime tells.
         {

@@ -55,16 +55,18 @@ const file = fc
   .map(([d, n]) => (d === "" ? n : `${d}/${n}`))
 const dir = fc.constantFrom(...DIRS.filter((d) => d !== ""))
 const anyPath = fc.oneof(file, dir)
+
+/** A write of some short content to one of `paths`. */
+export const writeArb = (paths: fc.Arbitrary<string>, maxLength = 12): fc.Arbitrary<Op> =>
+  fc.record({ op: fc.constant("write" as const), path: paths, content: fc.string({ maxLength }) })
+
+/** A removal of one of `paths`. */
+export const removeArb = (paths: fc.Arbitrary<string>): fc.Arbitrary<Op> =>
+  fc.record({ op: fc.constant("remove" as const), path: paths })
+
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      op: fc.constant("write" as const),
-      path: file,
-      content: fc.string({ maxLength: 12 }),
-    }),
-  },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("remove" as const), path: file }) },
+  { weight: 4, arbitrary: writeArb(file) },
+  { weight: 2, arbitrary: removeArb(file) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("rename" as const), from: anyPath, to: anyPath }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("mkdir" as const), path: dir }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("rmdir" as const), path: dir }) },
