@@ -2,7 +2,8 @@
 // `git stash --all` remove ignored files, and a store inside the workspace is ignored. A store
 // directory Rewind makes keeps its database in a nested repository git leaves alone; the built bin
 // and the facade find every point after each, put back what the clean took, and a restore brings
-// back what the clean deleted (of what the points hold: ignored files are never captured). Links and the layouts made before are taken as they were.
+// back what the clean deleted (of what the points hold: ignored files are never captured); an
+// agent's clean through the Claude Code hook is undone by `restore --turn`. Links and the layouts made before are taken as they were.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
@@ -10,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { TurnId } from "@rewind/contracts"
 import Database from "better-sqlite3"
 import { openRewind } from "../src/index.js"
-import { cli, jsonLines, tempDir } from "./cliHarness.js"
+import { claudeShellTurn, cli, jsonLines, ownProcessCli, tempDir } from "./cliHarness.js"
 import { okValue } from "./okValue.js"
 
 const GIT_ENV = {
@@ -129,6 +130,24 @@ describe("a store directory Rewind makes: the guarded layout", () => {
     const again = await openRewind({ workspaceRoot: root, durability: "atomic", create: false })
     expect(okValue(await again.listPoints(session.id)).length).toBe(2)
     await again.close()
+  })
+})
+
+describe("an agent's git clean -fdx through the Claude Code hook (the built bin)", () => {
+  it("the store made by the first hook survives it, and restore --turn 1 brings back the untracked work", async () => {
+    const root = repository()
+    await claudeShellTurn(root, "tidy", "clean the build", () => {
+      git(root, "clean", "-fdxq")
+    })
+    expect(fs.existsSync(join(root, "notes.txt"))).toBe(false)
+    const preview = await ownProcessCli(["restore", "--turn", "1", "--json"], root)
+    expect(preview.code, preview.stderr).toBe(0)
+    const plan = jsonLines(preview.stdout).find((r) => r.type === "turn_preview")!
+    expect(plan.changes).toEqual([{ path: "notes.txt", action: "write" }])
+    const applied = await ownProcessCli(["restore", "--turn", "1", "--token", String(plan.token)], root)
+    expect(applied.code, applied.stderr).toBe(0)
+    expect(fs.readFileSync(join(root, "notes.txt"), "utf8")).toBe("untracked work\n")
+    expect(git(root, "status", "--porcelain")).toBe("?? notes.txt\n")
   })
 })
 
