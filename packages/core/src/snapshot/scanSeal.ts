@@ -845,8 +845,9 @@ export const sealChanges = (
       checks,
       volatile,
       storePaths,
-      // The base's, found unchanged at this capture's start and not examined since (a path among
-      // them that was, by its nearest sealed directory changing, is in `tracked`: unsealable above).
+      // The base's, found unchanged at this capture's start (checkSeal). Where the scan of the
+      // changes took one again, it took it as found then; one that changed in between has a stat
+      // unlike its check, so the next capture scans in full.
       check.beyond ?? [],
       same ? input.changes.names : undefined,
     )

@@ -11,8 +11,8 @@
  * whose ignore file changed (or appeared, or went) makes this capture give way to a full scan, as
  * does a directory that became a nested repository or excluded, anything the scan of the changes
  * cannot vouch for (budget, unreadable, a refused ignore file, a file git tracks below an ignored
- * directory that the base seal's beyond table does not hold), a new directory holding an ignore file (its rules would change the scan's identity),
- * a base point without a stat cache, or more than a quarter of the directories changed (the full
+ * directory that the base seal's beyond table does not hold), a new directory holding an ignore
+ * file (its rules would change the scan's identity), a base point without a stat cache, or more than a quarter of the directories changed (the full
  * scan is then as cheap). The changed directories are listed afresh with the rules in force for
  * them (`startsAt`), every child decided as the full scan decides it; the base point's paths in
  * them, and the ones tracked beyond a listed directory whose nearest sealed directory changed, are
