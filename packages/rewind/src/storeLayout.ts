@@ -41,6 +41,8 @@ const LINK_TARGET = `${GUARDED_DIR}/${DATABASE_FILE}`
 const DATABASE_COMPANIONS = ["", "-wal", "-shm", "-journal"] as const
 
 const GITIGNORE = "# Rewind's store: never committed\n*\n"
+/** The live engine's flush cookies' directory (`watchCookieDirectory`). */
+const WATCH_COOKIE_NAME = "watch"
 
 /**
  * `flat`: the database is `<dir>/rewind.db`. `guarded`: it is `<dir>/rewind-data/rewind.db`.
@@ -173,8 +175,6 @@ export const watchCookieDirectory = (dir: string): string =>
   lstat(join(dir, GUARDED_DIR))?.isDirectory() === true
     ? join(dir, GUARDED_DIR, WATCH_COOKIE_NAME)
     : join(dir, WATCH_COOKIE_NAME)
-
-const WATCH_COOKIE_NAME = "watch"
 
 /** What `rewind status` says of the layout: whether a clean of the workspace would take the store. */
 export interface LayoutStatus {
