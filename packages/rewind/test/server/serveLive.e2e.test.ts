@@ -77,58 +77,55 @@ describe("rewind serve: the live engine", () => {
     }),
   )
 
-  it.effect(
-    "git clean -fdx under a running live engine: the store and its watcher carry on",
-    () =>
-      Effect.promise(async () => {
-        const root = tempDir()
-        const git = (...args: ReadonlyArray<string>) =>
-          execFileSync(
-            "git",
-            ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.excludesFile=/dev/null", ...args],
-            {
-              cwd: root,
-              stdio: "ignore",
-            },
-          )
-        git("init", "-q")
-        await writeFile(join(root, ".gitignore"), "build/\n")
-        await mkdir(join(root, "src"))
-        for (let i = 0; i < 5; i++) await writeFile(join(root, `src/f${i}.ts`), `export const v = ${i}\n`)
-        git("add", "-A")
-        git("commit", "-qm", "one")
-        await mkdir(join(root, "build"))
-        await writeFile(join(root, "build/out.js"), "built\n")
-        await writeFile(join(root, "notes.md"), "untracked\n")
-        expect((await cli(["init", "--workspace", root])).code).toBe(0)
-        const s = startServer(["--workspace", root])
-        try {
-          const sid = (await s.ok<{ id: string }>("createSession", { input: { title: "live", cwd: root } }))
-            .id
-          const capture = async () => {
-            const { turnId } = await s.ok<{ turnId: string }>("appendUserMessage", [sid, { text: "go" }])
-            return s.ok<Captured>("capturePoint", [sid, turnId])
-          }
-          await capture()
-          await capture()
-          expect((await s.ok<Status>("snapshotStatus", [])).watcher.lastCapture).toEqual({ mode: "watched" })
-
-          git("clean", "-fdxq")
-          await settle()
-          const cleaned = await capture()
-          // notes.md went (a tombstone); build/ was never captured; the watcher saw it all.
-          expect(cleaned.point).toMatchObject({ files: 6, tombstones: 1 })
-          expect((await s.ok<Status>("snapshotStatus", [])).watcher).toMatchObject({
-            active: true,
-            lastCapture: { mode: "watched" },
-          })
-          // The call mended what the clean took.
-          expect(readlinkSync(join(root, ".rewind", "rewind.db"))).toBe("rewind-data/rewind.db")
-          expect(existsSync(join(root, ".rewind", ".gitignore"))).toBe(true)
-        } finally {
-          await s.close()
+  it.effect("git clean -fdx under a running live engine: the store and its watcher carry on", () =>
+    Effect.promise(async () => {
+      const root = tempDir()
+      const git = (...args: ReadonlyArray<string>) =>
+        execFileSync(
+          "git",
+          ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.excludesFile=/dev/null", ...args],
+          {
+            cwd: root,
+            stdio: "ignore",
+          },
+        )
+      git("init", "-q")
+      await writeFile(join(root, ".gitignore"), "build/\n")
+      await mkdir(join(root, "src"))
+      for (let i = 0; i < 5; i++) await writeFile(join(root, `src/f${i}.ts`), `export const v = ${i}\n`)
+      git("add", "-A")
+      git("commit", "-qm", "one")
+      await mkdir(join(root, "build"))
+      await writeFile(join(root, "build/out.js"), "built\n")
+      await writeFile(join(root, "notes.md"), "untracked\n")
+      expect((await cli(["init", "--workspace", root])).code).toBe(0)
+      const s = startServer(["--workspace", root])
+      try {
+        const sid = (await s.ok<{ id: string }>("createSession", { input: { title: "live", cwd: root } })).id
+        const capture = async () => {
+          const { turnId } = await s.ok<{ turnId: string }>("appendUserMessage", [sid, { text: "go" }])
+          return s.ok<Captured>("capturePoint", [sid, turnId])
         }
-      }),
+        await capture()
+        await capture()
+        expect((await s.ok<Status>("snapshotStatus", [])).watcher.lastCapture).toEqual({ mode: "watched" })
+
+        git("clean", "-fdxq")
+        await settle()
+        const cleaned = await capture()
+        // notes.md went (a tombstone); build/ was never captured; the watcher saw it all.
+        expect(cleaned.point).toMatchObject({ files: 6, tombstones: 1 })
+        expect((await s.ok<Status>("snapshotStatus", [])).watcher).toMatchObject({
+          active: true,
+          lastCapture: { mode: "watched" },
+        })
+        // The call mended what the clean took.
+        expect(readlinkSync(join(root, ".rewind", "rewind.db"))).toBe("rewind-data/rewind.db")
+        expect(existsSync(join(root, ".rewind", ".gitignore"))).toBe(true)
+      } finally {
+        await s.close()
+      }
+    }),
   )
 
   it.effect("--no-watch turns the watcher off, and status says why", () =>
