@@ -139,12 +139,18 @@ const makeFacade = (
       method,
       message: `${method}: this Rewind was closed; nothing ran (open a new one with openRewind)`,
     })
+  /** Before every call: the rejection of a call after `close()`, or undefined once the store is mended. */
+  const refusedOrMended = (method: string): Promise<never> | undefined => {
+    if (closed) return Promise.reject(closedError(method))
+    upkeep()
+    return undefined
+  }
 
   const methods: Record<string, (...args: ReadonlyArray<unknown>) => Promise<unknown>> = {}
   for (const name of Object.keys(RewindOperations) as ReadonlyArray<keyof RewindApi>) {
     methods[name] = (...args) => {
-      if (closed) return Promise.reject(closedError(name))
-      upkeep()
+      const refused = refusedOrMended(name)
+      if (refused !== undefined) return refused
       const call = splitCall(name, args)
       if (Either.isLeft(call))
         return Promise.resolve({ ok: false, refusal: { kind: "invalid_input", message: call.left } })
@@ -163,8 +169,8 @@ const makeFacade = (
     effect: Effect.Effect<A, Err, EngineServices>,
     options?: CallOptions,
   ): Promise<Outcome<A>> => {
-    if (closed) return Promise.reject(closedError("outcome"))
-    upkeep()
+    const refused = refusedOrMended("outcome")
+    if (refused !== undefined) return refused
     return runtime
       .runPromiseExit(
         toOutcome(
@@ -180,8 +186,8 @@ const makeFacade = (
   }
 
   const run = <A, Err>(effect: Effect.Effect<A, Err, EngineServices>, options?: CallOptions): Promise<A> => {
-    if (closed) return Promise.reject(closedError("run"))
-    upkeep()
+    const refused = refusedOrMended("run")
+    if (refused !== undefined) return refused
     return runtime.runPromiseExit(effect, options).then(unwrap)
   }
 

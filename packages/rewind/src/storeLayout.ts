@@ -78,34 +78,35 @@ export const readLayout = (dir: string): StoreLayout | StoreRefused => {
   const name = join(dir, DATABASE_FILE)
   const guardedDir = join(dir, GUARDED_DIR)
   const nameStats = lstat(name)
-  let layout: StoreLayout
-  if (nameStats?.isSymbolicLink() === true) {
-    if (readLink(name) !== LINK_TARGET) return linkRefusal(name, "a store file")
-    layout = { kind: "guarded", database: join(guardedDir, DATABASE_FILE) }
-  } else if (nameStats !== undefined) {
-    layout = { kind: "flat", database: name }
-  } else {
-    const guarded = lstat(guardedDir)
-    layout =
-      guarded === undefined || (!guarded.isDirectory() && !guarded.isSymbolicLink())
-        ? { kind: "none", database: undefined }
-        : { kind: "guarded", database: join(guardedDir, DATABASE_FILE) }
-  }
-  if (layout.kind === "guarded" && lstat(guardedDir)?.isSymbolicLink() === true) {
+  const guardedStats = lstat(guardedDir)
+  if (nameStats?.isSymbolicLink() === true && readLink(name) !== LINK_TARGET)
+    return linkRefusal(name, "a store file")
+  // Rewind's link, or no `rewind.db` at all beside a `rewind-data` (a clean took the link).
+  const guarded =
+    nameStats?.isSymbolicLink() === true ||
+    (nameStats === undefined &&
+      (guardedStats?.isDirectory() === true || guardedStats?.isSymbolicLink() === true))
+  if (guarded && guardedStats?.isSymbolicLink() === true)
     return linkRefusal(guardedDir, "its store directory")
-  }
+  const layout: StoreLayout = guarded
+    ? { kind: "guarded", database: join(guardedDir, DATABASE_FILE) }
+    : nameStats !== undefined
+      ? { kind: "flat", database: name }
+      : { kind: "none", database: undefined }
   // The companions where SQLite puts them, and (guarded) where the flat layout would: a link at a
   // store file's name is refused wherever it lies, as nothing but Rewind's own link belongs there.
-  const companionsOf = layout.kind === "guarded" ? [name, layout.database] : [layout.database ?? name]
-  for (const base of companionsOf) {
-    for (const suffix of DATABASE_COMPANIONS) {
-      const path = `${base}${suffix}`
-      if (suffix === "" && base === name && layout.kind === "guarded") continue
-      if (lstat(path)?.isSymbolicLink() === true) return linkRefusal(path, "a store file")
-    }
-  }
+  const companions = DATABASE_COMPANIONS.map((suffix) => `${name}${suffix}`).filter(
+    (path) => !guarded || path !== name,
+  )
+  if (layout.kind === "guarded")
+    companions.push(...DATABASE_COMPANIONS.map((suffix) => `${layout.database}${suffix}`))
+  for (const path of companions)
+    if (lstat(path)?.isSymbolicLink() === true) return linkRefusal(path, "a store file")
   return layout
 }
+
+/** Whether `dir` holds the guarded layout's directory (a real one: a link there is refused by `readLayout`). */
+const isGuarded = (dir: string) => lstat(join(dir, GUARDED_DIR))?.isDirectory() === true
 
 const quietly = (make: () => void) => {
   try {
@@ -156,7 +157,7 @@ export const makeLayout = (dir: string, owned: boolean): string => {
  * is missing.
  */
 export const mendLayout = (dir: string) => {
-  if (lstat(join(dir, GUARDED_DIR))?.isDirectory() !== true) return
+  if (!isGuarded(dir)) return
   if (lstat(join(dir, ".gitignore")) === undefined) {
     quietly(() => writeFileSync(join(dir, ".gitignore"), GITIGNORE, { flag: "wx" }))
   }
@@ -172,9 +173,7 @@ export const mendLayout = (dir: string) => {
  * watcher (which would cost its next capture a full scan), else `<dir>/watch`.
  */
 export const watchCookieDirectory = (dir: string): string =>
-  lstat(join(dir, GUARDED_DIR))?.isDirectory() === true
-    ? join(dir, GUARDED_DIR, WATCH_COOKIE_NAME)
-    : join(dir, WATCH_COOKIE_NAME)
+  isGuarded(dir) ? join(dir, GUARDED_DIR, WATCH_COOKIE_NAME) : join(dir, WATCH_COOKIE_NAME)
 
 /** What `rewind status` says of the layout: whether a clean of the workspace would take the store. */
 export interface LayoutStatus {
@@ -184,7 +183,7 @@ export interface LayoutStatus {
 }
 
 export const layoutStatus = (dir: string, insideWorkspace: boolean): LayoutStatus => {
-  if (lstat(join(dir, GUARDED_DIR))?.isDirectory() === true) return { layout: "guarded", warning: null }
+  if (isGuarded(dir)) return { layout: "guarded", warning: null }
   return {
     layout: "flat",
     warning: insideWorkspace

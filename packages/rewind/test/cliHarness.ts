@@ -2,7 +2,7 @@
  * Helpers of the CLI end-to-end tests: temp workspaces removed after each test, running the BUILT
  * binary asynchronously, parsing JSON Lines, and a seeded store.
  */
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -13,6 +13,30 @@ import { tempDir as makeTempDir } from "./tempDirs.js"
 
 /** The package's `bin`: the bundled executable the build writes. */
 export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "cli", "rewind.mjs")
+
+/**
+ * `git` in `root` as no user's configuration has it (no global or system config, no excludes file),
+ * with a fixed identity; answers its standard output.
+ */
+export const git = (root: string, ...args: ReadonlyArray<string>) =>
+  execFileSync("git", args, {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+      // Nor the default excludes file ($XDG_CONFIG_HOME/git/ignore).
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "core.excludesFile",
+      GIT_CONFIG_VALUE_0: "/dev/null",
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.com",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.com",
+    },
+  })
 
 /** A temp directory removed after the test (test/tempDirs.ts). */
 export const tempDir = () => makeTempDir("rewind-cli-")

@@ -4,27 +4,14 @@
 // and the facade find every point after each, put back what the clean took, and a restore brings
 // back what the clean deleted (of what the points hold: ignored files are never captured); an
 // agent's clean through the Claude Code hook is undone by `restore --turn`. Links and the layouts made before are taken as they were.
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { TurnId } from "@rewind/contracts"
 import Database from "better-sqlite3"
 import { openRewind } from "../src/index.js"
-import { claudeShellTurn, cli, jsonLines, ownProcessCli, tempDir } from "./cliHarness.js"
+import { claudeShellTurn, cli, git, jsonLines, ownProcessCli, tempDir } from "./cliHarness.js"
 import { okValue } from "./okValue.js"
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-}
-const git = (root: string, ...args: ReadonlyArray<string>) =>
-  execFileSync("git", args, { cwd: root, env: GIT_ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
 /** A git repository with a tracked file, an untracked one, an ignored build output. */
 const repository = () => {

@@ -12,13 +12,14 @@
  * does a directory that became a nested repository or excluded, anything the scan of the changes
  * cannot vouch for (budget, unreadable, a refused ignore file, a file git tracks below an ignored
  * directory that the base seal's beyond table does not hold), a new directory holding an ignore
- * file (its rules would change the scan's identity), a base point without a stat cache, or more than a quarter of the directories changed (the full
- * scan is then as cheap). The changed directories are listed afresh with the rules in force for
- * them (`startsAt`), every child decided as the full scan decides it; the base point's paths in
- * them, and the ones tracked beyond a listed directory whose nearest sealed directory changed, are
- * tracked as a full capture tracks them. Of the base point only those paths' entries are decoded;
- * its stat cache is not read at all when the changed directories hold few files (they are hashed
- * again), and the new maps are stored as deltas over the base's.
+ * file (its rules would change the scan's identity), a base point without a stat cache, or more
+ * than a quarter of the directories changed (the full scan is then as cheap). The changed
+ * directories are listed afresh with the rules in force for them (`startsAt`), every child decided
+ * as the full scan decides it; the base point's paths in them, and the ones tracked beyond a listed
+ * directory whose nearest sealed directory changed, are tracked as a full capture tracks them. Of
+ * the base point only those paths' entries are decoded; its stat cache is not read at all when the
+ * changed directories hold few files (they are hashed again), and the new maps are stored as
+ * deltas over the base's.
  *
  * The paths a capture of the changes re-examines are those whose nearest sealed directory above
  * them changed or was listed now (`underChanges`); every other path of the base point stands.

@@ -4,13 +4,12 @@
  * holds what a full scan of the same tree holds; `--no-watch` turns
  * the watcher off and status says why. Build first: `npm run build` in packages/rewind.
  */
-import { execFileSync } from "node:child_process"
 import { existsSync, readlinkSync } from "node:fs"
 import { mkdir, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { cli, tempDir } from "../cliHarness.js"
+import { cli, git, tempDir } from "../cliHarness.js"
 import { startServer } from "./serveClient.js"
 
 interface Captured {
@@ -80,21 +79,12 @@ describe("rewind serve: the live engine", () => {
   it.effect("git clean -fdx under a running live engine: the store and its watcher carry on", () =>
     Effect.promise(async () => {
       const root = tempDir()
-      const git = (...args: ReadonlyArray<string>) =>
-        execFileSync(
-          "git",
-          ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.excludesFile=/dev/null", ...args],
-          {
-            cwd: root,
-            stdio: "ignore",
-          },
-        )
-      git("init", "-q")
+      git(root, "init", "-q")
       await writeFile(join(root, ".gitignore"), "build/\n")
       await mkdir(join(root, "src"))
       for (let i = 0; i < 5; i++) await writeFile(join(root, `src/f${i}.ts`), `export const v = ${i}\n`)
-      git("add", "-A")
-      git("commit", "-qm", "one")
+      git(root, "add", "-A")
+      git(root, "commit", "-qm", "one")
       await mkdir(join(root, "build"))
       await writeFile(join(root, "build/out.js"), "built\n")
       await writeFile(join(root, "notes.md"), "untracked\n")
@@ -110,7 +100,7 @@ describe("rewind serve: the live engine", () => {
         await capture()
         expect((await s.ok<Status>("snapshotStatus", [])).watcher.lastCapture).toEqual({ mode: "watched" })
 
-        git("clean", "-fdxq")
+        git(root, "clean", "-fdxq")
         await settle()
         const cleaned = await capture()
         // notes.md went (a tombstone); build/ was never captured; the watcher saw it all.
