@@ -16,11 +16,12 @@
  * directory (inside the store) and drains the queue until the cookie's event is in: proof that the
  * instance is alive and everything queued before it has been read. Any doubt makes the answer
  * `Unknown` and the watcher restarts: overflow (`IN_Q_OVERFLOW`), a watch that could not be
- * added, a root moved away, an error of the module, a cookie that does not come back, a change log
- * trimmed past the cursor. The queue is also drained every `drainIntervalMs` between captures so
+ * added, a root moved away, a root whose path now names another directory (its device and inode
+ * are compared at every drain: inotify is silent when the old one is still held open), an error of
+ * the module, a cookie that does not come back, a change log trimmed past the cursor. The queue is also drained every `drainIntervalMs` between captures so
  * a busy tree does not overflow the kernel's queue while the agent thinks.
  */
-import { existsSync, mkdirSync, realpathSync } from "node:fs"
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs"
 import {
   type ChangeCursor,
   type WatcherStatus,
@@ -102,8 +103,27 @@ export interface WorkspaceWatcherOptions {
 }
 
 type State =
-  | { readonly kind: "active"; readonly handle: unknown; watched: number }
+  | { readonly kind: "active"; readonly handle: unknown; watched: number; readonly rootId: string }
   | { readonly kind: "inactive"; readonly reason: string; readonly retryAtMs: number }
+
+/**
+ * The root directory's identity (device and inode), or undefined when it cannot be stat'ed. The
+ * kernel says nothing when a watched root is removed while anything still holds it (a shell's or
+ * an agent's working directory, an open descriptor: no IN_DELETE_SELF until the last reference
+ * goes), so a root removed and made again at the same path (a fresh clone) would leave the watch
+ * on the dead directory, blind to the new one. Every drain compares this.
+ */
+const rootIdentity = (root: string): string | undefined => {
+  try {
+    const stats = statSync(root, { bigint: true })
+    return stats.isDirectory() ? `${stats.dev}:${stats.ino}` : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const ROOT_REPLACED =
+  "the workspace root was removed or replaced (its path now names another directory, or none): the watch saw only the old one"
 
 const unknown = (reason: string, cursor: ChangeCursor | undefined): WorkspaceChangeSet => ({
   _tag: "Unknown",
@@ -177,7 +197,13 @@ export const makeWorkspaceWatcher = (
         state = { kind: "inactive", reason: opened.reason, retryAtMs: nowMs + retryAfter }
         return
       }
-      state = { kind: "active", handle: opened.handle, watched: opened.watched }
+      // Taken after the watch is on: a root replaced in between fails the first drain's check.
+      const rootId = rootIdentity(root)
+      state = { kind: "active", handle: opened.handle, watched: opened.watched, rootId: rootId ?? "" }
+      if (rootId === undefined) {
+        stop(ROOT_REPLACED, nowMs + retryAfter)
+        return
+      }
       // Nothing before this moment is in the log: earlier cursors are unknown.
       log.restart()
     } catch (e) {
@@ -205,6 +231,10 @@ export const makeWorkspaceWatcher = (
     }
     if (answer.lost !== undefined) {
       stop(answer.lost, 0)
+      return []
+    }
+    if (rootIdentity(root) !== state.rootId) {
+      stop(ROOT_REPLACED, 0)
       return []
     }
     state.watched = answer.watched

@@ -7,7 +7,7 @@
 // flush cookie, a watcher that cannot start — each makes the next capture a full scan and its
 // point still right.
 import { execFileSync } from "node:child_process"
-import { rmSync, writeFileSync } from "node:fs"
+import { closeSync, fstatSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { MemoryArtifactStore, MemoryOperationJournal, MemorySessionStore } from "@rewind/adapter-memory"
@@ -292,6 +292,57 @@ describe.skipIf(!available)("the live engine", () => {
     fallsBack((f) => {
       f.dropCookies = true
     }, /flush cookie/),
+  )
+
+  // The kernel reports nothing when a watched root is removed while something holds it (here an
+  // open descriptor; in life the agent's or a shell's working directory): a fresh clone at the
+  // same path must still make the next capture a full scan of the new tree, not a capture of the
+  // old tree's deletions.
+  it.live(
+    "a root removed and made again at its path while held open makes the next capture a full scan",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const box = sandbox()
+          const held = yield* Effect.acquireRelease(
+            Effect.sync(() => openSync(box.root, "r")),
+            (fd) => Effect.sync(() => closeSync(fd)),
+          )
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => rmSync(box.base, { recursive: true, force: true })),
+          )
+          apply(box.root, { op: "write", path: "a.txt", content: "old" })
+          apply(box.root, { op: "write", path: "sub/s.txt", content: "old" })
+          const { live } = layers(box)
+          yield* Effect.gen(function* () {
+            const watched = yield* createSession({ title: "live", cwd: box.root })
+            const scanned = yield* createSession({ title: "full", cwd: box.root })
+            yield* turnPoint(watched.id)
+            yield* turnPoint(watched.id)
+            yield* withoutWatcher(turnPoint(scanned.id))
+            expect(yield* lastMode).toBe("watched")
+            rmSync(box.root, { recursive: true })
+            mkdirSync(box.root)
+            for (const path of ["b.txt", "sub/c.txt", "d.txt"])
+              apply(box.root, { op: "write", path, content: "new" })
+            expect(fstatSync(held).nlink).toBe(0)
+            yield* Effect.sleep("120 millis")
+            const a = yield* turnPoint(watched.id)
+            const status = yield* snapshotStatus
+            expect(status.watcher.lastCapture?.mode).toBe("full")
+            expect(status.watcher.lastCapture?.reason ?? "").toMatch(/removed or replaced/)
+            const b = yield* withoutWatcher(turnPoint(scanned.id))
+            expect(a.manifestHash).toBe(b.manifestHash)
+            expect([a.files, a.tombstones]).toEqual([3, 2])
+            // Watching the new root from here on.
+            yield* turnPoint(watched.id)
+            apply(box.root, { op: "write", path: "e.txt", content: "after" })
+            const c = yield* turnPoint(watched.id)
+            expect(yield* lastMode).toBe("watched")
+            expect(c.files).toBe(4)
+          }).pipe(Effect.provide(live))
+        }),
+      ),
   )
 
   it.live("a watcher that cannot start leaves every capture a full scan, and status says why", () =>
