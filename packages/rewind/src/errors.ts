@@ -33,6 +33,19 @@ export class StoreRefused extends Schema.TaggedError<StoreRefused>()("StoreRefus
 }) {}
 
 /**
+ * The store this Rewind opened was removed or replaced since (`rm -rf .rewind` and `rewind init`,
+ * a fresh clone of the workspace, a database copied back from a backup): its directory or its
+ * database file is gone, or another one is at its path. Nothing ran: writing on would go into the
+ * unlinked file and be lost with it. Every later call of this instance is refused the same way;
+ * open a new one on the store as it is now. The servers stop on it, so their clients run the call
+ * themselves and the next one starts a server on the current store.
+ */
+export class StoreReplaced extends Schema.TaggedError<StoreReplaced>()("StoreReplaced", {
+  path: Schema.String,
+  message: Schema.String,
+}) {}
+
+/**
  * The embedded default will not open Rewind on `workspaceRoot` because it is no directory it can
  * work in: `missing` — nothing is there (a mistyped path would otherwise be made, with a store in
  * it, and every capture would be of an empty tree); `not_a_directory` — it is a file or another

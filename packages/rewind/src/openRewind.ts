@@ -5,7 +5,8 @@
  * be forgotten or answer differently. Every method answers one shape, `{ ok: true, value }` or
  * `{ ok: false, refusal }` (input its Schemas refuse: `invalid_input`, naming the field); typed
  * infrastructure errors reject with the error itself; after `close()` every call rejects with
- * `RewindClosed`.
+ * `RewindClosed`; once the embedded store it opened was removed or replaced (storeLayout.ts),
+ * every call rejects with `StoreReplaced` and runs nothing.
  *
  * Call options (`signal`: aborting interrupts the operation's fiber, and the promise rejects) come
  * last: in the operation's own options object when it has one (`capturePoint`, `diffPoint`,
@@ -21,10 +22,10 @@ import {
   Rewind as RewindService,
 } from "@rewind/core"
 import { Cause, Effect, Either, type Exit, Exit as Exits, ManagedRuntime, Schema } from "effect"
-import { RewindClosed } from "./errors.js"
+import { RewindClosed, type StoreReplaced } from "./errors.js"
 import type { EngineServices } from "./layers.js"
 import { layerService, type OpenRewindOptions } from "./serviceLayer.js"
-import { mendLayout } from "./storeLayout.js"
+import { mendLayout, storeIdentity, storeReplacement } from "./storeLayout.js"
 
 export type { OpenRewindOptions } from "./serviceLayer.js"
 
@@ -130,18 +131,27 @@ const makeFacade = (
   info: { readonly workspaceRoot: string; readonly dir: string | undefined },
 ): RewindFacade => {
   let closed = false
-  // The embedded default's store, mended before every call: a `git clean -x` between two calls of
-  // a long-lived host takes its `.gitignore` and link (storeLayout.ts).
+  // The embedded default's store, checked and mended before every call (storeLayout.ts): one that
+  // was removed or replaced since it was opened refuses every call from then on, since SQLite
+  // would write into the unlinked database; a `git clean -x` between two calls of a long-lived
+  // host takes its `.gitignore` and link, put back here.
   const dir = info.dir
+  const identity = dir === undefined ? undefined : storeIdentity(dir)
+  let replaced: StoreReplaced | undefined
   const upkeep = dir === undefined ? () => {} : () => mendLayout(dir)
   const closedError = (method: string) =>
     new RewindClosed({
       method,
       message: `${method}: this Rewind was closed; nothing ran (open a new one with openRewind)`,
     })
-  /** Before every call: the rejection of a call after `close()`, or undefined once the store is mended. */
+  /**
+   * Before every call: the rejection of a call after `close()` or on a store that is no longer the
+   * one opened, or undefined once the store is mended.
+   */
   const refusedOrMended = (method: string): Promise<never> | undefined => {
     if (closed) return Promise.reject(closedError(method))
+    if (replaced === undefined && identity !== undefined) replaced = storeReplacement(identity)
+    if (replaced !== undefined) return Promise.reject(replaced)
     upkeep()
     return undefined
   }

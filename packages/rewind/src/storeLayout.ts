@@ -25,11 +25,15 @@
  *   a link is taken only when it is exactly Rewind's (`rewind-data/rewind.db`, with `rewind-data` a
  *   real directory); any other link is refused, as a link anywhere in the store is;
  * - what is made or put back is created exclusively (no link followed, nothing replaced) and is
- *   best effort: the store works the same without it, only unguarded.
+ *   best effort: the store works the same without it, only unguarded;
+ * - a long-lived process writes only into the store it opened: `storeIdentity` is taken once it is
+ *   open, and `storeReplacement` (before every call of openRewind's facade) tells when the store
+ *   directory or the database at its real path is gone or is another file. SQLite would go on
+ *   writing into the unlinked one, and every point would be lost with it when the process ends.
  */
-import { lstatSync, mkdirSync, readlinkSync, type Stats, symlinkSync, writeFileSync } from "node:fs"
+import { lstatSync, mkdirSync, readlinkSync, type Stats, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { StoreRefused } from "./errors.js"
+import { StoreRefused, StoreReplaced } from "./errors.js"
 
 /** The database's name in the store directory (the file itself, or Rewind's link to it). */
 export const DATABASE_FILE = "rewind.db"
@@ -166,6 +170,44 @@ export const mendLayout = (dir: string) => {
     makeGuard(join(dir, GUARDED_DIR))
   }
 }
+
+/** What a store was when it was opened: its directory and its database file, by device and inode. */
+export interface StoreIdentity {
+  readonly dir: string
+  readonly database: string
+  readonly id: string
+}
+
+/** `dev:ino` of each path (followed: a store directory the host named may be reached by a link). */
+const identityOf = (paths: ReadonlyArray<string>): string | undefined => {
+  try {
+    return paths
+      .map((path) => {
+        const stats = statSync(path, { bigint: true })
+        return `${stats.dev}:${stats.ino}`
+      })
+      .join("/")
+  } catch {
+    return undefined
+  }
+}
+
+/** The identity of the open store in `dir`; undefined when there is none to take (nothing is checked then). */
+export const storeIdentity = (dir: string): StoreIdentity | undefined => {
+  const layout = readLayout(dir)
+  if (layout instanceof StoreRefused || layout.database === undefined) return undefined
+  const id = identityOf([dir, layout.database])
+  return id === undefined ? undefined : { dir, database: layout.database, id }
+}
+
+/** The refusal of a call on a store that was removed or replaced since it was opened; else undefined. Two `stat`s. */
+export const storeReplacement = (identity: StoreIdentity): StoreReplaced | undefined =>
+  identityOf([identity.dir, identity.database]) === identity.id
+    ? undefined
+    : new StoreReplaced({
+        path: identity.database,
+        message: `the store this Rewind opened (${identity.database}) was removed or replaced since (by \`rm -rf\`, a fresh clone, a copy from a backup): nothing ran, since it would have been written into the unlinked database and lost with it. Open Rewind again on the store as it is now (a server stops: its clients run their call themselves)`,
+      })
 
 /**
  * Where a live engine's watcher makes its flush cookies in the store directory `dir`: inside the

@@ -142,7 +142,7 @@ for (const client of HOOK_CLIENTS)
         )
         expect(prompt.code).toBe(0)
         expect(prompt.stderr).toMatch(
-          /was removed or replaced; the server stops\); the hook ran in its own process instead/,
+          /was removed or replaced since .*; the hook ran in its own process instead/,
         )
         await eventually("the old server stops and removes its socket", () => !existsSync(socket))
         // The next hook starts a server on the store as it is now.

@@ -13,14 +13,16 @@
  * - a server is never started for it, and `REWIND_CAPTURE_SERVER=off` turns the hand-over off;
  * - a capture is never made twice: until the first request is sent, any failure (no socket, no
  *   answer to the connection) falls back to the full CLI; once sent, a lost or garbled answer is
- *   an error (exit 2), never followed by a capture in this process;
+ *   an error (exit 2), never followed by a capture in this process. The one answer that falls
+ *   back after a request is `StoreReplaced`: the server's store was removed or replaced, so it ran
+ *   nothing and stops, and the capture is made here, in the store as it is now (said on stderr);
  * - the output is the full CLI's (`session_created` when it made the session, then `point`), and
  *   every `point` line says which path ran: `"via":"server"` here, `"via":"process"` there.
  */
 import { randomBytes } from "node:crypto"
 import type { Socket } from "node:net"
 import { join, resolve } from "node:path"
-import { connectSocket, socketRpc } from "../server/socketClient.js"
+import { connectSocket, ServerError, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
 import { STORE_DIR_NAME } from "../workspaceRoot.js"
 import { plainCaptureArgs } from "./plainCaptureArgs.js"
@@ -85,11 +87,18 @@ class Failed extends Error {
   }
 }
 
-/** The server's methods over the connection; any failure of an answer is a `Failed` (never retried). */
+/** The server's store was removed or replaced: it ran nothing, and the capture is made in this process. */
+class StoreGone extends Error {}
+
+/**
+ * The server's methods over the connection; any failure of an answer is a `Failed` (never
+ * retried), but `StoreReplaced`, a `StoreGone`.
+ */
 const rpc = (socket: Socket) => {
   const call = socketRpc(socket, ANSWER_TIMEOUT_MS)
   return (method: string, params: ReadonlyArray<unknown>) =>
     (call(method, params) as Promise<Outcome>).catch((error: unknown) => {
+      if (error instanceof ServerError && error.tag === "StoreReplaced") throw new StoreGone(error.message)
       throw new Failed(error instanceof Error ? error.message : String(error), "server")
     })
 }
@@ -169,6 +178,10 @@ export const captureThroughServer = async (
   try {
     return await captureThrough(rpc(socket), parsed)
   } catch (error) {
+    if (error instanceof StoreGone) {
+      process.stderr.write(`rewind capture: ${error.message} (the server on ${socketPath}); capturing here\n`)
+      return undefined
+    }
     const failure = error instanceof Failed ? error : new Failed(String(error), "Error")
     process.stderr.write(`error: ${failure.message} (through the server on ${socketPath})\n`)
     line("error", {

@@ -8,15 +8,16 @@
  * Invariants:
  * - a server acts only for its own (workspace, store): a call for another pair is refused
  *   (`invalid_input`) and records nothing (the client then runs the hook itself);
- * - it never records into a store that is gone: when the store directory this server opened was
- *   removed or replaced (another inode), the call is refused and the server stops (SIGTERM to
- *   itself: the usual graceful stop), so the next hook starts a server on the store as it is now;
+ * - it never records into a store that is gone: the open Rewind refuses every call once its store
+ *   was removed or replaced (`StoreReplaced`, storeLayout.ts), this one first, and that failure
+ *   stops the server (serveCommand.ts), so the client runs the hook itself and the next hook starts
+ *   a server on the store as it is now;
  * - it answers a `HookRunResult` (never an error for the hook's own problems, which are in it and
  *   already in the problem log). It is declared beside `RewindOperations` in the server's table
  *   (serveCommand.ts), so `serve --schema` lists it, rather than in the core service: it needs the
  *   server's own store directory (the checks above) and acts through the open Rewind's facade.
  */
-import { realpathSync, statSync } from "node:fs"
+import { realpathSync } from "node:fs"
 import { resolve } from "node:path"
 import { Effect, Schema } from "effect"
 import type { Rewind } from "../openRewind.js"
@@ -51,14 +52,6 @@ export const hookOperation: ServedOperation = {
   access: "write",
 }
 
-const inodeOf = (path: string) => {
-  try {
-    return statSync(path).ino
-  } catch {
-    return undefined
-  }
-}
-
 const real = (path: string) => {
   try {
     return realpathSync(path)
@@ -71,35 +64,35 @@ const real = (path: string) => {
 export const hookImplementation = (rewind: Rewind, storeDir: string): ServedMethod => {
   const root = real(rewind.workspaceRoot)
   const store = real(storeDir)
-  const storeInode = inodeOf(store)
   return (call: typeof HookCall.Type) =>
-    Effect.promise(async () => {
-      const { dir, ...rest } = call
-      const parsed: ParsedHook = { ...rest, dir }
-      if (inodeOf(store) !== storeInode) {
-        process.kill(process.pid, "SIGTERM")
-        return {
-          ok: false,
-          refusal: {
-            kind: "unavailable",
-            message: `the store this server opened (${store}) was removed or replaced; the server stops`,
-          },
-        }
-      }
-      if (real(parsed.workspaceRoot) !== root || real(parsed.storeDir) !== store) {
-        return {
-          ok: false,
-          refusal: {
-            kind: "invalid_input",
-            message: `this server serves ${root} (store ${store}), not ${parsed.workspaceRoot} (store ${parsed.storeDir})`,
-          },
-        }
-      }
-      const value = await runParsedHook(parsed, async () => ({
-        engine: facadeHookEngine(rewind),
-        // The server's store stays open: it is closed when the server stops.
-        close: async () => {},
-      }))
-      return { ok: true, value }
-    })
+    Effect.tryPromise({
+      try: async () => {
+        // Nothing but the facade's own checks: a closed Rewind or a replaced store rejects here.
+        await rewind.run(Effect.void)
+        return call
+      },
+      catch: (error) => error,
+    }).pipe(
+      Effect.flatMap((call) =>
+        Effect.promise(async () => {
+          const { dir, ...rest } = call
+          const parsed: ParsedHook = { ...rest, dir }
+          if (real(parsed.workspaceRoot) !== root || real(parsed.storeDir) !== store) {
+            return {
+              ok: false,
+              refusal: {
+                kind: "invalid_input",
+                message: `this server serves ${root} (store ${store}), not ${parsed.workspaceRoot} (store ${parsed.storeDir})`,
+              },
+            }
+          }
+          const value = await runParsedHook(parsed, async () => ({
+            engine: facadeHookEngine(rewind),
+            // The server's store stays open: it is closed when the server stops.
+            close: async () => {},
+          }))
+          return { ok: true, value }
+        }),
+      ),
+    )
 }

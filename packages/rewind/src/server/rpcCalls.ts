@@ -127,7 +127,7 @@ export const infrastructureError = (error: unknown): ErrorObject => {
 /**
  * Runs one decoded call and sends its one answer: the success encoded with the operation's Schema
  * (a value outside it is an internal error, never sent as is), a refusal as a value, a typed
- * failure with its tag, an interruption as `-32800`. A call of an operation with `progress` gets
+ * failure with its tag (then `afterFailure` runs, the answer written), an interruption as `-32800`. A call of an operation with `progress` gets
  * an `onProgress` in its last argument, throttled per phase.
  */
 export const runCall =
@@ -135,6 +135,7 @@ export const runCall =
     implementation: Implementation<T>,
     send: (message: unknown) => Effect.Effect<void>,
     progressIntervalMs: number,
+    afterFailure: (error: unknown) => Effect.Effect<void> = () => Effect.void,
   ) =>
   (request: Request, op: ServedOperation, decoded: Decoded) => {
     const args = [...decoded.args]
@@ -175,7 +176,10 @@ export const runCall =
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure))
-            return send(errorResponse(request.id, infrastructureError(failure.value)))
+            return Effect.zipRight(
+              send(errorResponse(request.id, infrastructureError(failure.value))),
+              afterFailure(failure.value),
+            )
           return send(
             errorResponse(request.id, {
               code: ErrorCode.internalError,

@@ -54,6 +54,8 @@ export interface RpcServerOptions {
   readonly maxInFlight?: number
   /** Least time between two progress notifications of one call in the same phase (default 100 ms). */
   readonly progressIntervalMs?: number
+  /** Runs after a call's typed failure was answered (serveCommand stops the server on `StoreReplaced`). */
+  readonly afterFailure?: (error: unknown) => Effect.Effect<void>
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -152,7 +154,7 @@ export const makeRpcServer = <T extends OperationTable>(
         const { send, isClosed } = makeSender(output)
 
         const keyOf = (id: RequestId) => `${typeof id}:${id}`
-        const answer = runCall(implementation, send, progressIntervalMs)
+        const answer = runCall(implementation, send, progressIntervalMs, options.afterFailure)
 
         const handleRequest = (request: Request) =>
           Effect.gen(function* () {

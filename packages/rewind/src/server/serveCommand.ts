@@ -7,7 +7,10 @@
  * on SIGTERM / SIGINT (calls in flight are interrupted and answer `-32800`), or, on a socket with
  * `--idle-exit`, once no client has been connected for that long. `--create` creates the store on
  * first use (what the hook client's auto-started server runs with: installing the hook is the
- * consent). In stdio mode stdout carries only protocol lines; anything for people goes to stderr.
+ * consent). It also stops once its store was removed or replaced (a call answered `StoreReplaced`,
+ * storeLayout.ts): the clients then run their call themselves, and the next hook starts a server
+ * on the store as it is now. In stdio mode stdout carries only protocol lines; anything for people
+ * goes to stderr.
  *
  * Beside the operations of `RewindOperations`, the server declares and answers the hook client's
  * `hook` method (hooks/hookMethod.ts, with Schemas for its call and answer); `--schema` lists it
@@ -15,11 +18,12 @@
  */
 import { Command, Options } from "@effect/cli"
 import { RewindOperations } from "@rewind/core"
-import { Effect, Option, Schema } from "effect"
+import { Deferred, Effect, Option, Schema } from "effect"
 import { withFacade } from "../cli/facadeStore.js"
 import { common } from "../cli/store.js"
 import { usage } from "../cli/storeAccess.js"
 import { VERSION } from "../cli/version.js"
+import { StoreReplaced } from "../errors.js"
 import { hookImplementation, hookOperation } from "../hooks/hookMethod.js"
 import { storeDirectory } from "../workspaceRoot.js"
 import { makeRpcServer, openRpcDocument } from "./rpcServer.js"
@@ -137,17 +141,26 @@ export const serve = Command.make("serve", options, (o) =>
                 ...serviceImplementation(rewind),
                 [hookOperation.name]: hookImplementation(rewind, storeDir),
               }
+              const storeGone = yield* Deferred.make<StoreReplaced>()
               const server = makeRpcServer(servedTable, implementation, {
                 ...Option.match(o.maxLineBytes, {
                   onNone: () => ({}),
                   onSome: (maxLineBytes) => ({ maxLineBytes }),
                 }),
+                afterFailure: (error) =>
+                  error instanceof StoreReplaced ? Deferred.succeed(storeGone, error) : Effect.void,
               })
+              const stop = Effect.raceFirst(
+                untilSignal,
+                Effect.tap(Deferred.await(storeGone), (gone) =>
+                  Effect.sync(() => process.stderr.write(`rewind serve: ${gone.message}; stopping\n`)),
+                ),
+              )
               const socket = o.workspaceSocket
                 ? Option.some(yield* ownSocket(rewind.workspaceRoot, storeDir))
                 : o.socket
               if (Option.isSome(socket)) {
-                yield* serveSocket(server, socket.value, untilSignal, {
+                yield* serveSocket(server, socket.value, stop, {
                   ...Option.match(o.idleExit, {
                     onNone: () => ({}),
                     onSome: (idleExitMs) => ({ idleExitMs }),
@@ -155,7 +168,7 @@ export const serve = Command.make("serve", options, (o) =>
                 })
                 return
               }
-              yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), untilSignal)
+              yield* Effect.raceFirst(server.serveConnection(process.stdin, process.stdout), stop)
               // The input may still hold the event loop open after a signal.
               process.stdin.destroy()
             }),

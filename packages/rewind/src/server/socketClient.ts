@@ -14,7 +14,15 @@
 import { createConnection, type Socket } from "node:net"
 
 /** The server answered the request with a JSON-RPC error: the call was not carried out. */
-export class ServerError extends Error {}
+export class ServerError extends Error {
+  constructor(
+    message: string,
+    /** The error's tag (`data.tag`: the engine's typed failure), when the server gave one. */
+    readonly tag?: string,
+  ) {
+    super(message)
+  }
+}
 
 /** The request was sent but no answer came: the server may have carried it out, or may still. */
 export class AnswerLost extends Error {}
@@ -78,7 +86,7 @@ export const socketRpc = (socket: Socket, timeoutMs: number) => {
     for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
       const line = buffered.slice(0, nl)
       buffered = buffered.slice(nl + 1)
-      let message: { id?: unknown; result?: unknown; error?: { message?: string } }
+      let message: { id?: unknown; result?: unknown; error?: { message?: string; data?: { tag?: unknown } } }
       try {
         message = JSON.parse(line)
       } catch {
@@ -88,7 +96,15 @@ export const socketRpc = (socket: Socket, timeoutMs: number) => {
       if (waiting === undefined || message.id !== waiting.id) continue
       if (message.error !== undefined || message.result === undefined) {
         const why = message.error?.message ?? "no result"
-        settle((w) => w.fail(new ServerError(`the server answered an error: ${why}`)))
+        const tag = message.error?.data?.tag
+        settle((w) =>
+          w.fail(
+            new ServerError(
+              `the server answered an error: ${why}`,
+              typeof tag === "string" ? tag : undefined,
+            ),
+          ),
+        )
       } else settle((w) => w.done(message.result))
     }
   })
