@@ -7,7 +7,7 @@
 // handed to `rewind serve --workspace-socket` is made in its own process, in the store as it is
 // now, and the server stops. (The hook server: hooks.server.e2e.test.ts.) In each, what the new
 // store holds is exactly what was recorded after the replacement.
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -15,21 +15,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { openRewind, StoreReplaced } from "../src/index.js"
 import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
-import { BIN, jsonLines, tempDir } from "./cliHarness.js"
+import { BIN, cli, jsonLines, tempDir } from "./cliHarness.js"
 import { okValue } from "./okValue.js"
 
-const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+/** The built bin with `env` over this process's environment. */
+const run = (args: ReadonlyArray<string>, env: Record<string, string>) => cli(args, undefined, env)
 
 /** A workspace with two files and a store inside it (`.rewind`), made by `rewind init`. */
 const workspace = async (env: Record<string, string>) => {
