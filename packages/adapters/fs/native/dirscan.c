@@ -1239,6 +1239,82 @@ static napi_value symlink_at(napi_env env, napi_callback_info info) {
   return number(env, r < 0 ? -e : 0);
 }
 
+#if defined(__linux__) && defined(SYS_openat2)
+
+/* An O_PATH descriptor of the absolute `path`, no link followed anywhere on it (-1 and errno). */
+static int open_path_nofollow(const char *path, int flags) {
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC | flags;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    /* EAGAIN: the kernel saw a concurrent rename and asks to try again. */
+    if (fd >= 0 || errno != EAGAIN) return fd;
+  }
+  return -1;
+}
+
+/*
+ * probePath(path) -> number | string
+ *   What is at the absolute `path` (under a workspace root with no link in it), the kernel walking
+ *   every component without following a link, the last one included (openat2 with
+ *   RESOLVE_NO_SYMLINKS and O_PATH | O_NOFOLLOW, then fstat): 1 a file, 2 a directory, 3 another
+ *   kind, the target (a string) for a link, 0 nothing at the last component while its parent is a
+ *   directory reached the same way. Anything else is a negative errno: a link, a file or nothing
+ *   where a directory is on the way, a target that is not UTF-8 (-EILSEQ), a failure. The caller
+ *   then walks the components itself, an lstat each, which says which and refuses as it always
+ *   did; this call only answers, in one, the common case that walk would answer after an lstat per
+ *   component (core's resolveConfined: every workspace operation's confinement check).
+ */
+static napi_value probe_path(napi_env env, napi_callback_info info) {
+  ARGS(1);
+  char *path = string_arg(env, argv, argc, 0);
+  if (path == NULL) return NULL;
+  napi_value result = NULL;
+  int fd = path[0] == '/' ? open_path_nofollow(path, 0) : (errno = EINVAL, -1);
+  if (fd < 0) {
+    int e = errno;
+    char *slash = e == ENOENT ? strrchr(path, '/') : NULL;
+    if (slash != NULL && slash != path && slash[1] != '\0') {
+      /* Nothing at the last component, or a directory missing on the way: its parent says which. */
+      *slash = '\0';
+      int parent = open_path_nofollow(path, O_DIRECTORY);
+      if (parent >= 0) {
+        close(parent);
+        result = number(env, 0);
+      }
+    }
+    free(path);
+    return result != NULL ? result : number(env, -e);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) result = number(env, -errno);
+  else if (!S_ISLNK(st.st_mode)) result = number(env, S_ISDIR(st.st_mode) ? 2 : S_ISREG(st.st_mode) ? 1 : 3);
+  else {
+    /* st_size is the target's length (0 on some pseudo filesystems); one more byte tells a target
+       that grew since, which goes the walked way. */
+    size_t size = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+    char *target = malloc(size);
+    ssize_t n = target == NULL ? (errno = ENOMEM, -1) : readlinkat(fd, "", target, size);
+    if (n < 0) result = number(env, -errno);
+    else if ((size_t)n >= size) result = number(env, -ENAMETOOLONG);
+    else {
+      target[n] = '\0';
+      napi_value text;
+      result = valid_utf8((const unsigned char *)target) &&
+                       napi_create_string_utf8(env, target, (size_t)n, &text) == napi_ok
+                   ? text
+                   : number(env, -EILSEQ);
+    }
+    free(target);
+  }
+  close(fd);
+  free(path);
+  return result;
+}
+#endif
+
 static int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
   napi_value value;
   if (napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &value) != napi_ok) return -1;
@@ -1265,7 +1341,8 @@ NAPI_MODULE_INIT() {
 #if defined(__linux__) && defined(SYS_openat2)
   if (export_function(env, exports, "scanBeneath", scan_beneath) != 0 ||
       export_function(env, exports, "scanBeneathAsync", scan_beneath_async) != 0 ||
-      export_function(env, exports, "sealBeneath", seal_beneath) != 0)
+      export_function(env, exports, "sealBeneath", seal_beneath) != 0 ||
+      export_function(env, exports, "probePath", probe_path) != 0)
     return NULL;
 #endif
   return exports;

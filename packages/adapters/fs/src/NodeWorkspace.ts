@@ -307,6 +307,10 @@ export const nodePrimitives = (
         return { kind: stat.isDirectory() ? "directory" : stat.isFile() ? "file" : "other" }
       }),
 
+    ...(files?.probeWhole === undefined
+      ? {}
+      : { probeWhole: (path: string) => attempt(() => files.probeWhole!(path)) }),
+
     stat: (path) => attempt(() => fileStatOf(lstatSync(path, { bigint: true }))),
 
     readOutsideRoot: (path) => Effect.suspend(() => readOutsideRootNow(path)),

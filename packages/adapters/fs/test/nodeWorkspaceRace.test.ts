@@ -1,6 +1,7 @@
 // A directory swapped for a symlink to outside the root between the confined walk and the system
-// call (the race inside one operation): the walk is instrumented to make the swap right after it
-// checked the path, so the race is hit every time. Read, write, delete and mkdir must refuse and
+// call (the race inside one operation): the walk (and the one-step check, where the kernel-confined
+// operations have it) is instrumented to make the swap right after it checked the path, so the race
+// is hit every time. Read, write, delete and mkdir must refuse and
 // leave the outside untouched, with the kernel-confined file operations and with the checked
 // JavaScript ones alike. Both answer `symlink_in_path` (a link met on the way, whoever put it
 // there); this test expected a `WorkspaceIoError` with code EXDEV before the workspace stopped
@@ -34,18 +35,22 @@ const setup = (nativeFiles: boolean) =>
     const { root, outside } = yield* raceTree("race")
     const primitives = nodePrimitives(root, { durability: "atomic", nativeFiles })
     let armed: string | undefined
+    // The attacker's move, right after the check of the path: the walk's probe of it, or the
+    // one-step check of a whole path that ends there or below it.
+    const swapAfter = (absolute: string) =>
+      Effect.sync(() => {
+        if (armed === undefined || (absolute !== armed && !absolute.startsWith(`${armed}/`))) return
+        armed = undefined
+        fs.renameSync(join(root, "sub"), join(root, `sub-moved-${Date.now()}-${Math.random()}`))
+        fs.symlinkSync("../outside", join(root, "sub"))
+      })
+    const { probeWhole } = primitives
     const workspace = makeConfinedWorkspace(root, {
       ...primitives,
-      probe: (absolute) =>
-        Effect.tap(primitives.probe(absolute), () =>
-          Effect.sync(() => {
-            if (absolute !== armed) return
-            armed = undefined
-            // The attacker's move, right after the walk checked the path.
-            fs.renameSync(join(root, "sub"), join(root, `sub-moved-${Date.now()}-${Math.random()}`))
-            fs.symlinkSync("../outside", join(root, "sub"))
-          }),
-        ),
+      probe: (absolute) => Effect.tap(primitives.probe(absolute), () => swapAfter(absolute)),
+      ...(probeWhole === undefined
+        ? {}
+        : { probeWhole: (absolute: string) => Effect.tap(probeWhole(absolute), () => swapAfter(absolute)) }),
     })
     const arm = (relative: string) =>
       Effect.sync(() => {

@@ -48,6 +48,14 @@ export interface ConfinementOptions<E> {
   readonly operation: WorkspaceIoError["operation"]
   /** Builds the error for a non-directory met in the middle of a path. */
   readonly notADirectory: (path: string, at: string) => E
+  /**
+   * The entry at the whole rooted path in one step, where the adapter can have the kernel walk it
+   * without following any link, the last component included (every component on the way is then a
+   * directory, as the walk would find them): `missing` only when just the last component is absent.
+   * Undefined when it cannot say (a link, a file or nothing where a directory is on the way): the
+   * walk then finds which and refuses as it always does. Either way the answer is the walk's.
+   */
+  readonly probeWhole?: (absolute: string) => Effect.Effect<ProbedEntry | undefined, E>
 }
 
 /** Checks a path from data; returns its segments or the refusal a Workspace reports. */
@@ -133,6 +141,36 @@ const symlinkInPath = (path: string, via: string, target: string, operation: str
     message: `refused to ${operation} ${JSON.stringify(path)}: the symlink ${JSON.stringify(via)} ${whereLinkLeads(via, target)}; the workspace never ${via === path ? "follows a symlink" : "goes through a symlink on the way"}`,
   })
 
+/**
+ * What the walk answers once it reaches the last component and finds `entry` there (every
+ * component before it a directory).
+ */
+const lastEntry = <E>(
+  path: string,
+  segments: ReadonlyArray<string>,
+  entry: ProbedEntry,
+  options: ConfinementOptions<E>,
+): Effect.Effect<ConfinedPath, PathRefused | E> => {
+  const { root } = options
+  const absolute = joinUnder(root, segments)
+  const existingParent = joinUnder(root, segments.slice(0, -1))
+  switch (entry.kind) {
+    case "missing":
+      return Effect.succeed({
+        kind: "missing",
+        absolute,
+        relative: path,
+        existingParent,
+        missing: segments.slice(-1),
+      })
+    case "symlink":
+      if (options.finalSymlink === "refuse")
+        return Effect.fail(symlinkInPath(path, path, entry.target, options.operation))
+      break
+  }
+  return Effect.succeed({ kind: entry.kind, absolute, relative: path, existingParent, missing: [] })
+}
+
 /** Resolves a workspace path inside the root, or refuses it. */
 export const resolveConfined = <E>(
   path: string,
@@ -142,8 +180,12 @@ export const resolveConfined = <E>(
     const { root } = options
     const segments = yield* checkWorkspacePath(path)
     yield* checkRootedLength(root, path, segments)
-    for (let i = 0; i < segments.length; i++) {
-      const last = i === segments.length - 1
+    // One step for the whole path when the adapter can take it (a component at a time otherwise).
+    if (options.probeWhole !== undefined && segments.length > 1) {
+      const whole = yield* options.probeWhole(joinUnder(root, segments))
+      if (whole !== undefined) return yield* lastEntry(path, segments, whole, options)
+    }
+    for (let i = 0; i < segments.length - 1; i++) {
       const walked = segments.slice(0, i + 1)
       const entry = yield* options.probe(joinUnder(root, walked))
       switch (entry.kind) {
@@ -158,31 +200,13 @@ export const resolveConfined = <E>(
         case "directory":
           continue
         case "symlink":
-          if (!last || options.finalSymlink === "refuse") {
-            return yield* symlinkInPath(path, walked.join("/"), entry.target, options.operation)
-          }
-          break
+          return yield* symlinkInPath(path, walked.join("/"), entry.target, options.operation)
         case "file":
         case "other":
-          if (!last) return yield* Effect.fail(options.notADirectory(path, walked.join("/")))
-          break
-      }
-      return {
-        kind: entry.kind,
-        absolute: joinUnder(root, segments),
-        relative: path,
-        existingParent: joinUnder(root, segments.slice(0, -1)),
-        missing: [],
+          return yield* Effect.fail(options.notADirectory(path, walked.join("/")))
       }
     }
-    // The last component was a directory.
-    return {
-      kind: "directory",
-      absolute: joinUnder(root, segments),
-      relative: path,
-      existingParent: joinUnder(root, segments.slice(0, -1)),
-      missing: [],
-    }
+    return yield* lastEntry(path, segments, yield* options.probe(joinUnder(root, segments)), options)
   })
 
 /**

@@ -59,6 +59,13 @@ export const resolveIn = (
             if (entry.kind === "directory") seen.set(absolute, entry)
           })
     },
+    // A bulk call's walk asks only for what it has not seen; a single path takes one step.
+    ...(fs.probeWhole === undefined || seen !== undefined
+      ? {}
+      : {
+          probeWhole: (absolute: string) =>
+            Effect.mapError(fs.probeWhole!(absolute), ioError(operation, path)),
+        }),
     notADirectory: (p, at) =>
       new WorkspaceIoError({
         operation,

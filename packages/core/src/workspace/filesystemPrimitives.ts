@@ -42,6 +42,12 @@ const LINK_ON_THE_WAY = new Set(["ELOOP", "EXDEV"])
 export interface FileSystemPrimitives {
   /** What is at the path itself (like `lstat` + `readlink`); "missing" when nothing is. */
   readonly probe: (absolute: string) => Effect.Effect<ProbedEntry, PrimitiveFailure>
+  /**
+   * Optional: the entry at a whole absolute path under the root, walked by the system without
+   * following a link anywhere on it, or undefined when it cannot say so (see `probeWhole` in
+   * confinedPathResolution.ts). An adapter without it is walked a component at a time.
+   */
+  readonly probeWhole?: (absolute: string) => Effect.Effect<ProbedEntry | undefined, PrimitiveFailure>
   /** `lstat` of an existing entry. */
   readonly stat: (absolute: string) => Effect.Effect<FileStat, PrimitiveFailure>
   /**

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { closeSync, constants, fchmodSync, writeFileSync } from "node:fs"
+import type { ProbedEntry } from "@rewind/core"
 import { Effect } from "effect"
 import {
   type Durability,
@@ -37,6 +38,8 @@ interface FileOperationsModule {
   readonly rmdirAt: (dirfd: number, name: string) => number
   readonly mkdirAt: (dirfd: number, name: string, mode: number) => number
   readonly symlinkAt: (target: string, dirfd: number, name: string) => number
+  /** Linux with openat2: the entry at a path, no link followed on it (dirscan.c `probePath`). */
+  readonly probePath?: (path: string) => number | string
 }
 
 const operations: FileOperationsModule | undefined =
@@ -78,7 +81,22 @@ export interface BeneathOperations {
   readonly symlink: (relative: string, target: string) => Effect.Effect<void, ErrnoFailure>
   /** Directories opened beneath the root, files created by name in them (`createFiles`). */
   readonly directoryOpener: DirectoryOpener
+  /**
+   * The entry at an absolute path under the root in one call, the kernel following no link on it
+   * (last component included); undefined when the kernel's walk met a link, a file or nothing
+   * where a directory is, or failed: the confined workspace then walks it a component at a time
+   * (core's `probeWhole`). Absent without `openat2`, and in `walk` mode.
+   */
+  readonly probeWhole?: (absolute: string) => ProbedEntry | undefined
 }
+
+/** `probePath`'s answer as a probed entry: 0 missing, 1 file, 2 directory, 3 other, a link's target. */
+const PROBED: ReadonlyArray<ProbedEntry> = [
+  { kind: "missing" },
+  { kind: "file" },
+  { kind: "directory" },
+  { kind: "other" },
+]
 
 const splitParent = (relative: string): readonly [string, string] => {
   const cut = relative.lastIndexOf("/")
@@ -123,7 +141,16 @@ export const beneathOperations = (
   const relativeOf = (absolute: string) =>
     absolute === root ? "" : absolute.slice(root === "/" ? 1 : root.length + 1)
 
+  const probePath = walk ? undefined : native.probePath
   return {
+    ...(probePath === undefined
+      ? {}
+      : {
+          probeWhole: (absolute: string) => {
+            const answer = probePath(absolute)
+            return typeof answer === "string" ? { kind: "symlink", target: answer } : PROBED[answer]
+          },
+        }),
     directoryOpener: {
       openDirectory: (absolute) =>
         check(native.openDirBeneath(root, relativeOf(absolute), walk), "openat2", absolute),
