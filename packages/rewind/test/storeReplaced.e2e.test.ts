@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { describe, expect, it } from "@effect/vitest"
+import type { TurnId } from "@rewind/contracts"
 import { Effect } from "effect"
 import { openRewind, StoreReplaced } from "../src/index.js"
 import { workspaceSocketPath } from "../src/server/workspaceSocket.js"
@@ -132,10 +133,10 @@ for (const replacement of REPLACEMENTS)
       const rewind = await openRewind({ workspaceRoot: root, create: false })
       try {
         const session = okValue(await rewind.createSession({ title: "host", cwd: root }))
-        okValue(await rewind.capturePoint(session.id, "t-1"))
+        okValue(await rewind.capturePoint(session.id, "t-1" as TurnId))
         const present = await replacement.apply(root, env)
         for (const call of [
-          () => rewind.capturePoint(session.id, "t-2"),
+          () => rewind.capturePoint(session.id, "t-2" as TurnId),
           () => rewind.listSessions(),
           () => rewind.run(Effect.void),
         ]) {
