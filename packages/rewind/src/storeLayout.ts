@@ -192,7 +192,7 @@ const identityOf = (paths: ReadonlyArray<string>): string | undefined => {
   }
 }
 
-/** The identity of the open store in `dir`; undefined when there is none to take (nothing is checked then). */
+/** The identity of the open store in `dir`; undefined when there is none to take. */
 export const storeIdentity = (dir: string): StoreIdentity | undefined => {
   const layout = readLayout(dir)
   if (layout instanceof StoreRefused || layout.database === undefined) return undefined
@@ -200,7 +200,10 @@ export const storeIdentity = (dir: string): StoreIdentity | undefined => {
   return id === undefined ? undefined : { dir, database: layout.database, id }
 }
 
-/** The refusal of a call on a store that was removed or replaced since it was opened; else undefined. Two `stat`s. */
+/**
+ * The refusal of a call on a store that was removed or replaced since it was opened; undefined
+ * while it is the same. Two `stat`s.
+ */
 export const storeReplacement = (identity: StoreIdentity): StoreReplaced | undefined =>
   identityOf([identity.dir, identity.database]) === identity.id
     ? undefined

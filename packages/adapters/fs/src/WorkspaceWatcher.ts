@@ -18,8 +18,9 @@
  * `Unknown` and the watcher restarts: overflow (`IN_Q_OVERFLOW`), a watch that could not be
  * added, a root moved away, a root whose path now names another directory (its device and inode
  * are compared at every drain: inotify is silent when the old one is still held open), an error of
- * the module, a cookie that does not come back, a change log trimmed past the cursor. The queue is also drained every `drainIntervalMs` between captures so
- * a busy tree does not overflow the kernel's queue while the agent thinks.
+ * the module, a cookie that does not come back, a change log trimmed past the cursor. The queue is
+ * also drained every `drainIntervalMs` between captures so a busy tree does not overflow the
+ * kernel's queue while the agent thinks.
  */
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs"
 import {

@@ -65,34 +65,27 @@ export const hookImplementation = (rewind: Rewind, storeDir: string): ServedMeth
   const root = real(rewind.workspaceRoot)
   const store = real(storeDir)
   return (call: typeof HookCall.Type) =>
-    Effect.tryPromise({
-      try: async () => {
-        // Nothing but the facade's own checks: a closed Rewind or a replaced store rejects here.
-        await rewind.run(Effect.void)
-        return call
-      },
-      catch: (error) => error,
-    }).pipe(
-      Effect.flatMap((call) =>
-        Effect.promise(async () => {
-          const { dir, ...rest } = call
-          const parsed: ParsedHook = { ...rest, dir }
-          if (real(parsed.workspaceRoot) !== root || real(parsed.storeDir) !== store) {
-            return {
-              ok: false,
-              refusal: {
-                kind: "invalid_input",
-                message: `this server serves ${root} (store ${store}), not ${parsed.workspaceRoot} (store ${parsed.storeDir})`,
-              },
-            }
+    Effect.zipRight(
+      // Nothing but the facade's own checks: a closed Rewind or a replaced store fails here.
+      Effect.tryPromise({ try: () => rewind.run(Effect.void), catch: (error) => error }),
+      Effect.promise(async () => {
+        const { dir, ...rest } = call
+        const parsed: ParsedHook = { ...rest, dir }
+        if (real(parsed.workspaceRoot) !== root || real(parsed.storeDir) !== store) {
+          return {
+            ok: false,
+            refusal: {
+              kind: "invalid_input",
+              message: `this server serves ${root} (store ${store}), not ${parsed.workspaceRoot} (store ${parsed.storeDir})`,
+            },
           }
-          const value = await runParsedHook(parsed, async () => ({
-            engine: facadeHookEngine(rewind),
-            // The server's store stays open: it is closed when the server stops.
-            close: async () => {},
-          }))
-          return { ok: true, value }
-        }),
-      ),
+        }
+        const value = await runParsedHook(parsed, async () => ({
+          engine: facadeHookEngine(rewind),
+          // The server's store stays open: it is closed when the server stops.
+          close: async () => {},
+        }))
+        return { ok: true, value }
+      }),
     )
 }

@@ -127,8 +127,9 @@ export const infrastructureError = (error: unknown): ErrorObject => {
 /**
  * Runs one decoded call and sends its one answer: the success encoded with the operation's Schema
  * (a value outside it is an internal error, never sent as is), a refusal as a value, a typed
- * failure with its tag (then `afterFailure` runs, the answer written), an interruption as `-32800`. A call of an operation with `progress` gets
- * an `onProgress` in its last argument, throttled per phase.
+ * failure with its tag (then `afterFailure` runs, the answer written), an interruption as
+ * `-32800`. A call of an operation with `progress` gets an `onProgress` in its last argument,
+ * throttled per phase.
  */
 export const runCall =
   <T extends OperationTable>(
