@@ -8,7 +8,7 @@
  * exits are short here (see HOOK_TEST_ENV).
  */
 import { execFile, spawn } from "node:child_process"
-import { existsSync, lstatSync, rmSync } from "node:fs"
+import { existsSync, lstatSync, readlinkSync, rmSync } from "node:fs"
 import { createConnection, createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -81,12 +81,15 @@ for (const client of HOOK_CLIENTS)
         // An open connection keeps the 1 s idle exit from stopping the server while status starts.
         const held = createConnection(socket)
         await new Promise((done) => held.once("connect", done))
-        expect(await serverRecord()).toMatchObject({
+        const record = await serverRecord()
+        expect(record).toMatchObject({
           socket,
           running: true,
           pid: expect.any(Number),
           idleExitMs: 1000,
         })
+        // Started in the filesystem's root: the server does not hold the workspace as its cwd.
+        if (process.platform === "linux") expect(readlinkSync(`/proc/${record?.pid}/cwd`)).toBe("/")
         held.destroy()
         // Idle: the server stops and removes its socket.
         await eventually("the idle server removes its socket", () => !existsSync(socket))

@@ -35,6 +35,7 @@
 import { spawn } from "node:child_process"
 import { closeSync, openSync, statSync, unlinkSync } from "node:fs"
 import type { Socket } from "node:net"
+import { parse } from "node:path"
 import { connectSocket, ServerError, socketRpc } from "../server/socketClient.js"
 import { workspaceSocketPath } from "../server/workspaceSocket.js"
 import type { HookAgent } from "./hookEvent.js"
@@ -129,7 +130,15 @@ const startServer = (parsed: ParsedHook, socketPath: string, binPath: string, en
       env.REWIND_HOOK_IDLE_EXIT ?? "10m",
       "--create",
     ],
-    { detached: true, stdio: ["ignore", log, log], cwd: parsed.workspaceRoot, env: serverEnv(env) },
+    // Its paths are all absolute: started in the filesystem's root, the server does not hold the
+    // workspace as its working directory, which would keep a removed workspace alive (a re-clone
+    // at the same path) and its volume busy.
+    {
+      detached: true,
+      stdio: ["ignore", log, log],
+      cwd: parse(parsed.workspaceRoot).root,
+      env: serverEnv(env),
+    },
   )
   child.unref()
   closeSync(log)
