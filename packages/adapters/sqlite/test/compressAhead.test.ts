@@ -19,9 +19,14 @@ const makeStore = (ready = true) => {
     size integer not null check (size >= 0), encoding integer not null check (encoding in (0, 1, 2)),
     stored_at integer not null, content blob not null) strict`)
   const sent: Array<Array<string>> = []
+  // Which asks for readiness would have started the thread.
+  const starts: Array<boolean> = []
   // Answers "store as is", a valid stored form, and records what it was asked to compress.
   const compression: { -readonly [K in keyof CompressionThread]: CompressionThread[K] } = {
-    ready: () => ready,
+    ready: (start = true) => {
+      starts.push(start)
+      return ready
+    },
     encode: async (contents) => {
       sent.push(contents.map((c) => hashContent(c)))
       return contents.map((bytes) => ({ encoding: 0, bytes }))
@@ -30,7 +35,7 @@ const makeStore = (ready = true) => {
     close: async () => {},
   }
   const store = makeSqliteArtifactStore({ db, exclusive: (effect) => effect, compression })
-  return { db, sent, store, compression }
+  return { db, sent, starts, store, compression }
 }
 
 describe("SQLite artifact store: compression ahead of a batch", () => {
@@ -115,15 +120,18 @@ describe("SQLite artifact store: the lookup before a batch", () => {
 describe("SQLite artifact store: a compression thread still starting", () => {
   it.effect("gets a large batch (it waits for the thread), not a small one or a single put", () =>
     Effect.gen(function* () {
-      const { sent, store } = makeStore(false)
-      // ~165 KiB: compressed here while the thread starts.
-      const small = Array.from({ length: 20 }, (_, i) => text(i))
-      yield* store.putMany(small)
-      expect(sent).toEqual([])
-      // A single put, however large, never waits for the thread.
+      const { sent, starts, store } = makeStore(false)
+      // A single put, however large, never waits for the thread, nor starts it (in a short process
+      // the start would be all the thread did: a cold capture's one large put is its seal).
       const large = new TextEncoder().encode("large content ".repeat(100_000))
       yield* store.put(large)
       expect(sent).toEqual([])
+      expect(starts).toEqual([false])
+      // ~165 KiB: compressed here while the thread starts (asking started it).
+      const small = Array.from({ length: 20 }, (_, i) => text(i))
+      yield* store.putMany(small)
+      expect(sent).toEqual([])
+      expect(starts).toEqual([false, true])
       // A batch of over 1 MiB to compress is sent (it waits there until the thread is up).
       const batch = Array.from({ length: 160 }, (_, i) => text(1_000 + i))
       const hashes = yield* store.putMany(batch)

@@ -16,7 +16,13 @@ import type { CompressionThread, Encoded } from "./compressionThread.js"
  * on the caller's thread, where the round trip would cost more than it saves.
  */
 const THREAD_FROM_BYTES = 64 * 1024
-/** A single `put` (a checkpoint's one file: its caller waits for it) uses the thread from here. */
+/**
+ * A single `put` (a checkpoint's one file, a capture's seal: its caller waits for it) uses the
+ * thread from here, once a batch has started it. A lone put never starts it: it would not wait for
+ * the start anyway, and in a short process (a cold `rewind capture` whose only large put is its
+ * seal) the start was all the thread ever did: a V8 isolate's ~55 ms of a core and ~15 MB of
+ * memory, then its shutdown before the process could exit.
+ */
 const THREAD_FROM_BYTES_SINGLE = 256 * 1024
 /**
  * A batch (`putMany`) at least this large waits for a thread that is still starting (~55 ms)
@@ -86,8 +92,8 @@ export const compressAhead = <E>(
     for (const c of contents) total += c.byteLength
     const from = single ? THREAD_FROM_BYTES_SINGLE : THREAD_FROM_BYTES
     if (total < from) return undefined
-    // Asking starts the thread.
-    const ready = thread.ready()
+    // Asking starts the thread, unless for a lone put.
+    const ready = thread.ready(!single)
     if (!ready && (single || total < THREAD_START_FROM_BYTES)) return undefined
     const candidates: Array<number> = []
     const first = new Set<string>()

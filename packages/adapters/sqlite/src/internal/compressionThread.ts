@@ -20,10 +20,10 @@ export interface Encoded {
 
 export interface CompressionThread {
   /**
-   * Whether the thread is up and waiting for work; the first call starts it. A start costs
-   * ~55 ms: a caller with a little work compresses it itself meanwhile.
+   * Whether the thread is up and waiting for work. Unless `start` is false, the first call starts
+   * it. A start costs ~55 ms: a caller with a little work compresses it itself meanwhile.
    */
-  readonly ready: () => boolean
+  readonly ready: (start?: boolean) => boolean
   /**
    * The stored forms of `contents`, or `undefined` when the thread is unavailable. Starts the
    * thread if need be; work sent while it starts waits for it.
@@ -187,7 +187,7 @@ export const makeCompressionThread = (settings: CompressionSettings): Compressio
   }
 
   return {
-    ready: () => started() && Atomics.load(up, 0) === 1,
+    ready: (start = true) => (start ? started() : worker !== undefined) && Atomics.load(up, 0) === 1,
     encode: async (contents) => {
       if (!started()) return undefined
       let total = 0
