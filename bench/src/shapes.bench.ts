@@ -12,7 +12,8 @@
  *     checkpoint (`recordFileMutation`), and the store size after the first capture;
  *   `shape-cli` (whole process: the built `rewind` bin, `packages/rewind/package.json` "bin", spawned
  *     as a user runs it, timed spawn to exit, peak RSS through /usr/bin/time on the calibration run):
- *     first capture (after an untimed `rewind init`) and repeat capture with nothing / 1 file changed.
+ *     first capture (after an untimed `rewind init`) and repeat capture with nothing / 1 file changed,
+ *     and what a capture after one edit adds to the store on disk (against git's objects).
  * The git side is always `git add -A` + `git write-tree` in a shadow git dir (restore: `read-tree` +
  * `checkout-index -a -f`), spawned as processes, as in the generated-tree cases.
  *
@@ -605,6 +606,35 @@ export const shapeCli: BenchCase = {
       notes,
     })
     sayFound("repeat capture, 1 file changed")
+
+    // What a turn of one edit adds to the store on disk, against what a shadow snapshot of the same
+    // edit adds to git's objects (loose, as a shadow repository holds them until someone runs gc):
+    // averaged over a few turns, each store closed (its WAL checkpointed) when measured.
+    const TURNS = 5
+    const storeBefore = diskUsageBytes(store)
+    const gitBefore = git.diskUsageBytes()
+    for (let turn = 0; turn < TURNS; turn++) {
+      ws.edit(1, 95_000 + turn)
+      tally(capturedPoint(cli(ws, store, "capture", []).stdout))
+      git.snapshot()
+    }
+    sayFound("store growth turns")
+    const storeGrowth = (diskUsageBytes(store) - storeBefore) / TURNS
+    const gitGrowth = (git.diskUsageBytes() - gitBefore) / TURNS
+    ctx.record({
+      kind: "size",
+      series: "babel shape: store growth per repeat capture, 1 file changed (rewind CLI process)",
+      size,
+      unit: "bytes",
+      subject: { label: "du growth of the Rewind store per capture", stats: single(storeGrowth) },
+      baseline: {
+        label: "du growth of the shadow git dir + index per add -A + write-tree",
+        stats: single(gitGrowth),
+        ratio: single(storeGrowth / gitGrowth),
+      },
+      expectedGrowth: "change",
+      notes: [...notes, `averaged over ${TURNS} captures, each after one edit of a few lines`],
+    })
     ws.revert()
     await handedOverCapture(ctx, ws, store, git, notes)
     git.remove()

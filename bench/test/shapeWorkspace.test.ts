@@ -123,6 +123,7 @@ describe("the shape cases on a slice of the babel shape", () => {
         "babel shape: first capture (rewind CLI process)",
         "babel shape: repeat capture, nothing changed (rewind CLI process)",
         "babel shape: repeat capture, 1 file changed (rewind CLI process)",
+        "babel shape: store growth per repeat capture, 1 file changed (rewind CLI process)",
         "babel shape: repeat capture, nothing changed, handed to a running rewind serve (rewind CLI process)",
       ],
     ],
@@ -145,7 +146,9 @@ describe("the shape cases on a slice of the babel shape", () => {
         expect(f.size?.unit).toBe("× babel shape (8 files each)")
         // The root .gitignore, the package's .gitignore and its six other files.
         expect(f.size?.value).toBe(1)
-        expect(f.baseline!.ratio.median).toBeGreaterThan(0)
+        // A store may take a few turns into the free pages it has (no growth on a tiny tree).
+        if (f.kind === "size") expect(f.baseline!.ratio.median).toBeGreaterThanOrEqual(0)
+        else expect(f.baseline!.ratio.median).toBeGreaterThan(0)
         if (f.ratioTarget !== undefined) expect(typeof f.ratioTarget.met).toBe("boolean")
       }
       // The floor case measures what the targets leave room for; it sets none of its own.

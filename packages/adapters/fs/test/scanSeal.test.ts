@@ -230,6 +230,18 @@ const fullScan = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     readDuringScan: false,
   })
 
+/** A point's seal as stored: its depth over a full record (0 for one) and its size. */
+const sealHeader = (point: PointCaptured) =>
+  Effect.gen(function* () {
+    const bytes = yield* (yield* ArtifactStore).get(point.scanSeal!)
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(10))))
+    return {
+      depth: (header.depth as number | undefined) ?? 0,
+      base: header.base as string,
+      bytes: bytes.length,
+    }
+  })
+
 /** The two points hold the same tree and say the same of it. */
 const expectSamePoint = (a: PointCaptured, b: PointCaptured, context: unknown) =>
   Effect.gen(function* () {
@@ -366,6 +378,8 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       const { first, compare } = yield* sideBySide(box.root)
       const ways = new Set<string>()
       const bases: Array<string> = []
+      const sealDepths: Array<number> = []
+      const deltaSizes: Array<number> = []
       // Each capture stores a delta over the last; at 16 deep the chain is squashed into one delta
       // over the first point's full manifest (`storeDeltas`), and the captures after that go on
       // from there: no manifest is stored whole again.
@@ -383,6 +397,9 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         const { a } = yield* compare({ i })
         ways.add(JSON.stringify(a.scan))
         expect(a.scan?.by).toBe("seal")
+        const seal = yield* sealHeader(a.point)
+        sealDepths.push(seal.depth)
+        if (seal.depth > 0) deltaSizes.push(seal.bytes)
         const stored = JSON.parse(
           new TextDecoder().decode(yield* (yield* ArtifactStore).get(a.point.manifestHash)),
         )
@@ -393,6 +410,11 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       }
       expect([...ways].some((w) => w.includes("rescanned"))).toBe(true)
       expect(bases[16]).toBe("1 over the first")
+      // Each seal of a capture that kept its directories is a delta over the last, a few hundred
+      // bytes; at the depth limit one is stored whole again, and deltas go on over it.
+      expect(sealDepths.slice(0, 17)).toEqual([...Array.from({ length: 16 }, (_, i) => i + 1), 0])
+      expect(sealDepths.slice(17)).toEqual([1, 2, 3, 4, 5, 6, 7])
+      expect(Math.max(...deltaSizes)).toBeLessThan(1024)
     })
     return Effect.provide(program, layers(box, scans, false)).pipe(
       Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
@@ -1068,6 +1090,47 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       )
     },
   )
+
+  it.live("a seal stored as a delta: cleanup keeps the records below it; one gone costs a scan", () => {
+    const box = sandbox()
+    const scans: Scans = { count: 0 }
+    apply(box.root, { op: "write", path: "a/x.txt", content: "0" })
+    fill(box.root)
+    const program = Effect.gen(function* () {
+      const session = yield* createSession({ title: "sealed", cwd: box.root })
+      yield* settle
+      yield* turnPoint(session.id)
+      let last: PointCaptured | undefined
+      for (let i = 1; i <= 3; i++) {
+        apply(box.root, { op: "write", path: "a/x.txt", content: String(i) })
+        yield* settle
+        last = yield* turnPoint(session.id)
+      }
+      const top = yield* sealHeader(last!)
+      expect(top.depth).toBe(3)
+      // The older points' seals are garbage, but not the records the latest one is read over.
+      yield* cleanup({ graceMs: 0 })
+      let before = scans.count
+      const again = yield* turnPoint(session.id)
+      expect({ scans: scans.count - before, manifest: again.manifestHash }).toEqual({
+        scans: 0,
+        manifest: last!.manifestHash,
+      })
+      // A record below gone: the seal cannot be read, and the capture scans to the right point.
+      const store = yield* ArtifactStore
+      const below = (yield* sealHeader(last!)).base
+      yield* store.delete(below as PointCaptured["manifestHash"])
+      apply(box.root, { op: "write", path: "a/x.txt", content: "four" })
+      yield* settle
+      before = scans.count
+      const scanned = yield* turnCapture(session.id)
+      expect(scans.count).toBeGreaterThan(before)
+      expect(scanned.scan?.by).not.toBe("seal")
+      const full = yield* fullScan(turnPoint((yield* createSession({ title: "full", cwd: box.root })).id))
+      yield* expectSamePoint(scanned.point, full, "after a broken chain")
+    })
+    return inSandbox(box, scans, program)
+  })
 
   it.live("a seal that is gone costs a scan, not a wrong point; cleanup keeps the latest one", () => {
     const box = sandbox()

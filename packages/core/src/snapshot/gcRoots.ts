@@ -16,6 +16,7 @@ import { Effect, Either, Schema, Stream } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { SessionStore } from "../ports/SessionStore.js"
 import { loadManifestLayers, loadStatCacheLayers, manifestBlobs } from "./pointManifest.js"
+import { sealLayers } from "./scanSeal.js"
 
 export interface RetentionPolicy {
   /** Points kept per session and kind (turn, rescue); older ones stop being roots. Default: all. */
@@ -83,7 +84,8 @@ export const collectRoots = Effect.gen(function* () {
       } else if (event._tag === "GraphThreadDeleted") graphRoots = []
     }
     for (const hash of graphRoots) fixed.add(hash)
-    if (latestSeal !== undefined) fixed.add(latestSeal)
+    // A seal stored as a delta is read over the records below it.
+    if (latestSeal !== undefined) for (const layer of yield* sealLayers(latestSeal)) fixed.add(layer)
     if (latestStatCache !== undefined) {
       fixed.add(latestStatCache)
       // Its lower layers too; a stat cache that cannot be read is not a root worth stopping for

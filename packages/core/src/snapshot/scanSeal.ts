@@ -87,9 +87,15 @@ import type { ScanResult } from "./workspaceScan.js"
  * listings, or the record changes (2: 16-byte checks, volatile directories, no digest; 3: the
  * context by content and the tracked table; 4: the session's paths out of the context, into the
  * session table, and each directory's tracked names checked in the index's order; 5: the files git
- * tracks below an ignored directory, by their stats).
+ * tracks below an ignored directory, by their stats; 6: a record may be a delta over its base's).
  */
-const SEAL_VERSION = 5
+const SEAL_VERSION = 6 as const
+
+/**
+ * The deepest a seal delta may sit over its full record: a read takes at most this many records
+ * (a few hundred bytes each) beside the full one.
+ */
+const MAX_SEAL_DEPTH = 16
 
 /** The bytes of a tracked table's entry: a directory's key, then the check of its tracked names. */
 const TRACKED_BYTES = 16
@@ -131,6 +137,16 @@ const FIXED_REASONS: ReadonlySet<SkipReason> = new Set<SkipReason>([
  * directories, each followed by a NUL. Binary because a tree's directories
  * and checks are most of it (50k directories at four copies of babel): JSON with base64 cost a
  * capture ~0.2 s to read and more to write.
+ *
+ * A delta (`base` set) is the record of a capture of the changes that kept its base seal's
+ * directories in their order: its header is whole (it is small), then the indices of the
+ * directories whose check changed (4 bytes each, big-endian), their checks, the tracked table
+ * unless it is the base's (`baseTracked`), and the session table; the directories and every other
+ * check are the base's. The checks are random bytes that no compression shrinks: stored whole at
+ * every capture of a change, they grew a store by ~0.4 MB a turn at babel's shape (~1.7 MB at four
+ * copies), where a delta takes a few hundred bytes. A delta sits at `depth` over a full record
+ * (at most `MAX_SEAL_DEPTH`), one more than its base, so a chain is finite and a forged loop is
+ * refused.
  */
 const SealHeader = Schema.parseJson(
   Schema.Struct({
@@ -153,6 +169,14 @@ const SealHeader = Schema.parseJson(
     storePaths: Schema.Array(Schema.String),
     /** The files git tracks below an ignored directory, each with the check of its stat (`beyondTable`). */
     beyond: Schema.Array(Schema.Tuple(Schema.String, Schema.String)),
+    /** A delta's base seal. */
+    base: Schema.optional(Schema.String),
+    /** A delta's depth over its full record. */
+    depth: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_SEAL_DEPTH))),
+    /** A delta's count of directories whose check changed. */
+    patched: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+    /** A delta whose tracked table is its base's. */
+    baseTracked: Schema.optional(Schema.Boolean),
   }),
 )
 const decodeHeader = Schema.decodeUnknownOption(SealHeader)
@@ -176,26 +200,37 @@ interface SealRecord {
   readonly beyond: BeyondTable
 }
 
+/** A record as read, with where it sits: `depth` 0 for a full record. */
+type ReadRecord = SealRecord & { readonly names: Uint8Array; readonly depth: number }
+
+/** The seal a capture of the changes read, for its own seal to be stored as a delta over it. */
+export interface SealBase {
+  readonly hash: ContentHash
+  readonly depth: number
+  readonly checks: Uint8Array
+  readonly tracked: Uint8Array
+}
+
 const textEncoder = new TextEncoder()
 const textDecoder = new TextDecoder("utf-8", { fatal: true })
 
-const encodeRecord = (record: SealRecord): Uint8Array => {
-  const header = textEncoder.encode(
-    `${encodeHeader({
-      seal: SEAL_VERSION,
-      context: record.context,
-      scope: record.scope,
-      rules: record.rules,
-      directories: record.directories.length,
-      tracked: record.tracked.length / TRACKED_BYTES,
-      session: record.session.length / SESSION_BYTES,
-      volatile: record.volatile,
-      storePaths: record.storePaths,
-      beyond: record.beyond,
-    })}\n`,
-  )
-  const names = record.names ?? textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
-  const parts = [header, record.checks, record.tracked, record.session, names]
+type Header = typeof SealHeader.Type
+
+/** The header line of a record and where its body starts, or none. */
+const decodeHead = (bytes: Uint8Array): Option.Option<{ readonly header: Header; readonly body: number }> => {
+  const newline = bytes.indexOf(10)
+  if (newline < 0) return Option.none()
+  try {
+    return Option.map(decodeHeader(textDecoder.decode(bytes.subarray(0, newline))), (header) => ({
+      header,
+      body: newline + 1,
+    }))
+  } catch {
+    return Option.none()
+  }
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>) => {
   const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
   let at = 0
   for (const part of parts) {
@@ -205,43 +240,184 @@ const encodeRecord = (record: SealRecord): Uint8Array => {
   return out
 }
 
-/** A stored record, or none when it is not one this version wrote (then the capture scans). */
-const decodeRecord = (bytes: Uint8Array): Option.Option<SealRecord & { readonly names: Uint8Array }> => {
-  const newline = bytes.indexOf(10)
-  if (newline < 0) return Option.none()
-  let header: string
-  let names: string
+/** What every record's header says whole, full or delta. */
+const headerOf = (record: SealRecord) => ({
+  seal: SEAL_VERSION,
+  context: record.context,
+  scope: record.scope,
+  rules: record.rules,
+  directories: record.directories.length,
+  tracked: record.tracked.length / TRACKED_BYTES,
+  session: record.session.length / SESSION_BYTES,
+  volatile: record.volatile,
+  storePaths: record.storePaths,
+  beyond: record.beyond,
+})
+
+const encodeRecord = (record: SealRecord): Uint8Array => {
+  const header = textEncoder.encode(`${encodeHeader(headerOf(record))}\n`)
+  const names = record.names ?? textEncoder.encode(record.directories.map((d) => `${d}\0`).join(""))
+  return concat([header, record.checks, record.tracked, record.session, names])
+}
+
+/**
+ * `record` as a delta over `base` (see `SealHeader`), when it is worth one: `record` keeps the
+ * base's directories in their order, the base sits below the depth limit, and at most a quarter of
+ * the checks changed; else undefined (the record is stored whole).
+ */
+const encodeDelta = (record: SealRecord, base: SealBase): Uint8Array | undefined => {
+  const count = record.directories.length
+  if (base.depth >= MAX_SEAL_DEPTH || base.checks.length !== record.checks.length) return undefined
+  const patched: Array<number> = []
+  for (let i = 0; i < count; i++) {
+    const at = i * CHECK_BYTES
+    for (let b = 0; b < CHECK_BYTES; b++)
+      if (record.checks[at + b] !== base.checks[at + b]) {
+        patched.push(i)
+        break
+      }
+    if (patched.length > count >> 2) return undefined
+  }
+  const baseTracked = sameBytes(record.tracked, base.tracked)
+  const header = textEncoder.encode(
+    `${encodeHeader({
+      ...headerOf(record),
+      base: base.hash,
+      depth: base.depth + 1,
+      patched: patched.length,
+      ...(baseTracked ? { baseTracked } : {}),
+    })}\n`,
+  )
+  const indices = new Uint8Array(patched.length * 4)
+  const view = new DataView(indices.buffer)
+  const checks = new Uint8Array(patched.length * CHECK_BYTES)
+  patched.forEach((i, k) => {
+    view.setUint32(k * 4, i)
+    checks.set(record.checks.subarray(i * CHECK_BYTES, (i + 1) * CHECK_BYTES), k * CHECK_BYTES)
+  })
+  return concat([header, indices, checks, baseTracked ? new Uint8Array(0) : record.tracked, record.session])
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** The fields every record's header carries whole. */
+const fieldsOf = (header: Header) => ({
+  context: header.context,
+  scope: header.scope,
+  rules: header.rules,
+  volatile: header.volatile,
+  storePaths: header.storePaths,
+  beyond: header.beyond,
+})
+
+/** A stored full record, or none when it is not one this version wrote. */
+const decodeFull = (bytes: Uint8Array, header: Header, body: number): Option.Option<ReadRecord> => {
   try {
-    header = textDecoder.decode(bytes.subarray(0, newline))
-    const count = decodeHeader(header)
-    if (Option.isNone(count)) return Option.none()
-    const table = newline + 1 + count.value.directories * CHECK_BYTES
-    const session = table + count.value.tracked * TRACKED_BYTES
-    const start = session + count.value.session * SESSION_BYTES
+    const table = body + header.directories * CHECK_BYTES
+    const session = table + header.tracked * TRACKED_BYTES
+    const start = session + header.session * SESSION_BYTES
     if (start > bytes.length) return Option.none()
-    names = textDecoder.decode(bytes.subarray(start))
-    const directories = names.split("\0")
+    const directories = textDecoder.decode(bytes.subarray(start)).split("\0")
     // Every directory ends with a NUL: the last piece is empty.
-    if (directories.pop() !== "" || directories.length !== count.value.directories) return Option.none()
+    if (directories.pop() !== "" || directories.length !== header.directories) return Option.none()
     if (directories.some((d) => d !== "" && workspacePathProblem(d) !== undefined)) return Option.none()
-    if (count.value.volatile.some((i) => i >= directories.length)) return Option.none()
+    if (header.volatile.some((i) => i >= directories.length)) return Option.none()
     return Option.some({
+      ...fieldsOf(header),
       names: bytes.subarray(start),
-      context: count.value.context,
-      scope: count.value.scope,
-      rules: count.value.rules,
       directories,
-      checks: bytes.subarray(newline + 1, table),
+      checks: bytes.subarray(body, table),
       tracked: bytes.subarray(table, session),
       session: bytes.subarray(session, start),
-      volatile: count.value.volatile,
-      storePaths: count.value.storePaths,
-      beyond: count.value.beyond,
+      depth: 0,
     })
   } catch {
     return Option.none()
   }
 }
+
+/** A delta's record over its base's as read (`base`), or none when the two do not fit. */
+const applyDelta = (
+  bytes: Uint8Array,
+  header: Header,
+  body: number,
+  base: ReadRecord,
+): Option.Option<ReadRecord> => {
+  const count = base.directories.length
+  const patched = header.patched ?? 0
+  const trackedBytes = header.baseTracked === true ? 0 : header.tracked * TRACKED_BYTES
+  const checksAt = body + patched * 4
+  const trackedAt = checksAt + patched * CHECK_BYTES
+  const sessionAt = trackedAt + trackedBytes
+  const end = sessionAt + header.session * SESSION_BYTES
+  if (end !== bytes.length || header.directories !== count) return Option.none()
+  if (header.baseTracked === true && base.tracked.length !== header.tracked * TRACKED_BYTES)
+    return Option.none()
+  if (header.volatile.some((i) => i >= count)) return Option.none()
+  const checks = new Uint8Array(base.checks)
+  const view = new DataView(bytes.buffer, bytes.byteOffset + body, patched * 4)
+  for (let k = 0; k < patched; k++) {
+    const i = view.getUint32(k * 4)
+    if (i >= count) return Option.none()
+    checks.set(bytes.subarray(checksAt + k * CHECK_BYTES, checksAt + (k + 1) * CHECK_BYTES), i * CHECK_BYTES)
+  }
+  return Option.some({
+    ...fieldsOf(header),
+    names: base.names,
+    directories: base.directories,
+    checks,
+    tracked: header.baseTracked === true ? base.tracked : bytes.subarray(trackedAt, sessionAt),
+    session: bytes.subarray(sessionAt, end),
+    depth: header.depth!,
+  })
+}
+
+/**
+ * The seal stored at `hash`, a delta read over its chain, or none when it or a record below is
+ * missing or not one this version wrote (then the capture scans). `below`: the depth a record read
+ * here must be under (each base sits one below its delta, so a forged loop ends).
+ */
+const readRecord = (
+  hash: string,
+  below = MAX_SEAL_DEPTH + 1,
+): Effect.Effect<Option.Option<ReadRecord>, never, ArtifactStore> =>
+  Effect.gen(function* () {
+    const bytes = yield* Effect.option((yield* ArtifactStore).get(hash as ContentHash))
+    const head = Option.flatMap(bytes, decodeHead)
+    if (Option.isNone(head)) return Option.none()
+    const { header, body } = head.value
+    if (header.base === undefined) return decodeFull(bytes.pipe(Option.getOrThrow), header, body)
+    const depth = header.depth
+    if (depth === undefined || depth >= below) return Option.none()
+    const base = yield* readRecord(header.base, depth)
+    if (Option.isNone(base) || base.value.depth !== depth - 1) return Option.none()
+    return applyDelta(Option.getOrThrow(bytes), header, body, base.value)
+  })
+
+/**
+ * The artifacts the seal at `hash` is read from: itself and, for a delta, every record below it
+ * (what a cleanup keeps of a session's latest seal). As far as they can be read: a seal whose
+ * chain is broken only costs a scan.
+ */
+export const sealLayers = (
+  hash: ContentHash,
+): Effect.Effect<ReadonlyArray<ContentHash>, never, ArtifactStore> =>
+  Effect.gen(function* () {
+    const out: Array<ContentHash> = [hash]
+    let at: ContentHash = hash
+    for (let i = 0; i < MAX_SEAL_DEPTH; i++) {
+      const bytes = yield* Effect.option((yield* ArtifactStore).get(at))
+      const base = Option.flatMap(bytes, decodeHead).pipe(Option.flatMapNullable((h) => h.header.base))
+      if (Option.isNone(base) || out.includes(base.value as ContentHash)) break
+      at = base.value as ContentHash
+      out.push(at)
+    }
+    return out
+  })
 
 /** A listing of the sealed directories taken at the start of a capture, for its own seal. */
 interface SealReading {
@@ -268,6 +444,8 @@ export interface SealedChanges {
   readonly changed: ReadonlySet<string>
   /** Of those, the ones that could not be listed (gone, or no longer a directory). */
   readonly failed: ReadonlySet<string>
+  /** The seal read, what the capture's own seal is stored as a delta over where it can be. */
+  readonly base: SealBase
 }
 
 export type SealCheck =
@@ -582,8 +760,7 @@ export const checkSeal = (input: {
       )
     const sealHash = input.base?.scanSeal
     if (sealHash === undefined) return yield* scan({})
-    const bytes = yield* Effect.option((yield* ArtifactStore).get(sealHash))
-    const record = Option.flatMap(bytes, decodeRecord)
+    const record = yield* readRecord(sealHash)
     if (Option.isNone(record)) return yield* scan({ why: "the last point's seal could not be read" })
     const { directories, names, storePaths, volatile, checks } = record.value
     // The seal's directories as a set, made once and only where it is asked for.
@@ -639,7 +816,15 @@ export const checkSeal = (input: {
     if (changed.size === 0) return { _tag: "Unchanged" } as const
     return yield* scan({
       ...(failed.size === 0 ? { reading: { directories, names, storePaths, seal: listing } } : {}),
-      changes: { directories, names, sealed: sealedDirectories(), listing, changed, failed },
+      changes: {
+        directories,
+        names,
+        sealed: sealedDirectories(),
+        listing,
+        changed,
+        failed,
+        base: { hash: sealHash, depth: record.value.depth, checks, tracked: record.value.tracked },
+      },
       beyond: record.value.beyond,
     })
   })
@@ -719,10 +904,12 @@ const storeSeal = (
   beyond: BeyondTable,
   /** `directories` as a read record stored them, when they are its directories in its order. */
   names?: Uint8Array,
+  /** The seal read at the capture's start, when `directories` are its own in its order. */
+  over?: SealBase,
 ) =>
   Effect.gen(function* () {
     const tracked = scope.tracked.bytes ?? encodeTable(trackedTable(scope.tracked.files).table)
-    const record = encodeRecord({
+    const record: SealRecord = {
       ...(names === undefined ? {} : { names }),
       beyond,
       context,
@@ -734,8 +921,9 @@ const storeSeal = (
       session,
       volatile,
       storePaths,
-    })
-    const stored = yield* Effect.either((yield* ArtifactStore).put(record))
+    }
+    const bytes = (over === undefined ? undefined : encodeDelta(record, over)) ?? encodeRecord(record)
+    const stored = yield* Effect.either((yield* ArtifactStore).put(bytes))
     return Either.isRight(stored)
       ? ({ scanSeal: stored.right } as const)
       : unsealed(`the seal could not be stored: ${stored.left.message}`)
@@ -806,7 +994,8 @@ export const sealCapture = (input: SealInput): Effect.Effect<SealOutcome, never,
  * directories the capture kept (listed at its start: unchanged, or listed again since) keep their
  * checks from that listing, volatile where something in them changed within the racy window; the
  * directories the capture found new follow, volatile (no listing of theirs was taken with the
- * others), so the next capture lists them again.
+ * others), so the next capture lists them again. Where it kept all of them and found none new, the
+ * seal is stored as a delta over the base's (`encodeDelta`).
  */
 export const sealChanges = (
   input: SealInput & {
@@ -850,6 +1039,7 @@ export const sealChanges = (
       // unlike its check, so the next capture scans in full.
       check.beyond ?? [],
       same ? input.changes.names : undefined,
+      same ? input.changes.base : undefined,
     )
   })
 
