@@ -5,7 +5,8 @@
 // manifest, counts and skipped list. Each step then captures again with nothing changed: where the
 // session's last point was sealed, that capture must not have scanned (the test proves the fast
 // path, not only the fallback). Then what must break a seal (the git index, a seal gone, a change
-// inside the racy window) and what must not record one (a live engine, declared paths).
+// inside the racy window) and what must not record one (a live engine, declared paths). Manifests
+// are stored as pages of a few entries, so the capture of the changes reads them through pages.
 import { execFileSync } from "node:child_process"
 import { rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -21,6 +22,7 @@ import {
   cleanup,
   createSession,
   IdGenerators,
+  LayerPaging,
   layerPointArtifactCache,
   recordFileMutation,
   Workspace,
@@ -66,6 +68,9 @@ const portsWith = (
     MemoryOperationJournal.layer,
     IdGenerators.layerSequential(ids),
     cached ? layerPointArtifactCache() : Layer.empty,
+    // Manifests of more than a few entries stored as pages (core layerPages.ts): a capture of the
+    // changes reads the pages that can hold its directories' entries.
+    Layer.succeed(LayerPaging, { from: 8, average: 4, most: 16 }),
   )
 
 /** The workspace with every listing call counted in `scans`. */
@@ -701,6 +706,9 @@ describe.skipIf(!sealing)("a capture's seal", () => {
       const scans: Scans = { count: 0 }
       for (const path of ["a/x.txt", "a/c/d/deep.txt", "b/y.js"])
         apply(box.root, { op: "write", path, content: "one" })
+      // Enough files for the manifest to be paged, read without the decoded cache: the capture of
+      // the changes must read the page holding the tombstone.
+      fill(box.root)
       const program = Effect.gen(function* () {
         const { sealed, compare } = yield* sideBySide(box.root)
         apply(box.root, { op: "remove", path: "a/x.txt" })
@@ -720,7 +728,9 @@ describe.skipIf(!sealing)("a capture's seal", () => {
         const back = (yield* compare("back")).a.point
         expect(back.tombstones).toBe(1)
       })
-      return inSandbox(box, scans, program)
+      return Effect.provide(program, layers(box, scans, false)).pipe(
+        Effect.ensuring(Effect.sync(() => rmSync(box.base, { recursive: true, force: true }))),
+      )
     },
   )
 

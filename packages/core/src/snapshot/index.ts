@@ -19,6 +19,7 @@ export {
   reusableDecisions,
   summarise,
 } from "./capturePoint.js"
+export { LayerPaging, type Paging } from "./layerPages.js"
 export {
   layerPointArtifactCache,
   PointArtifactCache,

@@ -17,6 +17,16 @@ import type {
 import { workspacePathProblem } from "@rewind/contracts"
 import { Effect, Schema } from "effect"
 import { ArtifactStore, isContentHash } from "../ports/ArtifactStore.js"
+import {
+  decodePageIndex,
+  encodePageIndex,
+  isPageIndex,
+  LayerPaging,
+  makePages,
+  type PageRef,
+  pagesFor,
+  type StoredPage,
+} from "./layerPages.js"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -56,6 +66,11 @@ export interface LayerCodec<V> {
   readonly same: (a: V, b: V | undefined) => boolean
   /** A full layer's entries at the paths `wanted` wants only, where the form allows it cheaply. */
   readonly fullSubset?: (bytes: Uint8Array, wanted: Wanted) => FullMap<V> | undefined
+  /**
+   * Set where a large full map is stored as pages (`layerPages.ts`): which entries are tombstones
+   * (an index counts them per page: a subset load reads every page holding one).
+   */
+  readonly paged?: { readonly isTombstone: (entry: V) => boolean }
   /** A binary form's decoder, tried first when it claims the bytes (full or delta layers). */
   readonly binary?: {
     readonly claims: (bytes: Uint8Array) => boolean
@@ -93,6 +108,8 @@ export interface DecodedLayer<V> {
   readonly entries: ReadonlyMap<WorkspacePath, V>
   readonly removed: ReadonlyArray<WorkspacePath>
   readonly rules?: string
+  /** A full layer stored as pages: its pages, whose entries are not read yet (`entries` is empty). */
+  readonly pages?: ReadonlyArray<PageRef>
 }
 
 export const withRules = <T extends object>(value: T, rules: string | undefined): T & { rules?: string } =>
@@ -103,6 +120,14 @@ const decodeLayer = <V>(
   bytes: Uint8Array,
   wanted?: Wanted,
 ): DecodedLayer<V> | undefined => {
+  if (codec.paged !== undefined && isPageIndex(bytes)) {
+    const index = decodePageIndex(bytes)
+    if (index === undefined) return undefined
+    return withRules(
+      { base: undefined, depth: 0, entries: new Map(), removed: [], pages: index.pages },
+      index.rules,
+    )
+  }
   if (codec.binary?.claims(bytes)) {
     const layer = codec.binary.decode(bytes, wanted)
     // A delta is taken whole (see `loadLayeredSubset`): decoded again without `wanted`.
@@ -144,6 +169,50 @@ const decodeLayer = <V>(
 }
 type LoadError = ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError
 
+/** Whether `read` is in a form no longer written (see `Layered.legacy`). */
+const isLegacy = <V>(codec: LayerCodec<V>, read: Uint8Array, layer: DecodedLayer<V>) =>
+  codec.binary !== undefined && layer.pages === undefined && !codec.binary.claims(read)
+
+/**
+ * The entries of a paged full layer (`index`, the artifact `at`) that `wanted` wants (every entry
+ * when undefined): the pages that can hold them (`pagesFor`), each read and decoded as a full layer,
+ * one map. A page that is not a well-formed full layer, or read whole holds another count than its
+ * index says, or an entry outside its range, makes the map unreadable.
+ */
+const loadPages = <V>(
+  codec: LayerCodec<V>,
+  what: string,
+  at: ContentHash,
+  pages: ReadonlyArray<PageRef>,
+  wanted: Wanted | undefined,
+): Effect.Effect<Map<WorkspacePath, V>, LoadError, ArtifactStore> =>
+  Effect.gen(function* () {
+    const chosen = wanted === undefined ? pages : pagesFor(pages, wanted.parents)
+    const read = yield* (yield* ArtifactStore).getMany(chosen.map((p) => p.hash))
+    const map = new Map<WorkspacePath, V>()
+    for (let i = 0; i < chosen.length; i++) {
+      const page = chosen[i]!
+      const bytes = read[i]!
+      const subset = wanted === undefined ? undefined : codec.fullSubset?.(bytes, wanted)
+      const decoded = subset ?? codec.full(bytes)
+      const bad = (why: string) =>
+        new ManifestUnreadable({ hash: at, message: `artifact ${at}: its page ${page.hash} ${why}` })
+      if (decoded === undefined) return yield* bad(`is not a Rewind ${what}`)
+      if (subset === undefined && decoded.map.size !== page.entries)
+        return yield* bad(`holds ${decoded.map.size} entries, not the ${page.entries} its index says`)
+      for (const [path, entry] of decoded.map) {
+        if (path < page.first || path > page.last) return yield* bad(`holds ${path}, outside its range`)
+        if (
+          subset !== undefined ||
+          wanted === undefined ||
+          wanted(path, codec.paged?.isTombstone(entry) ?? false)
+        )
+          map.set(path, entry)
+      }
+    }
+    return map
+  })
+
 /**
  * A chain loaded: down from `hash` to a full layer (decoded with `wanted` when given) or a map
  * `cached` holds, then every delta met on the way applied, oldest first, to one copy of that map
@@ -177,9 +246,19 @@ const loadChain = <V>(
       bytes = undefined
       const layer = decodeLayer(codec, read, wanted)
       if (layer === undefined) return yield* unreadable(at, `is not a Rewind ${what}`)
-      const legacy = codec.binary !== undefined && !codec.binary.claims(read)
+      const legacy = isLegacy(codec, read, layer)
       if (layer.base === undefined) {
-        bottom = withRules({ map: layer.entries, depth: 0, layers: [at] }, layer.rules)
+        bottom =
+          layer.pages === undefined
+            ? withRules({ map: layer.entries, depth: 0, layers: [at] }, layer.rules)
+            : withRules(
+                {
+                  map: yield* loadPages(codec, what, at, layer.pages, wanted),
+                  depth: 0,
+                  layers: [at, ...layer.pages.map((p) => p.hash)],
+                },
+                layer.rules,
+              )
         if (legacy) bottom = { ...bottom, legacy: true }
         if (wanted === undefined) fresh = bottom
         break
@@ -298,11 +377,11 @@ export const loadLayerHead = <V>(
         hash,
         entries: layer.base === undefined ? new Map() : layer.entries,
         depth: layer.depth,
-        layers: [hash],
+        layers: [hash, ...(layer.pages ?? []).map((p) => p.hash)],
       },
       layer.rules,
     )
-    return codec.binary !== undefined && !codec.binary.claims(read) ? { ...head, legacy: true } : head
+    return isLegacy(codec, read, layer) ? { ...head, legacy: true } : head
   })
 
 /**
@@ -359,7 +438,9 @@ export const loadTopLayer = <V>(
     if (layer === undefined) {
       return yield* new ManifestUnreadable({ hash, message: `artifact ${hash} is not a Rewind ${what}` })
     }
-    return { base: layer.base, entries: layer.entries, removed: layer.removed }
+    const entries =
+      layer.pages === undefined ? layer.entries : yield* loadPages(codec, what, hash, layer.pages, undefined)
+    return { base: layer.base, entries, removed: layer.removed }
   })
 
 /**
@@ -422,7 +503,8 @@ const squashedDelta = <V>(
   removed: ReadonlyArray<WorkspacePath>,
   limit: number,
 ): Effect.Effect<
-  { readonly bytes: Uint8Array; readonly depth: number; readonly over: ContentHash } | undefined,
+  | { readonly bytes: Uint8Array; readonly depth: number; readonly over: ReadonlyArray<ContentHash> }
+  | undefined,
   LoadError,
   ArtifactStore
 > =>
@@ -433,8 +515,8 @@ const squashedDelta = <V>(
     let over: ContentHash | undefined
     for (let depth = Number.POSITIVE_INFINITY; over === undefined; ) {
       const read = yield* artifacts.get(at)
-      if (codec.binary !== undefined && !codec.binary.claims(read)) return undefined
       const layer = decodeLayer(codec, read)
+      if (layer !== undefined && isLegacy(codec, read, layer)) return undefined
       if (layer === undefined)
         return yield* new ManifestUnreadable({ hash: at, message: `artifact ${at} is not a Rewind ${what}` })
       if (layer.base === undefined) return undefined
@@ -463,15 +545,26 @@ const squashedDelta = <V>(
     for (let i = deltas.length - 1; i >= 0; i--) apply(deltas[i]!.entries, deltas[i]!.removed)
     apply(changed, removed)
     if (set.size + gone.size > limit) return undefined
-    return { ...encodeDelta(codec, { hash: over, depth: 0 }, rules, [...set], [...gone]), over }
+    // The full layer's pages too, when it is paged: the new delta is read over them.
+    const full = codec.paged === undefined ? undefined : decodeLayer(codec, yield* artifacts.get(over))
+    const pages = full?.pages?.map((p) => p.hash) ?? []
+    return {
+      ...encodeDelta(codec, { hash: over, depth: 0 }, rules, [...set], [...gone]),
+      over: [over, ...pages],
+    }
   })
 
 /** What `encodeLayered` gives: bytes at a depth; `over` when they are a squashed delta. */
 export interface EncodedLayer {
   readonly bytes: Uint8Array
   readonly depth: number
-  /** Set for a squashed delta (`squashedDelta`): the full layer below it, its only other layer. */
-  readonly over?: ContentHash
+  /**
+   * Set for a squashed delta (`squashedDelta`): the full layer below it (and its pages), its only
+   * other layers.
+   */
+  readonly over?: ReadonlyArray<ContentHash>
+  /** A full map stored as pages: the pages, stored before `bytes` (their index). */
+  readonly pages?: ReadonlyArray<StoredPage>
 }
 
 /** The layers of a map stored as `encoded` over `base` (what GC keeps while it is a root). */
@@ -481,10 +574,34 @@ export const layersOf = (
   base: { readonly value: { readonly layers: ReadonlyArray<ContentHash> } } | undefined,
 ): ReadonlyArray<ContentHash> =>
   encoded.depth === 0
-    ? [hash]
+    ? [hash, ...(encoded.pages ?? []).map((p) => p.hash)]
     : encoded.over !== undefined
-      ? [encoded.over, hash]
+      ? [...encoded.over, hash]
       : [...base!.value.layers, hash]
+
+/**
+ * Stores each encoded map (its pages first, each once), answering each one's address: the store
+ * must answer a page by the address its index names, or the map is refused before its index is.
+ */
+export const putEncoded = (
+  encoded: ReadonlyArray<EncodedLayer>,
+): Effect.Effect<ReadonlyArray<ContentHash>, ArtifactStoreError, ArtifactStore> =>
+  Effect.gen(function* () {
+    if (encoded.length === 0) return []
+    const artifacts = yield* ArtifactStore
+    const pages = encoded.flatMap((e) => e.pages ?? [])
+    if (pages.length > 0) {
+      const stored = yield* artifacts.putMany(
+        pages.map((p) => p.bytes),
+        pages.map((p) => p.hash),
+      )
+      stored.forEach((hash, i) => {
+        if (hash !== pages[i]!.hash)
+          throw new Error(`the artifact store answered ${hash} for a page whose address is ${pages[i]!.hash}`)
+      })
+    }
+    return yield* artifacts.putMany(encoded.map((e) => e.bytes))
+  })
 
 /**
  * The bytes of a change over `base` (a map at `base.depth`): a delta, or at the chain's depth
@@ -538,7 +655,26 @@ export const encodeLayered = <V>(
             map.size >> 2,
           )
     // Encoded only when stored whole: the whole tree's map is most of a capture's encoding work.
-    return change ?? { bytes: codec.encodeFull(map, rules), depth: 0 }
+    return change ?? (yield* encodeWhole(codec, map, rules))
+  })
+
+/** A map stored whole: as pages where the codec pages and the map is large, else one full layer. */
+const encodeWhole = <V>(
+  codec: LayerCodec<V>,
+  map: ReadonlyMap<WorkspacePath, V>,
+  rules: string | undefined,
+): Effect.Effect<EncodedLayer> =>
+  Effect.map(LayerPaging, (paging) => {
+    if (codec.paged === undefined || map.size <= paging.from)
+      return { bytes: codec.encodeFull(map, rules), depth: 0 }
+    const pages = makePages(
+      map,
+      sortedPaths(map),
+      paging,
+      (page) => codec.encodeFull(page, undefined),
+      codec.paged.isTombstone,
+    )
+    return { bytes: encodePageIndex(pages, rules), depth: 0, pages }
   })
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

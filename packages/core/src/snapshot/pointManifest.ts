@@ -6,7 +6,7 @@
  */
 import type { ContentHash, WorkspacePath } from "@rewind/contracts"
 import { Effect } from "effect"
-import { ArtifactStore } from "../ports/ArtifactStore.js"
+import type { ArtifactStore } from "../ports/ArtifactStore.js"
 import {
   type EncodedLayer,
   encodeChange,
@@ -20,6 +20,7 @@ import {
   loadLayerHead,
   loadTopLayer,
   MAX_DEPTH,
+  putEncoded,
   type Wanted,
   withRules,
 } from "./layeredMaps.js"
@@ -77,6 +78,7 @@ const manifestCodec: LayerCodec<ManifestEntry> = {
     return map === undefined ? undefined : { map }
   },
   encodeFull: (map) => encodeManifest(map),
+  paged: { isTombstone: (entry) => entry.kind === "tombstone" },
   deltaFormat: "rewind-manifest-delta/1",
   encodeEntry: (path, e) => manifestRow(path, e),
   decodeEntry: (raw) => {
@@ -156,7 +158,7 @@ export const storeStatCacheBeside = (
     const statBase = base.value.legacy ? undefined : base
     const c = yield* encodeLayered(statCacheCodec, "stat cache", statCache, statBase, rules)
     if (c === "unchanged") return statBase!.hash
-    const [hash] = yield* (yield* ArtifactStore).putMany([c.bytes])
+    const [hash] = yield* putEncoded([c])
     const layers = layersOf(c, hash!, statBase)
     cache?.setStatCache(hash!, withRules({ map: statCache, depth: c.depth, layers }, rules))
     return hash!
@@ -181,14 +183,12 @@ export const storeManifestAndStatCache = (
   differsAt?: ReadonlySet<WorkspacePath>,
 ) =>
   Effect.gen(function* () {
-    const artifacts = yield* ArtifactStore
     const cache = yield* pointArtifactCache
     const m = yield* encodeLayered(manifestCodec, "manifest", manifest, base?.manifest, undefined, differsAt)
     // A stat cache still in the old form is stored whole in the new one (see `Layered.legacy`).
     const statBase = base?.statCache?.value.legacy ? undefined : base?.statCache
     const c = yield* encodeLayered(statCacheCodec, "stat cache", statCache, statBase, rules, differsAt)
-    const toPut = [m, c].flatMap((x) => (x === "unchanged" ? [] : [x.bytes]))
-    const hashes = toPut.length === 0 ? [] : yield* artifacts.putMany(toPut)
+    const hashes = yield* putEncoded([m, c].flatMap((x) => (x === "unchanged" ? [] : [x])))
     let next = 0
     const settle = <V>(
       encoded: typeof m | typeof c,
@@ -288,8 +288,7 @@ export const storeDeltas = (
     const m = yield* delta(manifestCodec, "manifest", base.manifest, manifest, sizes.manifest)
     // The rules stay the base's: the caller re-examined no path an ignore file decides differently.
     const c = yield* delta(statCacheCodec, "stat cache", base.statCache, statCache, sizes.statCache)
-    const encoded = [m, c].flatMap((x) => (typeof x === "object" ? [x.bytes] : []))
-    const hashes = encoded.length === 0 ? [] : yield* (yield* ArtifactStore).putMany(encoded)
+    const hashes = yield* putEncoded([m, c].flatMap((x) => (typeof x === "object" ? [x] : [])))
     let next = 0
     const settle = (x: "unchanged" | EncodedLayer | undefined, baseHash: ContentHash) =>
       x === "unchanged" ? baseHash : x === undefined ? undefined : hashes[next++]!
@@ -323,6 +322,6 @@ export const storeWhole = <V>(
       base === undefined ? undefined : affected,
     )
     if (encoded === "unchanged") return hash
-    const [stored] = yield* (yield* ArtifactStore).putMany([encoded.bytes])
+    const [stored] = yield* putEncoded([encoded])
     return stored!
   })

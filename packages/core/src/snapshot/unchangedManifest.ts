@@ -8,16 +8,19 @@
  * the scan, `matchBaseManifest` builds the manifest the full path would build from what it has
  * (every scanned entry a link, or a file the stat cache vouches for, and the stat cache holding no
  * other path) and hashes its canonical encoding (`encodeManifest`'s text, in pieces, never whole).
- * The stored manifest must be a full layer whose address is that hash: then its bytes are that
- * encoding and decode to exactly that manifest, the full path would build the very same one and
- * find it unchanged (a full layer has no delta below it), and the point is the base's manifest.
+ * The stored manifest must be a full layer whose address is that hash (for one stored as pages,
+ * `layerPages.ts`: the index of pages whose addresses are those of the pieces' encodings): then its
+ * bytes are that encoding and decode to exactly that manifest, the full path would build the very
+ * same one and find it unchanged (a full layer has no delta below it), and the point is the base's
+ * manifest.
  * Anything else, and the capture takes the full path, with the bytes it read. The manifest is read
  * (and so checked) either way: a missing or damaged one fails the capture as the full path does.
  */
 import type { ContentHash, PointCaptured, WorkspacePath } from "@rewind/contracts"
 import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
-import { hashPieces } from "../workspace/contentHash.js"
+import { hashContent, hashPieces } from "../workspace/contentHash.js"
+import { encodePageIndex, isPageIndex, LayerPaging, pageEnds } from "./layerPages.js"
 import { MANIFEST_FORMAT } from "./manifestCodec.js"
 import { sameStat } from "./pointBuild.js"
 import type { StatCache } from "./pointManifest.js"
@@ -75,31 +78,50 @@ export const matchBaseManifest = (
     if (scan.entries.size - linkCount !== statCache.size) return differs
     // Read (and so checked) as the full path reads it: a missing or damaged manifest fails both.
     const bytes = yield* (yield* ArtifactStore).get(manifestHash)
-    if (!startsWith(bytes, HEAD_BYTES)) return { _tag: "Differs", bytes } satisfies BaseMatch
+    const paged = isPageIndex(bytes)
+    if (!paged && !startsWith(bytes, HEAD_BYTES)) return { _tag: "Differs", bytes } satisfies BaseMatch
     const paths = sortedPathsOf(statCache, links)
     let fileBytes = 0
-    const address = hashPieces((put) => {
-      // The text `encodeManifest` writes, hashed a few kilobytes at a time (whole rows, so a
-      // piece never ends inside a character).
-      let text = HEAD
-      for (let i = 0; i < paths.length; i++) {
-        const path = paths[i]!
-        const cached = statCache.get(path)
-        if (i > 0) text += ","
-        if (cached === undefined) text += JSON.stringify([path, "l", scan.entries.get(path)!.target])
-        else {
-          fileBytes += cached.size
+    for (const cached of statCache.values()) fileBytes += cached.size
+    // The text `encodeManifest` writes for the rows `start` to `end`, hashed a few kilobytes at a
+    // time (whole rows, so a piece never ends inside a character).
+    const textAddress = (start: number, end: number) =>
+      hashPieces((put) => {
+        let text = HEAD
+        for (let i = start; i < end; i++) {
+          const path = paths[i]!
+          const cached = statCache.get(path)
+          if (i > start) text += ","
+          if (cached === undefined) text += JSON.stringify([path, "l", scan.entries.get(path)!.target])
           // What JSON.stringify gives for this row: a hash is hex and the numbers are finite (the
           // stat cache's decoders check both), so only the path needs escaping.
-          text += `[${JSON.stringify(path)},"f","${cached.hash}",${cached.mode},${cached.size}]`
+          else text += `[${JSON.stringify(path)},"f","${cached.hash}",${cached.mode},${cached.size}]`
+          if (text.length >= PIECE) {
+            put(text)
+            text = ""
+          }
         }
-        if (text.length >= PIECE) {
-          put(text)
-          text = ""
+        put(text + TAIL)
+      })
+    // A paged manifest (`layerPages.ts`): each page's text by its address, then the index's.
+    const paging = yield* LayerPaging
+    let address: ContentHash
+    if (!paged || paths.length <= paging.from) address = textAddress(0, paths.length)
+    else {
+      let start = 0
+      const pages = pageEnds(paths, paging).map((end) => {
+        const page = {
+          first: paths[start]!,
+          last: paths[end - 1]!,
+          hash: textAddress(start, end),
+          entries: end - start,
+          tombstones: 0,
         }
-      }
-      put(text + TAIL)
-    })
+        start = end
+        return page
+      })
+      address = hashContent(encodePageIndex(pages, undefined))
+    }
     // The same address: the same bytes (what every content address in the store rests on).
     if (address !== manifestHash) return { _tag: "Differs", bytes } satisfies BaseMatch
     return {

@@ -10,6 +10,8 @@ import {
   type CaptureOptions,
   CaptureShortcuts,
   capturePoint,
+  LayerPaging,
+  type Paging,
   PointArtifactCache,
   type PointArtifactCacheService,
 } from "@rewind/core"
@@ -123,8 +125,22 @@ interface Captured {
   readonly shortcut: boolean
 }
 
+/** Manifests of more than 8 entries stored as pages of about 4 (core layerPages.ts). */
+const SMALL_PAGES: Paging = { from: 8, average: 4, most: 16 }
+
+/** `effect` with manifests paged as `paging` says (the store's default when undefined). */
+const pagedAs =
+  (paging: Paging | undefined) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    paging === undefined ? effect : Effect.provideService(effect, LayerPaging, paging)
+
 /** Every point of the rounds, in an environment with the shortcut on or off. */
-const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>, shortcut: boolean) => {
+const runRounds = (
+  initial: ReadonlyArray<Change>,
+  rounds: ReadonlyArray<Round>,
+  shortcut: boolean,
+  paging: Paging | undefined,
+) => {
   const env = makeEnv()
   for (const d of dirs)
     for (const n of ["y.ts", "x.log", "z.md"]) env.fs.writeFile(`${ROOT}/${join(d, n)}`, `${d}/${n}`)
@@ -152,6 +168,7 @@ const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>,
     }
     return out
   }).pipe(
+    pagedAs(paging),
     Effect.provide(env.layer()),
     Effect.provideService(CaptureShortcuts, {
       matchUnchangedManifest: shortcut,
@@ -162,7 +179,10 @@ const runRounds = (initial: ReadonlyArray<Change>, rounds: ReadonlyArray<Round>,
   )
 }
 
-describe("a repeat capture of an unchanged tree", () => {
+describe.each([
+  ["", undefined, 100],
+  [", its manifest stored as pages", SMALL_PAGES, 40],
+] as const)("a repeat capture of an unchanged tree%s", (_, paging, runs) => {
   it.effect("records the very point the full path records (seeded)", () =>
     Effect.gen(function* () {
       let shortcuts = 0
@@ -173,20 +193,20 @@ describe("a repeat capture of an unchanged tree", () => {
             fc.array(change, { maxLength: 8 }),
             fc.array(round, { minLength: 3, maxLength: 8 }),
             async (initial, rounds) => {
-              const fast = await Effect.runPromise(runRounds(initial, rounds, true))
-              const full = await Effect.runPromise(runRounds(initial, rounds, false))
+              const fast = await Effect.runPromise(runRounds(initial, rounds, true, paging))
+              const full = await Effect.runPromise(runRounds(initial, rounds, false, paging))
               expect(fast.map((c) => ({ ...c.point }))).toEqual(full.map((c) => ({ ...c.point })))
               // Without the shortcut every repeat capture decodes its base manifest.
               expect(full.every((c) => !c.shortcut)).toBe(true)
               for (const c of fast.slice(1)) c.shortcut ? shortcuts++ : fullPaths++
             },
           ),
-          { numRuns: 100, seed: SEED },
+          { numRuns: runs, seed: SEED },
         ),
       )
       // Both paths were exercised: the comparison is not between two full paths.
-      expect(shortcuts).toBeGreaterThan(15)
-      expect(fullPaths).toBeGreaterThan(15)
+      expect(shortcuts).toBeGreaterThan(runs / 7)
+      expect(fullPaths).toBeGreaterThan(runs / 7)
     }),
   )
 
@@ -222,7 +242,7 @@ describe("a repeat capture of an unchanged tree", () => {
         yield* capture(4) // a file changed: the full path
         yield* capture(5) // unchanged, but the manifest is now a delta over another: the full path
         return out
-      }).pipe(Effect.provide(env.layer()), Effect.provide(TestContext.TestContext))
+      }).pipe(pagedAs(paging), Effect.provide(env.layer()), Effect.provide(TestContext.TestContext))
       expect(steps.map((s) => s.shortcut)).toEqual([false, false, false, true, false, false])
       const [, , second, third, fourth] = steps.map((s) => s.point)
       expect(third!.manifestHash).toBe(second!.manifestHash)
