@@ -1,12 +1,13 @@
 /**
- * A full layer stored as pages (`layeredMaps.ts`): a map of many entries is cut, in path order, into
- * pages of about a thousand entries, each stored as a full layer of its own in the codec's form,
- * and the map's address is that of a small index naming each page by its first and last path, its
- * address, its count of entries and of tombstones. A capture that changed a few directories
- * (`sealedCapture.ts`) then reads and inflates the pages that can hold their entries instead of the
- * whole tree's map: at babel's shape a 4.9 MB manifest inflated whole at every such capture (~60 ms
- * and ~18 MB in a cold process; ~0.3 s and ~43 MB at four copies), where one or two pages are a
- * few hundred kilobytes.
+ * A full layer stored as pages (`layeredMaps.ts`; manifests and stat caches): a map of many
+ * entries is cut, in path order, into pages of about a thousand entries, each stored as a full
+ * layer of its own in the codec's form, and the map's address is that of a small index naming each
+ * page by its first and last path, its address, its count of entries and of tombstones. A capture
+ * that changed a few directories (`sealedCapture.ts`) then reads and inflates the pages that can
+ * hold their entries instead of the whole tree's map: at babel's shape a 4.9 MB manifest inflated
+ * whole at every such capture (~60 ms and ~18 MB in a cold process; ~0.3 s and ~43 MB at four
+ * copies), where one or two pages are a few hundred kilobytes; and what a delta over a stat cache
+ * needs of its base (depth, rules) is in the index, not in a 5.5 MB artifact.
  *
  * Invariants:
  * - the pages and the index are a function of the map alone: a page ends after a path whose hash

@@ -67,8 +67,9 @@ export interface LayerCodec<V> {
   /** A full layer's entries at the paths `wanted` wants only, where the form allows it cheaply. */
   readonly fullSubset?: (bytes: Uint8Array, wanted: Wanted) => FullMap<V> | undefined
   /**
-   * Set where a large full map is stored as pages (`layerPages.ts`): which entries are tombstones
-   * (an index counts them per page: a subset load reads every page holding one).
+   * Set where a large full map is stored as pages (`layerPages.ts`; manifests and stat caches):
+   * which entries are tombstones (an index counts them per page: a subset load reads every page
+   * holding one).
    */
   readonly paged?: { readonly isTombstone: (entry: V) => boolean }
   /** A binary form's decoder, tried first when it claims the bytes (full or delta layers). */

@@ -13,6 +13,7 @@ import {
   layerPointArtifactCache,
   loadManifest,
   loadManifestTop,
+  loadStatCacheLayers,
   type Manifest,
   previewPointRestore,
 } from "@rewind/core"
@@ -79,6 +80,12 @@ describe("manifests stored as pages", () => {
         }
         const whole = yield* loadManifest(first.manifestHash)
         expect(whole.size).toBe(FILES)
+        // The stat cache too: an index of pages, each a full stat cache (binary), loaded whole.
+        const statIndex = yield* stored(first.statCacheHash!)
+        expect(statIndex.format).toBe("rewind-layer-pages/1")
+        const statCache = yield* loadStatCacheLayers(first.statCacheHash!)
+        expect(statCache.map.size).toBe(FILES)
+        expect(statCache.layers).toEqual([first.statCacheHash, ...statIndex.pages!.map((p) => p[2])])
         expect(yield* loadManifestTop(first.manifestHash)).toEqual({
           base: undefined,
           entries: whole,
@@ -217,6 +224,11 @@ describe("manifests stored as pages", () => {
           Effect.provide(layerPointArtifactCache()),
         )
         expect(sorted(yield* reread)).toEqual(trees.at(-1))
+        // The newest stat cache (a root) is read over its pages too.
+        const statCache = loadStatCacheLayers(points.at(-1)!.statCacheHash!).pipe(
+          Effect.provide(layerPointArtifactCache()),
+        )
+        expect((yield* statCache).map.size).toBe(FILES)
       }),
     ).pipe(Effect.provide(Layer.merge(env.layer(), layerPointArtifactCache())))
   })
