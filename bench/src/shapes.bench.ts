@@ -93,6 +93,41 @@ export const target = (description: string, maxRatio: number, maxProcessRssBytes
  * Quick mode only checks the plumbing: each figure is its calibration run alone (a first capture of
  * babel is tens of seconds on each side); a full run keeps the harness's rounds.
  */
+/** A size figure: Rewind's bytes against git's, with the issue's target when it sets one. */
+const recordSize = (
+  ctx: BenchContext,
+  figure: {
+    readonly series: string
+    readonly size: FigureSize
+    readonly rewind: { readonly label: string; readonly bytes: number }
+    readonly git: { readonly label: string; readonly bytes: number }
+    readonly expectedGrowth: "whole" | "change"
+    readonly target?: RatioTarget
+    readonly notes: ReadonlyArray<string>
+  },
+) => {
+  const { rewind, git, target: goal } = figure
+  const ratio = rewind.bytes / git.bytes
+  ctx.record({
+    kind: "size",
+    series: figure.series,
+    size: figure.size,
+    unit: "bytes",
+    subject: { label: rewind.label, stats: single(rewind.bytes) },
+    baseline: { label: git.label, stats: single(git.bytes), ratio: single(ratio) },
+    expectedGrowth: figure.expectedGrowth,
+    ...(goal === undefined
+      ? {}
+      : {
+          ratioTarget: {
+            ...goal,
+            met: ratioTargetMet(goal, ratio, { label: "", stats: single(rewind.bytes) }),
+          },
+        }),
+    notes: [...figure.notes],
+  })
+}
+
 export const budgetFor = (ctx: BenchContext): Partial<Budget> =>
   ctx.mode === "quick" ? { singleRunAboveMs: 0 } : {}
 
@@ -217,22 +252,13 @@ export const shapeFacade: BenchCase = {
       const rewindBytes = diskUsageBytes(sized.dir)
       const gitBytes = sizedGit.diskUsageBytes()
       sizedGit.remove()
-      ctx.record({
-        kind: "size",
+      recordSize(ctx, {
         series: "babel shape: store size after the first capture (du)",
         size,
-        unit: "bytes",
-        subject: { label: "du of the closed Rewind store", stats: single(rewindBytes) },
-        baseline: {
-          label: "du of the shadow git dir + index",
-          stats: single(gitBytes),
-          ratio: single(rewindBytes / gitBytes),
-        },
+        rewind: { label: "du of the closed Rewind store", bytes: rewindBytes },
+        git: { label: "du of the shadow git dir + index", bytes: gitBytes },
         expectedGrowth: "whole",
-        ratioTarget: {
-          ...storeTarget,
-          met: ratioTargetMet(storeTarget, rewindBytes / gitBytes, { label: "", stats: single(rewindBytes) }),
-        },
+        target: storeTarget,
         notes: [describeShape(ws)],
       })
 
@@ -619,18 +645,16 @@ export const shapeCli: BenchCase = {
       git.snapshot()
     }
     sayFound("store growth turns")
-    const storeGrowth = (diskUsageBytes(store) - storeBefore) / TURNS
-    const gitGrowth = (git.diskUsageBytes() - gitBefore) / TURNS
-    ctx.record({
-      kind: "size",
+    recordSize(ctx, {
       series: "babel shape: store growth per repeat capture, 1 file changed (rewind CLI process)",
       size,
-      unit: "bytes",
-      subject: { label: "du growth of the Rewind store per capture", stats: single(storeGrowth) },
-      baseline: {
+      rewind: {
+        label: "du growth of the Rewind store per capture",
+        bytes: (diskUsageBytes(store) - storeBefore) / TURNS,
+      },
+      git: {
         label: "du growth of the shadow git dir + index per add -A + write-tree",
-        stats: single(gitGrowth),
-        ratio: single(storeGrowth / gitGrowth),
+        bytes: (git.diskUsageBytes() - gitBefore) / TURNS,
       },
       expectedGrowth: "change",
       notes: [...notes, `averaged over ${TURNS} captures, each after one edit of a few lines`],

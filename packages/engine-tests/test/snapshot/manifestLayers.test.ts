@@ -22,6 +22,7 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
+import { applyStep, editStep, sessionTree, sorted } from "../support/manifestTrees.js"
 
 const turn = (n: number) => `turn-${n}` as TurnId
 
@@ -54,24 +55,6 @@ const storedStatCache = (hash: ContentHash) =>
   })
 
 const FILES = 40
-
-const byPath = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
-  a < b ? -1 : a > b ? 1 : 0
-
-/** A manifest in path order (`toEqual` on two maps compares their order too). */
-const sorted = (tree: Manifest): Manifest => new Map([...tree].sort(byPath))
-
-/**
- * The manifest a session records of the tree a fresh session's first capture records as `fresh`:
- * the same, plus a tombstone at every path the session has seen (`seen`, which this adds to) and
- * the tree no longer holds.
- */
-const sessionTree = (fresh: Manifest, seen: Set<string>): Manifest => {
-  const tree = new Map(fresh)
-  for (const path of fresh.keys()) seen.add(path)
-  for (const path of seen) if (!tree.has(path as never)) tree.set(path as never, { kind: "tombstone" })
-  return sorted(tree)
-}
 
 const seed = (env: Env) => {
   for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `file ${i}`)
@@ -244,10 +227,7 @@ describe("manifest deltas", () => {
   it.effect("random edits, creations and removals over many captures: every point loads to its tree", () =>
     Effect.gen(function* () {
       const paths = ["src/f0.txt", "src/f1.txt", "src/new/a.txt", "src/new/b.txt", "top.txt", "src/f2.txt"]
-      const step = fc.array(
-        fc.record({ path: fc.constantFrom(...paths), write: fc.boolean(), content: fc.nat({ max: 3 }) }),
-        { minLength: 1, maxLength: 3 },
-      )
+      const step = editStep(paths, 3)
       let squashes = 0
       yield* Effect.promise(() =>
         fc.assert(
@@ -261,9 +241,7 @@ describe("manifest deltas", () => {
               const trees: Array<Manifest> = []
               const caches: Array<ContentHash> = []
               for (const [i, ops] of steps.entries()) {
-                for (const op of ops)
-                  if (op.write) env.fs.writeFile(`${ROOT}/${op.path}`, `v${op.content}`)
-                  else env.fs.remove(`${ROOT}/${op.path}`)
+                applyStep(env, ops)
                 const point = yield* captureLater(sessionId, i + 2)
                 const layer = yield* stored(point.manifestHash)
                 expect(layer.depth ?? 0).toBeLessThanOrEqual(16)

@@ -19,6 +19,7 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
+import { applyStep, editStep, sessionTree, sorted } from "../support/manifestTrees.js"
 
 /** Pages of about 4 entries from 8 entries up: a tree of 40 files is ~10 pages. */
 const SMALL = { from: 8, average: 4, most: 16 }
@@ -47,13 +48,16 @@ const stored = (hash: ContentHash) =>
   )
 
 const FILES = 40
-const byPath = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
-  a < b ? -1 : a > b ? 1 : 0
-const sorted = (tree: Manifest): Manifest => new Map([...tree].sort(byPath))
-
 const seed = (env: ReturnType<typeof makeEnv>) => {
   for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/d${i % 5}/f${i}.txt`, `file ${i}`)
 }
+
+/** A new session over the seeded tree and its first point, once the racy window has passed. */
+const firstPoint = Effect.gen(function* () {
+  const sessionId = yield* newSession
+  yield* later
+  return { sessionId, first: yield* capture(sessionId, 1) }
+})
 
 describe("manifests stored as pages", () => {
   it.effect("a first capture stores an index of pages; it loads whole, and a delta sits over it", () => {
@@ -61,9 +65,7 @@ describe("manifests stored as pages", () => {
     seed(env)
     return paged(
       Effect.gen(function* () {
-        const sessionId = yield* newSession
-        yield* later
-        const first = yield* capture(sessionId, 1)
+        const { sessionId, first } = yield* firstPoint
         const index = yield* stored(first.manifestHash)
         expect(index.format).toBe("rewind-layer-pages/1")
         const pages = index.pages!
@@ -125,10 +127,7 @@ describe("manifests stored as pages", () => {
         "top.txt",
         "src/d4/x.txt",
       ]
-      const step = fc.array(
-        fc.record({ path: fc.constantFrom(...paths), write: fc.boolean(), content: fc.nat({ max: 3 }) }),
-        { minLength: 1, maxLength: 4 },
-      )
+      const step = editStep(paths, 4)
       let squashes = 0
       yield* Effect.promise(() =>
         fc.assert(
@@ -136,16 +135,12 @@ describe("manifests stored as pages", () => {
             const env = makeEnv()
             seed(env)
             const program = Effect.gen(function* () {
-              const sessionId = yield* newSession
-              yield* later
-              const first = yield* capture(sessionId, 1)
+              const { sessionId, first } = yield* firstPoint
               const points: Array<PointCaptured> = []
               const trees: Array<Manifest> = []
               const seen = new Set<string>((yield* loadManifest(first.manifestHash)).keys())
               for (const [i, ops] of steps.entries()) {
-                for (const op of ops)
-                  if (op.write) env.fs.writeFile(`${ROOT}/${op.path}`, `v${op.content}`)
-                  else env.fs.remove(`${ROOT}/${op.path}`)
+                applyStep(env, ops)
                 yield* later
                 const point = yield* capture(sessionId, i + 2)
                 const layer = yield* stored(point.manifestHash)
@@ -154,11 +149,7 @@ describe("manifests stored as pages", () => {
                 // The tree as a fresh session records it (whole, paged), with the tombstones of
                 // every path this session has seen and no longer holds.
                 const fresh = yield* loadManifest((yield* capture(yield* newSession, i + 2)).manifestHash)
-                const tree = new Map(fresh)
-                for (const path of fresh.keys()) seen.add(path)
-                for (const path of seen)
-                  if (!tree.has(path as never)) tree.set(path as never, { kind: "tombstone" })
-                trees.push(sorted(tree))
+                trees.push(sessionTree(fresh, seen))
               }
               for (const [i, point] of points.entries())
                 expect({ i, tree: sorted(yield* loadManifest(point.manifestHash)) }).toEqual({
@@ -200,9 +191,8 @@ describe("manifests stored as pages", () => {
     seed(env)
     return paged(
       Effect.gen(function* () {
-        const sessionId = yield* newSession
-        yield* later
-        const points = [yield* capture(sessionId, 1)]
+        const { sessionId, first } = yield* firstPoint
+        const points = [first]
         // A collection right after the first capture: its map is cached as its capture stored it.
         const firstTree = sorted(yield* loadManifest(points[0]!.manifestHash))
         yield* TestClock.adjust("1 hour")
@@ -238,9 +228,7 @@ describe("manifests stored as pages", () => {
     seed(env)
     return paged(
       Effect.gen(function* () {
-        const sessionId = yield* newSession
-        yield* later
-        const first = yield* capture(sessionId, 1)
+        const { first } = yield* firstPoint
         const index = yield* stored(first.manifestHash)
         const pages = index.pages!
         const artifacts = yield* ArtifactStore
