@@ -489,11 +489,12 @@ const layeredChanges = <V>(
 /**
  * A chain at its depth limit cut without storing the whole map again: the deltas down from `top`
  * merged into one delta at depth 1 over the full layer below them, with `changed` and `removed`
- * applied last. Only the deltas are read (they are small), never the full layer, so a capture that
- * changed a few files stays as cheap at the limit as below it. `undefined` when the merged delta
+ * applied last. Only the deltas are decoded (they are small), never the full layer (whose artifact is
+ * read only to list a paged one's pages), so a capture that changed a few files stays about as
+ * cheap at the limit as below it. `undefined` when the merged delta
  * would hold more than `limit` entries (the paths changed since the full layer are many: the map
- * is then stored whole), or the chain is in a form no longer written. `over`: the full layer, the
- * only artifact the new delta needs beside itself.
+ * is then stored whole), or the chain is in a form no longer written. `over`: the full layer (and
+ * its pages), the only artifacts the new delta needs beside itself.
  */
 const squashedDelta = <V>(
   codec: LayerCodec<V>,
@@ -547,8 +548,10 @@ const squashedDelta = <V>(
     apply(changed, removed)
     if (set.size + gone.size > limit) return undefined
     // The full layer's pages too, when it is paged: the new delta is read over them.
-    const full = codec.paged === undefined ? undefined : decodeLayer(codec, yield* artifacts.get(over))
-    const pages = full?.pages?.map((p) => p.hash) ?? []
+    // (An index is read as one; a full layer of another form is not decoded for nothing.)
+    const full = codec.paged === undefined ? undefined : yield* artifacts.get(over)
+    const index = full !== undefined && isPageIndex(full) ? decodePageIndex(full) : undefined
+    const pages = index?.pages.map((p) => p.hash) ?? []
     return {
       ...encodeDelta(codec, { hash: over, depth: 0 }, rules, [...set], [...gone]),
       over: [over, ...pages],
