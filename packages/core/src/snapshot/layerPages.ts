@@ -96,6 +96,30 @@ export const encodePageIndex = (pages: ReadonlyArray<PageRef>, rules: string | u
     }),
   )
 
+/**
+ * The pages over `paths` (sorted), cut by `paging`: each with its range and count, and what
+ * `describe` says of the rows `start` to `end` (its address and tombstones; what storing it needs).
+ * The one place the cuts are made into pages: a store's and the unchanged-tree shortcut's
+ * (`unchangedManifest.ts`) must agree for an equal map to have an equal address.
+ */
+export const cutPages = <P extends Pick<PageRef, "hash" | "tombstones">>(
+  paths: ReadonlyArray<string>,
+  paging: Paging,
+  describe: (start: number, end: number) => P,
+): Array<P & PageRef> => {
+  let start = 0
+  return pageEnds(paths, paging).map((end) => {
+    const page = {
+      ...describe(start, end),
+      first: paths[start]!,
+      last: paths[end - 1]!,
+      entries: end - start,
+    }
+    start = end
+    return page
+  })
+}
+
 /** The pages of a map: `encodePage` gives a page's bytes (a full layer of the codec's). */
 export const makePages = <V>(
   map: ReadonlyMap<WorkspacePath, V>,
@@ -103,10 +127,8 @@ export const makePages = <V>(
   paging: Paging,
   encodePage: (page: ReadonlyMap<WorkspacePath, V>) => Uint8Array,
   isTombstone: (entry: V) => boolean,
-): Array<StoredPage> => {
-  const pages: Array<StoredPage> = []
-  let start = 0
-  for (const end of pageEnds(paths, paging)) {
+): Array<StoredPage> =>
+  cutPages(paths, paging, (start, end) => {
     const page = new Map<WorkspacePath, V>()
     let tombstones = 0
     for (let i = start; i < end; i++) {
@@ -115,18 +137,8 @@ export const makePages = <V>(
       if (isTombstone(entry)) tombstones++
     }
     const bytes = encodePage(page)
-    pages.push({
-      first: paths[start]!,
-      last: paths[end - 1]!,
-      hash: hashContent(bytes),
-      entries: end - start,
-      tombstones,
-      bytes,
-    })
-    start = end
-  }
-  return pages
-}
+    return { hash: hashContent(bytes), tombstones, bytes }
+  })
 
 /** Whether `bytes` claim to be a page index (a cheap look at the head). */
 export const isPageIndex = (bytes: Uint8Array): boolean =>

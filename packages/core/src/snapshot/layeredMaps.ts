@@ -170,15 +170,24 @@ const decodeLayer = <V>(
 }
 type LoadError = ManifestUnreadable | ArtifactNotFound | ArtifactCorrupt | ArtifactStoreError
 
-/** Whether `read` is in a form no longer written (see `Layered.legacy`). */
-const isLegacy = <V>(codec: LayerCodec<V>, read: Uint8Array, layer: DecodedLayer<V>) =>
-  codec.binary !== undefined && layer.pages === undefined && !codec.binary.claims(read)
+/** Whether `read` is in a form no longer written (see `Layered.legacy`); an index of pages is not. */
+const isLegacy = <V>(codec: LayerCodec<V>, read: Uint8Array) =>
+  codec.binary !== undefined &&
+  !codec.binary.claims(read) &&
+  !(codec.paged !== undefined && isPageIndex(read))
+
+/** A full layer's artifacts: itself and its pages (what GC keeps with it). */
+const fullLayers = (hash: ContentHash, pages: ReadonlyArray<Pick<PageRef, "hash">> | undefined) => [
+  hash,
+  ...(pages ?? []).map((p) => p.hash),
+]
 
 /**
  * The entries of a paged full layer (`index`, the artifact `at`) that `wanted` wants (every entry
- * when undefined): the pages that can hold them (`pagesFor`), each read and decoded as a full layer,
- * one map. A page that is not a well-formed full layer, or read whole holds another count than its
- * index says, or an entry outside its range, makes the map unreadable.
+ * when undefined): the pages that can hold them (`pagesFor`), each decoded as any full layer is
+ * (`decodeLayer`: only the wanted part where its form allows), one map. A page that is not a full
+ * layer, or read whole holds another count than its index says, or an entry outside its range,
+ * makes the map unreadable.
  */
 const loadPages = <V>(
   codec: LayerCodec<V>,
@@ -193,21 +202,16 @@ const loadPages = <V>(
     const map = new Map<WorkspacePath, V>()
     for (let i = 0; i < chosen.length; i++) {
       const page = chosen[i]!
-      const bytes = read[i]!
-      const subset = wanted === undefined ? undefined : codec.fullSubset?.(bytes, wanted)
-      const decoded = subset ?? codec.full(bytes)
+      const decoded = decodeLayer(codec, read[i]!, wanted)
       const bad = (why: string) =>
         new ManifestUnreadable({ hash: at, message: `artifact ${at}: its page ${page.hash} ${why}` })
-      if (decoded === undefined) return yield* bad(`is not a Rewind ${what}`)
-      if (subset === undefined && decoded.map.size !== page.entries)
-        return yield* bad(`holds ${decoded.map.size} entries, not the ${page.entries} its index says`)
-      for (const [path, entry] of decoded.map) {
+      if (decoded === undefined || decoded.base !== undefined || decoded.pages !== undefined)
+        return yield* bad(`is not a full Rewind ${what}`)
+      if (wanted === undefined && decoded.entries.size !== page.entries)
+        return yield* bad(`holds ${decoded.entries.size} entries, not the ${page.entries} its index says`)
+      for (const [path, entry] of decoded.entries) {
         if (path < page.first || path > page.last) return yield* bad(`holds ${path}, outside its range`)
-        if (
-          subset !== undefined ||
-          wanted === undefined ||
-          wanted(path, codec.paged?.isTombstone(entry) ?? false)
-        )
+        if (wanted === undefined || wanted(path, codec.paged?.isTombstone(entry) ?? false))
           map.set(path, entry)
       }
     }
@@ -247,7 +251,7 @@ const loadChain = <V>(
       bytes = undefined
       const layer = decodeLayer(codec, read, wanted)
       if (layer === undefined) return yield* unreadable(at, `is not a Rewind ${what}`)
-      const legacy = isLegacy(codec, read, layer)
+      const legacy = isLegacy(codec, read)
       if (layer.base === undefined) {
         bottom =
           layer.pages === undefined
@@ -256,7 +260,7 @@ const loadChain = <V>(
                 {
                   map: yield* loadPages(codec, what, at, layer.pages, wanted),
                   depth: 0,
-                  layers: [at, ...layer.pages.map((p) => p.hash)],
+                  layers: fullLayers(at, layer.pages),
                 },
                 layer.rules,
               )
@@ -378,11 +382,11 @@ export const loadLayerHead = <V>(
         hash,
         entries: layer.base === undefined ? new Map() : layer.entries,
         depth: layer.depth,
-        layers: [hash, ...(layer.pages ?? []).map((p) => p.hash)],
+        layers: fullLayers(hash, layer.pages),
       },
       layer.rules,
     )
-    return isLegacy(codec, read, layer) ? { ...head, legacy: true } : head
+    return isLegacy(codec, read) ? { ...head, legacy: true } : head
   })
 
 /**
@@ -517,8 +521,8 @@ const squashedDelta = <V>(
     let over: ContentHash | undefined
     for (let depth = Number.POSITIVE_INFINITY; over === undefined; ) {
       const read = yield* artifacts.get(at)
+      if (isLegacy(codec, read)) return undefined
       const layer = decodeLayer(codec, read)
-      if (layer !== undefined && isLegacy(codec, read, layer)) return undefined
       if (layer === undefined)
         return yield* new ManifestUnreadable({ hash: at, message: `artifact ${at} is not a Rewind ${what}` })
       if (layer.base === undefined) return undefined
@@ -551,10 +555,9 @@ const squashedDelta = <V>(
     // (An index is read as one; a full layer of another form is not decoded for nothing.)
     const full = codec.paged === undefined ? undefined : yield* artifacts.get(over)
     const index = full !== undefined && isPageIndex(full) ? decodePageIndex(full) : undefined
-    const pages = index?.pages.map((p) => p.hash) ?? []
     return {
       ...encodeDelta(codec, { hash: over, depth: 0 }, rules, [...set], [...gone]),
-      over: [over, ...pages],
+      over: fullLayers(over, index?.pages),
     }
   })
 
@@ -578,7 +581,7 @@ export const layersOf = (
   base: { readonly value: { readonly layers: ReadonlyArray<ContentHash> } } | undefined,
 ): ReadonlyArray<ContentHash> =>
   encoded.depth === 0
-    ? [hash, ...(encoded.pages ?? []).map((p) => p.hash)]
+    ? fullLayers(hash, encoded.pages)
     : encoded.over !== undefined
       ? [...encoded.over, hash]
       : [...base!.value.layers, hash]

@@ -90,14 +90,6 @@ const manifestCodec: LayerCodec<ManifestEntry> = {
 
 const statCacheCodec: LayerCodec<StatCacheEntry> = {
   full: decodeStatCacheWithRules,
-  // A page of a paged stat cache, decoded from its columns for the wanted paths alone.
-  fullSubset: (bytes, wanted) => {
-    if (!isBinaryStatCache(bytes)) return undefined
-    const layer = decodeStatCacheLayer(bytes, MAX_DEPTH, wanted)
-    return layer === undefined || layer.base !== undefined
-      ? undefined
-      : withRules({ map: layer.entries }, layer.rules)
-  },
   encodeFull: encodeStatCache,
   paged: { isTombstone: () => false },
   deltaFormat: "rewind-stat-cache-delta/1",

@@ -75,7 +75,7 @@ import {
 } from "../ports/Workspace.js"
 import { WorkspaceChanges } from "../ports/WorkspaceChanges.js"
 import type { SessionState } from "../session/sessionState.js"
-import { hashContent, sha256HexOfText } from "../workspace/contentHash.js"
+import { hashContent, sameBytes, sha256HexOfText } from "../workspace/contentHash.js"
 import type { TrackedFiles } from "../workspace/gitIndex.js"
 import { STORE_DIRECTORY_NAME, storeDirectories, VCS_NAME } from "../workspace/protection.js"
 import { repositoryKey, repositoryScope } from "../workspace/repository.js"
@@ -270,12 +270,7 @@ const encodeDelta = (record: SealRecord, base: SealBase): Uint8Array | undefined
   if (base.depth >= MAX_SEAL_DEPTH || base.checks.length !== record.checks.length) return undefined
   const patched: Array<number> = []
   for (let i = 0; i < count; i++) {
-    const at = i * CHECK_BYTES
-    for (let b = 0; b < CHECK_BYTES; b++)
-      if (record.checks[at + b] !== base.checks[at + b]) {
-        patched.push(i)
-        break
-      }
+    if (checkDiffers(record.checks, base.checks, i)) patched.push(i)
     if (patched.length > count >> 2) return undefined
   }
   const baseTracked = sameBytes(record.tracked, base.tracked)
@@ -298,10 +293,10 @@ const encodeDelta = (record: SealRecord, base: SealBase): Uint8Array | undefined
   return concat([header, indices, checks, baseTracked ? new Uint8Array(0) : record.tracked, record.session])
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
+/** Whether directory `i`'s check differs between two runs of checks. */
+const checkDiffers = (a: Uint8Array, b: Uint8Array, i: number) => {
+  for (let at = i * CHECK_BYTES, end = at + CHECK_BYTES; at < end; at++) if (a[at] !== b[at]) return true
+  return false
 }
 
 /** The fields every record's header carries whole. */
@@ -805,14 +800,8 @@ export const checkSeal = (input: {
     const failed = new Set((listing.failed ?? []).map((i) => directories[i]!))
     const changed = new Set<string>([...failed, ...(trackedIn ?? []), ...sessionIn])
     for (const i of volatile) if (i >= 0 && i < directories.length) changed.add(directories[i]!)
-    for (let i = 0; i < directories.length; i++) {
-      const at = i * CHECK_BYTES
-      for (let b = 0; b < CHECK_BYTES; b++)
-        if (listing.checks[at + b] !== checks[at + b]) {
-          changed.add(directories[i]!)
-          break
-        }
-    }
+    for (let i = 0; i < directories.length; i++)
+      if (checkDiffers(listing.checks, checks, i)) changed.add(directories[i]!)
     if (changed.size === 0) return { _tag: "Unchanged" } as const
     return yield* scan({
       ...(failed.size === 0 ? { reading: { directories, names, storePaths, seal: listing } } : {}),

@@ -20,7 +20,7 @@ import type { ContentHash, PointCaptured, WorkspacePath } from "@rewind/contract
 import { Effect } from "effect"
 import { ArtifactStore } from "../ports/ArtifactStore.js"
 import { hashContent, hashPieces } from "../workspace/contentHash.js"
-import { encodePageIndex, isPageIndex, LayerPaging, pageEnds } from "./layerPages.js"
+import { cutPages, encodePageIndex, isPageIndex, LayerPaging } from "./layerPages.js"
 import { MANIFEST_FORMAT } from "./manifestCodec.js"
 import { sameStat } from "./pointBuild.js"
 import type { StatCache } from "./pointManifest.js"
@@ -103,25 +103,19 @@ export const matchBaseManifest = (
         }
         put(text + TAIL)
       })
-    // A paged manifest (`layerPages.ts`): each page's text by its address, then the index's.
-    const paging = yield* LayerPaging
-    let address: ContentHash
-    if (!paged || paths.length <= paging.from) address = textAddress(0, paths.length)
-    else {
-      let start = 0
-      const pages = pageEnds(paths, paging).map((end) => {
-        const page = {
-          first: paths[start]!,
-          last: paths[end - 1]!,
-          hash: textAddress(start, end),
-          entries: end - start,
-          tombstones: 0,
-        }
-        start = end
-        return page
-      })
-      address = hashContent(encodePageIndex(pages, undefined))
-    }
+    // A paged manifest (`layerPages.ts`): each page's text by its address, then the index's (a
+    // paging other than the store's gives another address: the full path then decides).
+    const address = paged
+      ? hashContent(
+          encodePageIndex(
+            cutPages(paths, yield* LayerPaging, (start, end) => ({
+              hash: textAddress(start, end),
+              tombstones: 0,
+            })),
+            undefined,
+          ),
+        )
+      : textAddress(0, paths.length)
     // The same address: the same bytes (what every content address in the store rests on).
     if (address !== manifestHash) return { _tag: "Differs", bytes } satisfies BaseMatch
     return {
