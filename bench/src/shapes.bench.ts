@@ -13,7 +13,11 @@
  *   `shape-cli` (whole process: the built `rewind` bin, `packages/rewind/package.json` "bin", spawned
  *     as a user runs it, timed spawn to exit, peak RSS through /usr/bin/time on the calibration run):
  *     first capture (after an untimed `rewind init`) and repeat capture with nothing / 1 file changed,
- *     and what a capture after one edit adds to the store on disk (against git's objects).
+ *     what a capture after one edit adds to the store on disk (against git's objects), and the
+ *     restore to a point after 100 files changed as a terminal user runs it (`rewind preview`, then
+ *     `rewind restore --token`: two processes, timed together).
+ * The CLI's per-edit checkpoint is the hook's (`rewind hook`, through `rewind serve`): the hooks
+ * case measures it.
  * The git side is always `git add -A` + `git write-tree` in a shadow git dir (restore: `read-tree` +
  * `checkout-index -a -f`), spawned as processes, as in the generated-tree cases.
  *
@@ -34,7 +38,16 @@ import { ratioTargetMet } from "./harness/figures.js"
 import { REPO_DIR } from "./harness/options.js"
 import { timeProcess } from "./harness/processTiming.js"
 import { single } from "./harness/stats.js"
-import type { BenchCase, BenchContext, Budget, FigureSize, Mode, RatioTarget } from "./harness/types.js"
+import type {
+  BenchCase,
+  BenchContext,
+  Budget,
+  FigureSize,
+  Mode,
+  ProcessProbe,
+  ProcessResult,
+  RatioTarget,
+} from "./harness/types.js"
 import type { BenchWorkspace } from "./workspace/benchWorkspace.js"
 import type { ShapeWorkspace } from "./workspace/shapeWorkspace.js"
 
@@ -169,6 +182,106 @@ export const facade = async (ctx: BenchContext, ws: Shape, label: string, live =
     if (!applied.ok) throw new Error(`restore refused: ${applied.refusal.message}`)
   }
   return { dir, rewind, sessionId, capture, restore, close: () => rewind.close() }
+}
+
+/** The restore a host times: in its own process (the facade), or as processes it spawns (the CLI). */
+type RestoreSubject =
+  | {
+      readonly kind: "in-process"
+      readonly label: string
+      readonly capture: () => Promise<unknown>
+      readonly restore: (changes: number) => Promise<void>
+    }
+  | {
+      readonly kind: "process"
+      readonly label: string
+      readonly capture: () => void
+      readonly restore: (changes: number, probe: ProcessProbe) => ProcessResult
+    }
+
+/**
+ * Restore to the first point after MANY_CHANGES files changed, against git's `read-tree` +
+ * `checkout-index -a -f` to the same tree: the same edits, checks and waits for every host
+ * surface. Before each Rewind restore an untimed capture (a host captures before every model
+ * step), and the Rewind side waits out the racy window after git's checkout-index rewrote every
+ * file. Each side's restore must leave every changed file as the point has it.
+ */
+const compareRestore = async (
+  ctx: BenchContext,
+  ws: Shape,
+  figure: {
+    readonly series: string
+    readonly size: FigureSize
+    readonly git: ShadowGit
+    readonly pristineTree: string
+    readonly seed: () => number
+    readonly notes: ReadonlyArray<string>
+    readonly rewind: RestoreSubject
+  },
+) => {
+  const { git, rewind } = figure
+  let paths: ReadonlyArray<string> = []
+  let editedBytes = new Map<string, Buffer>()
+  let gitWroteAt = 0
+  const changeFiles = () => {
+    ws.revert()
+    paths = ws.edit(Math.min(MANY_CHANGES, ws.files.length), figure.seed())
+    editedBytes = new Map(paths.map((p) => [p, readFileSync(join(ws.root, p))]))
+  }
+  // Names the side that failed and whether it wrote nothing or something else.
+  const verify = (side: string) => () => {
+    const wrong = ws.differing(paths)
+    if (wrong.length === 0) return
+    const untouched = wrong.filter((p) => {
+      const abs = join(ws.root, p)
+      return existsSync(abs) && readFileSync(abs).equals(editedBytes.get(p)!)
+    }).length
+    throw new Error(
+      `${side}: the restore left ${wrong.length} of ${paths.length} files different (${untouched} still as edited), e.g. ${wrong[0]}`,
+    )
+  }
+  const beforeRewind = async () => {
+    const wait = gitWroteAt + RACY_WAIT_MS - Date.now()
+    if (wait > 0 && ctx.mode === "full") await sleep(wait)
+    changeFiles()
+    await rewind.capture()
+  }
+  const afterEach = verify("Rewind")
+  await ctx.compare({
+    series: figure.series,
+    size: figure.size,
+    subject:
+      rewind.kind === "in-process"
+        ? {
+            kind: "in-process",
+            label: rewind.label,
+            beforeEach: beforeRewind,
+            fn: () => rewind.restore(paths.length),
+            afterEach,
+          }
+        : {
+            kind: "process",
+            label: rewind.label,
+            beforeEach: beforeRewind,
+            run: (probe) => rewind.restore(paths.length, probe),
+            afterEach,
+          },
+    baseline: {
+      kind: "process",
+      label: "git read-tree + checkout-index -a -f",
+      beforeEach: changeFiles,
+      run: (probe) => {
+        const result = git.restoreAll(figure.pristineTree, { measureMemory: probe.measureMemory })
+        gitWroteAt = Date.now()
+        return result
+      },
+      afterEach: verify("git"),
+    },
+    expectedGrowth: "change",
+    budget: budgetFor(ctx),
+    notes: [...figure.notes, "issue 23 sets no target for it (issue 7's was at most 0.33× git)"],
+  })
+  ws.revert()
 }
 
 /**
@@ -311,60 +424,20 @@ export const shapeFacade: BenchCase = {
         })
       }
 
-      // Restore to the first point after 100 files changed, as the snapshot case does: an untimed
-      // capture first (the engine captures before every model step), and the Rewind side waits out
-      // the racy window after git's checkout-index rewrote every file.
-      let paths: ReadonlyArray<string> = []
-      let editedBytes = new Map<string, Buffer>()
-      let gitWroteAt = 0
-      const changeFiles = () => {
-        ws.revert()
-        paths = ws.edit(Math.min(MANY_CHANGES, ws.files.length), 60_000 + round++)
-        editedBytes = new Map(paths.map((p) => [p, readFileSync(join(ws.root, p))]))
-      }
-      // Names the side that failed and whether it wrote nothing or something else.
-      const verify = (side: string) => () => {
-        const wrong = ws.differing(paths)
-        if (wrong.length === 0) return
-        const untouched = wrong.filter((p) => {
-          const abs = join(ws.root, p)
-          return existsSync(abs) && readFileSync(abs).equals(editedBytes.get(p)!)
-        }).length
-        throw new Error(
-          `${side}: the restore left ${wrong.length} of ${paths.length} files different (${untouched} still as edited), e.g. ${wrong[0]}`,
-        )
-      }
-      await ctx.compare({
+      await compareRestore(ctx, ws, {
         series: `babel shape: restore to a point after ${MANY_CHANGES} files changed (facade)`,
         size,
-        subject: {
+        git,
+        pristineTree,
+        seed: () => 60_000 + round++,
+        notes,
+        rewind: {
           kind: "in-process",
           label: "previewPointRestore + restorePoint",
-          beforeEach: async () => {
-            const wait = gitWroteAt + RACY_WAIT_MS - Date.now()
-            if (wait > 0 && ctx.mode === "full") await sleep(wait)
-            changeFiles()
-            await engine.capture()
-          },
-          fn: () => engine.restore(pristinePoint, paths.length),
-          afterEach: verify("Rewind"),
+          capture: () => engine.capture(),
+          restore: (changes) => engine.restore(pristinePoint, changes),
         },
-        baseline: {
-          kind: "process",
-          label: "git read-tree + checkout-index -a -f",
-          beforeEach: changeFiles,
-          run: (probe) => {
-            const result = git.restoreAll(pristineTree, { measureMemory: probe.measureMemory })
-            gitWroteAt = Date.now()
-            return result
-          },
-          afterEach: verify("git"),
-        },
-        expectedGrowth: "change",
-        budget: budgetFor(ctx),
-        notes: [...notes, "issue 23 sets no target for it (issue 7's was at most 0.33× git)"],
       })
-      ws.revert()
 
       // A per-edit checkpoint: one file rewritten a few lines, recorded by the facade,
       // against a shadow-git checkpoint of the same edit (then put back, untimed).
@@ -492,7 +565,7 @@ export const shapeCli: BenchCase = {
   name: "shape-cli",
   ...SHAPE_CASE,
   description:
-    "babel shape, whole process: the built rewind bin's capture (first, repeat) against shadow git processes, with peak RSS",
+    "babel shape, whole process: the built rewind bin's capture (first, repeat) and restore against shadow git processes, with peak RSS",
   run: async (ctx) => {
     if (!existsSync(REWIND_BIN)) {
       throw new Error(`${REWIND_BIN} is missing: build the rewind package first (npx turbo run build)`)
@@ -503,6 +576,8 @@ export const shapeCli: BenchCase = {
     let storeDir = ""
     let attempt = 0
     let held: unknown
+    let firstPoint = ""
+    let pristineTree = ""
     let shadow: ShadowGit | undefined
     const base = [describeShape(ws), "Rewind: node packages/rewind/dist/cli/rewind.mjs capture --json"]
     // The CLI captures with the default scan budget (1,000,000 entries, 30 s); say what it held.
@@ -520,7 +595,9 @@ export const shapeCli: BenchCase = {
         },
         run: (probe) => {
           const run = cli(ws, storeDir, "capture", [], probe.measureMemory)
-          held = capturedPoint(run.stdout).files
+          const point = capturedPoint(run.stdout)
+          held = point.files
+          firstPoint = String(point.pointId)
           return run
         },
       },
@@ -531,7 +608,11 @@ export const shapeCli: BenchCase = {
           shadow?.remove()
           shadow = ctx.shadowGit(ws.root)
         },
-        run: (probe) => shadow!.snapshot({ measureMemory: probe.measureMemory }),
+        run: (probe) => {
+          const snap = shadow!.snapshot({ measureMemory: probe.measureMemory })
+          pristineTree = snap.tree
+          return snap
+        },
       },
       limit: readHashAllLimit(ws),
       bytes: ws.totalBytes,
@@ -660,6 +741,48 @@ export const shapeCli: BenchCase = {
       notes: [...notes, `averaged over ${TURNS} captures, each after one edit of a few lines`],
     })
     ws.revert()
+
+    // A restore as a user runs it from a terminal: `preview` for the token, then `restore` with it,
+    // two processes timed together (the largest peak RSS of the two is the figure's).
+    let restoreRound = 0
+    await compareRestore(ctx, ws, {
+      series: `babel shape: restore to a point after ${MANY_CHANGES} files changed (rewind CLI process)`,
+      size,
+      git,
+      pristineTree,
+      seed: () => 70_000 + restoreRound++,
+      notes,
+      rewind: {
+        kind: "process",
+        label: "rewind preview + rewind restore --token",
+        capture: () => void tally(capturedPoint(cli(ws, store, "capture", []).stdout)),
+        restore: (changes, probe) => {
+          const preview = cli(ws, store, "preview", [firstPoint], probe.measureMemory)
+          const planned = records(preview.stdout).find((r) => r.type === "point_preview")
+          const changeCount = Array.isArray(planned?.changes) ? planned.changes.length : -1
+          if (typeof planned?.token !== "string" || changeCount !== changes) {
+            throw new Error(`unexpected preview: ${changeCount} changes, ${preview.stdout.slice(0, 300)}`)
+          }
+          const restored = cli(
+            ws,
+            store,
+            "restore",
+            [firstPoint, "--token", planned.token],
+            probe.measureMemory,
+          )
+          if (!records(restored.stdout).some((r) => r.type === "restore")) {
+            throw new Error(`rewind restore printed no restore line: ${restored.stdout.slice(0, 300)}`)
+          }
+          return {
+            ms: preview.ms + restored.ms,
+            ...(preview.peakRssBytes === undefined || restored.peakRssBytes === undefined
+              ? {}
+              : { peakRssBytes: Math.max(preview.peakRssBytes, restored.peakRssBytes) }),
+          }
+        },
+      },
+    })
+    sayFound("captures before the restores")
     await handedOverCapture(ctx, ws, store, git, notes)
     git.remove()
   },

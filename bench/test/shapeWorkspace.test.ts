@@ -124,6 +124,7 @@ describe("the shape cases on a slice of the babel shape", () => {
         "babel shape: repeat capture, nothing changed (rewind CLI process)",
         "babel shape: repeat capture, 1 file changed (rewind CLI process)",
         "babel shape: store growth per repeat capture, 1 file changed (rewind CLI process)",
+        "babel shape: restore to a point after 100 files changed (rewind CLI process)",
         "babel shape: repeat capture, nothing changed, handed to a running rewind serve (rewind CLI process)",
       ],
     ],
