@@ -2,7 +2,7 @@
 // that lets a repeat capture start from memory: what is stored, how far a chain goes, what GC
 // keeps, and that a forged or broken chain is unreadable rather than an empty tree.
 import { describe, expect, it } from "@effect/vitest"
-import type { ContentHash, PointCaptured, SessionId, TurnId } from "@rewind/contracts"
+import type { ContentHash, PointCaptured, SessionId } from "@rewind/contracts"
 import {
   ArtifactStore,
   applyPointRestore,
@@ -22,16 +22,19 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { type Env, makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
-import { applyStep, editStep, sessionTree, sorted } from "../support/manifestTrees.js"
-
-const turn = (n: number) => `turn-${n}` as TurnId
-
-const capture = (sessionId: SessionId, n: number) =>
-  Effect.gen(function* () {
-    const outcome = yield* capturePoint(sessionId, turn(n))
-    if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-    return outcome.point
-  })
+import {
+  capture,
+  captureLater,
+  editStep,
+  firstPoint,
+  later,
+  sessionTree,
+  sorted,
+  squashesOver,
+  storedDepth,
+  turn,
+  walkSteps,
+} from "../support/manifestTrees.js"
 
 /** The stored form of an artifact, parsed. */
 const stored = (hash: ContentHash) =>
@@ -59,19 +62,6 @@ const FILES = 40
 const seed = (env: Env) => {
   for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/f${i}.txt`, `file ${i}`)
 }
-
-/** Captures after each step; files older than the racy window are cached, as in a long session. */
-const later = TestClock.adjust("10 seconds")
-
-/** A new session over the seeded tree and its first point, taken once the racy window passed. */
-const firstPoint = Effect.gen(function* () {
-  const sessionId = yield* newSession
-  yield* later
-  return { sessionId, first: yield* capture(sessionId, 1) }
-})
-
-/** Turn `n`'s point, captured once the racy window has passed since the last change. */
-const captureLater = (sessionId: SessionId, n: number) => Effect.zipRight(later, capture(sessionId, n))
 
 describe("manifest deltas", () => {
   it.effect("a capture that changed a few files stores only them over the previous manifest", () => {
@@ -236,21 +226,10 @@ describe("manifest deltas", () => {
             seed(env)
             const program = Effect.gen(function* () {
               const { sessionId, first } = yield* firstPoint
-              const points: Array<PointCaptured> = []
-              const seen = new Set<string>((yield* loadManifest(first.manifestHash)).keys())
-              const trees: Array<Manifest> = []
-              const caches: Array<ContentHash> = []
-              for (const [i, ops] of steps.entries()) {
-                applyStep(env, ops)
-                const point = yield* captureLater(sessionId, i + 2)
-                const layer = yield* stored(point.manifestHash)
-                expect(layer.depth ?? 0).toBeLessThanOrEqual(16)
-                if (layer.depth === 1 && layer.base === first.manifestHash && i >= 16) squashes++
-                points.push(point)
-                const fresh = yield* capture(yield* newSession, i + 2)
-                trees.push(sessionTree(yield* loadManifest(fresh.manifestHash), seen))
-                caches.push(fresh.statCacheHash!)
-              }
+              const { points, fresh, trees } = yield* walkSteps(env, sessionId, first, steps)
+              for (const point of points)
+                expect((yield* storedDepth(point.manifestHash)).depth).toBeLessThanOrEqual(16)
+              squashes += yield* squashesOver(first, points)
               // The stat caches too (a removed file's entry is removed, not a tombstone: a squash
               // removes paths that came and went since its full layer).
               for (const [i, point] of points.entries())
@@ -259,7 +238,7 @@ describe("manifest deltas", () => {
                   cache: sorted((yield* loadStatCacheLayers(point.statCacheHash!)).map as never),
                 }).toEqual({
                   i,
-                  cache: sorted((yield* loadStatCacheLayers(caches[i]!)).map as never),
+                  cache: sorted((yield* loadStatCacheLayers(fresh[i]!.statCacheHash!)).map as never),
                 })
               for (const [i, point] of points.entries())
                 expect({ i, tree: sorted(yield* loadManifest(point.manifestHash)) }).toEqual({

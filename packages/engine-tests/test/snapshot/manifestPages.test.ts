@@ -3,37 +3,34 @@
 // squashes and a collection, that a restore works from a paged point, and that a damaged or forged
 // index or page is unreadable rather than a partial tree.
 import { describe, expect, it } from "@effect/vitest"
-import type { ContentHash, PointCaptured, SessionId, TurnId } from "@rewind/contracts"
+import type { ContentHash } from "@rewind/contracts"
 import {
   ArtifactStore,
   applyPointRestore,
-  capturePoint,
   cleanup,
   LayerPaging,
   layerPointArtifactCache,
   loadManifest,
   loadManifestTop,
   loadStatCacheLayers,
-  type Manifest,
   previewPointRestore,
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { makeEnv, newSession, ROOT } from "../support/fileRewindEnv.js"
-import { applyStep, editStep, sessionTree, sorted } from "../support/manifestTrees.js"
+import {
+  capture,
+  editStep,
+  firstPoint,
+  later,
+  SMALL_PAGING,
+  sorted,
+  squashesOver,
+  walkSteps,
+} from "../support/manifestTrees.js"
 
 /** Pages of about 4 entries from 8 entries up: a tree of 40 files is ~10 pages. */
-const SMALL = { from: 8, average: 4, most: 16 }
-const paged = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, LayerPaging, SMALL)
-
-const turn = (n: number) => `turn-${n}` as TurnId
-const later = TestClock.adjust("10 seconds")
-
-const capture = (sessionId: SessionId, n: number) =>
-  Effect.gen(function* () {
-    const outcome = yield* capturePoint(sessionId, turn(n))
-    if (outcome._tag !== "Captured") return yield* Effect.dieMessage(outcome.reason)
-    return outcome.point
-  })
+const paged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, LayerPaging, SMALL_PAGING)
 
 const stored = (hash: ContentHash) =>
   Effect.map(
@@ -51,13 +48,6 @@ const FILES = 40
 const seed = (env: ReturnType<typeof makeEnv>) => {
   for (let i = 0; i < FILES; i++) env.fs.writeFile(`${ROOT}/src/d${i % 5}/f${i}.txt`, `file ${i}`)
 }
-
-/** A new session over the seeded tree and its first point, once the racy window has passed. */
-const firstPoint = Effect.gen(function* () {
-  const sessionId = yield* newSession
-  yield* later
-  return { sessionId, first: yield* capture(sessionId, 1) }
-})
 
 describe("manifests stored as pages", () => {
   it.effect("a first capture stores an index of pages; it loads whole, and a delta sits over it", () => {
@@ -136,21 +126,10 @@ describe("manifests stored as pages", () => {
             seed(env)
             const program = Effect.gen(function* () {
               const { sessionId, first } = yield* firstPoint
-              const points: Array<PointCaptured> = []
-              const trees: Array<Manifest> = []
-              const seen = new Set<string>((yield* loadManifest(first.manifestHash)).keys())
-              for (const [i, ops] of steps.entries()) {
-                applyStep(env, ops)
-                yield* later
-                const point = yield* capture(sessionId, i + 2)
-                const layer = yield* stored(point.manifestHash)
-                if (layer.depth === 1 && layer.base === first.manifestHash && i >= 16) squashes++
-                points.push(point)
-                // The tree as a fresh session records it (whole, paged), with the tombstones of
-                // every path this session has seen and no longer holds.
-                const fresh = yield* loadManifest((yield* capture(yield* newSession, i + 2)).manifestHash)
-                trees.push(sessionTree(fresh, seen))
-              }
+              // Each point beside the tree as a fresh session records it (whole, paged), with the
+              // tombstones of every path this session has seen and no longer holds.
+              const { points, trees } = yield* walkSteps(env, sessionId, first, steps)
+              squashes += yield* squashesOver(first, points)
               for (const [i, point] of points.entries())
                 expect({ i, tree: sorted(yield* loadManifest(point.manifestHash)) }).toEqual({
                   i,

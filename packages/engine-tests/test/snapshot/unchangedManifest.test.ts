@@ -17,6 +17,7 @@ import {
 } from "@rewind/core"
 import { Effect, FastCheck as fc, Layer, TestClock, TestContext } from "effect"
 import { type Env, makeEnv, newSession, OUTSIDE, ROOT } from "../support/fileRewindEnv.js"
+import { SMALL_PAGING } from "../support/manifestTrees.js"
 
 const SEED = Number(process.env.REWIND_FUZZ_SEED ?? 20261205)
 
@@ -125,9 +126,6 @@ interface Captured {
   readonly shortcut: boolean
 }
 
-/** Manifests of more than 8 entries stored as pages of about 4 (core layerPages.ts). */
-const SMALL_PAGES: Paging = { from: 8, average: 4, most: 16 }
-
 /** `effect` with manifests paged as `paging` says (the store's default when undefined). */
 const pagedAs =
   (paging: Paging | undefined) =>
@@ -181,7 +179,7 @@ const runRounds = (
 
 describe.each([
   ["", undefined, 100],
-  [", its manifest stored as pages", SMALL_PAGES, 40],
+  [", its manifest stored as pages", SMALL_PAGING, 40],
 ] as const)("a repeat capture of an unchanged tree%s", (_, paging, runs) => {
   it.effect("records the very point the full path records (seeded)", () =>
     Effect.gen(function* () {
