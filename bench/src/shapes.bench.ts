@@ -36,7 +36,7 @@ import { diskUsageBytes, type ShadowGit } from "./baselines/shadowGit.js"
 import { handedOverCapture } from "./cliHandOver.js"
 import { ratioTargetMet } from "./harness/figures.js"
 import { REPO_DIR } from "./harness/options.js"
-import { timeProcess } from "./harness/processTiming.js"
+import { combine, timeProcess } from "./harness/processTiming.js"
 import { single } from "./harness/stats.js"
 import type {
   BenchCase,
@@ -246,26 +246,14 @@ const compareRestore = async (
     changeFiles()
     await rewind.capture()
   }
-  const afterEach = verify("Rewind")
+  const hooks = { label: rewind.label, beforeEach: beforeRewind, afterEach: verify("Rewind") }
   await ctx.compare({
     series: figure.series,
     size: figure.size,
     subject:
       rewind.kind === "in-process"
-        ? {
-            kind: "in-process",
-            label: rewind.label,
-            beforeEach: beforeRewind,
-            fn: () => rewind.restore(paths.length),
-            afterEach,
-          }
-        : {
-            kind: "process",
-            label: rewind.label,
-            beforeEach: beforeRewind,
-            run: (probe) => rewind.restore(paths.length, probe),
-            afterEach,
-          },
+        ? { ...hooks, kind: "in-process", fn: () => rewind.restore(paths.length) }
+        : { ...hooks, kind: "process", run: (probe) => rewind.restore(paths.length, probe) },
     baseline: {
       kind: "process",
       label: "git read-tree + checkout-index -a -f",
@@ -773,12 +761,7 @@ export const shapeCli: BenchCase = {
           if (!records(restored.stdout).some((r) => r.type === "restore")) {
             throw new Error(`rewind restore printed no restore line: ${restored.stdout.slice(0, 300)}`)
           }
-          return {
-            ms: preview.ms + restored.ms,
-            ...(preview.peakRssBytes === undefined || restored.peakRssBytes === undefined
-              ? {}
-              : { peakRssBytes: Math.max(preview.peakRssBytes, restored.peakRssBytes) }),
-          }
+          return combine([preview, restored])
         },
       },
     })

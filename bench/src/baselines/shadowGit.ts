@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process"
 import { mkdirSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { isAbsolute, join, relative } from "node:path"
-import { type TimedProcess, timeProcess } from "../harness/processTiming.js"
+import { combine, timeProcess } from "../harness/processTiming.js"
 import type { ProcessResult } from "../harness/types.js"
 
 export const GIT = "/usr/bin/git"
@@ -54,12 +54,6 @@ const assertInTemp = (what: string, path: string) => {
   if (!isAbsolute(path) || !isUnder(temp, realpathSync(path))) {
     throw new Error(`shadow git refuses a ${what} outside ${temp}: ${path}`)
   }
-}
-
-const combine = (parts: ReadonlyArray<TimedProcess>): ProcessResult => {
-  const ms = parts.reduce((sum, p) => sum + p.ms, 0)
-  const peaks = parts.flatMap((p) => (p.peakRssBytes === undefined ? [] : [p.peakRssBytes]))
-  return peaks.length === 0 ? { ms } : { ms, peakRssBytes: Math.max(...peaks) }
 }
 
 /** `du -sk` of the given paths, in bytes (disk blocks actually used, not apparent sizes). */

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runProcess } from "./processRunner.js"
+import type { ProcessResult } from "./types.js"
 
 const TIME_BINARY = "/usr/bin/time"
 export const canMeasureProcessMemory = existsSync(TIME_BINARY)
@@ -75,4 +76,11 @@ export const timeProcess = (
   } finally {
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
   }
+}
+
+/** Processes timed as one: their wall times summed, the largest peak RSS measured among them. */
+export const combine = (parts: ReadonlyArray<TimedProcess>): ProcessResult => {
+  const ms = parts.reduce((sum, p) => sum + p.ms, 0)
+  const peaks = parts.flatMap((p) => (p.peakRssBytes === undefined ? [] : [p.peakRssBytes]))
+  return peaks.length === 0 ? { ms } : { ms, peakRssBytes: Math.max(...peaks) }
 }
