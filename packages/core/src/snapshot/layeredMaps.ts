@@ -602,10 +602,11 @@ export const putEncoded = (
         pages.map((p) => p.bytes),
         pages.map((p) => p.hash),
       )
-      stored.forEach((hash, i) => {
-        if (hash !== pages[i]!.hash)
-          throw new Error(`the artifact store answered ${hash} for a page whose address is ${pages[i]!.hash}`)
-      })
+      const wrong = stored.findIndex((hash, i) => hash !== pages[i]!.hash)
+      if (wrong >= 0)
+        return yield* Effect.dieMessage(
+          `the artifact store answered ${stored[wrong]} for a page whose address is ${pages[wrong]!.hash}`,
+        )
     }
     return yield* artifacts.putMany(encoded.map((e) => e.bytes))
   })

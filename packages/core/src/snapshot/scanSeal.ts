@@ -381,16 +381,18 @@ const readRecord = (
   below = MAX_SEAL_DEPTH + 1,
 ): Effect.Effect<Option.Option<ReadRecord>, never, ArtifactStore> =>
   Effect.gen(function* () {
-    const bytes = yield* Effect.option((yield* ArtifactStore).get(hash as ContentHash))
-    const head = Option.flatMap(bytes, decodeHead)
+    const read = yield* Effect.option((yield* ArtifactStore).get(hash as ContentHash))
+    if (Option.isNone(read)) return Option.none()
+    const bytes = read.value
+    const head = decodeHead(bytes)
     if (Option.isNone(head)) return Option.none()
     const { header, body } = head.value
-    if (header.base === undefined) return decodeFull(bytes.pipe(Option.getOrThrow), header, body)
+    if (header.base === undefined) return decodeFull(bytes, header, body)
     const depth = header.depth
     if (depth === undefined || depth >= below) return Option.none()
     const base = yield* readRecord(header.base, depth)
     if (Option.isNone(base) || base.value.depth !== depth - 1) return Option.none()
-    return applyDelta(Option.getOrThrow(bytes), header, body, base.value)
+    return applyDelta(bytes, header, body, base.value)
   })
 
 /**
